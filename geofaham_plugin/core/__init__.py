@@ -1,0 +1,1 @@
+"""Headless core: orchestrator, Response Store, agents, engines, models. Imports no Qt and no qgis."""

@@ -1,0 +1,37 @@
+"""The plugin object QGIS gets when a Python dependency is missing: it explains, it does not crash."""
+
+from __future__ import annotations
+
+from qgis.core import Qgis, QgsMessageLog
+
+from ..deps import SETUP_COMMAND, Dependency, pip_command
+from .i18n import install_translator, remove_translator, tr
+
+
+def missing_dependencies_message(missing: list[Dependency]) -> str:
+    names = ", ".join(dep.distribution for dep in missing)
+    return tr(
+        "GeoFaham cannot start because these Python packages are missing: {names}. "
+        "Install them with: {command} (or run \"{setup}\" in the GeoFaham source folder), "
+        "then restart QGIS."
+    ).format(names=names, command=pip_command(missing), setup=SETUP_COMMAND)
+
+
+class MissingDependenciesPlugin:
+    """Shows which packages are missing and the command that installs them; adds nothing else."""
+
+    def __init__(self, iface, missing: list[Dependency]):
+        self.iface = iface
+        self.missing = missing
+        self.translator = None
+        self.message = ""
+
+    def initGui(self):  # noqa: N802 (QGIS API name)
+        self.translator = install_translator()
+        self.message = missing_dependencies_message(self.missing)
+        QgsMessageLog.logMessage(self.message, "GeoFaham", Qgis.Critical)
+        self.iface.messageBar().pushMessage("GeoFaham", self.message, Qgis.Critical, 0)
+
+    def unload(self):
+        remove_translator(self.translator)
+        self.translator = None

@@ -1,0 +1,72 @@
+"""GeoFaham plugin object: actions, menu, toolbar button and the chat dock; removes all of them on unload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qgis.PyQt.QtCore import Qt
+from qgis.PyQt.QtGui import QIcon
+from qgis.PyQt.QtWidgets import QAction, QMenu
+
+from .dock import ChatDock
+from .i18n import PLUGIN_ROOT, install_translator, remove_translator, tr
+
+MENU = "&GeoFaham"
+ICON_PATH = PLUGIN_ROOT / "resources" / "icon.png"
+ACTION_OBJECT_PREFIX = "GeoFaham"
+
+
+class GeoFahamPlugin:
+    def __init__(self, iface):
+        self.iface = iface
+        self.translator = None
+        self.dock: ChatDock | None = None
+        self.actions: list[QAction] = []
+
+    # ------------------------------------------------------------------------------ lifecycle
+    def initGui(self):  # noqa: N802 (QGIS API name)
+        self.translator = install_translator()
+        main_window = self.iface.mainWindow()
+
+        self.dock = ChatDock(main_window)
+        self.dock.questionSubmitted.connect(self.on_question)
+        self.iface.addDockWidget(Qt.RightDockWidgetArea, self.dock)
+
+        toggle = self.dock.toggleViewAction()
+        toggle.setIcon(QIcon(str(ICON_PATH)))
+        toggle.setText(tr("GeoFaham chat"))
+        toggle.setObjectName(f"{ACTION_OBJECT_PREFIX}ToggleDock")
+        self._add_action(toggle, toolbar=True)
+
+    def _add_action(self, action: QAction, toolbar: bool = False) -> None:
+        self.iface.addPluginToMenu(MENU, action)
+        if toolbar:
+            self.iface.addToolBarIcon(action)
+        self.actions.append(action)
+
+    def unload(self):
+        for action in self.actions:
+            self.iface.removePluginMenu(MENU, action)
+            self.iface.removeToolBarIcon(action)
+        self.actions.clear()
+        self._delete_detached_menus()
+        if self.dock is not None:
+            self.iface.removeDockWidget(self.dock)
+            self.dock.setParent(None)
+            self.dock.deleteLater()
+            self.dock = None
+        remove_translator(self.translator)
+        self.translator = None
+
+    def _delete_detached_menus(self) -> None:
+        """QGIS's removePluginMenu detaches our emptied submenu but never deletes it; a reload would
+        then leave one more "&GeoFaham" QMenu behind each time."""
+        attached = {action.menu() for action in self.iface.pluginMenu().actions()}
+        for menu in self.iface.mainWindow().findChildren(QMenu):
+            if menu.title() == MENU and not menu.actions() and menu not in attached:
+                menu.setParent(None)
+                menu.deleteLater()
+
+    # ------------------------------------------------------------------------------ questions
+    def on_question(self, question: str) -> None:
+        raise NotImplementedError

@@ -1,0 +1,101 @@
+"""Runs inside the real QGIS application (``qgis --code``), started by scripts/run_qgis.sh.
+
+Once the main window is up it checks, from inside QGIS, that the GeoFaham plugin loaded and its dock
+exists, saves a screenshot if asked ($GEOFAHAM_SCREENSHOT), and if asked ($GEOFAHAM_PROBE_REPORT)
+reloads the plugin the way Plugin Reloader does, unloads it, counts what GeoFaham left in the main
+window after each step, writes the report as JSON, and closes QGIS cleanly.
+"""
+
+import json
+import os
+import traceback
+
+import qgis.utils
+from qgis.utils import iface
+from qgis.core import Qgis, QgsProject
+from qgis.PyQt.QtCore import QCoreApplication, QEvent, QTimer
+from qgis.PyQt.QtWidgets import QAction, QDockWidget, QMenu
+
+PLUGIN = "geofaham"
+DOCK = "GeoFahamDock"
+SCREENSHOT = os.environ.get("GEOFAHAM_SCREENSHOT", "")
+REPORT = os.environ.get("GEOFAHAM_PROBE_REPORT", "")
+
+
+def _flush():
+    for _ in range(3):
+        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+        QCoreApplication.processEvents()
+
+
+def _is_ours(text):
+    return "geofaham" in (text or "").lower()
+
+
+def footprint():
+    """Everything of GeoFaham's that is reachable from the main window."""
+    win = iface.mainWindow()
+    docks = [d for d in win.findChildren(QDockWidget) if d.objectName() == DOCK]
+    actions = [a for a in win.findChildren(QAction) if _is_ours(a.objectName()) or _is_ours(a.text())]
+    menus = [m for m in win.findChildren(QMenu) if _is_ours(m.title())]
+    plugin_menu = [a.text() for a in iface.pluginMenu().actions() if _is_ours(a.text())]
+    toolbar = [a.text() for a in iface.pluginToolBar().actions() if _is_ours(a.text())]
+    return {
+        "docks": len(docks),
+        "docks_visible": sum(1 for d in docks if d.isVisible()),
+        "dock_titles": [d.windowTitle() for d in docks],
+        "actions": sorted({a.objectName() or a.text() for a in actions}),
+        "menus": len(menus),
+        "plugin_menu_entries": plugin_menu,
+        "toolbar_actions": toolbar,
+    }
+
+
+def close_qgis():
+    QgsProject.instance().clear()
+    QgsProject.instance().setDirty(False)
+    iface.actionExit().trigger()
+
+
+def run():
+    report = {"qgis_version": Qgis.version(), "errors": []}
+    try:
+        report["plugin_loaded"] = PLUGIN in qgis.utils.plugins
+        report["plugin_active"] = PLUGIN in qgis.utils.active_plugins
+        report["plugin_class"] = type(qgis.utils.plugins.get(PLUGIN)).__name__
+        report["message_bar"] = [item.text() for item in iface.messageBar().items()]
+        _flush()
+        report["loaded"] = footprint()
+        if SCREENSHOT:
+            win = iface.mainWindow()
+            win.resize(1600, 1000)
+            win.showMaximized()
+            for _ in range(5):
+                QCoreApplication.processEvents()
+            report["screenshot"] = SCREENSHOT
+            report["screenshot_saved"] = bool(iface.mainWindow().grab().save(SCREENSHOT))
+        if REPORT:
+            qgis.utils.reloadPlugin(PLUGIN)  # what Plugin Reloader does
+            _flush()
+            report["reloaded"] = footprint()
+            report["reloaded_active"] = PLUGIN in qgis.utils.active_plugins
+            report["unload_ok"] = bool(qgis.utils.unloadPlugin(PLUGIN))
+            _flush()
+            report["unloaded"] = footprint()
+    except Exception:  # noqa: BLE001 (the report must carry whatever happened)
+        report["errors"].append(traceback.format_exc())
+    if REPORT:
+        with open(REPORT, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+    QTimer.singleShot(200, close_qgis)
+
+
+def _guarded_run():
+    try:
+        run()
+    except BaseException:  # noqa: BLE001 (never leave a modal error dialog behind: QGIS would hang)
+        traceback.print_exc()
+        QTimer.singleShot(200, close_qgis)
+
+
+QTimer.singleShot(int(os.environ.get("GEOFAHAM_PROBE_DELAY_MS", "2500")), _guarded_run)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Run the whole suite headless with the project venv. Fails when a test fails or when no test ran.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export GEOFAHAM_CACHE="${GEOFAHAM_CACHE:-$HOME/.cache/geofaham}"
+export GEOFAHAM_PG_DSN="${GEOFAHAM_PG_DSN:-postgresql://geofaham:geofaham@127.0.0.1:5432/geofaham}"
+export QT_QPA_PLATFORM=offscreen
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/runtime-$(id -u)}"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+REPORT="$(mktemp -d)/junit.xml"
+set +e
+.venv/bin/python -m pytest --junitxml="$REPORT" "$@"
+rc=$?
+set -e
+[ $rc -eq 0 ] || { echo "tests failed (pytest exit $rc)" >&2; exit $rc; }
+ran="$(.venv/bin/python -c "import sys, xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); s=r if r.tag=='testsuite' else r.find('testsuite'); print(int(s.get('tests'))-int(s.get('skipped')))" "$REPORT")"
+[ "$ran" -gt 0 ] || { echo "no test ran" >&2; exit 1; }
+echo "tests passed: $ran ran"

@@ -1,0 +1,39 @@
+"""Shared fixtures. The repository root is the QGIS plugin folder; it is loaded here as the package
+``geofaham`` exactly as QGIS loads it from its plugins directory."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = (ROOT.parent / "shared" / "data") if (ROOT.parent / "shared" / "data").is_dir() else Path("/work/shared/data")
+
+
+def load_plugin_package(name: str = "geofaham"):
+    """Import the repository root as the QGIS plugin package ``name``."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def plugin_package():
+    return load_plugin_package()
+
+
+@pytest.fixture(scope="session")
+def built_translations(tmp_path_factory) -> Path:
+    """The .ts sources compiled to .qm with lrelease, in a temporary folder."""
+    out = tmp_path_factory.mktemp("qm")
+    for ts in (ROOT / "i18n").glob("*.ts"):
+        subprocess.run(["lrelease", "-silent", str(ts), "-qm", str(out / ts.with_suffix(".qm").name)], check=True)
+    return out

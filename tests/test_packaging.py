@@ -1,0 +1,40 @@
+"""The plugin as QGIS's plugin repository sees it: metadata fields and the pb_tool zip."""
+
+import configparser
+import shutil
+import subprocess
+import zipfile
+
+from conftest import ROOT
+
+REQUIRED_FIELDS = ["name", "qgisMinimumVersion", "description", "about", "version", "author", "email",
+                   "homepage", "tracker", "repository", "tags", "icon", "experimental",
+                   "hasProcessingProvider", "license"]
+
+
+def test_metadata_has_every_field_the_repository_expects():
+    meta = configparser.ConfigParser()
+    meta.read(ROOT / "metadata.txt", encoding="utf-8")
+    general = meta["general"]
+    for field in REQUIRED_FIELDS:
+        assert general.get(field, "").strip(), field
+    assert (ROOT / general["icon"]).is_file()
+    assert tuple(int(x) for x in general["qgisMinimumVersion"].split(".")) <= (3, 40)
+    for dependency in ("geopandas", "rasterio", "openai", "pystac-client", "osmnx", "psycopg2"):
+        assert dependency in general["about"]
+    assert "GPL" in general["license"]
+
+
+def test_pb_tool_zip_contains_the_plugin_and_nothing_else(tmp_path):
+    deploy = tmp_path / "plugins"
+    subprocess.run([str(ROOT / ".venv" / "bin" / "pb_tool"), "zip", "-n", "-p", str(deploy)], cwd=ROOT,
+                   input="y\n" * 5, text=True, check=True, capture_output=True)
+    built = ROOT / "geofaham.zip"
+    target = tmp_path / "geofaham.zip"
+    shutil.move(built, target)
+    names = zipfile.ZipFile(target).namelist()
+    assert "geofaham/metadata.txt" in names and "geofaham/__init__.py" in names
+    assert "geofaham/geofaham_plugin/ui/plugin.py" in names and "geofaham/resources/icon.png" in names
+    assert any(n.startswith("geofaham/geofaham_plugin/core/") for n in names)
+    assert not [n for n in names if n.startswith(("geofaham/tests", "geofaham/.venv", "geofaham/bench"))]
+    assert not [n for n in names if "__pycache__" in n]

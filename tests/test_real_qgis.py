@@ -1,0 +1,77 @@
+"""Smoke tests in the real QGIS application under Xvfb: the probe inside QGIS writes what it saw."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = [pytest.mark.real_qgis, pytest.mark.slow]
+
+
+def run_real_qgis(tmp_path: Path, screenshot: bool = False, **env) -> dict:
+    report = tmp_path / "probe.json"
+    environ = dict(os.environ, HEADLESS="1", QGIS_PROBE=str(report), GEOFAHAM_PROFILES=str(tmp_path / "profiles"))
+    if screenshot:
+        environ["SCREENSHOT"] = str(tmp_path / "qgis.png")
+    environ.update(env)
+    environ.pop("QT_QPA_PLATFORM", None)  # the real GUI on Xvfb, not offscreen
+    proc = subprocess.Popen(
+        [str(ROOT / "scripts" / "run_qgis.sh")], env=environ, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail(f"QGIS did not finish within 180 s:\n{out[-3000:]}")
+    assert report.is_file(), f"QGIS exited with {proc.returncode} without a probe report:\n{out[-3000:]}"
+    result = json.loads(report.read_text())
+    result["returncode"] = proc.returncode
+    return result
+
+
+EMPTY = {"docks": 0, "docks_visible": 0, "dock_titles": [], "actions": [], "menus": 0,
+         "plugin_menu_entries": [], "toolbar_actions": []}
+
+
+def test_plugin_loads_in_real_qgis_and_reload_unload_leave_nothing(tmp_path):
+    r = run_real_qgis(tmp_path, screenshot=True)
+    assert r["errors"] == []
+    assert r["qgis_version"].startswith("3.40")
+    assert r["plugin_loaded"] and r["plugin_active"] and r["plugin_class"] == "GeoFahamPlugin"
+    loaded = r["loaded"]
+    assert loaded["docks"] == 1 and loaded["docks_visible"] == 1 and loaded["dock_titles"] == ["GeoFaham"]
+    assert loaded["plugin_menu_entries"] == ["&GeoFaham"] and loaded["toolbar_actions"] == ["GeoFaham chat"]
+    # Plugin Reloader: exactly one of everything afterwards, not two
+    assert r["reloaded_active"]
+    assert r["reloaded"] == loaded
+    # unload: nothing of ours left in the main window
+    assert r["unload_ok"]
+    assert r["unloaded"] == EMPTY
+    assert r["returncode"] == 0, "QGIS must exit cleanly"
+    png = Path(r["screenshot"])
+    assert r["screenshot_saved"] and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PyQt5.QtGui import QImage
+
+    image = QImage(str(png))
+    assert image.width() >= 1200 and image.height() >= 700
+
+
+def test_real_qgis_without_dependencies_shows_the_install_command(tmp_path):
+    # The system Python alone lacks geopandas, openai, pystac-client, ...: what a user sees before setup.
+    r = run_real_qgis(tmp_path, GEOFAHAM_NO_VENV="1")
+    assert r["errors"] == []
+    assert r["plugin_class"] == "MissingDependenciesPlugin"
+    (message,) = [m for m in r["message_bar"] if "GeoFaham" in m]
+    assert "Python packages are missing" in message and "pip install --user" in message
+    assert "openai" in message and "Traceback" not in message
+    assert r["loaded"]["docks"] == 0
+    assert r["returncode"] == 0
