@@ -22,6 +22,8 @@ def run_real_qgis(tmp_path: Path, screenshot: bool = False, **env) -> dict:
         environ["SCREENSHOT"] = str(tmp_path / "qgis.png")
     environ.update(env)
     environ.pop("QT_QPA_PLATFORM", None)  # the real GUI on Xvfb, not offscreen
+    for inherited in ("QGIS_CUSTOM_CONFIG_PATH", "QGIS_OPTIONS_PATH"):  # set by pytest-qgis for itself
+        environ.pop(inherited, None)
     proc = subprocess.Popen(
         [str(ROOT / "scripts" / "run_qgis.sh")], env=environ, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
