@@ -37,3 +37,21 @@ def built_translations(tmp_path_factory) -> Path:
     for ts in (ROOT / "i18n").glob("*.ts"):
         subprocess.run(["lrelease", "-silent", str(ts), "-qm", str(out / ts.with_suffix(".qm").name)], check=True)
     return out
+
+
+# --- model layer: no test reaches a real model unless it says so ---------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _block_real_models(request, monkeypatch):
+    """GEOFAHAM_BLOCK_REAL_MODELS=1 for every test; tests marked ``llm`` run with it removed."""
+    if request.node.get_closest_marker("llm"):
+        monkeypatch.delenv("GEOFAHAM_BLOCK_REAL_MODELS", raising=False)
+    else:
+        monkeypatch.setenv("GEOFAHAM_BLOCK_REAL_MODELS", "1")
+
+
+@pytest.fixture
+def real_models_allowed(_block_real_models, monkeypatch):
+    """Opt one test into real model requests without the ``llm`` marker (e.g. against a local mock server)."""
+    monkeypatch.delenv("GEOFAHAM_BLOCK_REAL_MODELS", raising=False)

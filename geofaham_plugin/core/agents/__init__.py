@@ -1,0 +1,4 @@
+"""The four specialists' typed tools. Importing this package registers every tool."""
+
+from . import maps, vector  # noqa: F401
+from .base import TOOLS, Tool, ToolContext, get_tool, tools_of  # noqa: F401

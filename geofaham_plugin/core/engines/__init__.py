@@ -1,0 +1,1 @@
+"""Engines: deterministic computation behind the agents\x27 typed tools."""

@@ -1,0 +1,131 @@
+"""Deterministic vector operations on GeoDataFrames.
+
+Metric work happens in a transverse Mercator projection centred on the data (scale error below
+5 ppm within 20 km of the centre) and every reported distance is then measured geodesically on the
+WGS84 ellipsoid between the nearest points — never in degrees, never in EPSG:3857.
+"""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from pyproj import CRS, Geod, Transformer
+
+from ..errors import ToolFailed
+
+GEOD = Geod(ellps="WGS84")
+WGS84 = CRS.from_epsg(4326)
+
+
+def _check_crs(*gdfs: gpd.GeoDataFrame) -> None:
+    for gdf in gdfs:
+        if gdf.crs is None:
+            raise ToolFailed("a layer has no CRS; cannot measure distances", kind="invalid_input")
+
+
+def local_metric_crs(*gdfs: gpd.GeoDataFrame) -> CRS:
+    """A transverse Mercator CRS (metres, k=1) centred on the combined extent of ``gdfs``."""
+    _check_crs(*gdfs)
+    boxes = [g.to_crs(WGS84).total_bounds for g in gdfs if len(g)]
+    if not boxes:
+        raise ToolFailed("no features to measure", kind="empty")
+    b = np.array(boxes)
+    lon = (np.nanmin(b[:, 0]) + np.nanmax(b[:, 2])) / 2
+    lat = (np.nanmin(b[:, 1]) + np.nanmax(b[:, 3])) / 2
+    return CRS.from_proj4(f"+proj=tmerc +lat_0={lat:.6f} +lon_0={lon:.6f} +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs")
+
+
+def geodesic_distances(geoms_metric: np.ndarray, reference_metric, metric_crs: CRS) -> np.ndarray:
+    """Geodesic length (m) of the shortest line from each geometry to ``reference`` (0 when touching)."""
+    lines = shapely.shortest_line(geoms_metric, reference_metric)
+    coords = shapely.get_coordinates(lines).reshape(-1, 2, 2)
+    back = Transformer.from_crs(metric_crs, WGS84, always_xy=True)
+    lon1, lat1 = back.transform(coords[:, 0, 0], coords[:, 0, 1])
+    lon2, lat2 = back.transform(coords[:, 1, 0], coords[:, 1, 1])
+    _, _, dist = GEOD.inv(lon1, lat1, lon2, lat2)
+    dist = np.asarray(dist, dtype=float)
+    dist[shapely.intersects(geoms_metric, reference_metric)] = 0.0
+    return dist
+
+
+def _reference_union(reference: gpd.GeoDataFrame, metric_crs: CRS):
+    if reference.empty:
+        raise ToolFailed("the reference layer is empty", kind="empty")
+    return shapely.union_all(reference.to_crs(metric_crs).geometry.values)
+
+
+def buffer(gdf: gpd.GeoDataFrame, distance_m: float, dissolve: bool = True) -> gpd.GeoDataFrame:
+    if distance_m < 0:
+        raise ToolFailed("buffer distance must be positive", kind="invalid_input")
+    if gdf.empty:
+        raise ToolFailed("nothing to buffer: the input is empty", kind="empty")
+    metric = local_metric_crs(gdf)
+    projected = gdf.to_crs(metric)
+    if dissolve:
+        geom = shapely.union_all(projected.geometry.buffer(distance_m, resolution=16).values)
+        out = gpd.GeoDataFrame({"buffer_m": [float(distance_m)]}, geometry=[geom], crs=metric)
+    else:
+        out = projected.copy()
+        out["buffer_m"] = float(distance_m)
+        out.geometry = projected.geometry.buffer(distance_m, resolution=16)
+    return out.to_crs(gdf.crs)
+
+
+def within_distance(features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, distance_m: float) -> gpd.GeoDataFrame:
+    """Features within ``distance_m`` metres of any reference geometry, with a geodesic ``distance_m``
+    column, nearest first."""
+    if distance_m < 0:
+        raise ToolFailed("distance must be positive", kind="invalid_input")
+    if features.empty:
+        return features.assign(distance_m=pd.Series(dtype=float))
+    metric = local_metric_crs(reference)  # centred on the hazard: only features near it matter
+    ref = _reference_union(reference, metric)
+    geoms = features.to_crs(metric).geometry.values
+    # generous pre-filter in the local projection, exact geodesic test after
+    candidates = shapely.dwithin(geoms, ref, distance_m * 1.01 + 10.0)
+    dist = np.full(len(features), np.inf)
+    if candidates.any():
+        dist[candidates] = geodesic_distances(geoms[candidates], ref, metric)
+    keep = dist <= distance_m
+    out = features[keep].copy()
+    out["distance_m"] = np.round(dist[keep], 1)
+    return out.sort_values("distance_m", kind="stable")
+
+
+def nearest_k(features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, k: int) -> gpd.GeoDataFrame:
+    if k < 1:
+        raise ToolFailed("k must be at least 1", kind="invalid_input")
+    if features.empty:
+        raise ToolFailed("no features to rank", kind="empty")
+    metric = local_metric_crs(reference)
+    ref = _reference_union(reference, metric)
+    dist = geodesic_distances(features.to_crs(metric).geometry.values, ref, metric)
+    out = features.copy()
+    out["distance_m"] = np.round(dist, 1)
+    out = out.sort_values("distance_m", kind="stable").head(k)
+    out["rank"] = np.arange(1, len(out) + 1)
+    return out
+
+
+def inside(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Features that intersect the mask (a flood extent, a burn area, an AOI)."""
+    if mask.empty:
+        raise ToolFailed("the mask layer is empty", kind="empty")
+    if features.empty:
+        return features
+    shape = shapely.union_all(mask.to_crs(features.crs).geometry.values)
+    shapely.prepare(shape)
+    return features[shapely.intersects(shape, features.geometry.values)].copy()
+
+
+def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
+    """Feature counts, overall (``field=None``) or per value of ``field`` (most frequent first)."""
+    if field is None:
+        return pd.DataFrame({"value": ["all"], "count": [len(gdf)]})
+    if field not in gdf.columns:
+        raise ToolFailed(f"no field '{field}'", kind="invalid_input",
+                         hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+    counts = gdf[field].fillna("(none)").astype(str).value_counts()
+    return pd.DataFrame({"value": counts.index.tolist(), "count": counts.values.astype(int)})

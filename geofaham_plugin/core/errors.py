@@ -1,0 +1,57 @@
+"""Errors split by audience.
+
+- :class:`ModelRetry`: the model made a fixable mistake; the message is a hint sent back to it.
+- :class:`ToolFailed`: a tool could not do the job (no data, service down, empty AOI); the model and the
+  orchestrator see it as an observation and may replan. It loses nothing already registered.
+- :class:`ModelOutputError`: a model kept producing invalid output past the retry bound (final, typed).
+- :class:`ModelHTTPError`: the model server answered with an error or could not be reached.
+- :class:`GeoFahamBug`: our own mistake (a broken invariant); never shown to the model, always propagates.
+"""
+
+from __future__ import annotations
+
+
+class GeoFahamError(Exception):
+    """Base of every error GeoFaham raises on purpose."""
+
+
+class ModelRetry(GeoFahamError):
+    """Fixable mistake by the model; ``str(self)`` is the hint it gets back."""
+
+
+class ToolFailed(GeoFahamError):
+    """A tool or engine could not produce its output. ``kind`` is machine readable."""
+
+    def __init__(self, message: str, kind: str = "error", hint: str | None = None):
+        super().__init__(message)
+        self.kind = kind  # error | empty | coverage | timeout | not_found | invalid_input | cancelled
+        self.hint = hint
+
+
+class ModelOutputError(GeoFahamError):
+    """The model's output stayed invalid after the allowed retries."""
+
+    def __init__(self, message: str, role: str, attempts: int, last_output: str = ""):
+        super().__init__(message)
+        self.role = role
+        self.attempts = attempts
+        self.last_output = last_output
+
+
+class ModelHTTPError(GeoFahamError):
+    def __init__(self, message: str, status_code: int | None = None, body: str = ""):
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+
+
+class RealModelBlocked(GeoFahamError):
+    """A real model request was attempted while real requests are blocked (tests)."""
+
+
+class GeoFahamBug(GeoFahamError):
+    """Our own bug: a broken invariant. Propagates; never fed to a model."""
+
+
+class Cancelled(GeoFahamError):
+    """The user cancelled the run."""

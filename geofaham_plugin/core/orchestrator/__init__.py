@@ -1,0 +1,1 @@
+"""The two-ledger orchestrator (outer loop: task ledger + plan; inner loop: progress ledger + checks)."""

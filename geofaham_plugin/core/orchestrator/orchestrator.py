@@ -1,0 +1,452 @@
+"""The orchestrator: outer loop (task ledger + plan), inner loop (progress ledger, three checks in code,
+dispatch, stall counting, replanning), synthesis and the run record.
+
+Every state change is saved to ``runs/<run_id>.state.json`` in the session folder, so a run can be
+resumed; the finished run record is ``runs/<run_id>.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..agents import TOOLS, ToolContext
+from ..agents.base import Tool
+from ..config import Role, Settings, settings_from_env
+from ..engines.catalog import LayerCatalog, default_catalog
+from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
+from ..llm import LLM, Message
+from ..planning.events import load_events
+from ..planning.facts import PrepassFacts
+from ..planning.planner import Planner, PlanResult
+from ..planning.prepass import prepass
+from ..prompts import AGENT_SYSTEM, PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
+from ..store.models import ArtifactKind, ArtifactRecord
+from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
+from .ledgers import Failure, PlanStep, ProgressDecision, ProgressLedger, RunEvent, StepStatus
+from .synthesis import Findings, collect_findings, render_answer, unsupported_numbers
+
+
+class OrchestratorConfig(BaseModel):
+    mode: Literal["guided", "free"] = "guided"
+    max_turns: int = 20
+    stall_budget: int = 3  # failures tolerated before the run stops with a partial answer
+    max_replans: int = 2
+    model_synthesis: bool = False  # let the synthesis model phrase the answer (numbers still checked)
+    always_ask_model: bool = False
+
+
+class StepRecord(BaseModel):
+    plan_index: int
+    step_id: int
+    agent: str
+    tool: str | None
+    args: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, str] = Field(default_factory=dict)  # resolved artifact ids
+    status: StepStatus
+    artifact_id: str | None = None
+    seconds: float = 0.0
+    failure: Failure | None = None
+
+
+class RunRecord(BaseModel):
+    run_id: str
+    question: str
+    aoi_artifact_id: str | None = None
+    status: Literal["running", "answered", "partial", "failed", "cancelled"] = "running"
+    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    finished_at: datetime | None = None
+    facts: PrepassFacts | None = None
+    plans: list[PlanResult] = Field(default_factory=list)
+    progress: ProgressLedger = Field(default_factory=ProgressLedger)
+    steps: list[StepRecord] = Field(default_factory=list)
+    decisions: list[ProgressDecision] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    answer: str = ""
+    cited_artifacts: list[str] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None
+
+
+EventCallback = Callable[[RunEvent], None]
+
+
+class Orchestrator:
+    def __init__(self, store, llm: LLM, *, config: OrchestratorConfig | None = None,
+                 catalog: LayerCatalog | None = None, settings: Settings | None = None,
+                 on_event: EventCallback | None = None, cancel: threading.Event | None = None):
+        self.store = store
+        self.llm = llm
+        self.config = config or OrchestratorConfig()
+        self.catalog = catalog or default_catalog()
+        self.settings = settings or settings_from_env()
+        self.on_event = on_event or (lambda event: None)
+        self.cancel = cancel or threading.Event()
+        self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model)
+        self.runs_dir = Path(store.session_dir) / "runs"
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------------------------- public API
+    def run(self, question: str, *, aoi_artifact_id: str | None = None) -> RunRecord:
+        record = RunRecord(run_id="r_" + uuid.uuid4().hex[:8], question=question, aoi_artifact_id=aoi_artifact_id)
+        t0 = time.monotonic()
+        try:
+            if aoi_artifact_id and aoi_artifact_id not in self.store:
+                raise ToolFailed(f"the AOI {aoi_artifact_id} is not in this session's store", kind="not_found")
+            record.facts = prepass(question)
+            self._plan(record, failures=[])
+            self._execute(record)
+        except Cancelled:
+            record.status = "cancelled"
+            self._emit(record, "cancelled", {})
+        except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
+            record.status = "failed"
+            record.error = f"{type(exc).__name__}: {exc}"
+            self._emit(record, "error", {"message": str(exc), "type": type(exc).__name__})
+        return self._finish(record, t0)
+
+    def resume(self, run_id: str) -> RunRecord:
+        """Continue a run from its saved state (e.g. after QGIS was closed mid-run)."""
+        record = RunRecord.model_validate_json((self.runs_dir / f"{run_id}.state.json").read_text(encoding="utf-8"))
+        t0 = time.monotonic() - record.seconds
+        record = record.model_copy(update={"status": "running", "answer": "", "error": None, "finished_at": None})
+        for step_id, status in list(record.progress.status.items()):
+            if status is StepStatus.running:  # interrupted mid-step: run it again
+                record.progress.status[step_id] = StepStatus.pending
+        try:
+            self._execute(record)
+        except Cancelled:
+            record.status = "cancelled"
+        except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
+            record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
+        return self._finish(record, t0)
+
+    def execute_plan(self, question: str, plan_result: PlanResult) -> RunRecord:
+        """Run a given plan (no planning call): used by tests and by callers that build plans themselves."""
+        record = RunRecord(run_id="r_" + uuid.uuid4().hex[:8], question=question, facts=prepass(question))
+        t0 = time.monotonic()
+        self._adopt(record, plan_result)
+        try:
+            self._execute(record)
+        except Cancelled:
+            record.status = "cancelled"
+        return self._finish(record, t0)
+
+    # ------------------------------------------------------------------------------ outer loop
+    def _plan(self, record: RunRecord, failures: list[str]) -> None:
+        result = self.planner.plan(record.facts, self.store, aoi_artifact_id=record.aoi_artifact_id,
+                                   failures=failures, step=f"plan{len(record.plans) + 1}")
+        self._adopt(record, result)
+
+    def _adopt(self, record: RunRecord, result: PlanResult) -> None:
+        record.plans.append(result)
+        replans = record.progress.replans
+        record.progress = ProgressLedger(
+            status={s.id: StepStatus.pending for s in result.plan.steps},
+            failures=record.progress.failures, stalls=record.progress.stalls,
+            turns=record.progress.turns, replans=replans,
+        )
+        self._emit(record, "ledger", {"ledger": result.ledger.model_dump(mode="json")})
+        self._emit(record, "plan", {"plan": result.plan.model_dump(mode="json"), "mode": result.mode,
+                                    "template": result.template, "index": len(record.plans)})
+        self._save_state(record)
+
+    # ------------------------------------------------------------------------------ inner loop
+    def _execute(self, record: RunRecord) -> None:
+        while True:
+            if self.cancel.is_set():
+                raise Cancelled("cancelled by the user")
+            plan = record.plans[-1].plan
+            progress = record.progress
+            pending = [s for s in plan.steps if progress.status.get(s.id) is StepStatus.pending]
+            if not pending:
+                break
+            if progress.turns >= self.config.max_turns:
+                record.notes.append(f"stopped after the maximum of {self.config.max_turns} turns")
+                break
+            progress.turns += 1
+            ready = [s for s in pending if all(progress.status.get(d) is StepStatus.done for d in s.depends_on)]
+            blocked = [s for s in pending if any(progress.status.get(d) in (StepStatus.failed, StepStatus.skipped)
+                                                 for d in s.depends_on)]
+            if not ready and blocked:
+                for step in blocked:  # a prerequisite failed or was skipped: these cannot run
+                    failure = check_plan_adherence(step, progress)
+                    progress.status[step.id] = StepStatus.skipped
+                    self._log_step(record, step, StepStatus.skipped, failure=failure)
+                continue
+            step = ready[0] if ready else pending[0]
+            failure, artifact = self._attempt(record, step)
+            if failure is None:
+                progress.status[step.id] = StepStatus.done
+                progress.artifacts[step.id] = artifact.id
+                self._save_state(record)
+                continue
+            progress.failures.append(failure)
+            progress.stalls += 1
+            self._emit(record, "check_failed", {"step": step.id, "failure": failure.model_dump(mode="json")})
+            if progress.status[step.id] is not StepStatus.done:
+                progress.status[step.id] = StepStatus.failed
+            self._save_state(record)
+            if not self._recover(record, step, failure):
+                break
+
+    def _attempt(self, record: RunRecord, step: PlanStep) -> tuple[Failure | None, ArtifactRecord | None]:
+        """The three checks, then dispatch. Returns (failure, artifact)."""
+        progress = record.progress
+        failure = check_plan_adherence(step, progress)
+        records: dict[str, ArtifactRecord] = {}
+        if failure is None:
+            records, failure = check_input_validity(step, progress, self.store)
+        tool: Tool | None = None
+        if failure is None:
+            tool, args, failure = self._choose_tool(record, step, records)
+            if failure is None:
+                step = step.model_copy(update={"tool": tool.name, "args": args})
+                notes: list[str] = []
+                failure = check_geospatial_compatibility(step, tool, records, notes)
+                record.notes += [n for n in notes if n not in record.notes]
+        if failure is not None:
+            self._log_step(record, step, StepStatus.failed, records=records, failure=failure)
+            return failure, None
+
+        progress.status[step.id] = StepStatus.running
+        self._save_state(record)
+        self._emit(record, "step_started", {"step": step.id, "agent": step.agent.value, "tool": tool.name,
+                                            "goal": step.goal, "inputs": {k: r.id for k, r in records.items()}})
+        t0 = time.monotonic()
+        ctx = ToolContext(store=self.store, catalog=self.catalog, settings=self.settings, cancel=self.cancel)
+        try:
+            artifact = tool.run(ctx, step.args, records)
+        except ToolFailed as exc:
+            if exc.kind == "cancelled":
+                raise Cancelled(str(exc)) from exc
+            failure = Failure(step_id=step.id, check="tool", kind=exc.kind, message=str(exc), hint=exc.hint)
+        except ModelRetry as exc:
+            failure = Failure(step_id=step.id, check="tool", kind="invalid_input", message=str(exc))
+        seconds = time.monotonic() - t0
+        if failure is not None:
+            self._log_step(record, step, StepStatus.failed, records=records, failure=failure, seconds=seconds)
+            self._emit(record, "step_finished", {"step": step.id, "status": "failed", "message": failure.message})
+            return failure, None
+        record.notes += [n for n in ctx.notes if n not in record.notes]
+        self._emit(record, "artifact", {"artifact": artifact.model_dump(mode="json")})
+        empty = _is_empty(artifact)
+        self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, seconds=seconds)
+        self._emit(record, "step_finished", {"step": step.id, "status": "done", "artifact_id": artifact.id,
+                                             "empty": empty})
+        if empty:
+            # the artifact is real (and kept) but an empty result stalls the workflow
+            record.progress.status[step.id] = StepStatus.done
+            record.progress.artifacts[step.id] = artifact.id
+            return Failure(step_id=step.id, check="empty_result", kind="empty",
+                           message=f"{tool.name} produced no features ({artifact.id}: {artifact.summary})"), artifact
+        return None, artifact
+
+    def _choose_tool(self, record: RunRecord, step: PlanStep, records: dict[str, ArtifactRecord]
+                     ) -> tuple[Tool | None, dict, Failure | None]:
+        """A step with a tool runs it; otherwise its specialist picks a tool (sees only its instruction and
+        the metadata of its inputs)."""
+        if step.tool:
+            tool = TOOLS.get(step.tool)
+            if tool is None or tool.agent is not step.agent:
+                return None, {}, Failure(step_id=step.id, check="plan_adherence", kind="tool",
+                                         message=f"{step.agent.value} has no tool '{step.tool}'")
+            return tool, step.args, None
+        from ..agents.base import tools_of
+
+        tools = tools_of(step.agent)
+        choice_type = _tool_choice_model([t.name for t in tools])
+        content = json.dumps({
+            "instruction": step.goal, "inputs": {k: r.for_model() for k, r in records.items()},
+            "tools": [t.schema_for_model() for t in tools],
+        }, separators=(",", ":"), default=str)
+
+        def check(choice) -> None:
+            tool = TOOLS[choice.tool]
+            try:
+                tool.args_model.model_validate(choice.args)
+            except ValidationError as exc:
+                raise ModelRetry(f"invalid args for {tool.name}: {exc.errors()[:3]}") from exc
+            missing = {s.name for s in tool.inputs} - set(records) - getattr(tool.fn, "_optional_inputs", set())
+            if missing:
+                raise ModelRetry(f"{tool.name} needs inputs {sorted(missing)}, the step has {sorted(records)}")
+
+        try:
+            choice = self.llm.structured(Role(step.agent.value), [
+                Message(role="system", content=AGENT_SYSTEM.format(agent=step.agent.value)),
+                Message(role="user", content=content)], choice_type, step=f"step{step.id}", validate=check)
+        except ModelOutputError as exc:
+            return None, {}, Failure(step_id=step.id, check="model", kind="invalid_output", message=str(exc))
+        return TOOLS[choice.tool], choice.args, None
+
+    def _recover(self, record: RunRecord, step: PlanStep, failure: Failure) -> bool:
+        """After a failure: continue (True) or stop and answer with what exists (False)."""
+        progress = record.progress
+        if progress.stalls > self.config.stall_budget:
+            record.notes.append(f"stopped: {progress.stalls} failures exceed the stall budget of {self.config.stall_budget}")
+            return False
+        decision = self._progress_decision(record, failure)
+        record.decisions.append(decision)
+        if decision.action == "skip_step":
+            if progress.status[step.id] is not StepStatus.done:
+                progress.status[step.id] = StepStatus.skipped
+            return True
+        if decision.action == "finish":
+            return False
+        if progress.replans >= self.config.max_replans:
+            record.notes.append(f"stopped: the replanning limit ({self.config.max_replans}) was reached")
+            return False
+        progress.replans += 1
+        failures = [f.describe() for f in progress.failures]
+        self._emit(record, "replan", {"failures": failures, "replans": progress.replans})
+        try:
+            self._plan(record, failures)
+        except ModelOutputError as exc:
+            record.notes.append(f"replanning failed: {exc}")
+            return False
+        return True
+
+    def _progress_decision(self, record: RunRecord, failure: Failure) -> ProgressDecision:
+        progress = record.progress
+        plan = record.plans[-1].plan
+        summary = {
+            "question": record.question,
+            "plan": [f"{s.id}. {s.agent.value}: {s.goal} [{progress.status.get(s.id).value}]" for s in plan.steps],
+            "failure": failure.describe(),
+            "stalls": f"{progress.stalls} of {self.config.stall_budget}",
+            "replans_left": self.config.max_replans - progress.replans,
+        }
+        try:
+            return self.llm.structured(Role.progress, [Message(role="system", content=PROGRESS_SYSTEM),
+                                                       Message(role="user", content=json.dumps(summary))],
+                                       ProgressDecision, step=f"progress{progress.turns}")
+        except (ModelOutputError, ModelHTTPError) as exc:
+            record.notes.append(f"progress model unavailable ({exc}); replanning by default")
+            return ProgressDecision(action="replan", reason="default after a progress-model failure")
+
+    # ------------------------------------------------------------------------------ synthesis
+    def _finish(self, record: RunRecord, t0: float) -> RunRecord:
+        if record.status == "running":
+            self._synthesize(record)
+        elif not record.answer:
+            record.answer = self._failure_answer(record)
+        record.finished_at = datetime.now(timezone.utc)
+        record.seconds = round(time.monotonic() - t0, 3)
+        record.usage = {"calls": [c.model_dump(mode="json") for c in self.llm.usage.snapshot()],
+                        "totals": self.llm.usage.totals()}
+        path = self.runs_dir / f"{record.run_id}.json"
+        _atomic_write(path, record.model_dump_json(indent=2))
+        self._save_state(record)
+        self._emit(record, "answer", {"answer": record.answer, "status": record.status, "record": str(path),
+                                      "cited": record.cited_artifacts})
+        return record
+
+    def _synthesize(self, record: RunRecord) -> None:
+        plan = record.plans[-1].plan
+        progress = record.progress
+        consumed = {d for s in plan.steps for d in s.depends_on}
+        terminal = [s.id for s in plan.steps if s.id not in consumed]
+        answer_ids = [progress.artifacts[i] for i in terminal if i in progress.artifacts]
+        # an empty final result is an answer ("none within 1 km"); a step that never ran is not
+        complete = all(progress.status.get(s.id) is StepStatus.done for s in plan.steps)
+        if not answer_ids:  # nothing terminal: cite the last artifact produced, if any
+            answer_ids = [progress.artifacts[max(progress.artifacts)]] if progress.artifacts else []
+        used = [a for s in record.steps for a in ([s.artifact_id] if s.artifact_id else []) + list(s.inputs.values())]
+        unresolved = [f.describe() for f in progress.failures if progress.status.get(f.step_id) is not StepStatus.done]
+        findings = collect_findings(self.store, answer_ids, list(dict.fromkeys(used)), record.notes,
+                                    unresolved if not complete else [])
+        record.cited_artifacts = findings.cited
+        record.status = "answered" if complete else "partial"
+        steps = [f"{s.step_id}. {s.agent}.{s.tool} → {s.artifact_id or s.status.value}"
+                 for s in record.steps if s.plan_index == len(record.plans)]
+        answer = render_answer(findings, context=self._context(record), partial=not complete, steps=steps)
+        if self.config.model_synthesis and findings.headline:
+            answer = self._model_answer(record, findings, answer)
+        record.answer = answer
+
+    def _model_answer(self, record: RunRecord, findings: Findings, fallback: str) -> str:
+        allowed = {str(i) for i in range(1, 13)}
+
+        class Answer(BaseModel):
+            markdown: str
+
+        def check(out: Answer) -> None:
+            bad = unsupported_numbers(out.markdown, findings, allowed)
+            if bad:
+                raise ModelRetry(f"these numbers are not in the findings: {bad}; use only numbers from the findings")
+
+        try:
+            out = self.llm.structured(Role.planner, [
+                Message(role="system", content=SYNTHESIS_SYSTEM),
+                Message(role="user", content=f"Question: {record.question}\nFindings:\n{fallback}")],
+                Answer, step="synthesis", validate=check)
+            return out.markdown
+        except (ModelOutputError, ModelHTTPError):
+            record.notes.append("the model's phrasing was rejected; the answer is the verified findings")
+            return fallback
+
+    def _context(self, record: RunRecord) -> str:
+        ledger = record.plans[-1].ledger if record.plans else None
+        if ledger and ledger.disaster_event_id:
+            event = {e.id: e for e in load_events()}.get(ledger.disaster_event_id)
+            if event:
+                return f"{event.name} ({event.place}, {event.event_date.isoformat()})"
+        return "For the given area"
+
+    def _failure_answer(self, record: RunRecord) -> str:
+        if record.status == "cancelled":
+            done = [s for s in record.steps if s.artifact_id]
+            return "Cancelled. " + (f"{len(done)} step(s) finished; their artifacts are kept: "
+                                    + ", ".join(s.artifact_id for s in done) if done else "Nothing was computed.")
+        return f"**The question could not be answered.** {record.error or ''}".strip()
+
+    # -------------------------------------------------------------------------------- records
+    def _log_step(self, record: RunRecord, step: PlanStep, status: StepStatus, *, records=None,
+                  artifact: ArtifactRecord | None = None, failure: Failure | None = None, seconds: float = 0.0) -> None:
+        record.steps.append(StepRecord(
+            plan_index=len(record.plans), step_id=step.id, agent=step.agent.value, tool=step.tool, args=step.args,
+            inputs={k: r.id for k, r in (records or {}).items()}, status=status,
+            artifact_id=artifact.id if artifact else None, seconds=round(seconds, 3), failure=failure))
+
+    def _emit(self, record: RunRecord, type_: str, data: dict) -> None:
+        self.on_event(RunEvent(type=type_, run_id=record.run_id, data=data))
+
+    def _save_state(self, record: RunRecord) -> None:
+        _atomic_write(self.runs_dir / f"{record.run_id}.state.json", record.model_dump_json())
+
+
+def _is_empty(artifact: ArtifactRecord) -> bool:
+    meta = artifact.metadata
+    if artifact.kind in (ArtifactKind.vector, ArtifactKind.aoi):
+        return meta.feature_count == 0
+    if artifact.kind is ArtifactKind.table:
+        return meta.row_count == 0 or artifact.extra.get("total") == 0
+    if artifact.kind is ArtifactKind.item_set:
+        return meta.item_count == 0
+    return False
+
+
+def _tool_choice_model(names: list[str]):
+    from typing import Literal as L
+
+    from pydantic import create_model
+
+    return create_model("ToolChoice", tool=(L[tuple(names)], ...), args=(dict[str, Any], ...))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,64 @@
+"""The event table: the 17 GeoFaham-Bench disaster records, read from ``data/events.json``.
+
+Each record names the event (``aliases``: storm names, activation codes) and the places it hit
+(``places``: canonical name -> lower-case spellings). A :class:`DisasterEvent` carries both kinds of
+spelling in its ``aliases``; :func:`load_gazetteer` keeps the place spellings apart so the pre-pass
+can report canonical place names.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .facts import DisasterEvent
+
+EVENTS_FILE = Path(__file__).with_name("data") / "events.json"
+
+
+@cache
+def _records() -> tuple[dict[str, Any], ...]:
+    with EVENTS_FILE.open(encoding="utf-8") as handle:
+        return tuple(json.load(handle)["events"])
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+@cache
+def _events() -> tuple[DisasterEvent, ...]:
+    events = []
+    for record in _records():
+        spellings = [s for variants in record.get("places", {}).values() for s in variants]
+        aliases = _unique([a.lower() for a in record.get("aliases", [])] + spellings + [record["place"].lower()])
+        events.append(DisasterEvent(**{k: v for k, v in record.items() if k != "places"} | {"aliases": aliases}))
+    return tuple(events)
+
+
+def load_events() -> list[DisasterEvent]:
+    """All records of the event table, ordered by id (parsed once, handed out as copies)."""
+    return [e.model_copy(deep=True) for e in _events()]
+
+
+def get_event(event_id: int) -> DisasterEvent | None:
+    """The record with this id, or None."""
+    return next((e.model_copy(deep=True) for e in _events() if e.id == event_id), None)
+
+
+def load_gazetteer() -> dict[str, str]:
+    """Lower-case place spelling -> canonical place name, over the whole table (a fresh copy)."""
+    return dict(_gazetteer())
+
+
+@cache
+def _gazetteer() -> dict[str, str]:
+    gazetteer: dict[str, str] = {}
+    for record in _records():
+        gazetteer.setdefault(record["place"].lower(), record["place"])
+        for canonical, variants in record.get("places", {}).items():
+            for variant in variants:
+                gazetteer.setdefault(variant.lower(), canonical)
+    return gazetteer

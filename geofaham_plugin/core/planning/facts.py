@@ -1,0 +1,55 @@
+"""What the deterministic pre-pass resolves from a question before any model is asked."""
+
+from __future__ import annotations
+
+from datetime import date
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+
+class DamageClass(str, Enum):
+    """Normalised building-damage classes (CAL FIRE DINS / xBD-like)."""
+
+    none = "none"
+    affected = "affected"
+    minor = "minor"
+    major = "major"
+    destroyed = "destroyed"
+
+
+class DisasterEvent(BaseModel):
+    """One record of the event table (the 17 GeoFaham-Bench disaster records)."""
+
+    id: int
+    type: str  # fire, flood, hurricane, cyclone, earthquake, tornado
+    name: str  # "Eaton Fire", "Valencia DANA flood", ...
+    place: str
+    country: str
+    event_date: date
+    available_data: list[str]  # "building damage", "flood map"
+    aliases: list[str] = Field(default_factory=list)  # lower-case words/phrases that name it
+    bbox_4326: tuple[float, float, float, float] | None = None  # rough area (minx, miny, maxx, maxy)
+
+
+class TimeWindow(BaseModel):
+    start: date
+    end: date
+    label: str = ""  # "pre", "post", "explicit"
+
+
+class PrepassFacts(BaseModel):
+    """Facts found by code in the question. Empty fields mean "not stated"."""
+
+    question: str
+    event_id: int | None = None  # set when exactly one event matches best
+    event_candidates: list[int] = Field(default_factory=list)  # ranked, best first
+    distances_m: list[float] = Field(default_factory=list)  # "5 km" -> 5000.0, in order of mention
+    k: int | None = None  # "3 nearest", "top 5"
+    dates: list[date] = Field(default_factory=list)  # explicit dates in the question
+    windows: list[TimeWindow] = Field(default_factory=list)  # pre/post windows relative to the event date
+    damage_classes: list[DamageClass] = Field(default_factory=list)
+    target_entities: list[str] = Field(default_factory=list)  # feature classes: hospital, school, road, ...
+    places: list[str] = Field(default_factory=list)  # place names found (gazetteer of the event table)
+    wants_count: bool = False  # "how many", "count", "number of"
+    group_by: str | None = None  # "by structure type", "per neighbourhood" -> attribute words

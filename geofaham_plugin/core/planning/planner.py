@@ -1,0 +1,262 @@
+"""The planner: one interface, two modes, one validated plan type.
+
+- guided (the embedded small model): the pre-pass has resolved event, distances, damage words and
+  feature classes; the model only picks a workflow template from a narrowed enum and fills the slots
+  the pre-pass could not; code compiles the plan. When the facts leave a single template whose slots
+  are all filled, no model call is needed.
+- free (strong models): the model writes the task ledger and the plan itself.
+Both are validated in code; a failing plan goes back to the model with the problems."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, Field, create_model
+
+from ..agents.base import TOOLS
+from ..agents.maps import FEATURE_CLASSES
+from ..config import Role
+from ..errors import ModelRetry
+from ..llm import LLM, Message
+from ..orchestrator.ledgers import Plan, TaskLedger
+from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
+from .events import load_events
+from .facts import DamageClass, DisasterEvent, PrepassFacts
+from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
+from .validate import validate_plan
+
+MAX_CANDIDATES = 3
+CLOSE_FIT = 3.0  # templates scoring within this of the best stay candidates
+
+
+class PlanResult(BaseModel):
+    ledger: TaskLedger
+    plan: Plan
+    mode: Literal["guided", "free"]
+    template: str | None = None
+    model_called: bool = False
+    slots: dict[str, Any] = Field(default_factory=dict)
+
+
+class FreePlanOutput(BaseModel):
+    ledger: TaskLedger
+    plan: Plan
+
+
+def _events_by_id() -> dict[int, DisasterEvent]:
+    return {e.id: e for e in load_events()}
+
+
+# ------------------------------------------------------------------------------------ guided mode
+def facts_slots(facts: PrepassFacts) -> dict[str, Any]:
+    """Slot values the pre-pass resolved (these win over the model's on a first plan)."""
+    slots: dict[str, Any] = {}
+    classes = [t for t in facts.target_entities if t in FEATURE_CLASSES and t != "buildings"]
+    if len(classes) == 1:
+        slots["feature_class"] = classes[0]
+    if facts.distances_m:
+        slots["distance_m"] = facts.distances_m[0]
+    if facts.k:
+        slots["k"] = facts.k
+    if facts.damage_classes:
+        slots["damage_classes"] = [c.value for c in facts.damage_classes]
+    if facts.group_by and facts.group_by in GROUP_BY_FIELDS:
+        slots["group_by"] = facts.group_by
+    return slots
+
+
+def _score(template: Template, facts: PrepassFacts, known: dict[str, Any], question: str) -> float:
+    """Fit of a template to the facts: slots the facts fill count for it, facts it would ignore and
+    required slots nobody can fill count against it; keywords break ties."""
+    q = question.lower()
+    score = sum(1.0 for kw in template.keywords if re.search(rf"\b{re.escape(kw)}\b", q))
+    for name, spec in template.slots.items():
+        if name in known:
+            score += 2
+        elif spec.required:
+            fillable = spec.type == "feature_class" and any(t in FEATURE_CLASSES for t in facts.target_entities)
+            score += -1 if fillable else -10  # a required slot nobody can fill rules the template out
+    score -= 2 * sum(1 for fact in known if fact not in template.slots)  # the question said it; the template ignores it
+    return score
+
+
+def rank_templates(facts: PrepassFacts, templates: dict[str, Template] | None = None) -> list[tuple[str, float]]:
+    templates = templates or load_templates()
+    known = facts_slots(facts)
+    scored = sorted(((t.name, _score(t, facts, known, facts.question)) for t in templates.values()),
+                    key=lambda x: -x[1])
+    viable = [(n, s) for n, s in scored if s > -5]
+    return viable or scored
+
+
+def _choice_model(candidates: list[str], events: list[int] | None, classes: list[str]) -> type[BaseModel]:
+    fields: dict[str, Any] = {"template": (Literal[tuple(candidates)], ...)}  # type: ignore[misc]
+    if events:
+        fields["event_id"] = (Literal[tuple(events)], ...)  # type: ignore[misc]
+    fields["feature_class"] = (Optional[Literal[tuple(classes)]], None)  # type: ignore[misc]
+    fields["distance_m"] = (Optional[float], None)
+    fields["k"] = (Optional[int], None)
+    fields["damage_classes"] = (list[DamageClass], Field(default_factory=list))
+    fields["group_by"] = (Optional[Literal[tuple(GROUP_BY_FIELDS)]], None)  # type: ignore[misc]
+    return create_model("TemplateChoice", **fields)
+
+
+def _retrieve_examples(question: str, templates: list[Template], n: int = 2) -> list[tuple[str, dict]]:
+    """``n`` examples: the most similar one of each leading candidate (contrast helps a small model),
+    then more of the best candidate's."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+
+    def ranked(t: Template) -> list:
+        return sorted(t.examples, key=lambda e: -len(words & set(re.findall(r"[a-z]+", e.question.lower()))))
+
+    order = [(t, ex) for t in templates[:n] for ex in ranked(t)[:1]]
+    order += [(templates[0], ex) for ex in ranked(templates[0])[1:]] if templates else []
+    return [(ex.question, {"template": t.name, **ex.slots}) for t, ex in order[:n]]
+
+
+def _describe_event(e: DisasterEvent) -> str:
+    return f"{e.name} (id {e.id}, {e.type}, {e.place}, {e.country}, {e.event_date.isoformat()})"
+
+
+def guided_prompt(facts: PrepassFacts, candidates: list[Template], events: list[DisasterEvent],
+                  failures: list[str]) -> list[Message]:
+    lines = [f"Question: {facts.question}", "Facts found in the question:"]
+    if len(events) == 1:
+        lines.append(f"- event: {_describe_event(events[0])}")
+    else:
+        lines.append("- event: one of " + "; ".join(_describe_event(e) for e in events))
+    lines.append(f"- distances_m: {facts.distances_m or 'none'}")
+    lines.append(f"- feature classes mentioned: {facts.target_entities or 'none'}")
+    lines.append(f"- damage classes: {[c.value for c in facts.damage_classes] or 'none'}")
+    if facts.k:
+        lines.append(f"- k: {facts.k}")
+    lines.append("Templates, best match first:")
+    for t in candidates:
+        lines.append(f"- {t.name}: {t.description}. Use when {t.use_when}. Slots: {', '.join(t.slots)}")
+    examples = _retrieve_examples(facts.question, candidates)
+    if examples:
+        lines.append("Examples:")
+        for q, answer in examples:
+            lines.append(f"Q: {q}\nA: {json.dumps(answer)}")
+    if failures:
+        lines.append("The previous plan failed: " + " | ".join(failures[-3:]) + ". Choose a template or slots that avoid this.")
+    return [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
+
+
+class Planner:
+    def __init__(self, llm: LLM, mode: Literal["guided", "free"] = "guided", *, always_ask_model: bool = False):
+        self.llm = llm
+        self.mode = mode
+        self.always_ask_model = always_ask_model
+
+    def plan(self, facts: PrepassFacts, store, *, aoi_artifact_id: str | None = None,
+             failures: list[str] | None = None, step: str = "plan") -> PlanResult:
+        failures = list(failures or [])
+        if self.mode == "free":
+            return self._free(facts, store, aoi_artifact_id, failures, step)
+        return self._guided(facts, store, aoi_artifact_id, failures, step)
+
+    # -------------------------------------------------------------------------------- guided
+    def _guided(self, facts, store, aoi_artifact_id, failures, step) -> PlanResult:
+        templates = load_templates()
+        ranked = rank_templates(facts, templates)
+        # the model chooses only among templates that fit about as well as the best one
+        candidates = [templates[name] for name, score in ranked[:MAX_CANDIDATES] if score >= ranked[0][1] - CLOSE_FIT]
+        events_by_id = _events_by_id()
+        event_ids = [facts.event_id] if facts.event_id else (facts.event_candidates or list(events_by_id))
+        if aoi_artifact_id and not facts.event_id and not facts.event_candidates:
+            event_ids = []
+        known = facts_slots(facts)
+        classes = [c for c in facts.target_entities if c in FEATURE_CLASSES] or list(FEATURE_CLASSES)
+
+        def compile_choice(template_name: str, slots: dict[str, Any], event_id: int | None) -> Plan:
+            event = events_by_id.get(event_id) if event_id else None
+            plan = compile_template(templates[template_name], slots, event_id=event_id,
+                                    event_name=event.name if event else "", aoi_artifact_id=aoi_artifact_id)
+            problems = validate_plan(plan, store)
+            if problems:
+                raise TemplateError("; ".join(problems))
+            return plan
+
+        if len(candidates) == 1 and len(event_ids) <= 1 and not failures and not self.always_ask_model:
+            try:
+                plan = compile_choice(candidates[0].name, known, event_ids[0] if event_ids else None)
+                return self._result(facts, plan, candidates[0], known, event_ids[0] if event_ids else None,
+                                    aoi_artifact_id, model_called=False)
+            except TemplateError:
+                pass  # the model fills what the facts could not
+
+        choice_type = _choice_model([t.name for t in candidates], event_ids if len(event_ids) > 1 else None, classes)
+        compiled: dict[str, Any] = {}
+
+        def check(choice) -> None:
+            slots = {k: v for k, v in choice.model_dump().items() if k not in ("template", "event_id")}
+            slots = {k: v for k, v in slots.items() if v not in (None, [])}
+            if not failures:
+                slots.update(known)  # resolved facts win over the model's guesses
+            event_id = getattr(choice, "event_id", None) or (event_ids[0] if event_ids else None)
+            try:
+                compiled["plan"] = compile_choice(choice.template, slots, event_id)
+            except (TemplateError, ValueError) as exc:
+                raise ModelRetry(str(exc)) from exc
+            compiled.update(slots=slots, event_id=event_id)
+
+        events = [events_by_id[i] for i in event_ids if i in events_by_id][:6]
+        choice = self.llm.structured(Role.planner, guided_prompt(facts, candidates, events, failures), choice_type,
+                                     step=step, validate=check)
+        return self._result(facts, compiled["plan"], templates[choice.template], compiled["slots"],
+                            compiled["event_id"], aoi_artifact_id, model_called=True, failures=failures)
+
+    def _result(self, facts, plan, template: Template, slots, event_id, aoi_artifact_id, *, model_called,
+                failures=()) -> PlanResult:
+        event = _events_by_id().get(event_id) if event_id else None
+        ledger = TaskLedger(
+            intent=f"{template.description} — {facts.question}",
+            requested_output=template.requested_output,
+            disaster_event_id=event_id,
+            event_date=event.event_date if event else None,
+            time_windows=facts.windows,
+            aoi_source="user_aoi" if aoi_artifact_id else ("event" if event_id else "none"),
+            aoi_artifact_id=aoi_artifact_id,
+            place=event.place if event else (facts.places[0] if facts.places else None),
+            target_entities=facts.target_entities,
+            damage_classes=facts.damage_classes,
+            distances_m=facts.distances_m,
+            operations=template.operations,
+            reusable_artifacts=[aoi_artifact_id] if aoi_artifact_id else [],
+            known_failures=list(failures),
+            template=template.name,
+        )
+        return PlanResult(ledger=ledger, plan=plan, mode="guided", template=template.name,
+                          model_called=model_called, slots={k: v for k, v in slots.items() if v is not None})
+
+    # ---------------------------------------------------------------------------------- free
+    def _free(self, facts, store, aoi_artifact_id, failures, step) -> PlanResult:
+        events_by_id = _events_by_id()
+        ids = facts.event_candidates or list(events_by_id)
+        tools = [{"agent": t.agent.value, **t.schema_for_model()} for t in TOOLS.values()]
+        artifacts = [r.for_model() for r in store.records()] if store is not None else []
+        user = {
+            "question": facts.question,
+            "facts": facts.model_dump(mode="json", exclude={"question"}, exclude_defaults=True),
+            "events": [_describe_event(events_by_id[i]) for i in ids if i in events_by_id],
+            "user_aoi": aoi_artifact_id,
+            "available_artifacts": artifacts,
+            "tools": tools,
+            "failures_so_far": failures,
+        }
+        messages = [Message(role="system", content=FREE_SYSTEM),
+                    Message(role="user", content=json.dumps(user, separators=(",", ":"), default=str))]
+
+        def check(out: FreePlanOutput) -> None:
+            problems = validate_plan(out.plan, store)
+            if problems:
+                raise ModelRetry("the plan is invalid: " + "; ".join(problems))
+
+        out = self.llm.structured(Role.planner, messages, FreePlanOutput, step=step, validate=check)
+        ledger = out.ledger.model_copy(update={"known_failures": list(dict.fromkeys(out.ledger.known_failures + failures))})
+        if aoi_artifact_id and not ledger.aoi_artifact_id:
+            ledger = ledger.model_copy(update={"aoi_artifact_id": aoi_artifact_id, "aoi_source": "user_aoi"})
+        return PlanResult(ledger=ledger, plan=out.plan, mode="free", model_called=True)

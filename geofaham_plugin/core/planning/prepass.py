@@ -1,0 +1,425 @@
+"""Deterministic question pre-pass: resolve by code what a small model cannot plan reliably.
+
+From the question alone, with regular expressions and small vocabularies (no model, stdlib only):
+the disaster record of the event table, distances in metres, "k nearest", explicit dates, pre/post
+time windows around the event date, building-damage classes, target feature classes, place names,
+counting and grouping. The model is then left to pick a workflow template.
+
+The question is normalised first (NFKD without accents, lower case, straight apostrophes). Event
+and place names are found first and blanked out, so that "Black River" is no river and "by structure
+type" asks for no buildings; every later pattern runs on the blanked text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from datetime import date, timedelta
+from typing import TypeVar
+
+from .events import load_events, load_gazetteer
+from .facts import DamageClass, DisasterEvent, PrepassFacts, TimeWindow
+
+# --- Defaults ----------------------------------------------------------------------------------
+
+DEFAULT_PRE_DAYS = 30  # "before and after", "pre-event", "before the fire": [event - 30 d, event - 1 d]
+DEFAULT_POST_DAYS = 30  # "before and after", "post-event", "after the fire": [event, event + 30 d]
+DAYS_PER_UNIT = {"day": 1, "week": 7, "fortnight": 14, "month": 30}  # a month is 30 days
+
+# Event scoring. An event is resolved only when its best score is unique (snapshots of one event
+# count as one) and at least MIN_RESOLVE_SCORE, i.e. named by an alias/place or dated exactly:
+# a disaster type alone ("the earthquake") or a year alone only ranks candidates.
+ALIAS_SCORE = 3.0  # per distinct alias or place spelling of the event found in the question
+TYPE_SCORE = 1.0  # a type word matches the event type ("flood" also matches a flood map)
+EXACT_DATE_SCORE = 3.0  # a date in the question is the event date
+NEAR_DATE_SCORE = 2.0  # ... is within NEAR_DATE_DAYS of it
+NEAR_DATE_DAYS = 3
+SAME_YEAR_SCORE = 1.0  # a date or a bare year in the question falls in the event year
+MIN_RESOLVE_SCORE = ALIAS_SCORE
+
+# --- Vocabularies ------------------------------------------------------------------------------
+
+NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
+}
+FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}
+
+UNIT_METRES = {
+    "km": 1000.0, "kms": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0, "kilometer": 1000.0,
+    "kilometers": 1000.0, "m": 1.0, "metre": 1.0, "metres": 1.0, "meter": 1.0, "meters": 1.0,
+    "mi": 1609.344, "mile": 1609.344, "miles": 1609.344, "ft": 0.3048, "foot": 0.3048, "feet": 0.3048,
+    "yd": 0.9144, "yard": 0.9144, "yards": 0.9144,
+}
+
+MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
+    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+}
+
+# Disaster types named in a question: pattern -> event types it points to.
+TYPE_WORDS: dict[str, tuple[str, ...]] = {
+    r"(?:wild|bush|forest)?fires?(?![\s-]*(?:stations?|departments?|hydrants?|brigades?|fighters?|trucks?|engines?)\b)"
+    r"|blazes?|firestorms?|burn(?:ed|t|ing)?": ("fire",),
+    r"flood\w*|inundat\w*|deluge": ("flood",),
+    r"hurricanes?": ("hurricane",),
+    r"(?:tropical\s+)?cyclones?|typhoons?": ("cyclone",),
+    r"(?:tropical\s+)?storms?": ("hurricane", "cyclone"),
+    r"earthquakes?|quakes?|seismic|tremors?": ("earthquake",),
+    r"tornado(?:e?s)?|twisters?": ("tornado",),
+}
+
+# Feature classes asked for: class -> singular phrases (plurals are derived).
+ENTITY_WORDS: dict[str, list[str]] = {
+    "healthcare": ["hospital", "clinic", "health facility", "health centre", "health center", "healthcare",
+                   "health care", "healthcare facility", "health care facility", "medical facility",
+                   "medical centre", "medical center", "pharmacy", "nursing home", "care home"],
+    "education": ["school", "university", "college", "kindergarten", "campus", "educational facility"],
+    "emergency_services": ["fire station", "firehouse", "fire department", "police station", "police",
+                           "ambulance station", "emergency service"],
+    "shelters": ["shelter", "evacuation centre", "evacuation center"],
+    "roads": ["road", "street", "highway", "motorway", "freeway", "road network"],
+    "bridges": ["bridge"],
+    "buildings": ["building", "house", "home", "structure", "residence", "dwelling", "housing"],
+    "power": ["power", "substation", "power line", "power plant", "power station", "power grid",
+              "electricity", "electrical grid"],
+    "water": ["water tower", "water treatment", "water treatment plant", "water supply", "reservoir",
+              "pumping station"],
+    "telecom": ["telecom", "telecommunication", "cell tower", "communication tower", "mobile mast", "antenna"],
+    "waterways": ["river", "stream", "canal", "waterway", "creek"],
+    "landuse": ["land use", "landuse", "farmland", "cropland", "agricultural land"],
+    "admin_boundaries": ["administrative boundary", "admin boundary", "administrative area"],
+}
+
+ANY_DAMAGE = [DamageClass.affected, DamageClass.minor, DamageClass.major, DamageClass.destroyed]
+# Damage phrases, tried in this order at each position (specific before generic).
+DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
+    (r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing", [DamageClass.none]),
+    (r"(?:major|severe|heavy|significant|extensive)\s+damage|"
+     r"(?:severely|heavily|badly|seriously|extensively)\s+damaged", [DamageClass.major, DamageClass.destroyed]),
+    (r"(?:minor|slight|light)\s+damage|(?:slightly|lightly)\s+damaged", [DamageClass.minor]),
+    (r"destroy(?:ed|s)?|destruction", [DamageClass.destroyed]),
+    (r"damage[ds]?(?!\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|assessments?|states?|status|types?"
+     r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)", ANY_DAMAGE),
+    (r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
+     [DamageClass.affected]),
+]
+NEGATION = r"(?:\b(?:not|never|without)|n't)\s+(?:(?:been|be|yet|fully|completely)\s+)?"
+
+# "by structure type" -> "structure type": attribute -> pattern after a grouping word. The names follow
+# data/group_by.json where it has one (damage class, structure type/category, city, community).
+GROUP_WORDS: dict[str, str] = {
+    "structure type": r"(?:structure|building|property|occupancy)\s+types?|types?\s+of\s+(?:structure|building)s?",
+    "structure category": r"(?:structure|building)\s+categor(?:y|ies)",
+    "damage class": r"damage(?:\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|states?|status))?|severity",
+    "neighbourhood": r"neighbou?rhoods?|districts?|suburbs?",
+    "community": r"communit(?:y|ies)",
+    "city": r"cit(?:y|ies)|towns?|municipalit(?:y|ies)",
+    "postcode": r"(?:zip|post(?:al)?)\s*codes?",
+}
+
+# --- Patterns ----------------------------------------------------------------------------------
+
+
+def _alternation(words: Iterable[str]) -> str:
+    """Longest first, so that "kilometres" wins over "km" and "pacific palisades" over "palisades"."""
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+def _plural(phrase: str) -> str:
+    """A phrase with its last word singular or plural: "health facility" -> "health facilit(y|ies)"."""
+    pattern = re.escape(phrase).replace(r"\ ", r"[\s-]+")
+    if re.search(r"[^aeiou]y$", phrase):
+        return pattern[:-1] + "(?:y|ies)"
+    return pattern + ("(?:es)?" if re.search(r"(?:s|x|ch|sh)$", phrase) else "s?")
+
+
+_NUM = _alternation(NUMBER_WORDS)
+_COUNT = _alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
+_UNIT = _alternation(UNIT_METRES)
+_MONTH = _alternation(MONTHS)
+_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+
+DISTANCE_RE = re.compile(
+    rf"(?<![\w.,])(?:(?P<fraction>(?:(?:a|one)\s+)?(?:half|quarter))(?:\s+of)?(?:\s+an?)?[\s-]+"
+    rf"|(?P<digits>{_DIGITS})[\s-]*|(?P<word>{_NUM})[\s-]+)(?P<unit>{_UNIT})(?![\w²³])"
+)
+K_RE = re.compile(
+    rf"(?<![\w.,])(?:(?P<before>\d+|{_COUNT})\s+(?:nearest|closest)\b"
+    rf"|\b(?:top|nearest|closest)\s+(?P<after>\d+|{_COUNT})\b(?![.,]\d|[\s-]*(?:{_UNIT})\b)"
+    rf"|\bthe\s+(?:single\s+)?(?:nearest|closest)\b(?![\s-]+(?:\d|(?:{_COUNT})\b)))"
+)
+DATE_RE = re.compile(
+    r"(?<![\d.])(?P<iso_y>\d{4})[-/.](?P<iso_m>\d{1,2})[-/.](?P<iso_d>\d{1,2})(?![\d.])"
+    rf"|\b(?P<mdy_m>{_MONTH})\b\.?\s+(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<mdy_y>\d{{4}})\b"
+    rf"|\b(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dmy_m>{_MONTH})\b\.?,?\s+(?P<dmy_y>\d{{4}})\b"
+)
+YEAR_RE = re.compile(rf"(?<![\w.,-])(?:19[5-9]\d|20[0-4]\d)(?![\w-]|[.,]\d|\s*(?:{_UNIT})\b)")
+RANGE_BEFORE_RE = re.compile(r"\b(?:between|from)\s*$")
+RANGE_BETWEEN_RE = re.compile(r"\s*(?:and|to|until|till|through|thru|-)\s*")
+
+_TYPE_NAMES = "|".join(TYPE_WORDS) + r"|event|disaster"
+RELATIVE_WINDOW_RE = re.compile(
+    rf"(?<!\w)(?P<n>\d+|{_NUM}|the)\s+(?P<unit>days?|weeks?|fortnights?|months?)\s+"
+    r"(?:(?P<both>before\s+and\s+after|either\s+side\s+of|around)"
+    r"|(?P<pre>before|prior\s+to|preceding|ahead\s+of|earlier|of\s+pre)"
+    r"|(?P<post>after|following|later|of\s+post))\b"
+)
+BOTH_WINDOWS_RE = re.compile(r"\bbefore\s+and\s+after\b|\bafter\s+and\s+before\b|\bbefore\s*/\s*after\b"
+                             r"|\bpre[\s-]*(?:and|&|/)\s*post\b")
+# "pre-event", "pre-fire", "before the (devastating) fire"; likewise after.
+PRE_WINDOW_RE = re.compile(
+    rf"\bpre[\s-]*(?:{_TYPE_NAMES})\b|\bbefore\s+(?:the\s+)?(?:\w+\s+){{0,2}}?(?:{_TYPE_NAMES})\b")
+POST_WINDOW_RE = re.compile(
+    rf"\bpost[\s-]*(?:{_TYPE_NAMES})\b|\bafter\s+(?:the\s+)?(?:\w+\s+){{0,2}}?(?:{_TYPE_NAMES})\b")
+
+TYPE_RES = [(re.compile(rf"\b(?:{pattern})\b"), types) for pattern, types in TYPE_WORDS.items()]
+_ENTITY_GROUPS = {f"e{i}": (cls, phrase) for i, (cls, phrase) in enumerate(
+    (cls, p) for cls, phrases in ENTITY_WORDS.items() for p in phrases)}
+ENTITY_RE = re.compile(r"\b(?:" + "|".join(
+    f"(?P<{g}>{_plural(phrase)})" for g, (_, phrase) in
+    sorted(_ENTITY_GROUPS.items(), key=lambda item: len(item[1][1]), reverse=True)) + r")\b")
+DAMAGE_RE = re.compile(rf"(?P<neg>{NEGATION})?\b(?:" + "|".join(
+    f"(?P<d{i}>{pattern})" for i, (pattern, _) in enumerate(DAMAGE_WORDS)) + r")\b")
+GROUP_RE = re.compile(
+    r"\b(?:by|per|for\s+(?:each|every)|grouped\s+by|broken\s+down\s+by|split\s+by)\s+(?:the\s+|each\s+)?(?:"
+    + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values())) + r")\b")
+COUNT_RE = re.compile(r"\bhow\s+many\b|\bcount(?:s|ing)?\b|\bnumber\s+of\b|\btotal\b|\btally\b")
+
+# --- Helpers -----------------------------------------------------------------------------------
+
+Span = tuple[int, int]
+_PLAIN = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-"})
+T = TypeVar("T")
+
+
+def normalise(text: str) -> str:
+    """Lower case, accents stripped, typographic quotes and dashes made plain."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return text.translate(_PLAIN).lower()
+
+
+def _blank(text: str, spans: Iterable[Span]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _number(token: str) -> float:
+    token = token.strip()
+    return float(token.replace(",", "")) if token[0].isdigit() or token[0] == "." else float(NUMBER_WORDS[token])
+
+
+def _unique(items: Iterable[T]) -> list[T]:
+    return list(dict.fromkeys(items))
+
+
+# --- Extractors --------------------------------------------------------------------------------
+
+
+def extract_distances(text: str) -> list[float]:
+    """Distances in metres, in order of mention: "1.5 kilometers" -> 1500.0, "within a mile" -> 1609.344."""
+    distances = []
+    for m in DISTANCE_RE.finditer(text):
+        if m["fraction"]:
+            amount = FRACTION_WORDS[m["fraction"].split()[-1]]
+        else:
+            amount = _number(m["digits"] or m["word"])
+        distances.append(amount * UNIT_METRES[m["unit"]])
+    return distances
+
+
+def extract_k(text: str) -> int | None:
+    """"3 nearest", "five closest", "top 10" -> that number; "the nearest" -> 1."""
+    m = K_RE.search(text)
+    if m is None:
+        return None
+    token = m["before"] or m["after"]
+    return int(_number(token)) if token else 1
+
+
+def extract_dates(text: str) -> list[tuple[date, Span]]:
+    """ISO dates and written-out dates with a year ("January 7, 2025", "7 Jan 2025"), in order.
+
+    Numeric day/month forms such as 7/1/2025 are ambiguous and are not read."""
+    found = []
+    for m in DATE_RE.finditer(text):
+        if m["iso_y"]:
+            y, mo, d = int(m["iso_y"]), int(m["iso_m"]), int(m["iso_d"])
+        elif m["mdy_y"]:
+            y, mo, d = int(m["mdy_y"]), MONTHS[m["mdy_m"]], int(m["mdy_d"])
+        else:
+            y, mo, d = int(m["dmy_y"]), MONTHS[m["dmy_m"]], int(m["dmy_d"])
+        try:
+            found.append((date(y, mo, d), m.span()))
+        except ValueError:
+            continue
+    return found
+
+
+def extract_years(text: str) -> list[int]:
+    """Bare years ("Lahaina 2023"); run on text where full dates are blanked."""
+    return [int(m.group()) for m in YEAR_RE.finditer(text)]
+
+
+def extract_damage_classes(text: str) -> list[DamageClass]:
+    """Damage classes in order of mention; a negation takes the complement ("not destroyed")."""
+    classes: list[DamageClass] = []
+    for m in DAMAGE_RE.finditer(text):
+        named = DAMAGE_WORDS[int(m.lastgroup[1:])][1]
+        classes += [c for c in DamageClass if c not in named] if m["neg"] else named
+    return _unique(classes)
+
+
+def extract_entities(text: str) -> list[str]:
+    """Target feature classes in order of mention ("3 nearest hospitals" -> ["healthcare"])."""
+    return _unique(_ENTITY_GROUPS[m.lastgroup][0] for m in ENTITY_RE.finditer(text))
+
+
+def extract_group_by(text: str) -> tuple[str | None, Span | None]:
+    """The grouping attribute ("by structure type" -> "structure type") and where it was said."""
+    m = GROUP_RE.search(text)
+    if m is None:
+        return None, None
+    return list(GROUP_WORDS)[int(m.lastgroup[1:])], m.span()
+
+
+def extract_types(text: str) -> set[str]:
+    """Event types named by disaster words ("wildfire" -> fire; "fire station" names none)."""
+    return {t for pattern, types in TYPE_RES if pattern.search(text) for t in types}
+
+
+def extract_date_ranges(text: str, dated: list[tuple[date, Span]]) -> list[TimeWindow]:
+    """"between 2025-01-01 and 2025-01-20", "from X to Y" -> an explicit window."""
+    windows = []
+    for (first, (start1, end1)), (second, (start2, _)) in zip(dated, dated[1:]):
+        if RANGE_BEFORE_RE.search(text[:start1]) and RANGE_BETWEEN_RE.fullmatch(text[end1:start2]):
+            windows.append(TimeWindow(start=min(first, second), end=max(first, second), label="explicit"))
+    return windows
+
+
+def extract_windows(text: str, event_date: date | None) -> list[TimeWindow]:
+    """Pre/post windows around the event date (needs a resolved event)."""
+    if event_date is None:
+        return []
+    days: dict[str, int] = {}
+    for m in RELATIVE_WINDOW_RE.finditer(text):
+        if m["n"] == "the" and m["unit"].endswith("s"):
+            continue  # "the days before": no length stated
+        n = 1 if m["n"] == "the" else int(_number(m["n"]))
+        span = n * DAYS_PER_UNIT[m["unit"].rstrip("s")]
+        for side in ("pre", "post") if m["both"] else ("pre",) if m["pre"] else ("post",):
+            days.setdefault(side, span)
+    if BOTH_WINDOWS_RE.search(text) or PRE_WINDOW_RE.search(text):
+        days.setdefault("pre", DEFAULT_PRE_DAYS)
+    if BOTH_WINDOWS_RE.search(text) or POST_WINDOW_RE.search(text):
+        days.setdefault("post", DEFAULT_POST_DAYS)
+    windows = []
+    if "pre" in days:
+        windows.append(TimeWindow(start=event_date - timedelta(days=days["pre"]),
+                                  end=event_date - timedelta(days=1), label="pre"))
+    if "post" in days:
+        windows.append(TimeWindow(start=event_date, end=event_date + timedelta(days=days["post"]), label="post"))
+    return windows
+
+
+# --- Events ------------------------------------------------------------------------------------
+
+
+def _spellings(event: DisasterEvent) -> set[str]:
+    return {normalise(a) for a in event.aliases}
+
+
+def _alias_hits(text: str, events: list[DisasterEvent]) -> list[tuple[str, Span]]:
+    """(spelling, span) of every alias or place spelling found, longest spelling first at a position."""
+    spellings = set().union(*map(_spellings, events))
+    if not spellings:
+        return []
+    pattern = re.compile(rf"(?<!\w)(?:{_alternation(spellings)})(?!\w)")
+    return [(re.sub(r"\s+", " ", m.group()), m.span()) for m in pattern.finditer(text)]
+
+
+def rank_events(events: list[DisasterEvent], aliases: set[str], types: set[str],
+                dates: list[date], years: list[int]) -> list[tuple[DisasterEvent, float]]:
+    """Candidate events with their scores, best first; ties go to the later event date, then the lower id.
+
+    A candidate needs an alias, a type word or a date near its event date; a matching year only adds
+    to the score, unless nothing else points at any event ("what happened in 2023?")."""
+    scored: list[tuple[DisasterEvent, float]] = []
+    identified: list[tuple[DisasterEvent, float]] = []
+    for event in events:
+        named = ALIAS_SCORE * len(aliases & _spellings(event))
+        kinds = {event.type} | ({"flood"} if "flood map" in event.available_data else set())
+        typed = TYPE_SCORE if types & kinds else 0.0
+        date_scores = [SAME_YEAR_SCORE for y in years if y == event.event_date.year]
+        for d in dates:
+            gap = abs((d - event.event_date).days)
+            date_scores.append(EXACT_DATE_SCORE if gap == 0 else NEAR_DATE_SCORE if gap <= NEAR_DATE_DAYS
+                               else SAME_YEAR_SCORE if d.year == event.event_date.year else 0.0)
+        dated = max(date_scores, default=0.0)
+        if named + typed + dated > 0:
+            scored.append((event, named + typed + dated))
+            if named or typed or dated > SAME_YEAR_SCORE:
+                identified.append(scored[-1])
+    return sorted(identified or scored, key=lambda es: (-es[1], -es[0].event_date.toordinal(), es[0].id))
+
+
+def _resolve(ranked: list[tuple[DisasterEvent, float]]) -> int | None:
+    """The best event when no other event (snapshots of the same one aside) scores as well.
+
+    The ranking puts the latest snapshot first among equals, so without a matching date the
+    latest Palisades snapshot is chosen."""
+    if not ranked or ranked[0][1] < MIN_RESOLVE_SCORE:
+        return None
+    best, score = ranked[0]
+    rivals = {e.name for e, s in ranked if s == score}
+    return best.id if rivals == {best.name} else None
+
+
+def _gazetteer(events: list[DisasterEvent]) -> dict[str, str]:
+    """Spelling -> canonical place name, for the places of these events only."""
+    spellings = set().union(*map(_spellings, events))
+    gazetteer = {normalise(v): c for v, c in load_gazetteer().items() if normalise(v) in spellings}
+    return gazetteer | {normalise(e.place): e.place for e in events}
+
+
+# --- Pre-pass ----------------------------------------------------------------------------------
+
+
+def prepass(question: str, *, events: list[DisasterEvent] | None = None) -> PrepassFacts:
+    """Every fact the code can read from ``question``; ``events`` defaults to the event table."""
+    events = load_events() if events is None else events
+    plain = normalise(question)
+
+    dated = extract_dates(plain)
+    hits = _alias_hits(plain, events)
+    text = _blank(plain, [span for _, span in hits] + [span for _, span in dated])
+    group_by, group_span = extract_group_by(text)
+    if group_span:
+        text = _blank(text, [group_span])
+
+    dates = _unique(d for d, _ in dated)
+    ranked = rank_events(events, {a for a, _ in hits}, extract_types(text), dates, extract_years(text))
+    event_id = _resolve(ranked)
+    event = next((e for e in events if e.id == event_id), None)
+    gazetteer = _gazetteer(events)
+
+    return PrepassFacts(
+        question=question,
+        event_id=event_id,
+        event_candidates=[e.id for e, _ in ranked],
+        distances_m=extract_distances(text),
+        k=extract_k(text),
+        dates=dates,
+        windows=extract_windows(text, event.event_date if event else None) + extract_date_ranges(plain, dated),
+        damage_classes=extract_damage_classes(text),
+        target_entities=extract_entities(text),
+        places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
+        wants_count=bool(COUNT_RE.search(text)),
+        group_by=group_by,
+    )

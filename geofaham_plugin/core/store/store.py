@@ -1,0 +1,543 @@
+"""The Response Store: one folder per session, one file per artifact, one sqlite index.
+
+Layout::
+
+    <session>/store.sqlite        index (one row per artifact, metadata as JSON)
+    <session>/artifacts/<id>.<ext> artifact files (GeoPackage, COG, JSON, Markdown)
+    <session>/.staging/            files being written; never referenced by a record
+
+Crash safety rests on one ordering: file written completely in ``.staging`` and fsynced, metadata
+computed from that file, ``os.replace`` into ``artifacts/``, directory fsynced, and only THEN the
+record inserted in one sqlite transaction (``synchronous=FULL``). A crash before the commit leaves at
+most a file without a record, which :meth:`ResponseStore._recover` deletes on the next open; a
+record therefore always points at a complete file.
+
+Test hook: the environment variable ``GEOFAHAM_STORE_CRASH_AT`` (``staged`` | ``moved``) makes the
+process ``os._exit(86)`` right after the staged file is written, or right after it was moved into
+``artifacts/`` but before the record insert. It exists only for the crash tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import threading
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+from ..errors import GeoFahamError
+from .inspect import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
+from .models import ArtifactKind, ArtifactMeta, ArtifactRecord, Bounds, ItemSetMeta
+
+try:  # POSIX only; without it every open runs recovery (fine for a single QGIS process)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+CRASH_ENV = "GEOFAHAM_STORE_CRASH_AT"
+CRASH_EXIT_CODE = 86
+ID_RE = re.compile(r"^a_[0-9a-f]{8}$")
+_VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS artifacts (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    id         TEXT NOT NULL UNIQUE,
+    kind       TEXT NOT NULL,
+    source     TEXT NOT NULL,
+    summary    TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    metadata   TEXT NOT NULL,
+    inputs     TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    extra      TEXT NOT NULL
+)
+"""
+_COLUMNS = "id, kind, source, summary, path, metadata, inputs, created_at, extra"
+
+
+class UnknownArtifact(GeoFahamError, KeyError):
+    """No artifact with that id in this session (typically a model inventing one). Also a
+    ``KeyError`` so mapping-style callers work; ``str()`` is the plain message, fit for a hint."""
+
+    def __init__(self, artifact_id: str, known: Sequence[str] = ()):
+        shown = ", ".join(known[-10:]) if known else "none yet"
+        super().__init__(f"Unknown artifact id {artifact_id!r}. Known ids (latest): {shown}.")
+        self.artifact_id = artifact_id
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+def _crash_point(name: str) -> None:
+    """Test-only: die without cleanup at a named point (see module docstring)."""
+    if os.environ.get(CRASH_ENV) == name:
+        os._exit(CRASH_EXIT_CODE)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable. Directories cannot be opened on Windows; there it is a no-op."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_quiet(path: Path) -> None:
+    try:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _write_table(df: pd.DataFrame, path: Path) -> None:
+    """JSON table schema (pandas ``orient="table"``) plus the exact dtypes, so int32, bool, str and
+    tz-aware datetimes come back as they went in; one file keeps the atomic move trivial."""
+    table = json.loads(df.to_json(orient="table", index=False, date_format="iso"))
+    doc = {"dtypes": {str(c): str(t) for c, t in df.dtypes.items()}, "table": table}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    from io import StringIO
+
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    df = pd.read_json(StringIO(json.dumps(doc["table"])), orient="table")
+    for col, dtype in doc["dtypes"].items():
+        try:
+            df[col] = df[col].astype(dtype)
+        except (TypeError, ValueError):  # e.g. object columns of mixed values: keep what JSON gave
+            pass
+    return df
+
+
+def _item_set_meta(items: list[dict], meta: ItemSetMeta) -> ItemSetMeta:
+    """The caller's item-set facts (collection, coverage) with the countable ones taken from the
+    items themselves: count always, bbox and time range when the caller left them out."""
+    update: dict[str, Any] = {"item_count": len(items)}
+    boxes = [i["bbox"] for i in items if isinstance(i.get("bbox"), (list, tuple)) and len(i["bbox"]) >= 4]
+    if meta.bounds_4326 is None and boxes:
+        update["bounds_4326"] = Bounds(
+            minx=min(b[0] for b in boxes), miny=min(b[1] for b in boxes), maxx=max(b[-2] for b in boxes), maxy=max(b[-1] for b in boxes)
+        )
+    props = [i.get("properties") or {} for i in items]
+    stamps = [to_utc(p.get(k)) for p in props for k in ("datetime", "start_datetime", "end_datetime") if p.get(k)]
+    if meta.time_start is None and stamps:
+        update["time_start"] = min(stamps)
+    if meta.time_end is None and stamps:
+        update["time_end"] = max(stamps)
+    return meta.model_copy(update=update)
+
+
+def _times(meta: Any) -> tuple[datetime | None, datetime | None]:
+    start = getattr(meta, "time_start", None) or getattr(meta, "time", None)
+    end = getattr(meta, "time_end", None) or getattr(meta, "time", None)
+    return to_utc(start), to_utc(end)
+
+
+class ResponseStore:
+    """Every tool output of one session, registered with an id, metadata computed from the data,
+    and lineage. Thread-safe: one sqlite connection shared under a lock (the worker thread writes
+    while the main thread reads). Open it on a session folder; it recovers from crashes on open."""
+
+    def __init__(self, session_dir: Path | str):
+        self.session_dir = Path(session_dir).resolve()
+        self.artifacts_dir = self.session_dir / "artifacts"
+        self.staging_dir = self.session_dir / ".staging"
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._reserved: set[str] = set()
+        self._lock_file = open(self.session_dir / "store.lock", "a+b")  # noqa: SIM115 - held while open
+        self._db = sqlite3.connect(self.session_dir / "store.sqlite", check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=DELETE")  # rollback journal: one file set, no WAL on shares
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(_SCHEMA)
+        if self._exclusive():
+            self._recover()
+            if fcntl is not None:  # stay registered as a user of the folder, let others open it
+                fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_SH)
+        self.staging_dir.mkdir(exist_ok=True)
+
+    # ------------------------------------------------------------------------------------ lifecycle
+    def _exclusive(self) -> bool:
+        """True when no other open store (in any process) uses this folder, so recovery cannot
+        delete a file that someone is staging right now. Without fcntl: always True."""
+        if fcntl is None:  # pragma: no cover - Windows
+            return True
+        try:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_SH)
+            return False
+
+    def _recover(self) -> None:
+        """Bring folder and index back to "every record has its complete file, every file a record"
+        after a crash: staging and temp files go, unreferenced files go, records without file go."""
+        _unlink_quiet(self.staging_dir)
+        for tmp in self.artifacts_dir.glob("*.tmp*"):
+            _unlink_quiet(tmp)
+        with self._lock:
+            rows = self._db.execute("SELECT id, path FROM artifacts").fetchall()
+            missing = [i for i, p in rows if not (self.session_dir / p).is_file()]
+            if missing:
+                with self._transaction():
+                    self._db.executemany("DELETE FROM artifacts WHERE id = ?", [(i,) for i in missing])
+            known = {i for i, _ in rows} - set(missing)
+        for path in self.artifacts_dir.iterdir():
+            if path.name.split(".", 1)[0] not in known:  # also sidecars such as <id>.tif.aux.xml
+                _unlink_quiet(path)
+        _fsync_dir(self.artifacts_dir)
+
+    def close(self) -> None:
+        """Close the index and release the folder lock."""
+        with self._lock:
+            self._db.close()
+            self._lock_file.close()
+
+    def __enter__(self) -> "ResponseStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _transaction(self):
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rollback on error); sqlite3's context manager alone
+        does not begin in autocommit mode."""
+        db = self._db
+
+        class _Tx:
+            def __enter__(self) -> None:
+                db.execute("BEGIN IMMEDIATE")
+
+            def __exit__(self, exc_type: object, *_: object) -> None:
+                db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+        return _Tx()
+
+    # ---------------------------------------------------------------------------------- registering
+    def _new_id(self) -> str:
+        with self._lock:
+            while True:
+                candidate = "a_" + uuid.uuid4().hex[:8]
+                taken = self._db.execute("SELECT 1 FROM artifacts WHERE id = ?", (candidate,)).fetchone()
+                if not taken and candidate not in self._reserved and not any(self.artifacts_dir.glob(candidate + ".*")):
+                    self._reserved.add(candidate)
+                    return candidate
+
+    def _register(
+        self,
+        kind: ArtifactKind,
+        ext: str,
+        write: Callable[[Path, str], None],
+        inspect: Callable[[Path], ArtifactMeta],
+        *,
+        source: str,
+        summary: str,
+        inputs: Iterable[str],
+        extra: dict | None,
+    ) -> ArtifactRecord:
+        """The one crash-safe path every ``register_*`` takes (see module docstring)."""
+        inputs = list(inputs)
+        for parent in inputs:
+            self.get(parent)  # lineage must point at real artifacts
+        artifact_id = self._new_id()
+        staged = self.staging_dir / f"{artifact_id}.{ext}"
+        final = self.artifacts_dir / f"{artifact_id}.{ext}"
+        committed = False
+        try:
+            self.staging_dir.mkdir(exist_ok=True)
+            write(staged, artifact_id)
+            _fsync_file(staged)
+            _crash_point("staged")
+            metadata = inspect(staged)  # from the file as written, not from the caller's object
+            os.replace(staged, final)
+            _fsync_dir(self.artifacts_dir)
+            _crash_point("moved")
+            record = ArtifactRecord(
+                id=artifact_id,
+                kind=kind,
+                source=source,
+                summary=summary,
+                path=final.relative_to(self.session_dir).as_posix(),
+                metadata=metadata,
+                inputs=inputs,
+                created_at=datetime.now(timezone.utc),
+                extra=extra or {},
+            )
+            with self._lock, self._transaction():
+                self._db.execute(f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(record))
+            committed = True
+            return record
+        finally:
+            with self._lock:
+                self._reserved.discard(artifact_id)
+            for leftover in self.staging_dir.glob(artifact_id + ".*"):  # writer sidecars (-journal, .ovr.tmp)
+                _unlink_quiet(leftover)
+            if not committed:
+                _unlink_quiet(final)
+
+    @staticmethod
+    def _row(r: ArtifactRecord) -> tuple:
+        return (
+            r.id,
+            r.kind.value,
+            r.source,
+            r.summary,
+            r.path,
+            r.metadata.model_dump_json(),
+            json.dumps(r.inputs),
+            r.created_at.isoformat(),
+            json.dumps(r.extra, default=str),
+        )
+
+    def register_vector(
+        self,
+        gdf: Any,
+        *,
+        source: str,
+        summary: str,
+        inputs: Iterable[str] = (),
+        kind: ArtifactKind = ArtifactKind.vector,
+        extra: dict | None = None,
+    ) -> ArtifactRecord:
+        """Store a GeoDataFrame as a GeoPackage (layer named after the id), which keeps the CRS and
+        the field types. A layer without CRS is refused: its metadata and areas would be guesses."""
+        import geopandas as gpd
+
+        if kind not in _VECTOR_KINDS:
+            raise ValueError(f"register_vector takes kind vector or aoi, not {kind.value}")
+        if gdf.crs is None:
+            raise ValueError("refusing a vector layer without CRS; set or assign the CRS first")
+
+        def write(path: Path, layer: str) -> None:
+            gdf.to_file(path, driver="GPKG", layer=layer, engine="pyogrio")
+
+        def inspect(path: Path) -> ArtifactMeta:
+            return vector_metadata(gpd.read_file(path, layer=path.stem, engine="pyogrio"))
+
+        return self._register(kind, "gpkg", write, inspect, source=source, summary=summary, inputs=inputs, extra=extra)
+
+    def register_raster_file(
+        self, path: Path | str, *, source: str, summary: str, inputs: Iterable[str] = (), extra: dict | None = None
+    ) -> ArtifactRecord:
+        """Copy a raster written by an engine into the store as a Cloud-Optimized GeoTIFF (tiled,
+        with overviews: QGIS displays it fast). The engine's file is left alone."""
+        import rasterio
+        import rasterio.shutil
+
+        src_path = Path(path)
+        with rasterio.open(src_path) as src:
+            if src.crs is None:
+                raise ValueError(f"refusing a raster without CRS: {src_path.name}")
+
+        def write(dst: Path, _id: str) -> None:
+            rasterio.shutil.copy(src_path, dst, driver="COG", COMPRESS="DEFLATE", BIGTIFF="IF_SAFER")
+
+        return self._register(
+            ArtifactKind.raster, "tif", write, raster_metadata, source=source, summary=summary, inputs=inputs, extra=extra
+        )
+
+    def register_item_set(
+        self,
+        items: list[dict],
+        meta: ItemSetMeta,
+        *,
+        source: str,
+        summary: str,
+        inputs: Iterable[str] = (),
+        extra: dict | None = None,
+    ) -> ArtifactRecord:
+        """Store STAC items as a GeoJSON FeatureCollection. ``meta`` carries what only the search
+        knows (collection, AOI coverage); count, bbox and times are checked against the items."""
+        items = list(items)
+        final_meta = _item_set_meta(items, meta)
+
+        def write(path: Path, _id: str) -> None:
+            path.write_text(json.dumps({"type": "FeatureCollection", "features": items}, default=str), encoding="utf-8")
+
+        def inspect(path: Path) -> ArtifactMeta:
+            return _item_set_meta(json.loads(path.read_text(encoding="utf-8"))["features"], final_meta)
+
+        return self._register(
+            ArtifactKind.item_set, "json", write, inspect, source=source, summary=summary, inputs=inputs, extra=extra
+        )
+
+    def register_table(
+        self, df: pd.DataFrame, *, source: str, summary: str, inputs: Iterable[str] = (), extra: dict | None = None
+    ) -> ArtifactRecord:
+        """Store a DataFrame as typed JSON (table schema + exact dtypes); see :func:`_write_table`."""
+        return self._register(
+            ArtifactKind.table,
+            "json",
+            lambda path, _id: _write_table(df, path),
+            lambda path: table_metadata(_read_table(path)),
+            source=source,
+            summary=summary,
+            inputs=inputs,
+            extra=extra,
+        )
+
+    def register_text(
+        self, text: str, *, source: str, summary: str, inputs: Iterable[str] = (), extra: dict | None = None
+    ) -> ArtifactRecord:
+        """Store a text (a report, an answer) as a UTF-8 Markdown file."""
+        return self._register(
+            ArtifactKind.text,
+            "md",
+            lambda path, _id: path.write_bytes(text.encode("utf-8")),
+            lambda path: text_metadata(path.read_bytes().decode("utf-8")),
+            source=source,
+            summary=summary,
+            inputs=inputs,
+            extra=extra,
+        )
+
+    # ------------------------------------------------------------------------------------- lookup
+    def _query(self, where: str = "", params: Sequence[Any] = ()) -> list[ArtifactRecord]:
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM artifacts {where} ORDER BY seq", params).fetchall()
+        return [
+            ArtifactRecord(
+                id=r[0],
+                kind=r[1],
+                source=r[2],
+                summary=r[3],
+                path=r[4],
+                metadata=json.loads(r[5]),
+                inputs=json.loads(r[6]),
+                created_at=datetime.fromisoformat(r[7]),
+                extra=json.loads(r[8]),
+            )
+            for r in rows
+        ]
+
+    def get(self, artifact_id: str) -> ArtifactRecord:
+        """The record of ``artifact_id``; :class:`UnknownArtifact` (a ``KeyError``) if there is none."""
+        found = self._query("WHERE id = ?", (str(artifact_id),))
+        if not found:
+            raise UnknownArtifact(str(artifact_id), self.ids())
+        return found[0]
+
+    def __contains__(self, artifact_id: object) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM artifacts WHERE id = ?", (str(artifact_id),)).fetchone() is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM artifacts").fetchone()[0])
+
+    def ids(self) -> list[str]:
+        """All ids, in creation order."""
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT id FROM artifacts ORDER BY seq")]
+
+    def records(self) -> list[ArtifactRecord]:
+        """All records, in creation order."""
+        return self._query()
+
+    def find(
+        self, kind: ArtifactKind | str | None = None, source: str | None = None, source_prefix: str | None = None
+    ) -> list[ArtifactRecord]:
+        """Records by kind and/or exact source and/or source prefix (``"maps."``), creation order."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if kind is not None:
+            clauses.append("kind = ?")
+            params.append(ArtifactKind(kind).value)
+        if source is not None:
+            clauses.append("source = ?")
+            params.append(source)
+        if source_prefix is not None:
+            clauses.append("substr(source, 1, ?) = ?")  # not LIKE: '_' and '%' are literal here
+            params += [len(source_prefix), source_prefix]
+        return self._query(("WHERE " + " AND ".join(clauses)) if clauses else "", params)
+
+    def overlapping(
+        self,
+        bounds_4326: Any = None,
+        time_start: datetime | None = None,
+        time_end: datetime | None = None,
+        kind: ArtifactKind | str | None = None,
+    ) -> list[ArtifactRecord]:
+        """Records whose 4326 bounds intersect ``bounds_4326`` (a :class:`Bounds`, a shapely geometry
+        in 4326 or a ``(minx, miny, maxx, maxy)`` tuple; ``None`` = anywhere) and, when both sides
+        have times, whose time ranges overlap. Records without bounds (tables, texts) only match
+        when no bounds are given. An open time end means "unbounded" on that side."""
+        from shapely.geometry import box
+        from shapely.geometry.base import BaseGeometry
+
+        geom: BaseGeometry | None = None
+        if isinstance(bounds_4326, Bounds):
+            geom = box(bounds_4326.minx, bounds_4326.miny, bounds_4326.maxx, bounds_4326.maxy)
+        elif isinstance(bounds_4326, BaseGeometry):
+            geom = bounds_4326
+        elif bounds_4326 is not None:
+            geom = box(*bounds_4326)
+        q_start, q_end = to_utc(time_start), to_utc(time_end)
+        out = []
+        for rec in self.find(kind=kind):
+            if geom is not None:
+                rb = getattr(rec.metadata, "bounds_4326", None)
+                if rb is None or not geom.intersects(box(rb.minx, rb.miny, rb.maxx, rb.maxy)):
+                    continue
+            r_start, r_end = _times(rec.metadata)
+            if (q_start or q_end) and (r_start or r_end):
+                if (q_end and r_start and r_start > q_end) or (q_start and r_end and r_end < q_start):
+                    continue
+            out.append(rec)
+        return out
+
+    # -------------------------------------------------------------------------------------- reading
+    def abs_path(self, artifact_id: str) -> Path:
+        """Absolute path of the artifact's file (for QGIS layers, engines reading rasters)."""
+        return self.session_dir / self.get(artifact_id).path
+
+    def read_vector(self, artifact_id: str) -> Any:
+        """The GeoDataFrame of a vector or AOI artifact, as stored (CRS and field types kept)."""
+        import geopandas as gpd
+
+        rec = self.get(artifact_id)
+        if rec.kind not in _VECTOR_KINDS:
+            raise ValueError(f"artifact {artifact_id} is a {rec.kind.value}, not a vector layer")
+        return gpd.read_file(self.session_dir / rec.path, layer=rec.id, engine="pyogrio")
+
+    def read_table(self, artifact_id: str) -> pd.DataFrame:
+        """The DataFrame of a table artifact, with its dtypes restored."""
+        rec = self._expect(artifact_id, ArtifactKind.table)
+        return _read_table(self.session_dir / rec.path)
+
+    def read_items(self, artifact_id: str) -> list[dict]:
+        """The STAC items of an item-set artifact."""
+        rec = self._expect(artifact_id, ArtifactKind.item_set)
+        return json.loads((self.session_dir / rec.path).read_text(encoding="utf-8"))["features"]
+
+    def read_text(self, artifact_id: str) -> str:
+        """The text of a text artifact."""
+        rec = self._expect(artifact_id, ArtifactKind.text)
+        return (self.session_dir / rec.path).read_bytes().decode("utf-8")
+
+    def _expect(self, artifact_id: str, kind: ArtifactKind) -> ArtifactRecord:
+        rec = self.get(artifact_id)
+        if rec.kind != kind:
+            raise ValueError(f"artifact {artifact_id} is a {rec.kind.value}, not a {kind.value}")
+        return rec

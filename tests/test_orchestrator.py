@@ -1,0 +1,243 @@
+"""The real orchestrator, driven by the scripted model, over the real store, real files and real engines."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from pyproj import Geod
+from shapely.geometry import Point, Polygon
+
+from geofaham_plugin.core.aoi import register_aoi
+from geofaham_plugin.core.errors import ToolFailed
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.ledgers import AgentName, Plan, PlanStep, StepStatus, TaskLedger
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from geofaham_plugin.core.planning.planner import PlanResult
+from geofaham_plugin.core.store.store import ResponseStore
+
+EATON_Q = "Which hospitals are within 5 km of the Eaton fire perimeter?"
+
+
+@pytest.fixture()
+def store(tmp_path):
+    s = ResponseStore(tmp_path / "session")
+    yield s
+    s.close()
+
+
+def orchestrator(store, script, **config):
+    model = ScriptedModel(script)
+    events = []
+    orch = Orchestrator(store, LLM(model), config=OrchestratorConfig(**config), on_event=events.append)
+    return orch, model, events
+
+
+def free_plan(*steps: dict, intent: str = "test") -> dict:
+    return {"ledger": {"intent": intent, "disaster_event_id": 11}, "plan": {"steps": list(steps)}}
+
+
+def step(id_: int, agent: str, tool: str, args: dict, inputs: dict | None = None, out: str = "vector") -> dict:
+    return {"id": id_, "agent": agent, "goal": f"{tool} step", "tool": tool, "args": args,
+            "inputs": inputs or {}, "expected_output": out}
+
+
+LOAD_EATON = step(1, "vector", "load_event_layer", {"event_id": 11, "role": "hazard"})
+
+
+# ------------------------------------------------------------------------------------ happy paths
+def test_two_step_plan_second_step_consumes_the_first_artifact_by_id(store):
+    plan = free_plan(LOAD_EATON, step(2, "vector", "buffer", {"distance_m": 1000}, {"layer": "step:1"}))
+    orch, model, events = orchestrator(store, {"planner": [plan]}, mode="free")
+    record = orch.run("Buffer the Eaton fire perimeter by 1 km")
+    assert record.status == "answered", record.answer
+    first, second = (s for s in record.steps if s.status is StepStatus.done)
+    assert second.inputs == {"layer": first.artifact_id}
+    buffered = store.get(second.artifact_id)
+    assert buffered.inputs == [first.artifact_id]  # lineage
+    # a 1 km buffer of a 62.9 km² area: larger, and measured geodesically
+    assert buffered.metadata.total_area_m2 > store.get(first.artifact_id).metadata.total_area_m2 + 30e6
+    assert f"[{second.artifact_id}]" in record.answer
+    saved = json.loads((store.session_dir / "runs" / f"{record.run_id}.json").read_text())
+    assert saved["status"] == "answered" and saved["usage"]["totals"]["planner"]["calls"] == 1
+    assert [e.type for e in events][:2] == ["ledger", "plan"] and events[-1].type == "answer"
+    # the planner saw no coordinates: only ids and metadata
+    assert "coordinates" not in json.dumps([m.content for c in model.calls for m in c.messages])
+
+
+def test_guided_eaton_hospitals_end_to_end(store):
+    choice = {"template": "features_near_hazard", "feature_class": "healthcare", "distance_m": 5000}
+    orch, model, _ = orchestrator(store, {"planner": [choice]}, always_ask_model=True)
+    record = orch.run(EATON_Q)
+    assert record.status == "answered", record.answer
+    assert record.plans[0].template == "features_near_hazard" and record.plans[0].ledger.disaster_event_id == 11
+    final = store.get(record.cited_artifacts[0])
+    assert final.metadata.feature_count == 7
+    gdf = store.read_vector(final.id)
+    assert gdf.iloc[0]["NAME"] == "AURORA LAS ENCINAS HOSPITAL"
+    assert abs(gdf.iloc[0]["distance_m"] - 2090) < 15
+    assert "7 healthcare features within 5,000 m" in record.answer
+    assert "AURORA LAS ENCINAS HOSPITAL" in record.answer and "2,090" in record.answer
+    # the planner's prompt carried the resolved facts and two retrieved examples, and stayed small
+    prompt = model.calls[0].messages[-1].content
+    assert "Eaton" in prompt and "5000" in prompt and prompt.count("Q: ") == 2
+    assert record.usage["calls"][0]["prompt_tokens"] < 1500
+
+
+# ---------------------------------------------------------------------------- input validity
+def test_hallucinated_id_and_unproduced_output_are_caught_before_dispatch(store):
+    plan = Plan(steps=[
+        PlanStep(id=1, agent=AgentName.vector, goal="load", tool="load_event_layer",
+                 args={"event_id": 11, "role": "hazard"}, expected_output="vector"),
+        PlanStep(id=2, agent=AgentName.vector, goal="buffer a layer that does not exist", tool="buffer",
+                 args={"distance_m": 500}, inputs={"layer": "a_deadbeef"}, expected_output="vector"),
+        # consumes step 2's planned output without declaring the dependency
+        PlanStep(id=3, agent=AgentName.vector, goal="count", tool="count", args={},
+                 inputs={"layer": "step:2"}, expected_output="table"),
+    ])
+    skip = {"action": "skip_step", "reason": "continue"}
+    orch, model, _ = orchestrator(store, {"progress": [skip, skip]}, stall_budget=5)
+    record = orch.execute_plan("test", PlanResult(ledger=TaskLedger(intent="t"), plan=plan, mode="free"))
+    failures = {f.step_id: f for f in record.progress.failures}
+    assert failures[2].check == "input_validity" and failures[2].kind == "unknown_artifact"
+    assert "a_deadbeef does not exist in the Response Store" in failures[2].message
+    assert failures[3].check == "input_validity" and failures[3].kind == "not_produced"
+    assert "not an artifact" in failures[3].message
+    # both were reported to the progress model ...
+    progress_prompts = [c.messages[-1].content for c in model.calls if c.role == "progress"]
+    assert "a_deadbeef" in progress_prompts[0] and "not an artifact" in progress_prompts[1]
+    # ... and never executed: only step 1 produced an artifact
+    assert len(store) == 1 and record.status == "partial"
+
+
+def test_free_plan_with_a_hallucinated_id_goes_back_to_the_model(store):
+    bad = free_plan(step(1, "vector", "buffer", {"distance_m": 500}, {"layer": "a_0badf00d"}))
+    good = free_plan(LOAD_EATON, step(2, "vector", "buffer", {"distance_m": 500}, {"layer": "step:1"}))
+    orch, model, _ = orchestrator(store, {"planner": [bad, good]}, mode="free")
+    record = orch.run("Buffer the Eaton fire perimeter by 500 m")
+    assert record.status == "answered"
+    retry = model.calls[1].last_user
+    assert "a_0badf00d" in retry and "not in the Response Store" in retry
+
+
+# ----------------------------------------------------------------------------- metric distances
+def test_distance_on_epsg4326_layers_is_geodesic_to_within_a_metre(store):
+    # points in EPSG:4326 around Altadena, a reference point and a reference polygon, also in 4326
+    rng = np.random.default_rng(7)
+    lon, lat = -118.13, 34.19
+    pts = [Point(lon + dx, lat + dy) for dx, dy in rng.uniform(-0.05, 0.05, size=(40, 2))]
+    features = store.register_vector(gpd.GeoDataFrame({"name": [f"p{i}" for i in range(40)]}, geometry=pts, crs=4326),
+                                     source="test", summary="points")
+    ref_point = store.register_vector(gpd.GeoDataFrame({"n": [1]}, geometry=[Point(lon, lat)], crs=4326),
+                                      source="test", summary="reference point")
+    square = Polygon([(lon - .01, lat - .01), (lon + .01, lat - .01), (lon + .01, lat + .01), (lon - .01, lat + .01)])
+    ref_poly = register_aoi(store, gpd.GeoDataFrame(geometry=[square], crs=4326))
+    geod = Geod(ellps="WGS84")
+    for reference in (ref_point, ref_poly):
+        plan = Plan(steps=[PlanStep(id=1, agent=AgentName.vector, goal="near", tool="within_distance",
+                                    args={"distance_m": 3000}, inputs={"features": features.id, "reference": reference.id},
+                                    expected_output="vector")])
+        orch, _, _ = orchestrator(store, {})
+        record = orch.execute_plan("near", PlanResult(ledger=TaskLedger(intent="t"), plan=plan, mode="free"))
+        assert record.status == "answered"
+        assert any("local metric projection" in n for n in record.notes)  # the compatibility check noted 4326
+        out = store.read_vector(record.cited_artifacts[0])
+        assert len(out) > 0
+        boundary = shapely.segmentize(square.exterior, 0.00001)  # ~1 m vertices for the polygon reference
+        blon, blat = np.array(boundary.coords).T
+        for _, row in out.iterrows():
+            if reference is ref_point:
+                _, _, expected = geod.inv(row.geometry.x, row.geometry.y, lon, lat)
+            elif square.contains(row.geometry):
+                expected = 0.0
+            else:
+                _, _, d = geod.inv(np.full(blon.shape, row.geometry.x), np.full(blat.shape, row.geometry.y), blon, blat)
+                expected = d.min()
+            assert abs(row["distance_m"] - expected) < 1.0, (row["name"], row["distance_m"], expected)
+            assert expected <= 3000 + 1.0
+        # and nothing within 3 km was missed
+        all_pts = store.read_vector(features.id)
+        if reference is ref_point:
+            _, _, d = geod.inv(all_pts.geometry.x.values, all_pts.geometry.y.values, np.full(40, lon), np.full(40, lat))
+            assert len(out) == int((d <= 3000).sum())
+
+
+# --------------------------------------------------------------------------- stalls and replanning
+def test_empty_result_stalls_then_replanning_succeeds(store):
+    near = lambda d: free_plan(LOAD_EATON,  # noqa: E731
+                               step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": 20000}, {"aoi": "step:1"}),
+                               step(3, "vector", "within_distance", {"distance_m": d}, {"features": "step:2", "reference": "step:1"}))
+    script = {"planner": [near(1000), near(5000)], "progress": [{"action": "replan", "reason": "nothing within 1 km"}]}
+    orch, model, events = orchestrator(store, script, mode="free")
+    record = orch.run("Hospitals near the Eaton fire")
+    assert record.status == "answered"
+    assert record.progress.replans == 1 and len(record.plans) == 2
+    (empty,) = [f for f in record.progress.failures]
+    assert empty.check == "empty_result" and empty.step_id == 3
+    # the failure went into the replanning prompt
+    second_plan_prompt = [c for c in model.calls if c.role == "planner"][1].messages[-1].content
+    assert "produced no features" in second_plan_prompt
+    assert store.get(record.cited_artifacts[0]).metadata.feature_count == 7
+    assert "replan" in [e.type for e in events]
+
+
+def test_stall_budget_exhausted_gives_an_honest_partial_answer(store):
+    tornado = free_plan(step(1, "vector", "load_event_layer", {"event_id": 1, "role": "hazard"}))
+    script = {"planner": [tornado, tornado], "progress": [{"action": "replan", "reason": "try again"}] * 2}
+    orch, _, _ = orchestrator(store, script, mode="free", stall_budget=1)
+    record = orch.run("Which buildings were hit by the St. Louis tornado?")
+    assert record.status == "partial"
+    assert record.answer.startswith("**Partial answer")
+    assert "no hazard layer is available for event 1" in record.answer
+    assert "stall budget" in record.answer
+    assert len(store) == 0
+
+
+# --------------------------------------------------------------------------------- model output
+def test_malformed_model_json_is_retried_with_the_error(store):
+    choice = {"template": "features_near_hazard", "feature_class": "healthcare", "distance_m": 5000}
+    orch, model, _ = orchestrator(store, {"planner": ["{'template': oops", choice]}, always_ask_model=True)
+    record = orch.run(EATON_Q)
+    assert record.status == "answered"
+    assert "not usable JSON" in model.calls[1].last_user
+
+
+def test_malformed_model_json_past_the_bound_is_a_typed_failure(store):
+    orch, model, _ = orchestrator(store, {"planner": ["nope", "still nope", '{"template": "x"}']}, always_ask_model=True)
+    record = orch.run(EATON_Q)
+    assert record.status == "failed"
+    assert record.error.startswith("ModelOutputError")
+    assert "could not be answered" in record.answer and "Traceback" not in record.answer
+    assert len(model.calls) == 3  # one try + two retries
+
+
+# ------------------------------------------------------------------------------ cancel and resume
+def test_cancel_between_steps_then_resume_from_the_saved_state(store):
+    choice = {"template": "features_near_hazard", "feature_class": "healthcare", "distance_m": 5000}
+    cancel = threading.Event()
+    orch = Orchestrator(store, LLM(ScriptedModel({"planner": [choice]})), cancel=cancel,
+                        config=OrchestratorConfig(always_ask_model=True),
+                        on_event=lambda e: cancel.set() if e.type == "step_finished" else None)
+    record = orch.run(EATON_Q)
+    assert record.status == "cancelled" and len(store) == 1
+    assert "Cancelled" in record.answer
+    orch2 = Orchestrator(store, LLM(ScriptedModel({})))
+    resumed = orch2.resume(record.run_id)
+    assert resumed.status == "answered"
+    assert store.get(resumed.cited_artifacts[0]).metadata.feature_count == 7
+    assert len(store) == 3  # the first step was not redone
+
+
+def test_unknown_aoi_is_a_clear_error(store):
+    orch, _, _ = orchestrator(store, {})
+    record = orch.run(EATON_Q, aoi_artifact_id="a_12345678")
+    assert record.status == "failed" and "not in this session's store" in record.answer
+
+
+def test_empty_aoi_is_refused_with_a_message(store):
+    with pytest.raises(ToolFailed, match="empty"):
+        register_aoi(store, gpd.GeoDataFrame(geometry=[], crs=4326))
