@@ -168,21 +168,33 @@ def test_distance_on_epsg4326_layers_is_geodesic_to_within_a_metre(store):
 
 # --------------------------------------------------------------------------- stalls and replanning
 def test_empty_result_stalls_then_replanning_succeeds(store):
-    near = lambda d: free_plan(LOAD_EATON,  # noqa: E731
-                               step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": 20000}, {"aoi": "step:1"}),
-                               step(3, "vector", "within_distance", {"distance_m": d}, {"features": "step:2", "reference": "step:1"}))
-    script = {"planner": [near(1000), near(5000)], "progress": [{"action": "replan", "reason": "nothing within 1 km"}]}
+    near = lambda search: free_plan(LOAD_EATON,  # noqa: E731
+                                    step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": search}, {"aoi": "step:1"}),
+                                    step(3, "vector", "nearest", {"k": 2}, {"features": "step:2", "reference": "step:1"}))
+    script = {"planner": [near(500), near(10000)], "progress": [{"action": "replan", "reason": "search wider"}]}
     orch, model, events = orchestrator(store, script, mode="free")
-    record = orch.run("Hospitals near the Eaton fire")
-    assert record.status == "answered"
+    record = orch.run("The two hospitals nearest to the Eaton fire")
+    assert record.status == "answered", record.answer
     assert record.progress.replans == 1 and len(record.plans) == 2
     (empty,) = [f for f in record.progress.failures]
-    assert empty.check == "empty_result" and empty.step_id == 3
+    assert empty.check == "empty_result" and empty.step_id == 2
+    # the empty intermediate artifact is kept; step 3 of the first plan never ran on it
+    assert [s.tool for s in record.steps if s.plan_index == 1] == ["load_event_layer", "get_features"]
     # the failure went into the replanning prompt
     second_plan_prompt = [c for c in model.calls if c.role == "planner"][1].messages[-1].content
     assert "produced no features" in second_plan_prompt
-    assert store.get(record.cited_artifacts[0]).metadata.feature_count == 7
+    nearest = store.read_vector(record.cited_artifacts[0])
+    assert list(nearest["NAME"]) == ["AURORA LAS ENCINAS HOSPITAL", "MONROVIA MEMORIAL HOSPITAL"]
     assert "replan" in [e.type for e in events]
+
+
+def test_an_empty_final_result_is_an_answer_not_a_stall(store):
+    choice = {"template": "features_near_hazard", "feature_class": "healthcare", "distance_m": 1000}
+    orch, model, _ = orchestrator(store, {"planner": [choice]}, always_ask_model=True)
+    record = orch.run("Which hospitals are within 1 km of the Eaton fire perimeter?")
+    assert record.status == "answered" and record.progress.stalls == 0
+    assert "0 healthcare features within 1,000 m" in record.answer
+    assert [c.role for c in model.calls] == ["planner"]  # no progress-model call
 
 
 def test_stall_budget_exhausted_gives_an_honest_partial_answer(store):

@@ -53,6 +53,7 @@ class Tool:
     # (input a, input b, args field holding a distance) whose extents must come within that distance
     overlap: tuple[str, str, str | None] | None = None
     field_arg: tuple[str, str] | None = None  # (args field naming a column, input that must have it)
+    accepts_empty: frozenset[str] = frozenset()  # inputs that may be empty (the result is then empty too)
 
     def run(self, ctx: ToolContext, args: dict[str, Any], inputs: dict[str, ArtifactRecord]) -> ArtifactRecord:
         try:
@@ -86,7 +87,8 @@ TOOLS: dict[str, Tool] = {}
 
 def tool(*, agent: AgentName, args: type[BaseModel], output: ArtifactKind, inputs: tuple[InputSpec, ...] = (),
          metric: bool = False, overlap: tuple[str, str, str | None] | None = None,
-         field_arg: tuple[str, str] | None = None, optional_inputs: tuple[str, ...] = ()):
+         field_arg: tuple[str, str] | None = None, optional_inputs: tuple[str, ...] = (),
+         accepts_empty: tuple[str, ...] = ()):
     """Register ``fn(ctx, args, **inputs) -> ArtifactRecord`` as a tool; the declaration is checked now."""
 
     def register(fn: Callable[..., ArtifactRecord]) -> Callable[..., ArtifactRecord]:
@@ -103,12 +105,15 @@ def tool(*, agent: AgentName, args: type[BaseModel], output: ArtifactKind, input
             raise GeoFahamBug(f"tool {name}: overlap names unknown inputs")
         if overlap and overlap[2] and overlap[2] not in args.model_fields:
             raise GeoFahamBug(f"tool {name}: overlap distance field {overlap[2]} not in args")
+        if not set(accepts_empty) <= names:
+            raise GeoFahamBug(f"tool {name}: accepts_empty names unknown inputs")
         if field_arg and (field_arg[0] not in args.model_fields or field_arg[1] not in names):
             raise GeoFahamBug(f"tool {name}: bad field_arg {field_arg}")
         fn._optional_inputs = set(optional_inputs)  # type: ignore[attr-defined]
         doc = inspect.getdoc(fn) or ""
         TOOLS[name] = Tool(name=name, agent=agent, description=doc.split("\n\n")[0], args_model=args,
-                           inputs=inputs, output=output, fn=fn, metric=metric, overlap=overlap, field_arg=field_arg)
+                           inputs=inputs, output=output, fn=fn, metric=metric, overlap=overlap, field_arg=field_arg,
+                           accepts_empty=frozenset(accepts_empty))
         return fn
 
     return register

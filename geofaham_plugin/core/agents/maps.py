@@ -5,6 +5,9 @@ and Maui). Online OpenStreetMap (Overpass) sources plug in behind the same tool.
 
 from __future__ import annotations
 
+import geopandas as gpd
+import pandas as pd
+import shapely
 from pydantic import BaseModel, Field
 
 from ..engines import vector_ops as ops
@@ -37,18 +40,16 @@ def get_features(ctx: ToolContext, args: GetFeaturesArgs, aoi: ArtifactRecord) -
     layers = ctx.catalog.find(role="poi", feature_class=args.feature_class,
                               **({"event_id": event_id} if event_id is not None else {}))
     frames, used = [], []
+    area_box = shapely.box(*region.to_crs(4326).total_bounds)
     for layer in layers:
         gdf, _ = ctx.catalog.load(layer.id)
-        hits = ops.inside(gdf, region)
-        if len(hits):
-            frames.append(hits)
-            used.append(layer)
+        if not shapely.box(*gdf.to_crs(4326).total_bounds).intersects(area_box):
+            continue  # this source does not cover the area: its silence means nothing here
+        frames.append(ops.inside(gdf, region))
+        used.append(layer)
     if not used:
         raise ToolFailed(f"no offline source of {args.feature_class} features covers this area", kind="not_found",
                          hint="configure an Overpass endpoint, or pass the features as a layer/artifact")
-    import pandas as pd
-    import geopandas as gpd
-
     out = gpd.GeoDataFrame(pd.concat([f.to_crs(frames[0].crs) for f in frames], ignore_index=True), crs=frames[0].crs)
     names = [layer.name_field for layer in used if layer.name_field]
     return ctx.store.register_vector(

@@ -78,6 +78,7 @@ def buffer(ctx: ToolContext, args: DistanceArgs, layer: ArtifactRecord) -> Artif
 
 
 @tool(agent=V, args=DistanceArgs, output=ArtifactKind.vector, metric=True, overlap=("features", "reference", "distance_m"),
+      accepts_empty=("features",),
       inputs=(InputSpec("features", VECTOR_KINDS, description="features to test"),
               InputSpec("reference", VECTOR_KINDS, description="hazard or reference geometry")))
 def within_distance(ctx: ToolContext, args: DistanceArgs, features: ArtifactRecord, reference: ArtifactRecord) -> ArtifactRecord:
@@ -108,7 +109,7 @@ class NoArgs(BaseModel):
     pass
 
 
-@tool(agent=V, args=NoArgs, output=ArtifactKind.vector, overlap=("features", "mask", None),
+@tool(agent=V, args=NoArgs, output=ArtifactKind.vector, overlap=("features", "mask", None), accepts_empty=("features",),
       inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")))
 def inside(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: ArtifactRecord) -> ArtifactRecord:
     """Features that intersect an area (flood extent, burn area, AOI)."""
@@ -122,7 +123,7 @@ class CountArgs(BaseModel):
     by: str | None = Field(default=None, description="field to group by; null for a total")
 
 
-@tool(agent=V, args=CountArgs, output=ArtifactKind.table, field_arg=("by", "layer"),
+@tool(agent=V, args=CountArgs, output=ArtifactKind.table, field_arg=("by", "layer"), accepts_empty=("layer",),
       inputs=(InputSpec("layer", VECTOR_KINDS),))
 def count(ctx: ToolContext, args: CountArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Count features, in total or per value of a field."""

@@ -189,14 +189,19 @@ class EmbeddedChatModel:
         self.server.stop()
 
 
-def build_llm(settings: Settings, usage: UsageLedger | None = None, *, max_retries: int = 2) -> LLM:
-    """One model per role: remote endpoints get their own client, embedded roles share one lazy server."""
+def build_llm(settings: Settings, usage: UsageLedger | None = None, *, max_retries: int = 2,
+              python: str | None = None) -> LLM:
+    """One model per role: remote endpoints get their own client, embedded roles share one lazy server.
+
+    ``python`` runs the embedded server; inside QGIS ``sys.executable`` is the qgis binary, so the
+    plugin passes the project venv's interpreter."""
     embedded: EmbeddedChatModel | None = None
     models: dict[str, ChatModel] = {}
     for role in Role:
         endpoint = settings.endpoint(role)
         if endpoint.embedded:
-            embedded = embedded or EmbeddedChatModel(EmbeddedServer(settings.embedded_model_path, EMBEDDED_MODEL))
+            embedded = embedded or EmbeddedChatModel(EmbeddedServer(
+                settings.embedded_model_path, EMBEDDED_MODEL, **({"python": python} if python else {})))
             models[role.value] = embedded
         else:
             models[role.value] = OpenAIChatModel(endpoint)

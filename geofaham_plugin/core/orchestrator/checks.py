@@ -71,7 +71,7 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
                                 f"{record.id} is {record.kind.value}")
         meta = record.metadata
         if record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
-            if meta.feature_count == 0:
+            if meta.feature_count == 0 and spec.name not in tool.accepts_empty:
                 return fail("empty", f"'{spec.name}' ({record.id}) has no features")
             if not meta.crs:
                 return fail("crs", f"'{spec.name}' ({record.id}) has no CRS")
@@ -84,7 +84,7 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
     if tool.overlap:
         a, b, distance_field = tool.overlap
         ra, rb = records.get(a), records.get(b)
-        if ra and rb and ra.metadata.bounds_4326 and rb.metadata.bounds_4326:
+        if ra and rb and ra.metadata.bounds_4326 and rb.metadata.bounds_4326:  # (empty layers have no bounds)
             reach = float(step.args.get(distance_field, 0) or 0) if distance_field else 0.0
             if not _expand(rb.metadata.bounds_4326, reach).intersects(ra.metadata.bounds_4326):
                 return fail("bounds", f"'{a}' ({ra.id}) lies entirely outside '{b}' ({rb.id})"

@@ -55,6 +55,7 @@ class PlanStep(BaseModel):
     inputs: dict[str, str] = Field(default_factory=dict, description="slot -> artifact id or step:N")
     expected_output: ArtifactKind
     depends_on: list[int] = Field(default_factory=list)
+    empty_is_answer: bool = Field(default=False, description="an empty output answers the question ('none within 1 km'); otherwise it stalls")
 
     @field_validator("inputs")
     @classmethod

@@ -243,8 +243,12 @@ class Orchestrator:
         self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, seconds=seconds)
         self._emit(record, "step_finished", {"step": step.id, "status": "done", "artifact_id": artifact.id,
                                              "empty": empty})
-        if empty:
-            # the artifact is real (and kept) but an empty result stalls the workflow
+        plan = record.plans[-1].plan
+        terminal = not any(step.id in s.depends_on for s in plan.steps)
+        if empty and (terminal or step.empty_is_answer):
+            record.notes.append(f"step {step.id} found nothing: {artifact.summary}")
+        elif empty:
+            # the artifact is real (and kept), but later steps cannot work on nothing: a stall
             record.progress.status[step.id] = StepStatus.done
             record.progress.artifacts[step.id] = artifact.id
             return Failure(step_id=step.id, check="empty_result", kind="empty",

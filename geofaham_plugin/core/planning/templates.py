@@ -36,6 +36,7 @@ class TemplateStep(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, str] = Field(default_factory=dict)
     aoi_replaces: bool = False  # a user AOI artifact stands in for this step's output
+    empty_is_answer: bool = False  # nothing found here means "none" (not a failure to replan on)
 
 
 class Example(BaseModel):
@@ -124,6 +125,7 @@ def compile_template(template: Template, slots: dict[str, Any], *, event_id: int
     """The typed plan for ``template`` with ``slots``; steps marked ``aoi_replaces`` become the user's AOI."""
     values = fill_slots(template, slots)
     values.update(event_id=event_id, event_name=event_name or f"event {event_id}",
+                  area="the area of interest" if aoi_artifact_id else "the hazard area",
                   group_by_text=f" by {values['group_by']}" if values.get("group_by") else "")
     replaced: dict[int, str] = {}
     steps: list[PlanStep] = []
@@ -144,7 +146,8 @@ def compile_template(template: Template, slots: dict[str, Any], *, event_id: int
             inputs[slot] = replaced[source] if source in replaced else f"step:{renumber[source]}" if source else ref
         tool = get_tool(step.tool)
         plan_step = PlanStep(id=renumber[old], agent=tool.agent, tool=step.tool, goal=_substitute(step.goal, values),
-                             args=_substitute(step.args, values), inputs=inputs, expected_output=tool.output)
+                             args=_substitute(step.args, values), inputs=inputs, expected_output=tool.output,
+                             empty_is_answer=step.empty_is_answer)
         plan_step.depends_on = sorted(set(plan_step.step_refs()))
         plan_steps.append(plan_step)
     return Plan(steps=plan_steps, rationale=f"template {template.name}")
