@@ -35,5 +35,29 @@
         <source>GeoFaham cannot start because these Python packages are missing: {names}. Install them with: {command} (or run &quot;{setup}&quot; in the GeoFaham source folder), then restart QGIS.</source>
         <translation>GeoFaham no puede iniciarse porque faltan estos paquetes de Python: {names}. Instálelos con: {command} (o ejecute «{setup}» en la carpeta de código de GeoFaham) y reinicie QGIS.</translation>
     </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancelar</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>Planificando…</translation>
+    </message>
+    <message>
+        <source>Plan: </source>
+        <translation>Plan: </translation>
+    </message>
+    <message>
+        <source>Step {n}: {goal}</source>
+        <translation>Paso {n}: {goal}</translation>
+    </message>
+    <message>
+        <source>Something went wrong: {message}. Details are in the GeoFaham log panel.</source>
+        <translation>Algo salió mal: {message}. Los detalles están en el panel de registro de GeoFaham.</translation>
+    </message>
+    <message>
+        <source>A question is still running; wait for its answer.</source>
+        <translation>Hay una pregunta en curso; espere su respuesta.</translation>
+    </message>
 </context>
 </TS>

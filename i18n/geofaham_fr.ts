@@ -35,5 +35,29 @@
         <source>GeoFaham cannot start because these Python packages are missing: {names}. Install them with: {command} (or run &quot;{setup}&quot; in the GeoFaham source folder), then restart QGIS.</source>
         <translation>GeoFaham ne peut pas démarrer car ces paquets Python sont absents : {names}. Installez-les avec : {command} (ou lancez « {setup} » dans le dossier source de GeoFaham), puis redémarrez QGIS.</translation>
     </message>
+    <message>
+        <source>Cancel</source>
+        <translation>Annuler</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>Planification…</translation>
+    </message>
+    <message>
+        <source>Plan: </source>
+        <translation>Plan : </translation>
+    </message>
+    <message>
+        <source>Step {n}: {goal}</source>
+        <translation>Étape {n} : {goal}</translation>
+    </message>
+    <message>
+        <source>Something went wrong: {message}. Details are in the GeoFaham log panel.</source>
+        <translation>Une erreur est survenue : {message}. Les détails sont dans le journal GeoFaham.</translation>
+    </message>
+    <message>
+        <source>A question is still running; wait for its answer.</source>
+        <translation>Une question est en cours ; attendez sa réponse.</translation>
+    </message>
 </context>
 </TS>

@@ -20,6 +20,9 @@ PLUGIN = "geofaham"
 DOCK = "GeoFahamDock"
 SCREENSHOT = os.environ.get("GEOFAHAM_SCREENSHOT", "")
 REPORT = os.environ.get("GEOFAHAM_PROBE_REPORT", "")
+QUESTION = os.environ.get("GEOFAHAM_PROBE_QUESTION", "")
+QUESTION_TIMEOUT_MS = 240_000
+_KEEP = []
 
 
 def _flush():
@@ -57,8 +60,55 @@ def close_qgis():
     iface.actionExit().trigger()
 
 
+def ask_question(report, then):
+    """Type the question into the dock, press Send, wait for the answer without blocking QGIS."""
+    from qgis.core import QgsProject
+    from qgis.PyQt.QtCore import QElapsedTimer
+
+    win = iface.mainWindow()
+    dock = win.findChild(QDockWidget, DOCK)
+    dock.input.setPlainText(QUESTION)
+    dock.send_button.click()
+    outcomes = []
+    session = getattr(qgis.utils.plugins.get(PLUGIN), "session", None)
+    session.runFinished.connect(outcomes.append)
+    clock = QElapsedTimer()
+    clock.start()
+    poll = QTimer()
+
+    def check():
+        if not outcomes and clock.elapsed() < QUESTION_TIMEOUT_MS:
+            return
+        poll.stop()
+        record = outcomes[0] if outcomes else None
+        root = QgsProject.instance().layerTreeRoot()
+        report["question"] = {
+            "status": record.status if record else ("crashed" if outcomes else "timeout"),
+            "seconds": clock.elapsed() / 1000,
+            "transcript": dock.transcript_text(),
+            "groups": [g.name() for g in root.findGroups()],
+            "layers": [[node.layer().name(), node.layer().featureCount()] for g in root.findGroups() for node in g.findLayers()],
+        }
+        then()
+
+    poll.timeout.connect(check)
+    poll.start(100)
+    _KEEP.append(poll)  # keep the timer alive until the answer arrives
+
+
 def run():
     report = {"qgis_version": Qgis.version(), "errors": []}
+    if not QUESTION:
+        _finish(report)
+        return
+    try:
+        ask_question(report, lambda: _finish(report))
+    except Exception:  # noqa: BLE001 (the report must carry whatever happened)
+        report["errors"].append(traceback.format_exc())
+        _finish(report)
+
+
+def _finish(report):
     try:
         report["plugin_loaded"] = PLUGIN in qgis.utils.plugins
         report["plugin_active"] = PLUGIN in qgis.utils.active_plugins

@@ -28,6 +28,8 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/runtime-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
 args=(--nologo --noversioncheck --profiles-path "$PROFILES")
+#   QUESTION="..."        type this question into the GeoFaham dock once QGIS is up (with SCREENSHOT/QGIS_PROBE)
+export GEOFAHAM_PROBE_QUESTION="${QUESTION:-}"
 if [ -n "${SCREENSHOT:-}" ] || [ -n "${QGIS_PROBE:-}" ]; then
   export GEOFAHAM_SCREENSHOT="${SCREENSHOT:+$(realpath -m "$SCREENSHOT")}"
   export GEOFAHAM_PROBE_REPORT="${QGIS_PROBE:+$(realpath -m "$QGIS_PROBE")}"

@@ -27,6 +27,7 @@ class ChatDock(QDockWidget):
     """Chat panel. It only shows and collects text; the plugin decides what a question does."""
 
     questionSubmitted = pyqtSignal(str)  # noqa: N815 (Qt naming)
+    cancelRequested = pyqtSignal()  # noqa: N815
 
     def __init__(self, parent=None):
         super().__init__(tr("GeoFaham"), parent)
@@ -60,7 +61,14 @@ class ChatDock(QDockWidget):
         self.send_button = QPushButton(tr("Send"), body)
         self.send_button.setObjectName("GeoFahamSend")
         self.send_button.clicked.connect(self.submit)
-        row.addWidget(self.send_button)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        self.cancel_button = QPushButton(tr("Cancel"), body)
+        self.cancel_button.setObjectName("GeoFahamCancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancelRequested.emit)
+        buttons.addWidget(self.cancel_button)
+        row.addLayout(buttons)
         layout.addLayout(row)
 
         self._shortcut = QShortcut(QKeySequence("Ctrl+Return"), self.input)
@@ -79,6 +87,7 @@ class ChatDock(QDockWidget):
 
     def set_busy(self, busy: bool, status: str = "") -> None:
         self.send_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
         self.status.setText(status)
 
     # ------------------------------------------------------------------------------ transcript

@@ -22,6 +22,7 @@ class GeoFahamPlugin:
         self.translator = None
         self.dock: ChatDock | None = None
         self.actions: list[QAction] = []
+        self.session = None
 
     # ------------------------------------------------------------------------------ lifecycle
     def initGui(self):  # noqa: N802 (QGIS API name)
@@ -45,6 +46,9 @@ class GeoFahamPlugin:
         self.actions.append(action)
 
     def unload(self):
+        if self.session is not None:
+            self.session.close()
+            self.session = None
         for action in self.actions:
             self.iface.removePluginMenu(MENU, action)
             self.iface.removeToolBarIcon(action)
@@ -69,4 +73,11 @@ class GeoFahamPlugin:
 
     # ------------------------------------------------------------------------------ questions
     def on_question(self, question: str) -> None:
-        raise NotImplementedError
+        """Run the question in this QGIS session (the session starts with the first question)."""
+        if self.session is None:
+            from .session import Session
+
+            self.session = Session(self.dock)
+            self.dock.cancelRequested.connect(self.session.cancel)
+        if not self.session.ask(question):
+            self.dock.append_error(tr("A question is still running; wait for its answer."))

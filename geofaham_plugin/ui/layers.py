@@ -1,0 +1,42 @@
+"""Response Store entries as QGIS layers, in one layer group per session. Main thread only."""
+
+from __future__ import annotations
+
+from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRasterLayer, QgsVectorLayer
+
+GROUP_PREFIX = "GeoFaham — "
+
+
+def session_group(project: QgsProject, session_name: str) -> QgsLayerTreeGroup:
+    root = project.layerTreeRoot()
+    name = GROUP_PREFIX + session_name
+    group = root.findGroup(name)
+    return group if group is not None else root.insertGroup(0, name)
+
+
+def layer_for_artifact(record, store):
+    """A QGIS layer for a vector/AOI/raster artifact, or None for kinds that are not map layers."""
+    path = store.abs_path(record.id)
+    name = f"{record.id} · {record.summary}"[:120]
+    kind = record.kind.value
+    if kind in ("vector", "aoi"):
+        layer = QgsVectorLayer(f"{path}|layername={record.id}", name, "ogr")
+    elif kind == "raster":
+        layer = QgsRasterLayer(str(path), name, "gdal")
+    else:
+        return None
+    if not layer.isValid():
+        return None
+    layer.setCustomProperty("geofaham/artifact_id", record.id)
+    layer.setAbstract(f"GeoFaham artifact {record.id}\nsource: {record.source}\ninputs: {', '.join(record.inputs) or '-'}\n{record.summary}")
+    return layer
+
+
+def add_artifact_layer(project: QgsProject, group: QgsLayerTreeGroup, record, store):
+    """Add the artifact's layer at the end of the session group (run order); returns it or None."""
+    layer = layer_for_artifact(record, store)
+    if layer is None:
+        return None
+    project.addMapLayer(layer, False)
+    group.addLayer(layer)
+    return layer

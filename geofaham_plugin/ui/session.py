@@ -1,0 +1,141 @@
+"""One GeoFaham session inside QGIS: its Response Store, its model, its runs; adapts core events to the
+dock and the layer tree on the main thread."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from qgis.core import Qgis, QgsMessageLog, QgsProject
+from qgis.PyQt.QtCore import QObject, pyqtSignal
+
+from .i18n import PLUGIN_ROOT, tr
+from .layers import add_artifact_layer, session_group
+from .worker import RunWorker
+
+LOG_TAG = "GeoFaham"
+
+
+def server_python() -> str:
+    """The interpreter that runs the embedded model server (inside QGIS sys.executable is qgis)."""
+    venv = PLUGIN_ROOT / ".venv" / "bin" / "python"
+    if venv.exists():
+        return str(venv)
+    if Path(sys.executable).name.startswith("python"):
+        return sys.executable
+    return shutil.which("python3") or "python3"
+
+
+def default_session_dir(name: str) -> Path:
+    """$GEOFAHAM_SESSIONS/<name>, else next to the saved project, else ~/geofaham-sessions/<name>."""
+    env = os.environ.get("GEOFAHAM_SESSIONS")
+    home = QgsProject.instance().homePath()
+    base = Path(env) if env else Path(home) / "geofaham_sessions" if home else Path.home() / "geofaham-sessions"
+    return base / name
+
+
+class Session(QObject):
+    """Owns the store and model of a session and runs questions one at a time."""
+
+    runFinished = pyqtSignal(object)  # noqa: N815
+    layerAdded = pyqtSignal(object)  # noqa: N815
+
+    def __init__(self, dock, *, session_dir: Path | None = None, llm_factory=None, name: str | None = None, parent=None):
+        super().__init__(parent)
+        from ..core.config import settings_from_env
+        from ..core.store.store import ResponseStore
+
+        self.dock = dock
+        self.name = name or datetime.now().strftime("%Y-%m-%d %H:%M")
+        self.settings = settings_from_env()
+        self.store = ResponseStore(session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_")))
+        self._llm_factory = llm_factory
+        self._llm = None
+        self.worker: RunWorker | None = None
+        self.layers: list = []
+        self.records: list = []
+
+    # --------------------------------------------------------------------------------- model
+    @property
+    def llm(self):
+        if self._llm is None:
+            if self._llm_factory is not None:
+                self._llm = self._llm_factory()
+            else:
+                from ..core.llm import build_llm
+
+                self._llm = build_llm(self.settings, python=server_python())
+        return self._llm
+
+    def _orchestrator(self, *, on_event, cancel):
+        from ..core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+
+        mode = "guided" if self.settings.endpoint("planner").embedded else "free"
+        return Orchestrator(self.store, self.llm, settings=self.settings, on_event=on_event, cancel=cancel,
+                            config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"))
+
+    # ----------------------------------------------------------------------------------- runs
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None and self.worker.isRunning()
+
+    def ask(self, question: str, aoi_artifact_id: str | None = None) -> bool:
+        if self.busy:
+            return False
+        self.dock.set_busy(True, tr("Planning…"))
+        self.worker = RunWorker(self._orchestrator, question, aoi_artifact_id, parent=self)
+        self.worker.event.connect(self._on_event)
+        self.worker.done.connect(self._on_done)
+        self.worker.crashed.connect(self._on_crash)
+        self.worker.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    def _on_event(self, event) -> None:  # main thread
+        data = event.data
+        if event.type == "plan":
+            steps = data["plan"]["steps"]
+            self.dock.status.setText(tr("Plan: ") + " → ".join(f"{s['agent']}.{s['tool'] or '?'}" for s in steps))
+        elif event.type == "step_started":
+            self.dock.status.setText(tr("Step {n}: {goal}").format(n=data["step"], goal=data["goal"]))
+        elif event.type == "artifact":
+            from ..core.store.models import ArtifactRecord
+
+            record = ArtifactRecord.model_validate(data["artifact"])
+            group = session_group(QgsProject.instance(), self.name)
+            layer = add_artifact_layer(QgsProject.instance(), group, record, self.store)
+            if layer is not None:
+                self.layers.append(layer)
+                self.layerAdded.emit(layer)
+        elif event.type == "check_failed":
+            QgsMessageLog.logMessage(str(data.get("failure")), LOG_TAG, Qgis.Warning)
+
+    def _on_done(self, record) -> None:  # main thread
+        self.records.append(record)
+        self.dock.set_busy(False, "")
+        if record.status in ("answered", "partial"):
+            self.dock.append_answer(record.answer)
+        else:
+            self.dock.append_error(record.answer)
+        QgsMessageLog.logMessage(f"run {record.run_id}: {record.status} in {record.seconds:.1f} s", LOG_TAG, Qgis.Info)
+        self.runFinished.emit(record)
+
+    def _on_crash(self, message: str, details: str) -> None:  # main thread
+        QgsMessageLog.logMessage(details, LOG_TAG, Qgis.Critical)
+        self.dock.set_busy(False, "")
+        self.dock.append_error(tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message))
+        self.runFinished.emit(None)
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker.wait(30000)
+        if self._llm is not None:
+            self._llm.close()
+        self.store.close()

@@ -1,0 +1,33 @@
+"""Runs one orchestrator run off the main thread. Core events cross to the main thread as Qt signals
+(queued connections); nothing here touches the project, the layer tree or the canvas."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+
+from qgis.PyQt.QtCore import QThread, pyqtSignal
+
+
+class RunWorker(QThread):
+    event = pyqtSignal(object)  # core RunEvent
+    done = pyqtSignal(object)  # core RunRecord
+    crashed = pyqtSignal(str, str)  # readable message, details for the log
+
+    def __init__(self, orchestrator_factory, question: str, aoi_artifact_id: str | None = None, parent=None):
+        super().__init__(parent)
+        self._factory = orchestrator_factory
+        self.question = question
+        self.aoi_artifact_id = aoi_artifact_id
+        self.cancel_event = threading.Event()
+
+    def run(self) -> None:  # worker thread
+        try:
+            orchestrator = self._factory(on_event=self.event.emit, cancel=self.cancel_event)
+            record = orchestrator.run(self.question, aoi_artifact_id=self.aoi_artifact_id)
+            self.done.emit(record)
+        except Exception as exc:  # noqa: BLE001 (our bug or an environment problem: report it, keep QGIS alive)
+            self.crashed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
