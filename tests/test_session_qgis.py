@@ -7,7 +7,7 @@ import time
 
 import pytest
 from qgis.core import QgsProject
-from qgis.PyQt.QtCore import QCoreApplication, QElapsedTimer, QTimer
+from qgis.PyQt.QtCore import QCoreApplication, QElapsedTimer, QEvent, QTimer
 
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.ui.dock import ChatDock
@@ -34,6 +34,9 @@ def session(qgis_iface, tmp_path):
     yield s
     s.close()
     QgsProject.instance().clear()
+    dock.setParent(None)
+    dock.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
 
 
 def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
