@@ -44,6 +44,7 @@ stage_apt() {
   local need=()
   dpkg -s qgis python3-qgis >/dev/null 2>&1 && [ "$(dpkg-query -W -f='${Version}' qgis 2>/dev/null | cut -d. -f1,2)" = "3.40" ] || need+=(qgis)
   for p in xvfb xauth fonts-open-sans python3-venv python3-pyproj libsqlite3-mod-spatialite zip qttools5-dev-tools \
+           libgeos-dev libgdal-dev \
            postgresql-15-postgis-3 qgis-providers python3-qgis; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
@@ -70,7 +71,7 @@ EOF
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     qgis python3-qgis qgis-providers xvfb xauth fonts-open-sans python3-venv \
-    python3-pyproj python3-pytestqt libsqlite3-mod-spatialite postgresql-15-postgis-3 zip \
+    python3-pyproj python3-pytestqt libsqlite3-mod-spatialite postgresql-15-postgis-3 zip libgeos-dev libgdal-dev \
     qttools5-dev-tools >/dev/null
   [ "$(dpkg-query -W -f='${Version}' qgis | cut -d. -f1,2)" = "3.40" ] || die "QGIS 3.40 did not install"
 }
@@ -86,9 +87,13 @@ stage_venv() {
     # Debian's pyproj finds PROJ's data under sys.prefix; in a venv that is the venv itself.
     mkdir -p "$VENV/share" && ln -sfn /usr/share/proj "$VENV/share/proj"
     "$VENV/bin/pip" install -q --upgrade "pip>=24" wheel
-    "$VENV/bin/pip" install -q -r "$ROOT/requirements.txt" -r "$ROOT/requirements-dev.txt"
-    "$VENV/bin/python" -c "import qgis.core, geopandas, pydantic, openai, pyproj; assert pyproj.__version__ == '3.4.1', pyproj.__version__" \
-      || die "venv check failed"
+    # geo libraries built against the GEOS/GDAL that QGIS loads (see requirements.txt); ~3 min once, then cached by pip
+    "$VENV/bin/pip" install -q --no-binary shapely,pyogrio,rasterio \
+      -r "$ROOT/requirements.txt" -r "$ROOT/requirements-dev.txt"
+    "$VENV/bin/python" -c "import qgis.core, geopandas, pydantic, openai, pyproj, shapely, rasterio; \
+assert pyproj.__version__ == '3.4.1', pyproj.__version__; \
+assert shapely.geos_version[:2] == (3, 11), shapely.geos_version; \
+assert rasterio.__gdal_version__.startswith('3.6'), rasterio.__gdal_version__" || die "venv check failed"
     touch "$VENV/.complete"
   fi
   ln -sfn "$VENV" "$ROOT/.venv"

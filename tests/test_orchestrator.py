@@ -253,3 +253,19 @@ def test_unknown_aoi_is_a_clear_error(store):
 def test_empty_aoi_is_refused_with_a_message(store):
     with pytest.raises(ToolFailed, match="empty"):
         register_aoi(store, gpd.GeoDataFrame(geometry=[], crs=4326))
+
+
+def test_specialist_chooses_the_tool_seeing_only_its_instruction_and_input_metadata(store):
+    plan = free_plan(LOAD_EATON, {"id": 2, "agent": "vector", "goal": "Buffer the burn area by one kilometre",
+                                  "inputs": {"layer": "step:1"}, "expected_output": "vector"})
+    script = {"planner": [plan], "vector": [{"tool": "buffer", "args": {"distance_m": -5}},
+                                            {"tool": "buffer", "args": {"distance_m": 1000}}]}
+    orch, model, _ = orchestrator(store, script, mode="free")
+    record = orch.run("Buffer the Eaton burn area by 1 km")
+    assert record.status == "answered"
+    assert [s.tool for s in record.steps] == ["load_event_layer", "buffer"]
+    first, retry = [c for c in model.calls if c.role == "vector"]
+    prompt = first.messages[-1].content
+    assert "Buffer the burn area by one kilometre" in prompt and store.get(record.steps[0].artifact_id).id in prompt
+    assert "EPSG:26911" in prompt and "coordinates" not in prompt and "Eaton fire" not in prompt  # no question, no coords
+    assert "distance_m" in retry.last_user  # the invalid argument went back with the error

@@ -77,3 +77,18 @@ def test_real_qgis_without_dependencies_shows_the_install_command(tmp_path):
     assert "openai" in message and "Traceback" not in message
     assert r["loaded"]["docks"] == 0
     assert r["returncode"] == 0
+
+
+def test_a_question_typed_into_the_dock_is_answered_in_real_qgis(tmp_path):
+    # real QGIS, real GDAL/GEOS of QGIS loaded alongside ours; the embedded defaults (this question needs
+    # no model call in guided mode)
+    r = run_real_qgis(tmp_path, screenshot=True, QUESTION="Which hospitals are within 5 km of the Eaton fire perimeter?",
+                      GEOFAHAM_SESSIONS=str(tmp_path / "sessions"))
+    assert r["errors"] == []
+    q = r["question"]
+    assert q["status"] == "answered", q["transcript"]
+    assert "7 healthcare features within 5,000 m" in q["transcript"]
+    assert "AURORA LAS ENCINAS HOSPITAL" in q["transcript"]
+    assert len(q["groups"]) == 1 and q["groups"][0].startswith("GeoFaham — ")
+    assert [count for _, count in q["layers"]] == [1, 7, 7]
+    assert r["returncode"] == 0

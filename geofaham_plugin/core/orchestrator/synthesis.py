@@ -108,7 +108,7 @@ def render_answer(findings: Findings, *, context: str, partial: bool, steps: lis
         parts.append(f"{context}: no result could be computed.")
     parts += findings.details
     if steps:
-        parts.append("How it was computed:\n" + "\n".join(f"- {s}" for s in steps))
+        parts.append("How it was computed:\n" + "\n".join(steps))
     if findings.limitations:
         parts.append("Limitations:\n" + "\n".join(f"- {item}" for item in findings.limitations))
     return "\n\n".join(parts)
