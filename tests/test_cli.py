@@ -45,3 +45,12 @@ def test_ask_with_a_missing_aoi_file_is_a_clear_error(tmp_path):
     out = ask("Which hospitals are near?", "--aoi", str(tmp_path / "nope.geojson"), "--session", str(tmp_path / "s"))
     assert out.returncode == 2
     assert "AOI file not found" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_ask_follow_up_continues_the_last_run_of_the_session(tmp_path):
+    session = str(tmp_path / "s")
+    first = ask("How many buildings were damaged in the Eaton fire?", "--session", session)
+    assert first.returncode == 0 and "3,051 in total" in first.stdout
+    follow = ask("Now only the destroyed ones", "--session", session, "--follow-up")
+    assert follow.returncode == 0, follow.stderr
+    assert "2,722 in total" in follow.stdout and "(reused)" in follow.stdout

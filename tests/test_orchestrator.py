@@ -269,3 +269,26 @@ def test_specialist_chooses_the_tool_seeing_only_its_instruction_and_input_metad
     assert "Buffer the burn area by one kilometre" in prompt and store.get(record.steps[0].artifact_id).id in prompt
     assert "EPSG:26911" in prompt and "coordinates" not in prompt and "Eaton fire" not in prompt  # no question, no coords
     assert "distance_m" in retry.last_user  # the invalid argument went back with the error
+
+
+def test_follow_up_reuses_facts_and_artifacts_of_the_previous_run(store):
+    orch, model, _ = orchestrator(store, {})
+    first = orch.run("How many buildings were damaged in the Eaton fire?")
+    assert first.status == "answered" and "3,051 in total" in first.answer  # affected+minor+major+destroyed
+    n = len(store)
+    follow = orch.run("Now only the destroyed ones", previous=orch.last_run())
+    assert follow.status == "answered", follow.answer
+    assert follow.follow_up_of == first.run_id and follow.facts.event_id == 11
+    assert "2,722 in total" in follow.answer
+    # the damage layer was not loaded again: its artifact was reused
+    assert follow.steps[0].artifact_id == first.steps[0].artifact_id
+    assert len(store) == n + 2 and follow.steps[0].reused and "(reused)" in follow.answer
+    assert model.calls == []  # both questions were clear enough for the pre-pass alone
+
+
+def test_a_question_naming_another_disaster_is_not_a_follow_up(store):
+    orch, _, _ = orchestrator(store, {})
+    first = orch.run("Which hospitals are within 5 km of the Eaton fire perimeter?")
+    second = orch.run("How many buildings were destroyed in the Palisades fire?", previous=first)
+    assert second.follow_up_of is None and second.facts.distances_m == [] and second.facts.event_id == 14
+    assert second.plans[0].template == "count_damage" and "6,823 in total" in second.answer

@@ -54,7 +54,10 @@ def _cmd_ask(args) -> int:
         mode = args.mode or ("free" if all(not settings.endpoint(r).embedded for r in ("planner",)) else "guided")
         orchestrator = Orchestrator(store, llm, settings=settings, on_event=show,
                                     config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"))
-        record = orchestrator.run(args.question, aoi_artifact_id=aoi_id)
+        previous = orchestrator.last_run() if args.follow_up else None
+        if args.follow_up and previous is None:
+            print("note: no earlier run in this session; answering afresh", file=sys.stderr)
+        record = orchestrator.run(args.question, aoi_artifact_id=aoi_id, previous=previous)
     except GeoFahamError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -78,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--aoi", help="a vector file with the area of interest")
     ask.add_argument("--session", help="session folder (default: ~/geofaham-sessions/<time>)")
     ask.add_argument("--mode", choices=("guided", "free"), help="planner mode (default: guided for the embedded model)")
+    ask.add_argument("--follow-up", action="store_true",
+                     help="continue the session's last run (reuse its facts and artifacts)")
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)
     return parser

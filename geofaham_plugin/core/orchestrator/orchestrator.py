@@ -55,12 +55,14 @@ class StepRecord(BaseModel):
     artifact_id: str | None = None
     seconds: float = 0.0
     failure: Failure | None = None
+    reused: bool = False  # the artifact came from an earlier run of this session (same tool, args, inputs)
 
 
 class RunRecord(BaseModel):
     run_id: str
     question: str
     aoi_artifact_id: str | None = None
+    follow_up_of: str | None = None
     status: Literal["running", "answered", "partial", "failed", "cancelled"] = "running"
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     finished_at: datetime | None = None
@@ -96,13 +98,20 @@ class Orchestrator:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
 
     # ------------------------------------------------------------------------------- public API
-    def run(self, question: str, *, aoi_artifact_id: str | None = None) -> RunRecord:
+    def run(self, question: str, *, aoi_artifact_id: str | None = None, previous: RunRecord | None = None) -> RunRecord:
+        """Answer ``question``. With ``previous`` (a run of this session) it is a follow-up: facts the new
+        question leaves open (event, distance, feature class, AOI ...) come from the previous run, and
+        steps whose tool, arguments and inputs are unchanged reuse the artifacts already computed."""
         record = RunRecord(run_id="r_" + uuid.uuid4().hex[:8], question=question, aoi_artifact_id=aoi_artifact_id)
         t0 = time.monotonic()
         try:
-            if aoi_artifact_id and aoi_artifact_id not in self.store:
-                raise ToolFailed(f"the AOI {aoi_artifact_id} is not in this session's store", kind="not_found")
-            record.facts = prepass(question)
+            facts = prepass(question)
+            record.facts = inherit_facts(facts, previous)
+            if record.facts is not facts:  # a follow-up of the previous run
+                record.follow_up_of = previous.run_id
+                record.aoi_artifact_id = record.aoi_artifact_id or previous.aoi_artifact_id
+            if record.aoi_artifact_id and record.aoi_artifact_id not in self.store:
+                raise ToolFailed(f"the AOI {record.aoi_artifact_id} is not in this session's store", kind="not_found")
             self._plan(record, failures=[])
             self._execute(record)
         except Cancelled:
@@ -143,8 +152,12 @@ class Orchestrator:
 
     # ------------------------------------------------------------------------------ outer loop
     def _plan(self, record: RunRecord, failures: list[str]) -> None:
+        preferred = None
+        if record.follow_up_of:
+            previous = self._load_record(record.follow_up_of)
+            preferred = previous.plans[-1].template if previous and previous.plans else None
         result = self.planner.plan(record.facts, self.store, aoi_artifact_id=record.aoi_artifact_id,
-                                   failures=failures, step=f"plan{len(record.plans) + 1}")
+                                   failures=failures, step=f"plan{len(record.plans) + 1}", preferred_template=preferred)
         self._adopt(record, result)
 
     def _adopt(self, record: RunRecord, result: PlanResult) -> None:
@@ -218,6 +231,15 @@ class Orchestrator:
             self._log_step(record, step, StepStatus.failed, records=records, failure=failure)
             return failure, None
 
+        signature = json.dumps([tool.name, step.args, {k: r.id for k, r in sorted(records.items())}],
+                               sort_keys=True, default=str)
+        memo = self._memo()
+        if memo.get(signature) in self.store:  # same operation on the same inputs: reuse, do not recompute
+            artifact = self.store.get(memo[signature])
+            self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, reused=True)
+            self._emit(record, "step_finished", {"step": step.id, "status": "done", "artifact_id": artifact.id,
+                                                 "reused": True})
+            return None, artifact
         progress.status[step.id] = StepStatus.running
         self._save_state(record)
         self._emit(record, "step_started", {"step": step.id, "agent": step.agent.value, "tool": tool.name,
@@ -238,6 +260,7 @@ class Orchestrator:
             self._emit(record, "step_finished", {"step": step.id, "status": "failed", "message": failure.message})
             return failure, None
         record.notes += [n for n in ctx.notes if n not in record.notes]
+        self._remember(signature, artifact.id)
         self._emit(record, "artifact", {"artifact": artifact.model_dump(mode="json")})
         empty = _is_empty(artifact)
         self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, seconds=seconds)
@@ -370,7 +393,7 @@ class Orchestrator:
                                     unresolved if not complete else [])
         record.cited_artifacts = findings.cited
         record.status = "answered" if complete else "partial"
-        steps = [f"{s.step_id}. {s.agent}.{s.tool} → {s.artifact_id or s.status.value}"
+        steps = [f"{s.step_id}. {s.agent}.{s.tool} → {s.artifact_id or s.status.value}" + (" (reused)" if s.reused else "")
                  for s in record.steps if s.plan_index == len(record.plans)]
         answer = render_answer(findings, context=self._context(record), partial=not complete, steps=steps)
         if self.config.model_synthesis and findings.headline:
@@ -414,9 +437,32 @@ class Orchestrator:
         return f"**The question could not be answered.** {record.error or ''}".strip()
 
     # -------------------------------------------------------------------------------- records
+    def _memo(self) -> dict[str, str]:
+        path = self.runs_dir / "memo.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    def _remember(self, signature: str, artifact_id: str) -> None:
+        memo = self._memo()
+        memo[signature] = artifact_id
+        _atomic_write(self.runs_dir / "memo.json", json.dumps(memo))
+
+    def _load_record(self, run_id: str) -> RunRecord | None:
+        for name in (f"{run_id}.json", f"{run_id}.state.json"):
+            path = self.runs_dir / name
+            if path.exists():
+                return RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        return None
+
+    def last_run(self) -> RunRecord | None:
+        """The most recent finished run of this session (for follow-up questions)."""
+        finished = sorted((p for p in self.runs_dir.glob("r_*.json") if not p.name.endswith(".state.json")),
+                          key=lambda p: p.stat().st_mtime)
+        return RunRecord.model_validate_json(finished[-1].read_text(encoding="utf-8")) if finished else None
+
     def _log_step(self, record: RunRecord, step: PlanStep, status: StepStatus, *, records=None,
-                  artifact: ArtifactRecord | None = None, failure: Failure | None = None, seconds: float = 0.0) -> None:
-        record.steps.append(StepRecord(
+                  artifact: ArtifactRecord | None = None, failure: Failure | None = None, seconds: float = 0.0,
+                  reused: bool = False) -> None:
+        record.steps.append(StepRecord(reused=reused, 
             plan_index=len(record.plans), step_id=step.id, agent=step.agent.value, tool=step.tool, args=step.args,
             inputs={k: r.id for k, r in (records or {}).items()}, status=status,
             artifact_id=artifact.id if artifact else None, seconds=round(seconds, 3), failure=failure))
@@ -426,6 +472,24 @@ class Orchestrator:
 
     def _save_state(self, record: RunRecord) -> None:
         _atomic_write(self.runs_dir / f"{record.run_id}.state.json", record.model_dump_json())
+
+
+def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFacts:
+    """A question that names no disaster continues the previous one: it keeps what that question
+    established unless it says otherwise. A question naming a disaster starts afresh."""
+    if previous is None or previous.facts is None or facts.event_id is not None or facts.event_candidates:
+        return facts
+    old = previous.facts
+    update: dict[str, Any] = {}
+    if facts.event_id is None and not facts.event_candidates:
+        update.update(event_id=old.event_id, event_candidates=old.event_candidates, places=old.places)
+    for name in ("distances_m", "target_entities", "damage_classes", "windows"):
+        if not getattr(facts, name) and getattr(old, name):
+            update[name] = getattr(old, name)
+    for name in ("k", "group_by"):
+        if getattr(facts, name) is None and getattr(old, name) is not None:
+            update[name] = getattr(old, name)
+    return facts.model_copy(update=update)
 
 
 def _is_empty(artifact: ArtifactRecord) -> bool:

@@ -29,6 +29,7 @@ from .validate import validate_plan
 
 MAX_CANDIDATES = 3
 CLOSE_FIT = 3.0  # templates scoring within this of the best stay candidates
+FOLLOW_UP_BONUS = 4.0
 
 
 class PlanResult(BaseModel):
@@ -152,16 +153,20 @@ class Planner:
         self.always_ask_model = always_ask_model
 
     def plan(self, facts: PrepassFacts, store, *, aoi_artifact_id: str | None = None,
-             failures: list[str] | None = None, step: str = "plan") -> PlanResult:
+             failures: list[str] | None = None, step: str = "plan", preferred_template: str | None = None) -> PlanResult:
+        """``preferred_template``: the previous question's workflow, favoured for a follow-up."""
         failures = list(failures or [])
         if self.mode == "free":
             return self._free(facts, store, aoi_artifact_id, failures, step)
-        return self._guided(facts, store, aoi_artifact_id, failures, step)
+        return self._guided(facts, store, aoi_artifact_id, failures, step, preferred_template)
 
     # -------------------------------------------------------------------------------- guided
-    def _guided(self, facts, store, aoi_artifact_id, failures, step) -> PlanResult:
+    def _guided(self, facts, store, aoi_artifact_id, failures, step, preferred_template=None) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
+        if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
+            ranked = sorted(((n, s + (FOLLOW_UP_BONUS if n == preferred_template else 0)) for n, s in ranked),
+                            key=lambda x: -x[1])
         # the model chooses only among templates that fit about as well as the best one
         candidates = [templates[name] for name, score in ranked[:MAX_CANDIDATES] if score >= ranked[0][1] - CLOSE_FIT]
         events_by_id = _events_by_id()
