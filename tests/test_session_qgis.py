@@ -87,3 +87,103 @@ def test_cancel_stops_the_run_between_steps(session):
     wait_for(lambda: finished)
     assert finished[0].status == "cancelled"
     assert "Cancelled" in session.dock.transcript_text()
+
+
+def polygon_layer(wkts, crs="EPSG:3857"):
+    from qgis.core import QgsFeature, QgsGeometry, QgsVectorLayer
+
+    layer = QgsVectorLayer(f"Polygon?crs={crs}", "areas", "memory")
+    features = []
+    for wkt in wkts:
+        f = QgsFeature()
+        f.setGeometry(QgsGeometry.fromWkt(wkt))
+        features.append(f)
+    layer.dataProvider().addFeatures(features)
+    layer.updateExtents()
+    return layer
+
+
+# Altadena in EPSG:3857 (a square) and a self-intersecting "bow-tie" next to it
+ALTADENA = "POLYGON((-13155000 4053000, -13149000 4053000, -13149000 4059000, -13155000 4059000, -13155000 4053000))"
+BOWTIE = "POLYGON((-13149000 4053000, -13147000 4055000, -13147000 4053000, -13149000 4055000, -13149000 4053000))"
+
+
+def test_aoi_from_the_selection_is_repaired_and_used_by_the_next_question(session):
+    layer = polygon_layer([ALTADENA, BOWTIE])
+    layer.selectAll()
+    assert session.aoi_from_layer(layer, selected_only=True)
+    record = session.store.get(session.aoi_id)
+    assert record.kind.value == "aoi" and record.extra["repaired_geometries"] == 1
+    assert record.metadata.crs == "EPSG:3857" and record.metadata.feature_count == 1
+    # measured geodesically, not in Web Mercator's inflated metres: compare with an equal-area projection
+    import geopandas as gpd
+    import shapely
+
+    parts = gpd.GeoSeries([shapely.from_wkt(ALTADENA), shapely.make_valid(shapely.from_wkt(BOWTIE))], crs=3857)
+    equal_area = parts.union_all()
+    expected = gpd.GeoSeries([equal_area], crs=3857).to_crs("+proj=laea +lat_0=34.2 +lon_0=-118.15").area.iloc[0]
+    assert abs(record.metadata.total_area_m2 - expected) / expected < 0.002
+    assert record.metadata.total_area_m2 < 0.75 * equal_area.area  # Web Mercator overstates it by ~45% here
+    assert session.aoi_id in session.dock.aoi_label.text()
+    finished = []
+    session.runFinished.connect(finished.append)
+    session.dock.input.setPlainText("Which hospitals are within 5 km of this area?")
+    session.dock.send_button.click()
+    wait_for(lambda: finished)
+    record = finished[0]
+    assert record.status == "answered" and record.aoi_artifact_id == session.aoi_id
+    assert record.steps[0].inputs == {"aoi": session.aoi_id}
+    session.clear_aoi()
+    assert session.aoi_id is None and "disaster's own area" in session.dock.aoi_label.text()
+
+
+def test_bad_aoi_inputs_give_messages_not_tracebacks(session):
+    layer = polygon_layer([ALTADENA])
+    assert not session.aoi_from_layer(layer, selected_only=True)  # nothing selected
+    assert "No features are selected" in session.dock.transcript_text()
+    from qgis.core import QgsFeature, QgsGeometry, QgsPointXY, QgsVectorLayer
+
+    points = QgsVectorLayer("Point?crs=EPSG:4326", "pts", "memory")
+    f = QgsFeature()
+    f.setGeometry(QgsGeometry.fromPointXY(QgsPointXY(-118.1, 34.2)))
+    points.dataProvider().addFeatures([f])
+    assert not session.aoi_from_layer(points, selected_only=False)
+    assert "must be a polygon" in session.dock.transcript_text() and "Traceback" not in session.dock.transcript_text()
+    assert session.aoi_id is None
+
+
+def test_digitised_polygon_becomes_the_aoi(session, qgis_iface):
+    from qgis.core import QgsCoordinateReferenceSystem, QgsPointXY
+
+    from geofaham_plugin.ui.aoi import PolygonTool
+
+    canvas = qgis_iface.mapCanvas()
+    canvas.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
+    tool = PolygonTool(canvas)
+    got = []
+    tool.polygonFinished.connect(lambda g: got.append(session.aoi_from_geometry(g, canvas.mapSettings().destinationCrs())))
+    for x, y in ((-118.17, 34.17), (-118.11, 34.17), (-118.11, 34.21)):
+        tool.add_point(QgsPointXY(x, y))
+    tool.finish()
+    assert got == [True]
+    record = session.store.get(session.aoi_id)
+    assert record.source == "user.aoi:digitised" and record.metadata.crs == "EPSG:4326"
+    assert tool.points == []  # the rubber band is reset
+
+
+def test_use_as_aoi_action_on_a_layer(plugin_package, qgis_iface, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEOFAHAM_SESSIONS", str(tmp_path / "sessions"))
+    plugin = plugin_package.classFactory(qgis_iface)
+    plugin.initGui()
+    try:
+        layer = polygon_layer([ALTADENA])
+        QgsProject.instance().addMapLayer(layer)
+        qgis_iface.setActiveLayer(layer)
+        qgis_iface.activeLayer = lambda: layer
+        plugin.use_as_aoi.trigger()
+        session = plugin.session
+        assert session.aoi_id and session.store.get(session.aoi_id).source == "user.aoi:layer"
+        assert "areas" in plugin.dock.aoi_label.text()
+    finally:
+        plugin.unload()
+        QgsProject.instance().clear()

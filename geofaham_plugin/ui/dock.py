@@ -13,7 +13,10 @@ from qgis.PyQt.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QShortcut,
+    QSplitter,
     QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +31,10 @@ class ChatDock(QDockWidget):
 
     questionSubmitted = pyqtSignal(str)  # noqa: N815 (Qt naming)
     cancelRequested = pyqtSignal()  # noqa: N815
+    artifactActivated = pyqtSignal(str)  # noqa: N815  artifact id clicked in the plan view
+    aoiFromSelectionRequested = pyqtSignal()  # noqa: N815
+    aoiDrawRequested = pyqtSignal()  # noqa: N815
+    aoiClearRequested = pyqtSignal()  # noqa: N815
 
     def __init__(self, parent=None):
         super().__init__(tr("GeoFaham"), parent)
@@ -39,13 +46,36 @@ class ChatDock(QDockWidget):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 4)
 
-        self.transcript = QTextBrowser(body)
+        splitter = QSplitter(Qt.Vertical, body)
+        self.transcript = QTextBrowser(splitter)
         self.transcript.setObjectName("GeoFahamTranscript")
         self.transcript.setOpenExternalLinks(True)
         self.transcript.setPlaceholderText(
             tr("Ask a disaster-response question, e.g. \"Which hospitals lie within 1 km of the Eaton fire perimeter?\"")
         )
-        layout.addWidget(self.transcript, 1)
+        self.plan_view = QTreeWidget(splitter)
+        self.plan_view.setObjectName("GeoFahamPlan")
+        self.plan_view.setHeaderLabels([tr("Step"), tr("Operation"), tr("Status"), tr("Artifact")])
+        self.plan_view.setRootIsDecorated(False)
+        self.plan_view.itemActivated.connect(self._on_plan_item)
+        self.plan_view.itemClicked.connect(self._on_plan_item)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        layout.addWidget(splitter, 1)
+
+        aoi_row = QHBoxLayout()
+        self.aoi_label = QLabel(tr("Area of interest: the disaster's own area"), body)
+        self.aoi_label.setObjectName("GeoFahamAoi")
+        self.aoi_label.setWordWrap(True)
+        aoi_row.addWidget(self.aoi_label, 1)
+        for name, text, signal in (("GeoFahamAoiSelection", tr("From selection"), self.aoiFromSelectionRequested),
+                                   ("GeoFahamAoiDraw", tr("Draw"), self.aoiDrawRequested),
+                                   ("GeoFahamAoiClear", tr("Clear"), self.aoiClearRequested)):
+            button = QPushButton(text, body)
+            button.setObjectName(name)
+            button.clicked.connect(signal.emit)
+            aoi_row.addWidget(button)
+        layout.addLayout(aoi_row)
 
         self.status = QLabel("", body)
         self.status.setObjectName("GeoFahamStatus")
@@ -89,6 +119,34 @@ class ChatDock(QDockWidget):
         self.send_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
         self.status.setText(status)
+
+    # ------------------------------------------------------------------------------- plan view
+    def show_plan(self, steps: list[dict], title: str = "") -> None:
+        self.plan_view.clear()
+        for step in steps:
+            item = QTreeWidgetItem([str(step["id"]), f"{step['agent']}.{step.get('tool') or '?'}", tr("pending"), ""])
+            item.setToolTip(1, step.get("goal", ""))
+            self.plan_view.addTopLevelItem(item)
+        for column in range(3):
+            self.plan_view.resizeColumnToContents(column)
+
+    def update_step(self, step_id: int, status: str, artifact_id: str = "", message: str = "") -> None:
+        for i in range(self.plan_view.topLevelItemCount()):
+            item = self.plan_view.topLevelItem(i)
+            if item.text(0) == str(step_id):
+                item.setText(2, tr(status))
+                if artifact_id:
+                    item.setText(3, artifact_id)
+                if message:
+                    item.setToolTip(2, message)
+
+    def _on_plan_item(self, item, _column=0) -> None:
+        if item.text(3):
+            self.artifactActivated.emit(item.text(3))
+
+    def set_aoi(self, text: str | None) -> None:
+        self.aoi_label.setText(tr("Area of interest: {aoi}").format(aoi=text) if text
+                               else tr("Area of interest: the disaster's own area"))
 
     # ------------------------------------------------------------------------------ transcript
     def append_user(self, text: str) -> None:

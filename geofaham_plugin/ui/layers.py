@@ -28,8 +28,33 @@ def layer_for_artifact(record, store):
     if not layer.isValid():
         return None
     layer.setCustomProperty("geofaham/artifact_id", record.id)
+    if kind in ("vector", "aoi"):
+        from .styles import style_for
+
+        style_for(layer, record)
     layer.setAbstract(f"GeoFaham artifact {record.id}\nsource: {record.source}\ninputs: {', '.join(record.inputs) or '-'}\n{record.summary}")
     return layer
+
+
+def find_artifact_layer(project: QgsProject, artifact_id: str):
+    for layer in project.mapLayers().values():
+        if layer.customProperty("geofaham/artifact_id") == artifact_id:
+            return layer
+    return None
+
+
+def zoom_to_layer(canvas, layer) -> None:
+    """Zoom the canvas to a layer's extent, transformed to the canvas CRS."""
+    from qgis.core import QgsCoordinateTransform
+
+    extent = layer.extent()
+    if extent.isEmpty() and layer.featureCount() == 0:
+        return
+    transform = QgsCoordinateTransform(layer.crs(), canvas.mapSettings().destinationCrs(), QgsProject.instance())
+    extent = transform.transformBoundingBox(extent)
+    extent.scale(1.15)
+    canvas.setExtent(extent)
+    canvas.refresh()
 
 
 def add_artifact_layer(project: QgsProject, group: QgsLayerTreeGroup, record, store):

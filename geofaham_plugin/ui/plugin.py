@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qgis.core import QgsMapLayerType
 from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtGui import QIcon
 from qgis.PyQt.QtWidgets import QAction, QMenu
@@ -23,6 +24,7 @@ class GeoFahamPlugin:
         self.dock: ChatDock | None = None
         self.actions: list[QAction] = []
         self.session = None
+        self.use_as_aoi: QAction | None = None
 
     # ------------------------------------------------------------------------------ lifecycle
     def initGui(self):  # noqa: N802 (QGIS API name)
@@ -32,6 +34,15 @@ class GeoFahamPlugin:
         self.dock = ChatDock(main_window)
         self.dock.questionSubmitted.connect(self.on_question)
         self.iface.addDockWidget(Qt.RightDockWidgetArea, self.dock)
+
+        self.dock.aoiFromSelectionRequested.connect(lambda: self._session().aoi_from_layer(self.iface.activeLayer(), True))
+        self.dock.aoiDrawRequested.connect(lambda: self._session().start_drawing())
+        self.dock.aoiClearRequested.connect(lambda: self._session().clear_aoi())
+
+        self.use_as_aoi = QAction(QIcon(str(ICON_PATH)), tr("Use as AOI (GeoFaham)"), main_window)
+        self.use_as_aoi.setObjectName(f"{ACTION_OBJECT_PREFIX}UseAsAoi")
+        self.use_as_aoi.triggered.connect(self._use_layer_as_aoi)
+        self.iface.addCustomActionForLayerType(self.use_as_aoi, "", QgsMapLayerType.VectorLayer, True)
 
         toggle = self.dock.toggleViewAction()
         toggle.setIcon(QIcon(str(ICON_PATH)))
@@ -46,6 +57,10 @@ class GeoFahamPlugin:
         self.actions.append(action)
 
     def unload(self):
+        if self.use_as_aoi is not None:
+            self.iface.removeCustomActionForLayerType(self.use_as_aoi)
+            self.use_as_aoi.deleteLater()
+            self.use_as_aoi = None
         if self.session is not None:
             self.session.close()
             self.session = None
@@ -72,12 +87,23 @@ class GeoFahamPlugin:
                 menu.deleteLater()
 
     # ------------------------------------------------------------------------------ questions
-    def on_question(self, question: str) -> None:
-        """Run the question in this QGIS session (the session starts with the first question)."""
+    def _session(self):
+        """The QGIS session of GeoFaham (started on first use, so loading the plugin stays cheap)."""
         if self.session is None:
             from .session import Session
 
-            self.session = Session(self.dock)
+            self.session = Session(self.dock, iface=self.iface)
             self.dock.cancelRequested.connect(self.session.cancel)
-        if not self.session.ask(question):
+        return self.session
+
+    def _use_layer_as_aoi(self) -> None:
+        layer = self.iface.activeLayer()
+        if self.dock is not None:
+            self.dock.show()
+        selected = bool(layer is not None and hasattr(layer, "selectedFeatureCount") and layer.selectedFeatureCount())
+        self._session().aoi_from_layer(layer, selected_only=selected)
+
+    def on_question(self, question: str) -> None:
+        """Run the question in this QGIS session."""
+        if not self._session().ask(question):
             self.dock.append_error(tr("A question is still running; wait for its answer."))

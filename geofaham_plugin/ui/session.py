@@ -43,8 +43,12 @@ class Session(QObject):
     runFinished = pyqtSignal(object)  # noqa: N815
     layerAdded = pyqtSignal(object)  # noqa: N815
 
-    def __init__(self, dock, *, session_dir: Path | None = None, llm_factory=None, name: str | None = None, parent=None):
+    def __init__(self, dock, *, iface=None, session_dir: Path | None = None, llm_factory=None, name: str | None = None,
+                 parent=None):
         super().__init__(parent)
+        self.iface = iface
+        self.aoi_id: str | None = None
+        self._draw_tool = None
         from ..core.config import settings_from_env
         from ..core.store.store import ResponseStore
 
@@ -57,6 +61,7 @@ class Session(QObject):
         self.worker: RunWorker | None = None
         self.layers: list = []
         self.records: list = []
+        dock.artifactActivated.connect(self.show_artifact)
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -86,7 +91,8 @@ class Session(QObject):
         if self.busy:
             return False
         self.dock.set_busy(True, tr("Planning…"))
-        self.worker = RunWorker(self._orchestrator, question, aoi_artifact_id, parent=self)
+        previous = next((r for r in reversed(self.records) if r and r.status in ("answered", "partial")), None)
+        self.worker = RunWorker(self._orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self)
         self.worker.event.connect(self._on_event)
         self.worker.done.connect(self._on_done)
         self.worker.crashed.connect(self._on_crash)
@@ -101,9 +107,14 @@ class Session(QObject):
         data = event.data
         if event.type == "plan":
             steps = data["plan"]["steps"]
+            self.dock.show_plan(steps)
             self.dock.status.setText(tr("Plan: ") + " → ".join(f"{s['agent']}.{s['tool'] or '?'}" for s in steps))
         elif event.type == "step_started":
+            self.dock.update_step(data["step"], "running")
             self.dock.status.setText(tr("Step {n}: {goal}").format(n=data["step"], goal=data["goal"]))
+        elif event.type == "step_finished":
+            status = "reused" if data.get("reused") else data["status"]
+            self.dock.update_step(data["step"], status, data.get("artifact_id", ""), data.get("message", ""))
         elif event.type == "artifact":
             from ..core.store.models import ArtifactRecord
 
@@ -114,16 +125,25 @@ class Session(QObject):
                 self.layers.append(layer)
                 self.layerAdded.emit(layer)
         elif event.type == "check_failed":
-            QgsMessageLog.logMessage(str(data.get("failure")), LOG_TAG, Qgis.Warning)
+            failure = data.get("failure") or {}
+            self.dock.update_step(data["step"], "failed", "", failure.get("message", ""))
+            QgsMessageLog.logMessage(str(failure), LOG_TAG, Qgis.Warning)
 
     def _on_done(self, record) -> None:  # main thread
         self.records.append(record)
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
             self.dock.append_answer(record.answer)
+            self._zoom_to_answer(record)
         else:
             self.dock.append_error(record.answer)
-        QgsMessageLog.logMessage(f"run {record.run_id}: {record.status} in {record.seconds:.1f} s", LOG_TAG, Qgis.Info)
+        totals = record.usage.get("totals", {})
+        prompt = sum(t["prompt"] for t in totals.values())
+        completion = sum(t["completion"] for t in totals.values())
+        summary = tr("{status} in {seconds:.1f} s · {prompt} + {completion} tokens · run {run}").format(
+            status=record.status, seconds=record.seconds, prompt=prompt, completion=completion, run=record.run_id)
+        self.dock.status.setText(summary)
+        QgsMessageLog.logMessage(summary, LOG_TAG, Qgis.Info)
         self.runFinished.emit(record)
 
     def _on_crash(self, message: str, details: str) -> None:  # main thread
@@ -131,6 +151,77 @@ class Session(QObject):
         self.dock.set_busy(False, "")
         self.dock.append_error(tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message))
         self.runFinished.emit(None)
+
+    # ------------------------------------------------------------------------------ map side
+    def _zoom_to_answer(self, record) -> None:
+        from .layers import find_artifact_layer, zoom_to_layer
+
+        if self.iface is None:
+            return
+        for artifact_id in record.cited_artifacts:
+            layer = find_artifact_layer(QgsProject.instance(), artifact_id)
+            if layer is not None and layer.featureCount():
+                zoom_to_layer(self.iface.mapCanvas(), layer)
+                return
+
+    def show_artifact(self, artifact_id: str) -> None:
+        """Select the artifact's layer in the layer tree and zoom to it."""
+        from .layers import find_artifact_layer, zoom_to_layer
+
+        layer = find_artifact_layer(QgsProject.instance(), artifact_id)
+        if layer is None or self.iface is None:
+            return
+        self.iface.setActiveLayer(layer)
+        zoom_to_layer(self.iface.mapCanvas(), layer)
+
+    # ----------------------------------------------------------------------------------- AOI
+    def _set_aoi(self, make) -> bool:
+        from ..core.errors import GeoFahamError
+        from ..core.store.models import ArtifactRecord
+
+        try:
+            record: ArtifactRecord = make()
+        except GeoFahamError as exc:
+            self.dock.append_error(tr("This cannot be used as the area of interest: {why}").format(why=exc))
+            return False
+        self.aoi_id = record.id
+        area = record.metadata.total_area_m2 or 0
+        self.dock.set_aoi(f"{record.id} · {record.summary.replace('area of interest: ', '')} ({area / 1e6:,.2f} km²)")
+        group = session_group(QgsProject.instance(), self.name)
+        layer = add_artifact_layer(QgsProject.instance(), group, record, self.store)
+        if layer is not None:
+            self.layers.append(layer)
+        return True
+
+    def aoi_from_layer(self, layer, selected_only: bool) -> bool:
+        from .aoi import aoi_from_layer
+
+        if layer is None or not hasattr(layer, "selectedFeatureCount"):
+            self.dock.append_error(tr("Select a vector layer first."))
+            return False
+        if selected_only and layer.selectedFeatureCount() == 0:
+            self.dock.append_error(tr("No features are selected in {layer}.").format(layer=layer.name()))
+            return False
+        return self._set_aoi(lambda: aoi_from_layer(self.store, layer, selected_only=selected_only))
+
+    def aoi_from_geometry(self, geometry, crs) -> bool:
+        from .aoi import aoi_from_geometry
+
+        return self._set_aoi(lambda: aoi_from_geometry(self.store, geometry, crs))
+
+    def start_drawing(self) -> None:
+        from .aoi import PolygonTool
+
+        canvas = self.iface.mapCanvas()
+        self._draw_tool = PolygonTool(canvas)
+        self._draw_tool.polygonFinished.connect(
+            lambda g: (self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
+                       canvas.unsetMapTool(self._draw_tool)))
+        canvas.setMapTool(self._draw_tool)
+
+    def clear_aoi(self) -> None:
+        self.aoi_id = None
+        self.dock.set_aoi(None)
 
     def close(self) -> None:
         if self.worker is not None:

@@ -14,17 +14,19 @@ class RunWorker(QThread):
     done = pyqtSignal(object)  # core RunRecord
     crashed = pyqtSignal(str, str)  # readable message, details for the log
 
-    def __init__(self, orchestrator_factory, question: str, aoi_artifact_id: str | None = None, parent=None):
+    def __init__(self, orchestrator_factory, question: str, aoi_artifact_id: str | None = None, previous=None,
+                 parent=None):
         super().__init__(parent)
         self._factory = orchestrator_factory
         self.question = question
         self.aoi_artifact_id = aoi_artifact_id
+        self.previous = previous  # the session's last run: the question may be a follow-up
         self.cancel_event = threading.Event()
 
     def run(self) -> None:  # worker thread
         try:
             orchestrator = self._factory(on_event=self.event.emit, cancel=self.cancel_event)
-            record = orchestrator.run(self.question, aoi_artifact_id=self.aoi_artifact_id)
+            record = orchestrator.run(self.question, aoi_artifact_id=self.aoi_artifact_id, previous=self.previous)
             self.done.emit(record)
         except Exception as exc:  # noqa: BLE001 (our bug or an environment problem: report it, keep QGIS alive)
             self.crashed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
