@@ -292,3 +292,18 @@ def test_a_question_naming_another_disaster_is_not_a_follow_up(store):
     second = orch.run("How many buildings were destroyed in the Palisades fire?", previous=first)
     assert second.follow_up_of is None and second.facts.distances_m == [] and second.facts.event_id == 14
     assert second.plans[0].template == "count_damage" and "6,823 in total" in second.answer
+
+
+def test_export_a_run_as_a_self_contained_folder(store, tmp_path):
+    from geofaham_plugin.core.export import export_run
+
+    orch, _, _ = orchestrator(store, {})
+    record = orch.run("Which hospitals are within 5 km of the Eaton fire perimeter?")
+    out = export_run(store, record.run_id, tmp_path / "share")
+    files = sorted(p.name for p in (out / "artifacts").iterdir())
+    assert files == sorted(f"{s.artifact_id}.gpkg" for s in record.steps)
+    assert "7 healthcare features" in (out / "answer.md").read_text()
+    assert json.loads((out / "run.json").read_text())["run_id"] == record.run_id
+    result = gpd.read_file(out / "artifacts" / f"{record.cited_artifacts[0]}.gpkg")
+    assert len(result) == 7 and "distance_m" in result.columns
+    assert f"{record.cited_artifacts[0]}.gpkg" in (out / "README.md").read_text()

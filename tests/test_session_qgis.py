@@ -187,3 +187,50 @@ def test_use_as_aoi_action_on_a_layer(plugin_package, qgis_iface, tmp_path, monk
     finally:
         plugin.unload()
         QgsProject.instance().clear()
+
+
+def test_project_save_clear_reopen_restores_the_session_and_follow_ups_work(plugin_package, qgis_iface, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEOFAHAM_SESSIONS", str(tmp_path / "sessions"))
+    plugin = plugin_package.classFactory(qgis_iface)
+    plugin.initGui()
+    project = QgsProject.instance()
+    try:
+        finished = []
+        plugin.on_question("How many buildings were damaged in the Eaton fire?")
+        plugin.session.runFinished.connect(finished.append)
+        wait_for(lambda: finished)
+        assert "3,051 in total" in plugin.dock.transcript_text()
+        first_dir = plugin.session.store.session_dir
+        assert first_dir.is_relative_to(tmp_path / "sessions")
+
+        path = tmp_path / "work" / "eaton.qgz"
+        path.parent.mkdir()
+        assert project.write(str(path))
+        wait_for(lambda: not plugin.resave_pending)
+        session_dir = tmp_path / "work" / "eaton_geofaham"
+        assert plugin.session.store.session_dir == session_dir.resolve() and not first_dir.exists()
+        assert project.readEntry("geofaham", "session", "")[0] == "eaton_geofaham"
+        assert all(layer.isValid() and "eaton_geofaham" in layer.source() for layer in plugin.session.layers)
+
+        project.clear()
+        assert plugin.session is None and plugin.dock.transcript_text() == ""
+
+        assert project.read(str(path))
+        session = plugin.session
+        assert session is not None and session.store.session_dir == session_dir.resolve()
+        assert "3,051 in total" in plugin.dock.transcript_text()
+        group = project.layerTreeRoot().findGroup(GROUP_PREFIX + session.name)
+        layers = [node.layer() for node in group.findLayers()]
+        assert len(layers) == 2 and all(l.isValid() for l in layers)  # the table artifact is not a map layer
+        assert len(session.records) == 1
+
+        finished.clear()
+        session.runFinished.connect(finished.append)
+        plugin.on_question("Now only the destroyed ones")
+        wait_for(lambda: finished)
+        record = finished[0]
+        assert record.status == "answered" and record.follow_up_of == session.records[0].run_id
+        assert "2,722 in total" in record.answer and record.steps[0].reused
+    finally:
+        plugin.unload()
+        project.clear()

@@ -165,11 +165,22 @@ class ChatDock(QDockWidget):
     def append_error(self, text: str) -> None:
         self._append(f"<p style='color:#b00020'><b>{html.escape(tr('Problem'))}:</b> {html.escape(text)}</p>")
 
+    transcriptChanged = pyqtSignal()  # noqa: N815
+
     def _append(self, fragment: str) -> None:
         self._entries.append(fragment)
+        self.transcriptChanged.emit()
         self.transcript.setHtml("".join(self._entries))
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
 
     def transcript_text(self) -> str:
         return self.transcript.toPlainText()
+
+    def entries(self) -> list[str]:
+        """The transcript as saved HTML fragments (for the session file)."""
+        return list(self._entries)
+
+    def restore(self, entries: list[str]) -> None:
+        self._entries = list(entries)
+        self.transcript.setHtml("".join(self._entries))

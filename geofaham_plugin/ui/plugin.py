@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qgis.core import QgsMapLayerType
-from qgis.PyQt.QtCore import Qt
+from qgis.core import QgsMapLayerType, QgsProject
+from qgis.PyQt.QtCore import Qt, QTimer
 from qgis.PyQt.QtGui import QIcon
 from qgis.PyQt.QtWidgets import QAction, QMenu
 
@@ -44,6 +44,13 @@ class GeoFahamPlugin:
         self.use_as_aoi.triggered.connect(self._use_layer_as_aoi)
         self.iface.addCustomActionForLayerType(self.use_as_aoi, "", QgsMapLayerType.VectorLayer, True)
 
+        project = QgsProject.instance()
+        project.projectSaved.connect(self._on_project_saved)
+        project.readProject.connect(self._on_project_read)
+        project.cleared.connect(self._on_project_cleared)
+        self._saving = False
+        self.resave_pending = False
+
         toggle = self.dock.toggleViewAction()
         toggle.setIcon(QIcon(str(ICON_PATH)))
         toggle.setText(tr("GeoFaham chat"))
@@ -57,6 +64,13 @@ class GeoFahamPlugin:
         self.actions.append(action)
 
     def unload(self):
+        project = QgsProject.instance()
+        for signal, slot in ((project.projectSaved, self._on_project_saved), (project.readProject, self._on_project_read),
+                             (project.cleared, self._on_project_cleared)):
+            try:
+                signal.disconnect(slot)
+            except TypeError:
+                pass
         if self.use_as_aoi is not None:
             self.iface.removeCustomActionForLayerType(self.use_as_aoi)
             self.use_as_aoi.deleteLater()
@@ -95,6 +109,67 @@ class GeoFahamPlugin:
             self.session = Session(self.dock, iface=self.iface)
             self.dock.cancelRequested.connect(self.session.cancel)
         return self.session
+
+    # ------------------------------------------------------------------------------ projects
+    ENTRY = ("geofaham", "session")
+
+    def _on_project_saved(self) -> None:
+        """Keep the session next to the project: move it there on first save, record it in the project."""
+        if self.session is None or self._saving or self.session.busy:
+            return
+        project = QgsProject.instance()
+        folder = f"{project.baseName()}_geofaham"
+        self.session.relocate(Path(project.homePath()) / folder)
+        self.session.save_transcript()
+        if project.readEntry(*self.ENTRY, "")[0] != folder or project.isDirty():
+            project.writeEntry(*self.ENTRY, folder)
+            self.resave_pending = True
+            # save again once QGIS has finished this save (a .qgz is still being zipped now)
+            QTimer.singleShot(0, self._resave)
+
+    def _resave(self) -> None:
+        self._saving = True
+        try:
+            QgsProject.instance().write()  # the layers now point into the session folder next to the project
+        finally:
+            self._saving = False
+            self.resave_pending = False
+
+    def _on_project_read(self, *_args) -> None:
+        project = QgsProject.instance()
+        folder = project.readEntry(*self.ENTRY, "")[0]
+        if not folder:
+            return
+        session_dir = Path(project.homePath()) / folder
+        if not (session_dir / "store.sqlite").exists():
+            self.dock.append_error(tr("The GeoFaham session of this project is missing: {path}").format(path=session_dir))
+            return
+        self._close_session()
+        import json
+
+        from .session import Session
+
+        saved = session_dir / Session.TRANSCRIPT
+        name = json.loads(saved.read_text(encoding="utf-8")).get("name") if saved.exists() else folder
+        self.session = Session(self.dock, iface=self.iface, session_dir=session_dir, name=name)
+        self.dock.cancelRequested.connect(self.session.cancel)
+        self.session.restore()
+
+    def _on_project_cleared(self) -> None:
+        if self.session is not None and not self._saving:
+            self._close_session()
+            self.dock.restore([])
+            self.dock.plan_view.clear()
+            self.dock.set_aoi(None)
+
+    def _close_session(self) -> None:
+        if self.session is not None:
+            try:
+                self.dock.cancelRequested.disconnect(self.session.cancel)
+            except TypeError:
+                pass
+            self.session.close()
+            self.session = None
 
     def _use_layer_as_aoi(self) -> None:
         layer = self.iface.activeLayer()

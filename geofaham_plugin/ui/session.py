@@ -62,6 +62,7 @@ class Session(QObject):
         self.layers: list = []
         self.records: list = []
         dock.artifactActivated.connect(self.show_artifact)
+        dock.transcriptChanged.connect(self.save_transcript)
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -151,6 +152,57 @@ class Session(QObject):
         self.dock.set_busy(False, "")
         self.dock.append_error(tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message))
         self.runFinished.emit(None)
+
+    # ---------------------------------------------------------------------------- persistence
+    TRANSCRIPT = "transcript.json"
+
+    def save_transcript(self) -> None:
+        import json
+
+        path = self.store.session_dir / self.TRANSCRIPT
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"name": self.name, "aoi_id": self.aoi_id, "entries": self.dock.entries()}),
+                       encoding="utf-8")
+        os.replace(tmp, path)
+
+    def restore(self) -> None:
+        """Bring back the transcript, AOI, layers and run records of a saved session."""
+        import json
+
+        from ..core.orchestrator.orchestrator import RunRecord
+
+        path = self.store.session_dir / self.TRANSCRIPT
+        if path.exists():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            self.dock.restore(saved.get("entries", []))
+            if saved.get("aoi_id") in self.store:
+                self.aoi_id = saved["aoi_id"]
+                self.dock.set_aoi(f"{self.aoi_id} · {self.store.get(self.aoi_id).summary}")
+        runs = sorted((p for p in (self.store.session_dir / "runs").glob("r_*.json") if not p.name.endswith(".state.json")),
+                      key=lambda p: p.stat().st_mtime)
+        self.records = [RunRecord.model_validate_json(p.read_text(encoding="utf-8")) for p in runs]
+        self.layers = [layer for layer in QgsProject.instance().mapLayers().values()
+                       if layer.customProperty("geofaham/artifact_id")]
+
+    def relocate(self, new_dir: Path) -> None:
+        """Move the session folder (e.g. next to a newly saved project) and re-point its layers."""
+        from ..core.store.store import ResponseStore
+
+        old_dir = self.store.session_dir
+        if Path(new_dir).resolve() == old_dir:
+            return
+        self.store.close()
+        new_dir = Path(new_dir)
+        new_dir.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(old_dir, new_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("store.lock"))
+        self.store = ResponseStore(new_dir)
+        for layer in self.layers:
+            artifact_id = layer.customProperty("geofaham/artifact_id")
+            if artifact_id in self.store:
+                path = self.store.abs_path(artifact_id)
+                source = f"{path}|layername={artifact_id}" if layer.providerType() == "ogr" else str(path)
+                layer.setDataSource(source, layer.name(), layer.providerType())
+        shutil.rmtree(old_dir, ignore_errors=True)
 
     # ------------------------------------------------------------------------------ map side
     def _zoom_to_answer(self, record) -> None:

@@ -1,0 +1,52 @@
+"""Export one run as a self-contained folder to share: its artifacts (and their lineage), the answer,
+the run record and a README saying what each file is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .store.models import ArtifactRecord
+
+
+def _lineage(store, ids: list[str]) -> list[ArtifactRecord]:
+    seen: dict[str, ArtifactRecord] = {}
+    stack = list(ids)
+    while stack:
+        artifact_id = stack.pop()
+        if artifact_id in seen or artifact_id not in store:
+            continue
+        record = store.get(artifact_id)
+        seen[artifact_id] = record
+        stack.extend(record.inputs)
+    return sorted(seen.values(), key=lambda r: r.created_at)
+
+
+def export_run(store, run_id: str, destination: str | Path) -> Path:
+    """Copy the run's artifacts and records into ``destination/<run_id>/``; returns that folder."""
+    runs = Path(store.session_dir) / "runs"
+    record_path = runs / f"{run_id}.json"
+    if not record_path.exists():
+        raise FileNotFoundError(f"no finished run {run_id} in {store.session_dir}")
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    produced = [s["artifact_id"] for s in record["steps"] if s.get("artifact_id")]
+    used = produced + [i for s in record["steps"] for i in s.get("inputs", {}).values()]
+    artifacts = _lineage(store, list(dict.fromkeys(used + ([record["aoi_artifact_id"]] if record.get("aoi_artifact_id") else []))))
+    out = Path(destination) / run_id
+    (out / "artifacts").mkdir(parents=True, exist_ok=True)
+    for artifact in artifacts:
+        source = store.abs_path(artifact.id)
+        shutil.copy2(source, out / "artifacts" / source.name)
+    (out / "run.json").write_text(record_path.read_text(encoding="utf-8"), encoding="utf-8")
+    (out / "answer.md").write_text(f"# {record['question']}\n\n{record['answer']}\n", encoding="utf-8")
+    (out / "artifacts.json").write_text(json.dumps([a.model_dump(mode="json") for a in artifacts], indent=2),
+                                        encoding="utf-8")
+    lines = [f"# GeoFaham run {run_id}", "", f"Question: {record['question']}", f"Status: {record['status']}", "",
+             "- `answer.md`: the answer (numbers computed by the engines; artifact ids cited in brackets)",
+             "- `run.json`: the run record (ledgers, plans, steps, tool calls, tokens, timings)",
+             "- `artifacts.json`: metadata and lineage of every artifact", "- `artifacts/`:"]
+    lines += [f"  - `{Path(a.path).name}`: {a.kind.value} — {a.summary}" + (f" (from {', '.join(a.inputs)})" if a.inputs else "")
+              for a in artifacts]
+    (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
