@@ -56,6 +56,10 @@ class GeoFahamPlugin:
         toggle.setText(tr("GeoFaham chat"))
         toggle.setObjectName(f"{ACTION_OBJECT_PREFIX}ToggleDock")
         self._add_action(toggle, toolbar=True)
+        settings_action = QAction(tr("Settings…"), main_window)
+        settings_action.setObjectName(f"{ACTION_OBJECT_PREFIX}Settings")
+        settings_action.triggered.connect(self.show_settings)
+        self._add_action(settings_action)
 
     def _add_action(self, action: QAction, toolbar: bool = False) -> None:
         self.iface.addPluginToMenu(MENU, action)
@@ -81,6 +85,8 @@ class GeoFahamPlugin:
         for action in self.actions:
             self.iface.removePluginMenu(MENU, action)
             self.iface.removeToolBarIcon(action)
+            if action.parent() is self.iface.mainWindow():
+                action.deleteLater()
         self.actions.clear()
         self._delete_detached_menus()
         if self.dock is not None:
@@ -109,6 +115,14 @@ class GeoFahamPlugin:
             self.session = Session(self.dock, iface=self.iface)
             self.dock.cancelRequested.connect(self.session.cancel)
         return self.session
+
+    def show_settings(self) -> None:
+        from .settings import SettingsDialog
+
+        dialog = SettingsDialog(self.iface.mainWindow())
+        if dialog.exec_() and self.session is not None and not self.session.busy:
+            self._close_session()  # the next question starts a session with the new settings
+            self.dock.append_answer(tr("Settings saved; the next question uses them."))
 
     # ------------------------------------------------------------------------------ projects
     ENTRY = ("geofaham", "session")

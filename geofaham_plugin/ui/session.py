@@ -49,12 +49,12 @@ class Session(QObject):
         self.iface = iface
         self.aoi_id: str | None = None
         self._draw_tool = None
-        from ..core.config import settings_from_env
         from ..core.store.store import ResponseStore
+        from .settings import settings_from_qgis
 
         self.dock = dock
         self.name = name or datetime.now().strftime("%Y-%m-%d %H:%M")
-        self.settings = settings_from_env()
+        self.settings = settings_from_qgis()
         self.store = ResponseStore(session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_")))
         self._llm_factory = llm_factory
         self._llm = None
@@ -79,9 +79,11 @@ class Session(QObject):
     def _orchestrator(self, *, on_event, cancel):
         from ..core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 
+        from .settings import limits_from_qgis
+
         mode = "guided" if self.settings.endpoint("planner").embedded else "free"
         return Orchestrator(self.store, self.llm, settings=self.settings, on_event=on_event, cancel=cancel,
-                            config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"))
+                            config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free", **limits_from_qgis()))
 
     # ----------------------------------------------------------------------------------- runs
     @property

@@ -1,0 +1,107 @@
+"""Settings: endpoints per role, the connection test, and keys only through QGIS's auth manager."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsProject, QgsSettings
+
+from geofaham_plugin.core.config import Role
+from geofaham_plugin.ui.settings import SettingsDialog, settings_from_qgis
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+class OpenAIMock(BaseHTTPRequestHandler):
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        OpenAIMock.seen.append({"auth": self.headers.get("Authorization"), "body": body})
+        reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": '{"ok": true}'}}],
+                 "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def server(real_models_allowed):
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), OpenAIMock)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}/v1"
+    httpd.shutdown()
+
+
+@pytest.fixture()
+def authcfg():
+    manager = QgsApplication.authManager()
+    if not manager.masterPasswordIsSet():
+        manager.setMasterPassword("geofaham-test", True)
+    config = QgsAuthMethodConfig("APIHeader")
+    config.setName("geofaham llm")
+    config.setConfig("Authorization", f"Bearer {SECRET}")
+    ok, stored = manager.storeAuthenticationConfig(config)
+    assert ok
+    yield stored.id()
+    manager.removeAuthenticationConfig(stored.id())
+
+
+@pytest.fixture(autouse=True)
+def clean_settings():
+    yield
+    QgsSettings().remove("geofaham")
+
+
+def test_remote_endpoint_with_key_from_the_auth_manager(qgis_iface, server, authcfg, tmp_path):
+    dialog = SettingsDialog(qgis_iface.mainWindow())
+    dialog.embedded.setChecked(False)
+    url, model, auth = dialog.role_fields[""]
+    url.setText(server)
+    model.setText("qwen2.5-32b-instruct")
+    auth.setConfigId(authcfg)
+    planner_url, planner_model, _ = dialog.role_fields["planner"]
+    planner_model.setText("gpt-4.1")
+    assert dialog.test_connection(), dialog.test_result.text()
+    assert "Connected to gpt-4.1" in dialog.test_result.text()
+    assert OpenAIMock.seen[-1]["auth"] == f"Bearer {SECRET}" and OpenAIMock.seen[-1]["body"]["model"] == "gpt-4.1"
+
+    settings = settings_from_qgis({})
+    assert settings.endpoint(Role.vector).base_url == server and settings.endpoint(Role.vector).model == "qwen2.5-32b-instruct"
+    assert settings.endpoint(Role.planner).api_key.get_secret_value() == SECRET
+    # the key is nowhere on disk but in QGIS's encrypted auth database
+    QgsSettings().sync()
+    assert SECRET not in open(QgsSettings().fileName(), encoding="utf-8").read()
+    assert authcfg in open(QgsSettings().fileName(), encoding="utf-8").read()
+    project = tmp_path / "p.qgs"
+    QgsProject.instance().write(str(project))
+    assert SECRET not in project.read_text(encoding="utf-8")
+    assert SECRET not in json.dumps(settings.describe())
+    QgsProject.instance().clear()
+
+
+def test_connection_failure_is_reported_not_raised(qgis_iface, real_models_allowed):
+    dialog = SettingsDialog(qgis_iface.mainWindow())
+    dialog.embedded.setChecked(False)
+    dialog.role_fields[""][0].setText("http://127.0.0.1:9/v1")  # nothing listens there
+    dialog.role_fields[""][1].setText("m")
+    assert not dialog.test_connection()
+    assert dialog.test_result.text().startswith("Connection failed")
+
+
+def test_embedded_default_reports_the_model_file(qgis_iface):
+    dialog = SettingsDialog(qgis_iface.mainWindow())
+    assert dialog.embedded.isChecked()
+    assert settings_from_qgis({}).endpoint(Role.planner).embedded
+    assert dialog.test_connection() and "Embedded model ready" in dialog.test_result.text()
