@@ -30,6 +30,7 @@ class GeoFahamPlugin:
     def initGui(self):  # noqa: N802 (QGIS API name)
         self.translator = install_translator()
         main_window = self.iface.mainWindow()
+        self.init_processing()
 
         self.dock = ChatDock(main_window)
         self.dock.questionSubmitted.connect(self.on_question)
@@ -61,6 +62,14 @@ class GeoFahamPlugin:
         settings_action.triggered.connect(self.show_settings)
         self._add_action(settings_action)
 
+    def init_processing(self) -> None:
+        from qgis.core import QgsApplication
+
+        from .processing.provider import GeoFahamProvider
+
+        self.provider = GeoFahamProvider()
+        QgsApplication.processingRegistry().addProvider(self.provider)
+
     def _add_action(self, action: QAction, toolbar: bool = False) -> None:
         self.iface.addPluginToMenu(MENU, action)
         if toolbar:
@@ -68,6 +77,11 @@ class GeoFahamPlugin:
         self.actions.append(action)
 
     def unload(self):
+        if getattr(self, "provider", None) is not None:
+            from qgis.core import QgsApplication
+
+            QgsApplication.processingRegistry().removeProvider(self.provider)
+            self.provider = None
         project = QgsProject.instance()
         for signal, slot in ((project.projectSaved, self._on_project_saved), (project.readProject, self._on_project_read),
                              (project.cleared, self._on_project_cleared)):

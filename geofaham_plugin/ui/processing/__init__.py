@@ -1,0 +1,1 @@
+"""GeoFaham's deterministic operations as QGIS Processing algorithms (Toolbox, Model Designer)."""

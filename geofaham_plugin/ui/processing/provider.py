@@ -1,0 +1,151 @@
+"""The GeoFaham Processing provider: buffer in metres, within-distance join with geodesic distances,
+k nearest, and building-damage counts by normalised class — the agents' own engine code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qgis.core import (QgsCoordinateReferenceSystem, QgsFeatureSink, QgsProcessing, QgsProcessingAlgorithm,
+                       QgsProcessingException, QgsProcessingParameterDistance, QgsProcessingParameterFeatureSink,
+                       QgsProcessingParameterFeatureSource, QgsProcessingParameterField, QgsProcessingParameterNumber,
+                       QgsProcessingProvider, QgsWkbTypes)
+from qgis.PyQt.QtGui import QIcon
+
+from ...core.engines import vector_ops as ops
+from ...core.engines.catalog import default_catalog
+from ...core.errors import ToolFailed
+from ..i18n import PLUGIN_ROOT, tr
+from .convert import fields_for, source_to_geodataframe, wkb_type_of, write_rows
+
+
+class _Algorithm(QgsProcessingAlgorithm):
+    NAME = ""
+    TITLE = ""
+    HELP = ""
+
+    def name(self):
+        return self.NAME
+
+    def displayName(self):  # noqa: N802
+        return tr(self.TITLE)
+
+    def group(self):
+        return tr("Disaster analysis")
+
+    def groupId(self):  # noqa: N802
+        return "disaster"
+
+    def shortHelpString(self):  # noqa: N802
+        return tr(self.HELP)
+
+    def createInstance(self):  # noqa: N802
+        return type(self)()
+
+    def _gdf(self, parameters, name, context, feedback):
+        source = self.parameterAsSource(parameters, name, context)
+        if source is None:
+            raise QgsProcessingException(tr("Invalid input layer: {name}").format(name=name))
+        return source_to_geodataframe(source, feedback)
+
+    def _emit(self, gdf, parameters, context, geometry_column="geometry"):
+        fields = fields_for(gdf, geometry_column)
+        crs = getattr(gdf, "crs", None)
+        crs = QgsCoordinateReferenceSystem(crs.to_wkt()) if crs is not None else QgsCoordinateReferenceSystem()
+        wkb = wkb_type_of(gdf) if geometry_column else QgsWkbTypes.NoGeometry
+        sink, dest = self.parameterAsSink(parameters, "OUTPUT", context, fields, wkb, crs)
+        write_rows(sink, gdf, fields, geometry_column)
+        return {"OUTPUT": dest}
+
+    def _run(self, fn):
+        try:
+            return fn()
+        except ToolFailed as exc:
+            raise QgsProcessingException(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from exc
+
+
+class BufferMetres(_Algorithm):
+    NAME, TITLE = "buffermetres", "Buffer in metres (any CRS)"
+    HELP = "Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included)."
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Input layer")))
+        self.addParameter(QgsProcessingParameterNumber("DISTANCE", tr("Distance (metres)"),
+                                                       QgsProcessingParameterNumber.Double, 1000.0, False, 0.0))
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Buffered"), QgsProcessing.TypeVectorPolygon))
+
+    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+        gdf = self._gdf(parameters, "INPUT", context, feedback)
+        distance = self.parameterAsDouble(parameters, "DISTANCE", context)
+        return self._emit(self._run(lambda: ops.buffer(gdf, distance)), parameters, context)
+
+
+class WithinDistance(_Algorithm):
+    NAME, TITLE = "withindistance", "Features within a distance (geodesic)"
+    HELP = "Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first."
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
+        self.addParameter(QgsProcessingParameterFeatureSource("REFERENCE", tr("Reference (hazard) layer")))
+        self.addParameter(QgsProcessingParameterNumber("DISTANCE", tr("Distance (metres)"),
+                                                       QgsProcessingParameterNumber.Double, 1000.0, False, 0.0))
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Within distance")))
+
+    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+        features = self._gdf(parameters, "INPUT", context, feedback)
+        reference = self._gdf(parameters, "REFERENCE", context, feedback)
+        distance = self.parameterAsDouble(parameters, "DISTANCE", context)
+        return self._emit(self._run(lambda: ops.within_distance(features, reference, distance)), parameters, context)
+
+
+class NearestK(_Algorithm):
+    NAME, TITLE = "nearestk", "k nearest features (geodesic)"
+    HELP = "Ranks the k features nearest to the reference layer with their geodesic distance (distance_m)."
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
+        self.addParameter(QgsProcessingParameterFeatureSource("REFERENCE", tr("Reference layer")))
+        self.addParameter(QgsProcessingParameterNumber("K", tr("k"), QgsProcessingParameterNumber.Integer, 3, False, 1))
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Nearest")))
+
+    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+        features = self._gdf(parameters, "INPUT", context, feedback)
+        reference = self._gdf(parameters, "REFERENCE", context, feedback)
+        k = self.parameterAsInt(parameters, "K", context)
+        return self._emit(self._run(lambda: ops.nearest_k(features, reference, k)), parameters, context)
+
+
+class DamageCounts(_Algorithm):
+    NAME, TITLE = "damagecounts", "Building damage counts by class"
+    HELP = "Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area."
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Building damage layer")))
+        self.addParameter(QgsProcessingParameterField("FIELD", tr("Damage field"), "DAMAGE", "INPUT"))
+        self.addParameter(QgsProcessingParameterFeatureSource("AREA", tr("Only inside this area"),
+                                                              [QgsProcessing.TypeVectorPolygon], optional=True))
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Damage counts"), QgsProcessing.TypeVector))
+
+    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+        gdf = self._gdf(parameters, "INPUT", context, feedback)
+        field = self.parameterAsString(parameters, "FIELD", context)
+        if parameters.get("AREA"):
+            area = self._gdf(parameters, "AREA", context, feedback)
+            gdf = self._run(lambda: ops.inside(gdf, area))
+        gdf["damage_class"] = default_catalog().damage_class_series(gdf, field).fillna("unknown")
+        table = ops.count_by(gdf, "damage_class").rename(columns={"value": "damage_class"})
+        return self._emit(table, parameters, context, geometry_column=None)
+
+
+class GeoFahamProvider(QgsProcessingProvider):
+    def id(self):
+        return "geofaham"
+
+    def name(self):
+        return "GeoFaham"
+
+    def icon(self):
+        return QIcon(str(Path(PLUGIN_ROOT) / "resources" / "icon.png"))
+
+    def loadAlgorithms(self):  # noqa: N802
+        for algorithm in (BufferMetres(), WithinDistance(), NearestK(), DamageCounts()):
+            self.addAlgorithm(algorithm)
