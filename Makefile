@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 QM := $(patsubst %.ts,%.qm,$(wildcard i18n/*.ts))
 
-.PHONY: setup run test test-fast translations zip clean-profile
+.PHONY: setup run test test-fast translations i18n zip clean-profile
 
 setup:
 	scripts/setup.sh
@@ -16,6 +16,11 @@ i18n/%.qm: i18n/%.ts
 	lrelease -silent $< -qm $@
 
 translations: $(QM)
+
+# refresh i18n/*.ts from every tr("...") in the UI code, then build .qm
+i18n:
+	$(PY) scripts/i18n.py
+	$(MAKE) --no-print-directory translations
 
 run: setup
 	scripts/run_qgis.sh

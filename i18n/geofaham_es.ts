@@ -1,63 +1,335 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="es_ES">
-<context>
-    <name>GeoFaham</name>
-    <message>
-        <source>GeoFaham</source>
-        <translation>GeoFaham</translation>
-    </message>
-    <message>
-        <source>GeoFaham chat</source>
-        <translation>Chat de GeoFaham</translation>
-    </message>
-    <message>
-        <source>Send</source>
-        <translation>Enviar</translation>
-    </message>
-    <message>
-        <source>You</source>
-        <translation>Usted</translation>
-    </message>
-    <message>
-        <source>Problem</source>
-        <translation>Problema</translation>
-    </message>
-    <message>
-        <source>Your question (Ctrl+Enter to send)</source>
-        <translation>Su pregunta (Ctrl+Intro para enviar)</translation>
-    </message>
-    <message>
-        <source>Ask a disaster-response question, e.g. &quot;Which hospitals lie within 1 km of the Eaton fire perimeter?&quot;</source>
-        <translation>Haga una pregunta de respuesta a desastres, p. ej. «¿Qué hospitales están a menos de 1 km del perímetro del incendio de Eaton?»</translation>
-    </message>
-    <message>
-        <source>GeoFaham cannot start because these Python packages are missing: {names}. Install them with: {command} (or run &quot;{setup}&quot; in the GeoFaham source folder), then restart QGIS.</source>
-        <translation>GeoFaham no puede iniciarse porque faltan estos paquetes de Python: {names}. Instálelos con: {command} (o ejecute «{setup}» en la carpeta de código de GeoFaham) y reinicie QGIS.</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>Cancelar</translation>
-    </message>
-    <message>
-        <source>Planning…</source>
-        <translation>Planificando…</translation>
-    </message>
-    <message>
-        <source>Plan: </source>
-        <translation>Plan: </translation>
-    </message>
-    <message>
-        <source>Step {n}: {goal}</source>
-        <translation>Paso {n}: {goal}</translation>
-    </message>
-    <message>
-        <source>Something went wrong: {message}. Details are in the GeoFaham log panel.</source>
-        <translation>Algo salió mal: {message}. Los detalles están en el panel de registro de GeoFaham.</translation>
-    </message>
-    <message>
-        <source>A question is still running; wait for its answer.</source>
-        <translation>Hay una pregunta en curso; espere su respuesta.</translation>
-    </message>
-</context>
+    <context>
+        <name>GeoFaham</name>
+        <message>
+            <source>GeoFaham</source>
+            <translation>GeoFaham</translation>
+        </message>
+        <message>
+            <source>GeoFaham chat</source>
+            <translation>Chat de GeoFaham</translation>
+        </message>
+        <message>
+            <source>Send</source>
+            <translation>Enviar</translation>
+        </message>
+        <message>
+            <source>You</source>
+            <translation>Usted</translation>
+        </message>
+        <message>
+            <source>Problem</source>
+            <translation>Problema</translation>
+        </message>
+        <message>
+            <source>Your question (Ctrl+Enter to send)</source>
+            <translation>Su pregunta (Ctrl+Intro para enviar)</translation>
+        </message>
+        <message>
+            <source>Ask a disaster-response question, e.g. "Which hospitals lie within 1 km of the Eaton fire perimeter?"</source>
+            <translation>Haga una pregunta de respuesta a desastres, p. ej. «¿Qué hospitales están a menos de 1 km del perímetro del incendio de Eaton?»</translation>
+        </message>
+        <message>
+            <source>GeoFaham cannot start because these Python packages are missing: {names}. Install them with: {command} (or run "{setup}" in the GeoFaham source folder), then restart QGIS.</source>
+            <translation>GeoFaham no puede iniciarse porque faltan estos paquetes de Python: {names}. Instálelos con: {command} (o ejecute «{setup}» en la carpeta de código de GeoFaham) y reinicie QGIS.</translation>
+        </message>
+        <message>
+            <source>Cancel</source>
+            <translation>Cancelar</translation>
+        </message>
+        <message>
+            <source>Planning…</source>
+            <translation>Planificando…</translation>
+        </message>
+        <message>
+            <source>Plan: </source>
+            <translation>Plan: </translation>
+        </message>
+        <message>
+            <source>Step {n}: {goal}</source>
+            <translation>Paso {n}: {goal}</translation>
+        </message>
+        <message>
+            <source>Something went wrong: {message}. Details are in the GeoFaham log panel.</source>
+            <translation>Algo salió mal: {message}. Los detalles están en el panel de registro de GeoFaham.</translation>
+        </message>
+        <message>
+            <source>A question is still running; wait for its answer.</source>
+            <translation>Hay una pregunta en curso; espere su respuesta.</translation>
+        </message>
+        <message>
+            <source>Area of interest: the disaster's own area</source>
+            <translation>Zona de interés: la zona del desastre</translation>
+        </message>
+        <message>
+            <source>Step</source>
+            <translation>Paso</translation>
+        </message>
+        <message>
+            <source>Operation</source>
+            <translation>Operación</translation>
+        </message>
+        <message>
+            <source>Status</source>
+            <translation>Estado</translation>
+        </message>
+        <message>
+            <source>Artifact</source>
+            <translation>Artefacto</translation>
+        </message>
+        <message>
+            <source>From selection</source>
+            <translation>Desde la selección</translation>
+        </message>
+        <message>
+            <source>Draw</source>
+            <translation>Dibujar</translation>
+        </message>
+        <message>
+            <source>Clear</source>
+            <translation>Borrar</translation>
+        </message>
+        <message>
+            <source>pending</source>
+            <translation>pendiente</translation>
+        </message>
+        <message>
+            <source>Area of interest: {aoi}</source>
+            <translation>Zona de interés: {aoi}</translation>
+        </message>
+        <message>
+            <source>Use as AOI (GeoFaham)</source>
+            <translation>Usar como zona de interés (GeoFaham)</translation>
+        </message>
+        <message>
+            <source>Settings…</source>
+            <translation>Configuración…</translation>
+        </message>
+        <message>
+            <source>Settings saved; the next question uses them.</source>
+            <translation>Configuración guardada; la próxima pregunta la usará.</translation>
+        </message>
+        <message>
+            <source>The GeoFaham session of this project is missing: {path}</source>
+            <translation>Falta la sesión de GeoFaham de este proyecto: {path}</translation>
+        </message>
+        <message>
+            <source>Disaster analysis</source>
+            <translation>Análisis de desastres</translation>
+        </message>
+        <message>
+            <source>Input layer</source>
+            <translation>Capa de entrada</translation>
+        </message>
+        <message>
+            <source>Distance (metres)</source>
+            <translation>Distancia (metros)</translation>
+        </message>
+        <message>
+            <source>Buffered</source>
+            <translation>Área de influencia</translation>
+        </message>
+        <message>
+            <source>Features</source>
+            <translation>Entidades</translation>
+        </message>
+        <message>
+            <source>Reference (hazard) layer</source>
+            <translation>Capa de referencia (amenaza)</translation>
+        </message>
+        <message>
+            <source>Within distance</source>
+            <translation>A distancia</translation>
+        </message>
+        <message>
+            <source>Reference layer</source>
+            <translation>Capa de referencia</translation>
+        </message>
+        <message>
+            <source>k</source>
+            <translation>k</translation>
+        </message>
+        <message>
+            <source>Nearest</source>
+            <translation>Más cercanos</translation>
+        </message>
+        <message>
+            <source>Building damage layer</source>
+            <translation>Capa de daños en edificios</translation>
+        </message>
+        <message>
+            <source>Damage field</source>
+            <translation>Campo de daños</translation>
+        </message>
+        <message>
+            <source>Only inside this area</source>
+            <translation>Solo dentro de esta zona</translation>
+        </message>
+        <message>
+            <source>Damage counts</source>
+            <translation>Recuentos de daños</translation>
+        </message>
+        <message>
+            <source>Invalid input layer: {name}</source>
+            <translation>Capa de entrada no válida: {name}</translation>
+        </message>
+        <message>
+            <source>{status} in {seconds:.1f} s · {prompt} + {completion} tokens · run {run}</source>
+            <translation>{status} en {seconds:.1f} s · {prompt} + {completion} tokens · ejecución {run}</translation>
+        </message>
+        <message>
+            <source>Select a vector layer first.</source>
+            <translation>Seleccione primero una capa vectorial.</translation>
+        </message>
+        <message>
+            <source>No features are selected in {layer}.</source>
+            <translation>No hay entidades seleccionadas en {layer}.</translation>
+        </message>
+        <message>
+            <source>This cannot be used as the area of interest: {why}</source>
+            <translation>Esto no puede usarse como zona de interés: {why}</translation>
+        </message>
+        <message>
+            <source>GeoFaham settings</source>
+            <translation>Configuración de GeoFaham</translation>
+        </message>
+        <message>
+            <source>Use the embedded local model (offline)</source>
+            <translation>Usar el modelo local integrado (sin conexión)</translation>
+        </message>
+        <message>
+            <source>Test connection</source>
+            <translation>Probar conexión</translation>
+        </message>
+        <message>
+            <source>Models</source>
+            <translation>Modelos</translation>
+        </message>
+        <message>
+            <source>(embedded engine)</source>
+            <translation>(motor integrado)</translation>
+        </message>
+        <message>
+            <source>PostGIS connection</source>
+            <translation>Conexión PostGIS</translation>
+        </message>
+        <message>
+            <source>STAC API</source>
+            <translation>API STAC</translation>
+        </message>
+        <message>
+            <source>Overpass API</source>
+            <translation>API Overpass</translation>
+        </message>
+        <message>
+            <source>Data</source>
+            <translation>Datos</translation>
+        </message>
+        <message>
+            <source>Limits</source>
+            <translation>Límites</translation>
+        </message>
+        <message>
+            <source>Server URL</source>
+            <translation>URL del servidor</translation>
+        </message>
+        <message>
+            <source>Model</source>
+            <translation>Modelo</translation>
+        </message>
+        <message>
+            <source>API key (authentication)</source>
+            <translation>Clave de API (autenticación)</translation>
+        </message>
+        <message>
+            <source>Maximum turns</source>
+            <translation>Turnos máximos</translation>
+        </message>
+        <message>
+            <source>Stall budget</source>
+            <translation>Presupuesto de bloqueos</translation>
+        </message>
+        <message>
+            <source>Maximum replans</source>
+            <translation>Replanificaciones máximas</translation>
+        </message>
+        <message>
+            <source>All roles</source>
+            <translation>Todos los roles</translation>
+        </message>
+        <message>
+            <source>Connected to {model} at {url}</source>
+            <translation>Conectado a {model} en {url}</translation>
+        </message>
+        <message>
+            <source>Role: {role}</source>
+            <translation>Rol: {role}</translation>
+        </message>
+        <message>
+            <source>Embedded model ready: {path}</source>
+            <translation>Modelo integrado listo: {path}</translation>
+        </message>
+        <message>
+            <source>Embedded model missing: run make setup ({path})</source>
+            <translation>Falta el modelo integrado: ejecute make setup ({path})</translation>
+        </message>
+        <message>
+            <source>Connection failed: {error}</source>
+            <translation>Error de conexión: {error}</translation>
+        </message>
+        <message>
+            <source>running</source>
+            <translation>en curso</translation>
+        </message>
+        <message>
+            <source>done</source>
+            <translation>hecho</translation>
+        </message>
+        <message>
+            <source>failed</source>
+            <translation>fallido</translation>
+        </message>
+        <message>
+            <source>reused</source>
+            <translation>reutilizado</translation>
+        </message>
+        <message>
+            <source>skipped</source>
+            <translation>omitido</translation>
+        </message>
+        <message>
+            <source>Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included).</source>
+            <translation>Crea y disuelve un área de influencia a una distancia en metros, calculada en una proyección métrica local sea cual sea el SRC de la capa (grados incluidos).</translation>
+        </message>
+        <message>
+            <source>Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first.</source>
+            <translation>Conserva las entidades a menos de una distancia en metros de alguna geometría de referencia y añade su distancia geodésica (distance_m), las más cercanas primero.</translation>
+        </message>
+        <message>
+            <source>Ranks the k features nearest to the reference layer with their geodesic distance (distance_m).</source>
+            <translation>Ordena las k entidades más cercanas a la capa de referencia con su distancia geodésica (distance_m).</translation>
+        </message>
+        <message>
+            <source>Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area.</source>
+            <translation>Cuenta los edificios por clase de daño normalizada (none, affected, minor, major, destroyed) a partir de un campo como 'DAMAGE' de CAL FIRE DINS, opcionalmente solo dentro de una zona.</translation>
+        </message>
+        <message>
+            <source>Buffer in metres (any CRS)</source>
+            <translation>Área de influencia en metros (cualquier SRC)</translation>
+        </message>
+        <message>
+            <source>Features within a distance (geodesic)</source>
+            <translation>Entidades a una distancia (geodésica)</translation>
+        </message>
+        <message>
+            <source>k nearest features (geodesic)</source>
+            <translation>k entidades más cercanas (geodésica)</translation>
+        </message>
+        <message>
+            <source>Building damage counts by class</source>
+            <translation>Recuento de daños en edificios por clase</translation>
+        </message>
+    </context>
 </TS>

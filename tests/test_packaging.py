@@ -3,6 +3,7 @@
 import configparser
 import shutil
 import subprocess
+import sys
 import zipfile
 
 from conftest import ROOT
@@ -38,3 +39,14 @@ def test_pb_tool_zip_contains_the_plugin_and_nothing_else(tmp_path):
     assert any(n.startswith("geofaham/geofaham_plugin/core/") for n in names)
     assert not [n for n in names if n.startswith(("geofaham/tests", "geofaham/.venv", "geofaham/bench"))]
     assert not [n for n in names if "__pycache__" in n]
+
+
+def test_translation_sources_are_in_sync_with_the_ui_code():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "i18n.py"), "--check"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout
+
+
+def test_french_translation_is_complete_and_compiles(built_translations):
+    text = (ROOT / "i18n" / "geofaham_fr.ts").read_text(encoding="utf-8")
+    assert 'type="unfinished"' not in text
+    assert (built_translations / "geofaham_fr.qm").stat().st_size > 1000

@@ -124,7 +124,7 @@ class ChatDock(QDockWidget):
     def show_plan(self, steps: list[dict], title: str = "") -> None:
         self.plan_view.clear()
         for step in steps:
-            item = QTreeWidgetItem([str(step["id"]), f"{step['agent']}.{step.get('tool') or '?'}", tr("pending"), ""])
+            item = QTreeWidgetItem([str(step["id"]), f"{step['agent']}.{step.get('tool') or '?'}", self._status_text("pending"), ""])
             item.setToolTip(1, step.get("goal", ""))
             self.plan_view.addTopLevelItem(item)
         for column in range(3):
@@ -134,11 +134,16 @@ class ChatDock(QDockWidget):
         for i in range(self.plan_view.topLevelItemCount()):
             item = self.plan_view.topLevelItem(i)
             if item.text(0) == str(step_id):
-                item.setText(2, tr(status))
+                item.setText(2, self._status_text(status))
                 if artifact_id:
                     item.setText(3, artifact_id)
                 if message:
                     item.setToolTip(2, message)
+
+    @staticmethod
+    def _status_text(status: str) -> str:
+        return {"pending": tr("pending"), "running": tr("running"), "done": tr("done"), "failed": tr("failed"),
+                "reused": tr("reused"), "skipped": tr("skipped")}.get(status, status)
 
     def _on_plan_item(self, item, _column=0) -> None:
         if item.text(3):

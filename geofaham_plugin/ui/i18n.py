@@ -19,6 +19,11 @@ def tr(text: str) -> str:
     return QCoreApplication.translate(CONTEXT, text)
 
 
+def N_(text: str) -> str:  # noqa: N802 (gettext convention)
+    """Marks a string for translation where it is defined; ``tr()`` translates it where it is shown."""
+    return text
+
+
 def user_locale() -> str:
     """QGIS's UI locale (``locale/userLocale``), falling back to the system locale; e.g. ``fr``."""
     value = QSettings().value("locale/userLocale", "") or QLocale.system().name()

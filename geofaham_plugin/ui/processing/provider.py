@@ -14,7 +14,7 @@ from qgis.PyQt.QtGui import QIcon
 from ...core.engines import vector_ops as ops
 from ...core.engines.catalog import default_catalog
 from ...core.errors import ToolFailed
-from ..i18n import PLUGIN_ROOT, tr
+from ..i18n import N_, PLUGIN_ROOT, tr
 from .convert import fields_for, source_to_geodataframe, wkb_type_of, write_rows
 
 
@@ -64,8 +64,8 @@ class _Algorithm(QgsProcessingAlgorithm):
 
 
 class BufferMetres(_Algorithm):
-    NAME, TITLE = "buffermetres", "Buffer in metres (any CRS)"
-    HELP = "Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included)."
+    NAME, TITLE = "buffermetres", N_("Buffer in metres (any CRS)")
+    HELP = N_("Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included).")
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Input layer")))
@@ -80,8 +80,8 @@ class BufferMetres(_Algorithm):
 
 
 class WithinDistance(_Algorithm):
-    NAME, TITLE = "withindistance", "Features within a distance (geodesic)"
-    HELP = "Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first."
+    NAME, TITLE = "withindistance", N_("Features within a distance (geodesic)")
+    HELP = N_("Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first.")
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
@@ -98,8 +98,8 @@ class WithinDistance(_Algorithm):
 
 
 class NearestK(_Algorithm):
-    NAME, TITLE = "nearestk", "k nearest features (geodesic)"
-    HELP = "Ranks the k features nearest to the reference layer with their geodesic distance (distance_m)."
+    NAME, TITLE = "nearestk", N_("k nearest features (geodesic)")
+    HELP = N_("Ranks the k features nearest to the reference layer with their geodesic distance (distance_m).")
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
@@ -115,8 +115,8 @@ class NearestK(_Algorithm):
 
 
 class DamageCounts(_Algorithm):
-    NAME, TITLE = "damagecounts", "Building damage counts by class"
-    HELP = "Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area."
+    NAME, TITLE = "damagecounts", N_("Building damage counts by class")
+    HELP = N_("Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area.")
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Building damage layer")))
