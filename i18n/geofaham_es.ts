@@ -331,5 +331,21 @@
             <source>Building damage counts by class</source>
             <translation>Recuento de daños en edificios por clase</translation>
         </message>
+        <message>
+            <source>Export the last run…</source>
+            <translation>Exportar la última ejecución…</translation>
+        </message>
+        <message>
+            <source>There is no run to export yet.</source>
+            <translation>Todavía no hay ninguna ejecución que exportar.</translation>
+        </message>
+        <message>
+            <source>Export the last run to</source>
+            <translation>Exportar la última ejecución a</translation>
+        </message>
+        <message>
+            <source>Run exported to {path}</source>
+            <translation>Ejecución exportada a {path}</translation>
+        </message>
     </context>
 </TS>

@@ -331,5 +331,21 @@
             <source>Building damage counts by class</source>
             <translation>Décompte des dommages aux bâtiments par classe</translation>
         </message>
+        <message>
+            <source>Export the last run…</source>
+            <translation>Exporter la dernière exécution…</translation>
+        </message>
+        <message>
+            <source>There is no run to export yet.</source>
+            <translation>Il n'y a pas encore d'exécution à exporter.</translation>
+        </message>
+        <message>
+            <source>Export the last run to</source>
+            <translation>Exporter la dernière exécution vers</translation>
+        </message>
+        <message>
+            <source>Run exported to {path}</source>
+            <translation>Exécution exportée vers {path}</translation>
+        </message>
     </context>
 </TS>

@@ -105,3 +105,21 @@ def test_embedded_default_reports_the_model_file(qgis_iface):
     assert dialog.embedded.isChecked()
     assert settings_from_qgis({}).endpoint(Role.planner).embedded
     assert dialog.test_connection() and "Embedded model ready" in dialog.test_result.text()
+
+
+def test_qgis_proxy_settings_reach_the_core_http_clients():
+    from geofaham_plugin.ui.settings import apply_qgis_proxy
+
+    s = QgsSettings()
+    s.setValue("proxy/proxyEnabled", True)
+    s.setValue("proxy/proxyHost", "proxy.example.org")
+    s.setValue("proxy/proxyPort", "3128")
+    s.setValue("proxy/proxyUser", "aid worker")
+    s.setValue("proxy/proxyPassword", "p@ss")
+    try:
+        env = {}
+        assert apply_qgis_proxy(env) == "http://aid%20worker:p%40ss@proxy.example.org:3128"
+        assert env["HTTPS_PROXY"] == env["HTTP_PROXY"] and "127.0.0.1" in env["NO_PROXY"]
+        assert apply_qgis_proxy({"HTTPS_PROXY": "http://other:8080"}) is None  # the environment wins
+    finally:
+        s.remove("proxy")

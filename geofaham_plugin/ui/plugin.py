@@ -57,6 +57,10 @@ class GeoFahamPlugin:
         toggle.setText(tr("GeoFaham chat"))
         toggle.setObjectName(f"{ACTION_OBJECT_PREFIX}ToggleDock")
         self._add_action(toggle, toolbar=True)
+        export_action = QAction(tr("Export the last run…"), main_window)
+        export_action.setObjectName(f"{ACTION_OBJECT_PREFIX}ExportRun")
+        export_action.triggered.connect(lambda: self.export_last_run())
+        self._add_action(export_action)
         settings_action = QAction(tr("Settings…"), main_window)
         settings_action.setObjectName(f"{ACTION_OBJECT_PREFIX}Settings")
         settings_action.triggered.connect(self.show_settings)
@@ -129,6 +133,24 @@ class GeoFahamPlugin:
             self.session = Session(self.dock, iface=self.iface)
             self.dock.cancelRequested.connect(self.session.cancel)
         return self.session
+
+    def export_last_run(self, destination: str | None = None):
+        """Copy the last run (artifacts, answer, run record) into a folder to share; returns the folder."""
+        runs = [r for r in (self.session.records if self.session else []) if r is not None]
+        if not runs:
+            self.dock.append_error(tr("There is no run to export yet."))
+            return None
+        if destination is None:
+            from qgis.PyQt.QtWidgets import QFileDialog
+
+            destination = QFileDialog.getExistingDirectory(self.iface.mainWindow(), tr("Export the last run to"))
+            if not destination:
+                return None
+        from ..core.export import export_run
+
+        folder = export_run(self.session.store, runs[-1].run_id, destination)
+        self.dock.append_answer(tr("Run exported to {path}").format(path=folder))
+        return folder
 
     def show_settings(self) -> None:
         from .settings import SettingsDialog

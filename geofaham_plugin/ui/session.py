@@ -50,11 +50,13 @@ class Session(QObject):
         self.aoi_id: str | None = None
         self._draw_tool = None
         from ..core.store.store import ResponseStore
-        from .settings import settings_from_qgis
+        from .settings import apply_qgis_proxy, settings_from_qgis
 
         self.dock = dock
         self.name = name or datetime.now().strftime("%Y-%m-%d %H:%M")
+        apply_qgis_proxy()
         self.settings = settings_from_qgis()
+        self.main_thread_work: list[tuple[float, float]] = []  # (start, end) of layer creation, for profiling
         self.store = ResponseStore(session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_")))
         self._llm_factory = llm_factory
         self._llm = None
@@ -119,14 +121,18 @@ class Session(QObject):
             status = "reused" if data.get("reused") else data["status"]
             self.dock.update_step(data["step"], status, data.get("artifact_id", ""), data.get("message", ""))
         elif event.type == "artifact":
+            import time
+
             from ..core.store.models import ArtifactRecord
 
+            started = time.monotonic()
             record = ArtifactRecord.model_validate(data["artifact"])
             group = session_group(QgsProject.instance(), self.name)
             layer = add_artifact_layer(QgsProject.instance(), group, record, self.store)
             if layer is not None:
                 self.layers.append(layer)
                 self.layerAdded.emit(layer)
+            self.main_thread_work.append((started, time.monotonic()))
         elif event.type == "check_failed":
             failure = data.get("failure") or {}
             self.dock.update_step(data["step"], "failed", "", failure.get("message", ""))

@@ -89,6 +89,32 @@ def settings_from_qgis(env=None) -> Settings:
     })
 
 
+def apply_qgis_proxy(environ=None) -> str | None:
+    """Make HTTP from the core (httpx: Overpass, STAC, Nominatim, model servers) use QGIS's proxy
+    settings, unless the environment already names a proxy. Returns the proxy URL applied."""
+    import os
+    from urllib.parse import quote
+
+    environ = os.environ if environ is None else environ
+    s = QgsSettings()
+    if not s.value("proxy/proxyEnabled", False, type=bool):
+        return None
+    if any(environ.get(k) for k in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")):
+        return None
+    host = s.value("proxy/proxyHost", "", type=str)
+    port = s.value("proxy/proxyPort", "", type=str)
+    if not host:
+        return None
+    user = s.value("proxy/proxyUser", "", type=str)
+    password = s.value("proxy/proxyPassword", "", type=str)
+    credentials = f"{quote(user)}:{quote(password)}@" if user else ""
+    url = f"http://{credentials}{host}" + (f":{port}" if port else "")
+    environ["HTTPS_PROXY"] = environ["HTTP_PROXY"] = url
+    excludes = s.value("proxy/noProxyUrls", [], type=list) or []
+    environ["NO_PROXY"] = ",".join(["127.0.0.1", "localhost", *[str(e) for e in excludes]])
+    return url
+
+
 def limits_from_qgis() -> dict:
     s = QgsSettings()
     return {"max_turns": s.value(_key("limits", "max_turns"), 20, type=int),
