@@ -55,3 +55,14 @@ def _block_real_models(request, monkeypatch):
 def real_models_allowed(_block_real_models, monkeypatch):
     """Opt one test into real model requests without the ``llm`` marker (e.g. against a local mock server)."""
     monkeypatch.delenv("GEOFAHAM_BLOCK_REAL_MODELS", raising=False)
+
+
+@pytest.fixture
+def mock_openai(real_models_allowed):
+    """A local OpenAI-compatible server that records requests and replies with ``.content``."""
+    from helpers.openai_mock import MockOpenAI
+
+    mock = MockOpenAI()
+    yield mock
+    mock.server.shutdown()
+    mock.server.server_close()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsProject, QgsSettings
@@ -13,35 +11,6 @@ from geofaham_plugin.core.config import Role
 from geofaham_plugin.ui.settings import SettingsDialog, settings_from_qgis
 
 SECRET = "sk-test-0123456789abcdef"
-
-
-class OpenAIMock(BaseHTTPRequestHandler):
-    seen: list = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        OpenAIMock.seen.append({"auth": self.headers.get("Authorization"), "body": body})
-        reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": '{"ok": true}'}}],
-                 "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture()
-def server(real_models_allowed):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), OpenAIMock)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}/v1"
-    httpd.shutdown()
 
 
 @pytest.fixture()
@@ -64,7 +33,9 @@ def clean_settings():
     QgsSettings().remove("geofaham")
 
 
-def test_remote_endpoint_with_key_from_the_auth_manager(qgis_iface, server, authcfg, tmp_path):
+def test_remote_endpoint_with_key_from_the_auth_manager(qgis_iface, mock_openai, authcfg, tmp_path):
+    mock_openai.content = '{"ok": true}'
+    server = mock_openai.base_url
     dialog = SettingsDialog(qgis_iface.mainWindow())
     dialog.embedded.setChecked(False)
     url, model, auth = dialog.role_fields[""]
@@ -75,7 +46,7 @@ def test_remote_endpoint_with_key_from_the_auth_manager(qgis_iface, server, auth
     planner_model.setText("gpt-4.1")
     assert dialog.test_connection(), dialog.test_result.text()
     assert "Connected to gpt-4.1" in dialog.test_result.text()
-    assert OpenAIMock.seen[-1]["auth"] == f"Bearer {SECRET}" and OpenAIMock.seen[-1]["body"]["model"] == "gpt-4.1"
+    assert mock_openai.requests[-1]["auth"] == f"Bearer {SECRET}" and mock_openai.requests[-1]["body"]["model"] == "gpt-4.1"
 
     settings = settings_from_qgis({})
     assert settings.endpoint(Role.vector).base_url == server and settings.endpoint(Role.vector).model == "qwen2.5-32b-instruct"
