@@ -179,6 +179,10 @@ stage_postgis() {
   "${psql[@]}" -tc "SELECT 1 FROM pg_database WHERE datname='geofaham'" | grep -q 1 \
     || "${psql[@]}" -c "CREATE DATABASE geofaham OWNER geofaham"
   "${psql[@]}" -d geofaham -c "CREATE EXTENSION IF NOT EXISTS postgis"
+  # read-only role for free SQL (engines/db/postgis.py: SET LOCAL ROLE geofaham_ro inside BEGIN READ ONLY);
+  # the engine grants USAGE/SELECT on its own schema at `db init`, default privileges cover later tables
+  "${psql[@]}" -d geofaham -c "DO \$\$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname='geofaham_ro') THEN CREATE ROLE geofaham_ro NOLOGIN; END IF; END\$\$;"
+  "${psql[@]}" -d geofaham -c "SET client_min_messages = warning; GRANT geofaham_ro TO geofaham; GRANT USAGE ON SCHEMA public TO geofaham_ro; GRANT SELECT ON ALL TABLES IN SCHEMA public TO geofaham_ro; ALTER DEFAULT PRIVILEGES FOR ROLE geofaham GRANT SELECT ON TABLES TO geofaham_ro"
   log "postgis: ready (postgresql://geofaham:geofaham@127.0.0.1:5432/geofaham)"
 }
 

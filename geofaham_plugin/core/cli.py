@@ -85,7 +85,97 @@ def build_parser() -> argparse.ArgumentParser:
                      help="continue the session's last run (reuse its facts and artifacts)")
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)
+    _add_db_commands(sub)
     return parser
+
+
+def _add_db_commands(sub) -> None:
+    """``db init|load|load-file|status|sql``: the disaster database (engines/db). PostGIS when --dsn is
+    given or GEOFAHAM_PG_DSN is set (unless --engine spatialite), else the embedded SpatiaLite file."""
+
+    def run(fn):
+        def wrapped(args) -> int:
+            from .engines.db import open_engine
+            from .errors import GeoFahamError, ToolFailed
+
+            try:
+                with open_engine(args.engine, db_path=args.db, dsn=args.dsn, schema=args.schema) as engine:
+                    return fn(engine, args)
+            except GeoFahamError as exc:  # ModelRetry messages carry their hint already
+                hint = exc.hint if isinstance(exc, ToolFailed) else None
+                print(f"error: {exc}" + (f" (hint: {hint})" if hint else ""), file=sys.stderr)
+                return 2
+        return wrapped
+
+    def init(engine, args) -> int:
+        engine.init(reset=args.reset)
+        print(f"initialised {engine.describe()}")
+        return 0
+
+    def report(reports) -> int:
+        for r in reports:
+            print(f"{r.source_layer:28} -> {r.table:15} event {r.event_id!s:4} read {r.read:6} loaded {r.loaded:6} "
+                  f"skipped {r.skipped:4} repaired {r.repaired:3}" + (f"  ({'; '.join(r.notes)})" if r.notes else ""))
+        return 0
+
+    def load(engine, args) -> int:
+        from .engines.db.loaders import load_samples
+
+        engine.init()
+        return report(load_samples(engine, Path(args.data_dir) if args.data_dir else None, args.only or None))
+
+    def load_file(engine, args) -> int:
+        from .engines.db.loaders import load_file as load_one
+
+        engine.init()
+        return report([load_one(engine, args.path, table=args.table, event_id=args.event, feature_class=args.cls,
+                                name_field=args.name_field, damage_field=args.damage_field, layer=args.layer,
+                                source_layer=args.source)])
+
+    def status(engine, _args) -> int:
+        print(json.dumps(engine.status(), indent=2, default=str, ensure_ascii=False))
+        return 0
+
+    def sql(engine, args) -> int:
+        artifacts = dict(a.split("=", 1) for a in args.artifact)
+        result = engine.run_sql(args.query, artifacts, row_cap=args.row_cap, timeout_s=args.timeout)
+        print(result.to_frame().to_string(index=False, max_colwidth=60))
+        if result.truncated:
+            print(f"(truncated at {result.row_cap} rows)")
+        return 0
+
+    db = sub.add_parser("db", help="the disaster database: init, load, load-file, status, sql")
+    dbsub = db.add_subparsers(dest="db_command", required=True)
+
+    def command(name: str, help_: str, fn):
+        p = dbsub.add_parser(name, help=help_)
+        p.add_argument("--engine", choices=("spatialite", "postgis"), help="default: postgis if a DSN is set")
+        p.add_argument("--db", help="SpatiaLite file (default: <cache>/db/geofaham.sqlite)")
+        p.add_argument("--dsn", help="PostGIS libpq URI (default: GEOFAHAM_PG_DSN)")
+        p.add_argument("--schema", default="geofaham", help="PostGIS schema (default: geofaham)")
+        p.set_defaults(func=run(fn))
+        return p
+
+    command("init", "create the schema and the 17 event records", init).add_argument(
+        "--reset", action="store_true", help="drop GeoFaham's tables first")
+    p = command("load", "load every sample layer from the data folder", load)
+    p.add_argument("--data-dir", help="sample data folder (default: GEOFAHAM_DATA_DIR or ../shared/data)")
+    p.add_argument("--only", nargs="*", help="sample layer ids to load")
+    p = command("load-file", "load one GeoJSON/GeoPackage file", load_file)
+    p.add_argument("path")
+    p.add_argument("--table", required=True, choices=("damage", "flood_extents", "burn_perimeters", "features"))
+    p.add_argument("--event", type=int, help="event id (required except for features)")
+    p.add_argument("--class", dest="cls", help="feature class for --table features (e.g. healthcare)")
+    p.add_argument("--name-field", help="attribute holding the feature name")
+    p.add_argument("--damage-field", help="attribute holding the damage value (--table damage)")
+    p.add_argument("--layer", help="layer of a multi-layer file")
+    p.add_argument("--source", help="source name to record (default: the file name)")
+    command("status", "row counts, hazard areas and the load log (JSON)", status)
+    p = command("sql", "run one read-only query ({{a_xxxxxxxx}} placeholders need --artifact)", sql)
+    p.add_argument("query")
+    p.add_argument("--artifact", action="append", default=[], metavar="ID=GPKG", help="artifact id and file")
+    p.add_argument("--row-cap", type=int, default=50)
+    p.add_argument("--timeout", type=float, default=30.0)
 
 
 def main(argv: list[str] | None = None) -> int:

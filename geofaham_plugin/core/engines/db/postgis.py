@@ -1,0 +1,440 @@
+"""PostGIS engine (psycopg2): the shared, multi-user database.
+
+Data goes in with ``COPY ... FROM STDIN`` (hex EWKB geometries): fast, and no coordinate ever ends up
+in SQL text, neither for loads nor for artifacts in free SQL. Metres are measured on the spheroid with
+geography (``ST_DWithin``/``ST_Distance``, backed by GIST indexes on ``geom::geography``).
+
+Free SQL: checked by ``sql_safety``, artifacts copied into session temp tables, then ``BEGIN READ
+ONLY``, ``SET LOCAL ROLE geofaham_ro`` (when that role exists and we are a member; ``scripts/setup.sh``
+creates it), ``SET LOCAL statement_timeout``, ``EXPLAIN`` (a broken query fails before it runs), and a
+server-side cursor from which at most ``row_cap + 1`` rows are fetched.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import psycopg2
+import psycopg2.errors
+import psycopg2.extensions
+import shapely
+from psycopg2 import sql as pgsql
+
+from ...errors import ToolFailed
+from ...planning.events import load_events
+from ..sql_safety import QueryError, UnsafeSQL, check_select, rewrite_placeholders
+from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
+                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, artifact_map, is_null,
+                   read_artifact)
+from .schema import GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, POSTGIS_DDL, SOURCE_COLUMN, TABLES
+
+READ_ONLY_ROLE = "geofaham_ro"
+_PG_TYPES = {"int": "bigint", "float": "double precision", "bool": "boolean", "time": "timestamptz", "text": "text"}
+
+
+class _Connection(psycopg2.extensions.connection):
+    """A connection that reports every statement as sent (after parameter interpolation) to
+    ``trace``; tests use it to prove no coordinates travel in SQL text."""
+
+    trace: Callable[[str], None] | None = None
+
+
+class _Cursor(psycopg2.extensions.cursor):
+    def execute(self, query: Any, vars: Any = None) -> None:  # noqa: A002 - psycopg2's name
+        try:
+            super().execute(query, vars)
+        finally:
+            hook = self.connection.trace
+            if hook is not None and self.query is not None:
+                hook(self.query.decode("utf-8", "replace"))
+
+    def copy_expert(self, sql: Any, file: Any, size: int = 8192) -> None:
+        hook = self.connection.trace
+        if hook is not None:
+            hook(sql if isinstance(sql, str) else sql.as_string(self.connection))
+        super().copy_expert(sql, file, size)
+
+
+def _copy_text(value: Any, kind: str = "text") -> str:
+    """One value in COPY text format."""
+    if is_null(value):
+        return "\\N"
+    if kind == "bool" or isinstance(value, (bool, np.bool_)):
+        return "t" if value else "f"
+    if kind == "int":
+        return str(int(value))
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _ewkb_hex(geoms: Sequence[Any]) -> list[str | None]:
+    arr = np.asarray(list(geoms), dtype=object)
+    out: list[str | None] = [None] * len(arr)
+    ok = np.array([g is not None for g in arr], dtype=bool)
+    if ok.any():
+        hexes = shapely.to_wkb(shapely.set_srid(arr[ok], 4326), hex=True, include_srid=True)
+        for i, h in zip(np.flatnonzero(ok), hexes):
+            out[i] = h
+    return out
+
+
+class PostGISEngine(SpatialEngine):
+    """The disaster database in PostgreSQL/PostGIS, in schema ``schema`` (default ``geofaham``)."""
+
+    name = "postgis"
+
+    def __init__(self, dsn: str, schema: str = "geofaham", read_only_role: str | None = READ_ONLY_ROLE,
+                 connect_timeout_s: int = 10):
+        self.dsn = dsn
+        self.schema = schema
+        self._lock = threading.RLock()
+        self._connect_timeout_s = connect_timeout_s
+        self._trace: Callable[[str], None] | None = None
+        self._conn = self._connect()
+        with self._cursor() as cur:
+            cur.execute("SELECT oid FROM pg_type WHERE typname IN ('geometry', 'geography')")
+            self._geo_oids = {r[0] for r in cur.fetchall()}
+            cur.execute("SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = %s",
+                        (read_only_role,))
+            row = cur.fetchone()
+        self.read_only_role = read_only_role if row and row[0] else None
+
+    def _connect(self) -> _Connection:
+        """A connection in autocommit mode (transactions are explicit: BEGIN READ ONLY for free SQL)
+        with our schema first on the search path."""
+        try:
+            conn = psycopg2.connect(self.dsn, connection_factory=_Connection, connect_timeout=self._connect_timeout_s)
+        except psycopg2.OperationalError as exc:
+            raise ToolFailed(f"cannot connect to PostGIS: {str(exc).strip().splitlines()[0]}", kind="error",
+                             hint="check GEOFAHAM_PG_DSN and that the server is running") from exc
+        conn.cursor_factory = _Cursor
+        conn.autocommit = True
+        conn.trace = self._trace
+        with conn.cursor() as cur:
+            cur.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
+            cur.execute(pgsql.SQL("SET search_path TO {}, public").format(pgsql.Identifier(self.schema)))
+        return conn
+
+    @property
+    def trace(self) -> Callable[[str], None] | None:
+        """Called with every SQL text sent to the server (None: off)."""
+        return self._conn.trace
+
+    @trace.setter
+    def trace(self, hook: Callable[[str], None] | None) -> None:
+        self._trace = self._conn.trace = hook
+
+    def describe(self) -> str:
+        from ...config import _mask_dsn
+
+        return f"postgis {_mask_dsn(self.dsn)} schema {self.schema}"
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._conn.closed:
+                self._conn.close()
+
+    @contextmanager
+    def _cursor(self) -> Iterator[_Cursor]:
+        """A cursor under the engine's lock; reconnects after a lost connection, and turns driver
+        errors that nobody translated into a ToolFailed the orchestrator can report."""
+        with self._lock:
+            if self._conn.closed:
+                self._conn = self._connect()
+            cur = self._conn.cursor()
+            try:
+                yield cur
+            except psycopg2.Error as exc:
+                lines = str(exc).strip().splitlines()
+                raise ToolFailed(f"PostGIS error: {lines[0] if lines else type(exc).__name__}", kind="error",
+                                 hint="check the database server and GEOFAHAM_PG_DSN") from exc
+            finally:
+                cur.close()
+
+    @contextmanager
+    def _tx(self, read_only: bool = False) -> Iterator[_Cursor]:
+        with self._cursor() as cur:
+            cur.execute("BEGIN READ ONLY" if read_only else "BEGIN")
+            try:
+                yield cur
+            except BaseException:
+                if not self._conn.closed:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except psycopg2.Error:
+                        pass
+                raise
+            cur.execute("COMMIT")
+
+    # ------------------------------------------------------------------------------------ lifecycle
+    def init(self, reset: bool = False) -> None:
+        with self._tx() as cur:
+            if reset:
+                for table in reversed(TABLES):
+                    cur.execute(pgsql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(pgsql.Identifier(table)))
+            cur.execute(POSTGIS_DDL)
+            if self.read_only_role:
+                role, schema = pgsql.Identifier(self.read_only_role), pgsql.Identifier(self.schema)
+                cur.execute(pgsql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, role))
+                cur.execute(pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(schema, role))
+            self._seed_events(cur)
+
+    def drop_schema(self) -> None:
+        """Drop the whole schema (tests use a throw-away schema per run)."""
+        with self._cursor() as cur:
+            cur.execute(pgsql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(pgsql.Identifier(self.schema)))
+
+    def _seed_events(self, cur: _Cursor) -> None:
+        from shapely.geometry import MultiPolygon, box
+
+        events = load_events()
+        cols = [c for c, _ in INSERT_COLUMNS["events"]]
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS gf_seed_events (LIKE events) ON COMMIT DROP")
+        rows = [[e.id, e.type, e.name, e.place, e.country, e.event_date.isoformat()] for e in events]
+        geoms = [MultiPolygon([box(*e.bbox_4326)]) if e.bbox_4326 else None for e in events]
+        self._copy(cur, "gf_seed_events", cols + ["aoi"], rows, geoms, [k for _, k in INSERT_COLUMNS["events"]])
+        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols[1:] + ["aoi"])
+        cur.execute(f"INSERT INTO events SELECT * FROM gf_seed_events ON CONFLICT (id) DO UPDATE SET {updates}")
+
+    def _copy(self, cur: _Cursor, table: str, columns: list[str], rows: Sequence[Sequence[Any]],
+              geoms: Sequence[Any], kinds: Sequence[str]) -> None:
+        """COPY rows (+ a trailing geometry column) into ``table``: text format, hex EWKB geometries."""
+        buf = io.StringIO()
+        for row, geom in zip(rows, _ewkb_hex(geoms)):
+            buf.write("\t".join([_copy_text(v, k) for v, k in zip(row, kinds)] + [geom or "\\N"]))
+            buf.write("\n")
+        buf.seek(0)
+        target = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
+            pgsql.SQL(table), pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns))
+        cur.copy_expert(target.as_string(self._conn), buf)
+
+    # --------------------------------------------------------------------------------------- loading
+    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame) -> int:
+        spec = INSERT_COLUMNS[table]
+        cols = [c for c, _ in spec]
+        with self._tx() as cur:
+            cur.execute(pgsql.SQL("DELETE FROM {} WHERE {} = %s").format(
+                pgsql.Identifier(table), pgsql.Identifier(SOURCE_COLUMN[table])), (source,))
+            rows = frame[cols].astype(object).where(frame[cols].notna(), None).values.tolist()
+            self._copy(cur, pgsql.Identifier(table).as_string(self._conn), cols + [GEOMETRY_COLUMN[table]], rows,
+                       list(frame.geometry.values), [k for _, k in spec])
+        return len(frame)
+
+    def log_load(self, report: LoadReport) -> None:
+        with self._tx() as cur:
+            cur.execute("DELETE FROM load_log WHERE source_layer = %s AND target_table = %s",
+                        (report.source_layer, report.table))
+            cur.execute(
+                "INSERT INTO load_log (source_layer, source_path, target_table, event_id, read_count, loaded_count, "
+                "skipped_count, repaired_count, source_crs, notes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (report.source_layer, report.source_path, report.table, report.event_id, report.read, report.loaded,
+                 report.skipped, report.repaired, report.source_crs, "; ".join(report.notes)))
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"engine": self.describe(), "read_only_role": self.read_only_role, "tables": {}}
+        with self._cursor() as cur:
+            for table in ("damage", "flood_extents", "burn_perimeters", "features"):
+                cur.execute(pgsql.SQL("SELECT coalesce(event_id::text, 'none'), count(*) FROM {} GROUP BY 1 ORDER BY 1")
+                            .format(pgsql.Identifier(table)))
+                out["tables"][table] = dict(cur.fetchall())
+            cur.execute("SELECT count(*) FROM events")
+            out["events"] = cur.fetchone()[0]
+            cur.execute("SELECT 'burn_perimeters', event_id, source, ST_Area(geom::geography) / 1e6 FROM burn_perimeters "
+                        "UNION ALL SELECT 'flood_extents', event_id, source, ST_Area(geom::geography) / 1e6 "
+                        "FROM flood_extents ORDER BY 1, 2, 3")
+            out["hazards"] = [{"table": t, "event_id": e, "source": s, "area_km2": round(a, 3)}
+                              for t, e, s, a in cur.fetchall()]
+            cur.execute("SELECT source_layer, target_table, event_id, read_count, loaded_count, skipped_count, "
+                        "repaired_count, source_crs, notes, loaded_at::text FROM load_log ORDER BY id")
+            names = [d[0] for d in cur.description]
+            out["load_log"] = [dict(zip(names, r)) for r in cur.fetchall()]
+        return out
+
+    # ---------------------------------------------------------------------------------- artifacts
+    def _load_artifacts(self, cur: _Cursor, tables: Sequence[ArtifactTable]) -> None:
+        for art in tables:
+            name = f"pg_temp.gf_{art.id}"
+            cols = [pgsql.SQL("{} {}").format(pgsql.Identifier(c), pgsql.SQL(_PG_TYPES[k])) for c, k in art.columns]
+            cur.execute(pgsql.SQL("DROP TABLE IF EXISTS {}").format(pgsql.SQL(name)))
+            cur.execute(pgsql.SQL("CREATE TEMP TABLE {} ({})").format(
+                pgsql.Identifier(f"gf_{art.id}"),
+                pgsql.SQL(", ").join(cols + [pgsql.SQL("geom geometry(Geometry, 4326)")])))
+            self._copy(cur, name, [c for c, _ in art.columns] + ["geom"], art.rows, list(art.geoms),
+                       [k for _, k in art.columns])
+            cur.execute(pgsql.SQL("CREATE INDEX ON {} USING gist (geom)").format(pgsql.SQL(name)))
+            cur.execute(pgsql.SQL("ANALYZE {}").format(pgsql.SQL(name)))  # temp tables are never auto-analysed
+            if self.read_only_role:
+                cur.execute(pgsql.SQL("GRANT SELECT ON {} TO {}").format(pgsql.SQL(name),
+                                                                         pgsql.Identifier(self.read_only_role)))
+
+    def _drop_artifacts(self, ids: Sequence[str]) -> None:
+        if ids and not self._conn.closed:
+            with self._cursor() as cur:
+                for aid in ids:
+                    cur.execute(pgsql.SQL("DROP TABLE IF EXISTS {}").format(pgsql.SQL(f"pg_temp.gf_{aid}")))
+
+    @contextmanager
+    def _area(self, event_id: int, area: ArtifactFile | None) -> Iterator[tuple[str, str]]:
+        """(SQL of a one-row CTE body giving the area's geometry, its description) for ``area`` or the
+        event's hazard; the artifact lives in a temp table for the duration (under the lock: the
+        temp table belongs to the one connection)."""
+        with self._lock:
+            if area is None:
+                with self._cursor() as cur:
+                    cur.execute("SELECT (SELECT count(*) FROM burn_perimeters WHERE event_id = %(e)s) + "
+                                "(SELECT count(*) FROM flood_extents WHERE event_id = %(e)s)", {"e": event_id})
+                    if not cur.fetchone()[0]:
+                        raise ToolFailed(f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
+                                         kind="not_found", hint="pass an area artifact, or load a hazard layer (db load)")
+                yield area_union("SELECT geom FROM burn_perimeters WHERE event_id = %(event)s "
+                                 "UNION ALL SELECT geom FROM flood_extents WHERE event_id = %(event)s"), "event hazard"
+                return
+            table = read_artifact(area.id, area.path).require_polygons()
+            try:
+                with self._tx() as cur:
+                    self._load_artifacts(cur, [table])
+                yield area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"), \
+                    f"artifact {area.id}"
+            finally:
+                self._drop_artifacts([area.id])
+
+    @staticmethod
+    def _filters(table: str, feature_class: str | None, classes: list[str] | None, source: str | None) -> str:
+        out = ["t.event_id = %(event)s" if table == "damage" else "(t.event_id = %(event)s OR t.event_id IS NULL)"]
+        if feature_class is not None:
+            out.append("t.feature_class = %(fclass)s")
+        if classes is not None:
+            out.append("t.damage_class = ANY(%(classes)s)")
+        if source is not None:
+            out.append("t.source_layer = %(source)s")
+        return " AND ".join(out)
+
+    @staticmethod
+    def _columns(table: str) -> str:
+        return ", ".join(f"t.{c}::text" if c in ("attrs", "tags") else f"t.{c}" for c in OUTPUT_COLUMNS[table])
+
+    # ----------------------------------------------------------------------------------- queries
+    def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
+        params = {"event": event_id}
+        with self._area(event_id, area) as (area_sql, label), self._cursor() as cur:
+            cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
+                        "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
+                        "WHERE d.event_id = %(event)s AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3", params)
+            rows = cur.fetchall()
+        return self._damage_count(event_id, label, rows)
+
+    def select_inside(self, table: QueryTable, event_id: int, area: ArtifactFile | None = None, *,
+                      feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
+                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+        self._check_table(table)
+        classes = self._check_classes(damage_classes)
+        params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer}
+        with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
+            cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
+                        f"SELECT {self._columns(table)}, ST_AsBinary(t.geom) FROM {table} t, area a "
+                        f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
+                        "AND ST_Intersects(t.geom, a.geom) ORDER BY t.id", params)
+            rows = cur.fetchall()
+        return self._frame(table, rows)
+
+    def select_within(self, table: QueryTable, event_id: int, distance_m: float, area: ArtifactFile | None = None,
+                      *, feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
+                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+        self._check_table(table)
+        if not distance_m >= 0:
+            raise ToolFailed("distance must be zero or positive", kind="invalid_input")
+        classes = self._check_classes(damage_classes)
+        params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer,
+                  "dist": float(distance_m)}
+        with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
+            # geography: spheroid distances in metres; the GIST index on geom::geography serves ST_DWithin
+            cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
+                        f"SELECT {self._columns(table)}, ST_Distance(t.geom::geography, a.geom::geography) AS d, "
+                        f"ST_AsBinary(t.geom) FROM {table} t, area a "
+                        f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
+                        "AND ST_DWithin(t.geom::geography, a.geom::geography, %(dist)s) ORDER BY d, t.id", params)
+            rows = cur.fetchall()
+        return self._frame(table, rows, extra=("distance_m",))
+
+    def hazard(self, event_id: int) -> gpd.GeoDataFrame:
+        with self._cursor() as cur:
+            cur.execute("SELECT 'burn_perimeter', source, ST_AsBinary(geom) FROM burn_perimeters WHERE event_id = %(e)s "
+                        "UNION ALL SELECT 'flood_extent', source, ST_AsBinary(geom) FROM flood_extents "
+                        "WHERE event_id = %(e)s", {"e": event_id})
+            rows = cur.fetchall()
+        return gpd.GeoDataFrame({"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
+                                geometry=[shapely.from_wkb(bytes(r[2])) for r in rows], crs="EPSG:4326")
+
+    # ---------------------------------------------------------------------------------- free SQL
+    def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
+                row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+        paths = artifact_map(artifacts)
+        rewritten, used = rewrite_placeholders(sql, paths, lambda aid: f"pg_temp.gf_{aid}")
+        statement = check_select(rewritten, "postgres")
+        tables = [read_artifact(aid, paths[aid]) for aid in used]
+        started = time.perf_counter()
+        with self._lock:
+            try:
+                if tables:
+                    with self._tx() as cur:
+                        self._load_artifacts(cur, tables)
+                return self._run_read_only(statement, row_cap, timeout_s, started)
+            finally:
+                self._drop_artifacts(used)
+
+    def _run_read_only(self, statement: str, row_cap: int, timeout_s: float, started: float) -> QueryResult:
+        with self._tx(read_only=True) as cur:
+            try:
+                if self.read_only_role:
+                    cur.execute(pgsql.SQL("SET LOCAL ROLE {}").format(pgsql.Identifier(self.read_only_role)))
+                cur.execute("SET LOCAL statement_timeout = %s", (max(1, int(timeout_s * 1000)),))
+                cur.execute("EXPLAIN " + statement)  # a broken query fails here, before it runs
+                # a server-side cursor: only row_cap + 1 rows ever leave the server
+                cur.execute("DECLARE gf_sql NO SCROLL CURSOR FOR " + statement)
+                cur.execute("FETCH FORWARD %s FROM gf_sql", (row_cap + 1,))
+                rows = cur.fetchall()
+                description = cur.description
+            except psycopg2.Error as exc:
+                raise _translate(exc, timeout_s) from exc
+        truncated = len(rows) > row_cap
+        rows = rows[:row_cap]
+        columns = [d.name for d in description]
+        geo_idx = [i for i, d in enumerate(description) if d.type_code in self._geo_oids]
+        srid = None
+        if geo_idx:
+            converted = []
+            for row in rows:
+                values = list(row)
+                for i in geo_idx:
+                    values[i] = None if values[i] is None else shapely.from_wkb(values[i])
+                    if srid is None and values[i] is not None:
+                        srid = int(shapely.get_srid(values[i])) or None
+                converted.append(tuple(values))
+            rows = converted
+        return QueryResult(columns, rows, truncated, row_cap, statement, [columns[i] for i in geo_idx], srid,
+                           time.perf_counter() - started)
+
+
+def _translate(exc: psycopg2.Error, timeout_s: float) -> Exception:
+    """A server error as what the caller can act on: the model can fix syntax and names (ModelRetry),
+    a refusal is a refusal (UnsafeSQL), a timeout is a tool failure with a hint."""
+    lines = str(exc).strip().splitlines()
+    message = getattr(getattr(exc, "diag", None), "message_primary", None) or (lines[0] if lines else type(exc).__name__)
+    code = exc.pgcode or ""
+    if isinstance(exc, psycopg2.errors.QueryCanceled) or code == "57014":
+        return ToolFailed(f"the query was cancelled after {timeout_s:g} s", kind="timeout",
+                          hint="filter early with indexed predicates (ST_Intersects, ST_DWithin on geography), "
+                               "avoid cross joins and unbounded generate_series/recursion, aggregate in SQL")
+    if code[:2] == "25" or code == "42501":  # read-only transaction state, insufficient_privilege
+        return UnsafeSQL(f"refused by the database: {message}")
+    if code[:2] in ("42", "22", "21", "0A", "2F", "39", "38", "XX") or code == "":
+        return QueryError(f"the database rejected the query: {message}", SCHEMA_HINT)
+    return ToolFailed(f"the query failed: {message}", kind="error", hint=SCHEMA_HINT)

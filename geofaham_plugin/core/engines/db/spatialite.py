@@ -1,0 +1,453 @@
+"""SpatiaLite engine (stdlib sqlite3 + mod_spatialite): the embedded default, one file.
+
+Why SpatiaLite and not DuckDB in process: inside QGIS, importing duckdb makes QGIS abort on exit;
+SpatiaLite shares QGIS's PROJ/GEOS and exits cleanly (see ENVIRONMENT.md). Needs an sqlite3 module
+with ``enable_load_extension`` (Debian's /usr/bin/python3 has it) and ``libsqlite3-mod-spatialite``.
+
+Queries run on a second connection that opens the file read-only (``mode=ro``); artifacts for a query
+go into TEMP tables of that connection. Free SQL additionally runs under an authorizer that allows
+only reads and non-denied functions (no write, ATTACH, pragma change, even inside a SpatiaLite
+function), with ``load_extension`` switched off, and a progress handler that stops it at the deadline.
+A single long GEOS call cannot be interrupted until it returns (the handler runs between VM steps).
+
+Metres: rows are pre-filtered with the R*Tree (the area's bounding box grown by a conservative number
+of degrees for the distance), then in the WGS84 UTM zone of the area's centroid (EPSG 326xx/327xx;
+distance <= d * 1.02 + 10 m covers the projection's scale error), and the reported distance is
+``GeodesicLength`` of the shortest line (found in UTM) between the nearest points, on the WGS84
+ellipsoid; it agrees with pyproj.Geod to millimetres. (``ST_Distance(a, b, 1)`` does run in 5.0.1, but
+it picks the nearest point in degree space: 47 m too long for St John's at 3.3 km from the Palisades
+hull, 2 m for Huntington Hospital near Eaton.) Areas use a Lambert azimuthal equal-area
+projection centred on each geometry (``ST_Area(geom, 1)`` returns NULL in some 5.0.1 builds).
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import geopandas as gpd
+import numpy as np
+import shapely
+
+from ...errors import ToolFailed
+from ...planning.events import load_events
+from ..sql_safety import QueryError, UnsafeSQL, check_select, denied_function, rewrite_placeholders
+from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
+                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, artifact_map, is_null,
+                   read_artifact)
+from .schema import (GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, SOURCE_COLUMN, SPATIALITE_GEOMETRIES,
+                     SPATIALITE_TABLES)
+
+T = TypeVar("T")
+_SQLITE_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER", "time": "TEXT", "text": "TEXT"}
+_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_LAEA = ("'+proj=laea +lat_0=' || ST_Y(ST_Centroid(geom)) || ' +lon_0=' || ST_X(ST_Centroid(geom)) || "
+         "' +datum=WGS84 +units=m +no_defs'")
+AREA_KM2_SQL = f"ST_Area(ST_Transform(geom, 0, NULL, '+proj=longlat +datum=WGS84 +no_defs', {_LAEA})) / 1e6"
+
+
+def _authorize(action: int, _arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+    """Authorizer for free SQL: reads only. Runs for every statement prepared on the connection,
+    including those SpatiaLite functions prepare internally, so no function can write either."""
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if denied_function(arg2 or "") else sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY  # incl. PRAGMA, ATTACH
+
+
+def _driver_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Typed queries: an sqlite3 error nobody translated becomes a ToolFailed the orchestrator reports."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise ToolFailed(f"SpatiaLite error: {exc}", kind="error", hint="re-create the database: db init --reset; db load") from exc
+    return wrapped
+
+
+def _is_spatialite_blob(v: Any) -> bool:
+    return (isinstance(v, bytes) and len(v) >= 45 and v[0] == 0x00 and v[1] in (0, 1) and v[38] == 0x7C
+            and v[-1] == 0xFE)
+
+
+def _blob_srid(v: bytes) -> int:
+    return int.from_bytes(v[2:6], "little" if v[1] == 1 else "big")
+
+
+def _value(v: Any, kind: str) -> Any:
+    if is_null(v):
+        return None
+    if kind == "bool":
+        return int(bool(v))
+    if kind == "int":
+        return int(v)
+    return v.item() if isinstance(v, np.generic) else v
+
+
+class SpatiaLiteEngine(SpatialEngine):
+    """The disaster database in one SpatiaLite file (default: ``<cache>/db/geofaham.sqlite``)."""
+
+    name = "spatialite"
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path).expanduser().resolve()
+        self._lock = threading.RLock()
+        self._rw: sqlite3.Connection | None = None
+        self._ro: sqlite3.Connection | None = None
+        self.trace: Callable[[str], None] | None = None  # called with every SQL text we prepare
+
+    def describe(self) -> str:
+        return f"spatialite {self.path}"
+
+    # ---------------------------------------------------------------------------------- connections
+    def _open(self, read_only: bool) -> sqlite3.Connection:
+        if read_only:
+            if not self.path.is_file():
+                raise ToolFailed(f"no database at {self.path}", kind="not_found",
+                                 hint="create it with: python -m geofaham_plugin db init && python -m geofaham_plugin db load")
+            conn = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, timeout=30, check_same_thread=False,
+                                   isolation_level=None)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        if not hasattr(conn, "enable_load_extension"):
+            raise ToolFailed("this Python's sqlite3 cannot load extensions", kind="error",
+                             hint="use Debian's /usr/bin/python3 (or the QGIS Python), or PostGIS")
+        conn.enable_load_extension(True)
+        try:
+            conn.load_extension("mod_spatialite")
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise ToolFailed(f"cannot load SpatiaLite: {exc}", kind="error",
+                             hint="install libsqlite3-mod-spatialite") from exc
+        finally:
+            if conn is not None:
+                try:
+                    conn.enable_load_extension(False)  # SQL's load_extension() stays off
+                except sqlite3.ProgrammingError:
+                    pass
+        return conn
+
+    def _writer(self) -> sqlite3.Connection:
+        if self._rw is None:
+            self._rw = self._open(read_only=False)
+            self._rw.execute("PRAGMA foreign_keys = ON")
+        return self._rw
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._ro is None:
+            self._ro = self._open(read_only=True)
+        return self._ro
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in (self._ro, self._rw):
+                if conn is not None:
+                    conn.close()
+            self._ro = self._rw = None
+
+    def _exec(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
+        if self.trace is not None:
+            self.trace(sql)
+        return conn.execute(sql, params)
+
+    def _execmany(self, conn: sqlite3.Connection, sql: str, rows: Iterator[Sequence[Any]]) -> None:
+        if self.trace is not None:
+            self.trace(sql)
+        conn.executemany(sql, rows)
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._writer()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------------------------ lifecycle
+    def init(self, reset: bool = False) -> None:
+        with self._lock:
+            if reset:
+                self.close()
+                for suffix in ("", "-journal", "-wal", "-shm"):
+                    Path(str(self.path) + suffix).unlink(missing_ok=True)
+            conn = self._writer()
+            if not conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'spatial_ref_sys'").fetchone()[0]:
+                conn.execute("SELECT InitSpatialMetadata(1)")
+            with self._tx() as tx:
+                for statement in SPATIALITE_TABLES.split(";"):
+                    if statement.strip():
+                        tx.execute(statement)
+                for table, column, gtype, not_null in SPATIALITE_GEOMETRIES:
+                    known = tx.execute("SELECT spatial_index_enabled FROM geometry_columns WHERE f_table_name = ? "
+                                       "AND f_geometry_column = ?", (table, column)).fetchone()
+                    if known is None:
+                        tx.execute("SELECT AddGeometryColumn(?, ?, 4326, ?, 'XY', ?)", (table, column, gtype, not_null))
+                    if known is None or not known[0]:
+                        tx.execute("SELECT CreateSpatialIndex(?, ?)", (table, column))
+                self._seed_events(tx)
+
+    def _seed_events(self, conn: sqlite3.Connection) -> None:
+        from shapely.geometry import MultiPolygon, box
+
+        rows = [(e.id, e.type, e.name, e.place, e.country, e.event_date.isoformat(),
+                 shapely.to_wkb(MultiPolygon([box(*e.bbox_4326)])) if e.bbox_4326 else None) for e in load_events()]
+        self._execmany(conn, "INSERT INTO events (id, type, name, place, country, event_date, aoi) "
+                       "VALUES (?, ?, ?, ?, ?, ?, GeomFromWKB(?, 4326)) ON CONFLICT (id) DO UPDATE SET "
+                       "type = excluded.type, name = excluded.name, place = excluded.place, "
+                       "country = excluded.country, event_date = excluded.event_date, aoi = excluded.aoi", iter(rows))
+
+    # --------------------------------------------------------------------------------------- loading
+    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame) -> int:
+        spec = INSERT_COLUMNS[table]
+        cols = [c for c, _ in spec]
+        kinds = [k for _, k in spec]
+        values = frame[cols].astype(object).values.tolist()
+        wkbs = [None if g is None else shapely.to_wkb(g) for g in frame.geometry.values]
+        rows = ([_value(v, k) for v, k in zip(row, kinds)] + [w] for row, w in zip(values, wkbs))
+        marks = ", ".join("?" * len(cols))
+        with self._tx() as conn:
+            self._exec(conn, f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?", (source,))
+            self._execmany(conn, f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "
+                                 f"VALUES ({marks}, GeomFromWKB(?, 4326))", rows)
+        return len(frame)
+
+    def log_load(self, report: LoadReport) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM load_log WHERE source_layer = ? AND target_table = ?",
+                         (report.source_layer, report.table))
+            conn.execute("INSERT INTO load_log (source_layer, source_path, target_table, event_id, read_count, "
+                         "loaded_count, skipped_count, repaired_count, source_crs, notes) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (report.source_layer, report.source_path, report.table, report.event_id, report.read,
+                          report.loaded, report.skipped, report.repaired, report.source_crs, "; ".join(report.notes)))
+
+    @_driver_errors
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"engine": self.describe(), "tables": {}}
+        with self._lock:
+            conn = self._reader()
+            for table in ("damage", "flood_extents", "burn_perimeters", "features"):
+                rows = conn.execute(f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} "
+                                    "GROUP BY 1 ORDER BY 1").fetchall()
+                out["tables"][table] = dict(rows)
+            out["events"] = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            rows = conn.execute(f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "
+                                f"UNION ALL SELECT 'flood_extents', event_id, source, {AREA_KM2_SQL} FROM flood_extents "
+                                "ORDER BY 1, 2, 3").fetchall()
+            out["hazards"] = [{"table": t, "event_id": e, "source": s, "area_km2": round(a, 3)} for t, e, s, a in rows]
+            cur = conn.execute("SELECT source_layer, target_table, event_id, read_count, loaded_count, skipped_count, "
+                               "repaired_count, source_crs, notes, loaded_at FROM load_log ORDER BY id")
+            names = [d[0] for d in cur.description]
+            out["load_log"] = [dict(zip(names, r)) for r in cur.fetchall()]
+        return out
+
+    # ---------------------------------------------------------------------------------- artifacts
+    def _load_artifacts(self, conn: sqlite3.Connection, tables: Sequence[ArtifactTable]) -> None:
+        for art in tables:
+            name = f'temp."gf_{art.id}"'
+            cols = ", ".join(f'"{c}" {_SQLITE_TYPES[k]}' for c, k in art.columns)
+            conn.execute(f"DROP TABLE IF EXISTS {name}")
+            self._exec(conn, f"CREATE TEMP TABLE \"gf_{art.id}\" ({cols + ', ' if cols else ''}geom BLOB)")
+            kinds = [k for _, k in art.columns]
+            rows = ([_value(v, k) for v, k in zip(row, kinds)] + [w] for row, w in zip(art.rows, art.wkb()))
+            names = "".join(f'"{c}", ' for c, _ in art.columns)
+            marks = "?, " * len(art.columns)
+            self._execmany(conn, f"INSERT INTO {name} ({names}geom) VALUES ({marks}GeomFromWKB(?, 4326))", rows)
+
+    def _drop_artifacts(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+        for aid in ids:
+            conn.execute(f'DROP TABLE IF EXISTS temp."gf_{aid}"')
+
+    @contextmanager
+    def _area(self, event_id: int, area: ArtifactFile | None) -> Iterator[tuple[sqlite3.Connection, str, str]]:
+        """(reader connection, SQL of a one-row query giving the area's geometry, description)."""
+        with self._lock:
+            conn = self._reader()
+            if area is None:
+                n = conn.execute("SELECT (SELECT count(*) FROM burn_perimeters WHERE event_id = :e) + "
+                                 "(SELECT count(*) FROM flood_extents WHERE event_id = :e)", {"e": event_id}).fetchone()[0]
+                if not n:
+                    raise ToolFailed(f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
+                                     kind="not_found", hint="pass an area artifact, or load a hazard layer (db load)")
+                yield conn, area_union("SELECT geom FROM burn_perimeters WHERE event_id = :event "
+                                       "UNION ALL SELECT geom FROM flood_extents WHERE event_id = :event"), "event hazard"
+                return
+            self._load_artifacts(conn, [read_artifact(area.id, area.path).require_polygons()])
+            try:
+                yield conn, area_union(f'SELECT geom FROM temp."gf_{area.id}" WHERE ST_Dimension(geom) = 2'), \
+                    f"artifact {area.id}"
+            finally:
+                self._drop_artifacts(conn, [area.id])
+
+    @staticmethod
+    def _filters(table: str, feature_class: str | None, classes: list[str] | None, source: str | None) -> tuple[str, dict]:
+        out = ["t.event_id = :event" if table == "damage" else "(t.event_id = :event OR t.event_id IS NULL)"]
+        params: dict[str, Any] = {}
+        if feature_class is not None:
+            out.append("t.feature_class = :fclass")
+            params["fclass"] = feature_class
+        if classes is not None:
+            marks = []
+            for i, c in enumerate(classes):
+                params[f"c{i}"] = c
+                marks.append(f":c{i}")
+            out.append(f"t.damage_class IN ({', '.join(marks) or 'NULL'})")
+        if source is not None:
+            out.append("t.source_layer = :source")
+            params["source"] = source
+        return " AND ".join(out), params
+
+    @staticmethod
+    def _columns(table: str) -> str:
+        return ", ".join(f"t.{c}" for c in OUTPUT_COLUMNS[table])
+
+    @staticmethod
+    def _rtree(table: str, alias: str, box: str, dx: str = "0", dy: str = "0") -> str:
+        """Join the table's R*Tree on the bounding box of ``box`` grown by (dx, dy) degrees."""
+        return (f"JOIN idx_{table}_geom r ON r.xmin <= MbrMaxX({box}) + {dx} AND r.xmax >= MbrMinX({box}) - {dx} "
+                f"AND r.ymin <= MbrMaxY({box}) + {dy} AND r.ymax >= MbrMinY({box}) - {dy} "
+                f"JOIN {table} {alias} ON {alias}.id = r.pkid")
+
+    # ----------------------------------------------------------------------------------- queries
+    @_driver_errors
+    def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
+        params = {"event": event_id}
+        with self._area(event_id, area) as (conn, area_sql, label):
+            rows = self._exec(conn, f"WITH area AS MATERIALIZED ({area_sql}) "
+                                    "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
+                                    f"{self._rtree('damage', 'd', 'a.geom')} "
+                                    "WHERE d.event_id = :event AND ST_Intersects(d.geom, a.geom) = 1 GROUP BY 1, 2, 3",
+                              params).fetchall()
+        return self._damage_count(event_id, label, rows)
+
+    @_driver_errors
+    def select_inside(self, table: QueryTable, event_id: int, area: ArtifactFile | None = None, *,
+                      feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
+                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+        self._check_table(table)
+        where, params = self._filters(table, feature_class, self._check_classes(damage_classes), source_layer)
+        params["event"] = event_id
+        with self._area(event_id, area) as (conn, area_sql, _):
+            rows = self._exec(conn, f"WITH area AS MATERIALIZED ({area_sql}) "
+                                    f"SELECT {self._columns(table)}, AsBinary(t.geom) FROM area a "
+                                    f"{self._rtree(table, 't', 'a.geom')} "
+                                    f"WHERE {where} AND ST_Intersects(t.geom, a.geom) = 1 ORDER BY t.id", params).fetchall()
+        return self._frame(table, rows)
+
+    @_driver_errors
+    def select_within(self, table: QueryTable, event_id: int, distance_m: float, area: ArtifactFile | None = None,
+                      *, feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
+                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+        self._check_table(table)
+        if not distance_m >= 0:
+            raise ToolFailed("distance must be zero or positive", kind="invalid_input")
+        where, params = self._filters(table, feature_class, self._check_classes(damage_classes), source_layer)
+        params |= {"event": event_id, "dist": float(distance_m), "pre": float(distance_m) * 1.02 + 10.0,
+                   "margin": float(distance_m) + 100.0}
+        # degrees per metre, conservatively: >= 110,000 m per degree of latitude, >= 111,000 cos(lat) of longitude
+        sql = f"""
+WITH area AS MATERIALIZED ({{area}}),
+z AS MATERIALIZED (
+  SELECT geom, srid, ST_Transform(geom, srid) AS gu,
+         :margin / 110000.0 AS dy,
+         :margin / (111000.0 * Cos(Radians(MIN(89.9, MAX(Abs(MbrMinY(geom)), Abs(MbrMaxY(geom))) + :margin / 110000.0)))) AS dx
+  FROM (SELECT geom, (CASE WHEN ST_Y(c) >= 0 THEN 32600 ELSE 32700 END)
+                     + MIN(CAST((ST_X(c) + 180.0) / 6.0 AS INTEGER) + 1, 60) AS srid
+        FROM (SELECT geom, ST_Centroid(geom) AS c FROM area)))
+SELECT * FROM (
+  SELECT {self._columns(table)},
+         CASE WHEN ST_Intersects(t.geom, z.geom) = 1 THEN 0.0
+              ELSE GeodesicLength(ST_Transform(ST_ShortestLine(ST_Transform(t.geom, z.srid), z.gu), 4326)) END AS d,
+         AsBinary(t.geom) AS wkb
+  FROM z {self._rtree(table, 't', 'z.geom', 'z.dx', 'z.dy')}
+  WHERE {where} AND ST_Distance(ST_Transform(t.geom, z.srid), z.gu) <= :pre)
+WHERE d <= :dist ORDER BY d, id"""
+        with self._area(event_id, area) as (conn, area_sql, _):
+            rows = self._exec(conn, sql.replace("{area}", area_sql), params).fetchall()
+        return self._frame(table, rows, extra=("distance_m",))
+
+    @_driver_errors
+    def hazard(self, event_id: int) -> gpd.GeoDataFrame:
+        with self._lock:
+            rows = self._reader().execute(
+                "SELECT 'burn_perimeter', source, AsBinary(geom) FROM burn_perimeters WHERE event_id = :e "
+                "UNION ALL SELECT 'flood_extent', source, AsBinary(geom) FROM flood_extents WHERE event_id = :e",
+                {"e": event_id}).fetchall()
+        return gpd.GeoDataFrame({"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
+                                geometry=[shapely.from_wkb(r[2]) for r in rows], crs="EPSG:4326")
+
+    # ---------------------------------------------------------------------------------- free SQL
+    def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
+                row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+        paths = artifact_map(artifacts)
+        rewritten, used = rewrite_placeholders(sql, paths, lambda aid: f'temp."gf_{aid}"')
+        statement = check_select(rewritten, "sqlite")
+        tables = [read_artifact(aid, paths[aid]) for aid in used]
+        started = time.perf_counter()
+        with self._lock:
+            conn = self._reader()
+            try:
+                self._load_artifacts(conn, tables)
+                deadline = time.monotonic() + timeout_s
+                conn.set_authorizer(_authorize)
+                conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2_000)
+                try:
+                    cur = self._exec(conn, statement)
+                    rows = cur.fetchmany(row_cap + 1)
+                    description = cur.description or ()
+                    cur.close()
+                except sqlite3.Error as exc:
+                    raise _translate(exc, timeout_s, time.monotonic() > deadline) from exc
+                finally:
+                    conn.set_authorizer(None)
+                    conn.set_progress_handler(None, 0)
+                result = self._result(conn, statement, description, rows, row_cap, started)
+            finally:
+                self._drop_artifacts(conn, used)
+        return result
+
+    @staticmethod
+    def _result(conn: sqlite3.Connection, statement: str, description: Sequence[Any], rows: list[tuple],
+                row_cap: int, started: float) -> QueryResult:
+        truncated = len(rows) > row_cap
+        rows = rows[:row_cap]
+        columns = [d[0] for d in description]
+        geo_idx = [i for i in range(len(columns)) if any(_is_spatialite_blob(r[i]) for r in rows)]
+        srid = None
+        if geo_idx:
+            converted = []
+            for row in rows:
+                values = list(row)
+                for i in geo_idx:
+                    v = values[i]
+                    if _is_spatialite_blob(v):
+                        srid = srid or _blob_srid(v) or None
+                        values[i] = shapely.from_wkb(conn.execute("SELECT AsBinary(?)", (v,)).fetchone()[0])
+                converted.append(tuple(values))
+            rows = converted
+        return QueryResult(columns, rows, truncated, row_cap, statement, [columns[i] for i in geo_idx], srid,
+                           time.perf_counter() - started)
+
+
+def _translate(exc: sqlite3.Error, timeout_s: float, timed_out: bool) -> Exception:
+    message = str(exc).strip() or type(exc).__name__
+    if timed_out or message == "interrupted":
+        return ToolFailed(f"the query was stopped after {timeout_s:g} s", kind="timeout",
+                          hint="filter early (join the R*Tree idx_<table>_geom or compare MbrMinX/MbrMaxX first), "
+                               "avoid cross joins and unbounded recursion, aggregate in SQL")
+    if "not authorized" in message or "readonly" in message or "read-only" in message:
+        return UnsafeSQL(f"refused by the database: {message}")
+    if isinstance(exc, (sqlite3.OperationalError, sqlite3.ProgrammingError, sqlite3.IntegrityError)):
+        return QueryError(f"the database rejected the query: {message}", SCHEMA_HINT)
+    return ToolFailed(f"the query failed: {message}", kind="error", hint=SCHEMA_HINT)
