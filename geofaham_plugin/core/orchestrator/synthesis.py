@@ -59,6 +59,11 @@ def describe_vector(store, record: ArtifactRecord) -> tuple[str, str]:
 
 def describe_table(store, record: ArtifactRecord) -> tuple[str, str]:
     table: pd.DataFrame = store.read_table(record.id)
+    if not {"value", "count"} <= set(table.columns):  # a free-SQL result: show its first rows as they are
+        columns = list(table.columns)[:6]
+        lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for _, row in table.head(MAX_ROWS).iterrows()]
+        return f"{len(table):,} rows [{record.id}]", "\n".join(lines)
     total = int(table["count"].sum()) if "count" in table.columns else len(table)
     by = record.extra.get("by")
     headline = f"{total:,} in total" + (f", by {by}" if by else "") + f" [{record.id}]"
