@@ -86,7 +86,23 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)
     _add_db_commands(sub)
+    _add_bench_commands(sub)
     return parser
+
+
+def _add_bench_commands(sub) -> None:
+    """``bench ...`` and ``batch``: the benchmark lives in bench/ at the repository root (not in the
+    plugin zip); the commands exist when it is importable."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "bench" / "cli.py").is_file():
+        return
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        from bench.cli import add_bench_commands
+    except ImportError:
+        return
+    add_bench_commands(sub)
 
 
 def _add_db_commands(sub) -> None:
