@@ -184,7 +184,7 @@ def damage_by_class(ctx: ToolContext, args: DamageByClassArgs, area: ArtifactRec
 
 class SqlArgs(BaseModel):
     sql: str = Field(description="ONE read-only SELECT over events, damage, flood_extents, burn_perimeters, "
-                                 "features; write {{a_1234abcd}} to use an artifact as a table (never coordinates)")
+                                 "features; write {{a_1234abcd}} to use an artifact as a table (never paste geometry literals)")
     row_cap: int = Field(default=10_000, ge=1, le=100_000)
 
 

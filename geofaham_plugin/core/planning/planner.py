@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, create_model
 
 from ..agents.base import TOOLS
 from ..agents.maps import FEATURE_CLASSES
+from ..engines.raster.ops import INDEX_NAMES
 from ..config import Role
 from ..errors import ModelRetry
 from ..llm import LLM, Message
@@ -27,6 +28,7 @@ from .facts import DamageClass, DisasterEvent, PrepassFacts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
 
+INDEX_WORDS = {"vegetation": "ndvi", "greenness": "ndvi", "water": "ndwi"}
 MAX_CANDIDATES = 3
 CLOSE_FIT = 3.0  # templates scoring within this of the best stay candidates
 FOLLOW_UP_BONUS = 4.0
@@ -65,6 +67,13 @@ def facts_slots(facts: PrepassFacts) -> dict[str, Any]:
         slots["damage_classes"] = [c.value for c in facts.damage_classes]
     if facts.group_by and facts.group_by in GROUP_BY_FIELDS:
         slots["group_by"] = facts.group_by
+    if facts.windows:  # "two weeks before" -> a 14-day imagery window
+        slots["days"] = max((w.end - w.start).days + (1 if w.label == "pre" else 0) for w in facts.windows)
+    words = set(re.findall(r"[a-z]+", facts.question.lower()))
+    index = next((name for name in INDEX_NAMES if name in words), None) or next(
+        (name for word, name in INDEX_WORDS.items() if word in words), None)
+    if index:
+        slots["index"] = index
     return slots
 
 
@@ -101,6 +110,8 @@ def _choice_model(candidates: list[str], events: list[int] | None, classes: list
     fields["k"] = (Optional[int], None)
     fields["damage_classes"] = (list[DamageClass], Field(default_factory=list))
     fields["group_by"] = (Optional[Literal[tuple(GROUP_BY_FIELDS)]], None)  # type: ignore[misc]
+    fields["index"] = (Optional[Literal[tuple(INDEX_NAMES)]], None)  # type: ignore[misc]
+    fields["days"] = (Optional[int], None)
     return create_model("TemplateChoice", **fields)
 
 

@@ -24,7 +24,7 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 class SlotSpec(BaseModel):
-    type: Literal["feature_class", "distance_m", "k", "damage_classes", "group_by"]
+    type: Literal["feature_class", "distance_m", "k", "damage_classes", "group_by", "index", "days"]
     required: bool = True
     default: Any = None
 
@@ -95,6 +95,16 @@ def fill_slots(template: Template, slots: dict[str, Any]) -> dict[str, Any]:
                 if value not in GROUP_BY_FIELDS and value not in GROUP_BY_FIELDS.values():
                     raise TemplateError(f"unknown group_by '{value}'; use one of {sorted(GROUP_BY_FIELDS)}")
                 value = GROUP_BY_FIELDS.get(value, value)
+            elif spec.type == "index":
+                from ..engines.raster.ops import INDEX_NAMES
+
+                value = str(value).lower()
+                if value not in INDEX_NAMES:
+                    raise TemplateError(f"unknown index '{value}'; use one of {list(INDEX_NAMES)}")
+            elif spec.type == "days":
+                value = int(value)
+                if not 1 <= value <= 365:
+                    raise TemplateError(f"'{name}' must be a number of days between 1 and 365")
         filled[name] = value
     return filled
 

@@ -1,0 +1,297 @@
+"""Raster analysis on arrays: spectral indices, cloud masks, thresholds, classes, change, areas,
+polygons and zonal statistics. Functions take numpy or dask arrays (lazy stays lazy) and a
+:class:`~.grid.Grid` where geography matters. Defaults are documented where they are defined, with
+their source, because a threshold without a source is a guess."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .grid import Grid, row_pixel_areas
+
+#: index -> (a, b) for (a - b) / (a + b), canonical band names.
+INDICES: dict[str, tuple[str, str]] = {
+    "ndvi": ("nir", "red"),  # vegetation (Rouse et al. 1974)
+    "ndwi": ("green", "nir"),  # open water, McFeeters 1996: water > 0
+    "mndwi": ("green", "swir16"),  # open water, Xu 2006: water > 0; less confused by built-up land
+    "nbr": ("nir", "swir22"),  # Normalized Burn Ratio (Key & Benson 2006)
+    "ndbi": ("swir16", "nir"),  # built-up (Zha et al. 2003)
+}
+INDEX_NAMES = tuple(INDICES)
+#: open-water thresholds on NDWI / MNDWI (McFeeters 1996; Xu 2006). Turbid flood water often sits
+#: slightly below 0 on NDWI; pass a lower threshold when the scene calls for it.
+WATER_THRESHOLDS = {"ndwi": 0.0, "mndwi": 0.0}
+#: USGS FIREMON / Key & Benson (2006) dNBR severity classes (dNBR unscaled, i.e. ×1 not ×1000):
+#: < 0.1 unburned, 0.1-0.27 low, 0.27-0.44 moderate-low, 0.44-0.66 moderate-high, >= 0.66 high.
+DNBR_BREAKS = (0.1, 0.27, 0.44, 0.66)
+DNBR_LABELS = ("unburned", "low", "moderate-low", "moderate-high", "high")
+BURNED_DNBR = DNBR_BREAKS[0]  # "burned" = any class from low upwards
+FLOOD_LABELS = {0: "dry", 1: "flooded", 2: "permanent water"}
+WATER_LABELS = {0: "dry", 1: "water"}
+NODATA_CLASS = 255
+
+
+def _xp(*arrays: Any):
+    """dask.array when any input is lazy, else numpy: one code path for both."""
+    if any(hasattr(a, "dask") for a in arrays):
+        import dask.array as da
+
+        return da
+    return np
+
+
+# --------------------------------------------------------------------------------- indices
+def normalized_difference(a: Any, b: Any) -> Any:
+    """(a − b) / (a + b) as float32; NaN where either is NaN or the sum is 0."""
+    xp = _xp(a, b)
+    a = a.astype("float32")
+    b = b.astype("float32")
+    total = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(total != 0, (a - b) / xp.where(total != 0, total, np.float32(1)), np.float32(np.nan))
+
+
+def required_bands(index: str) -> tuple[str, str]:
+    try:
+        return INDICES[index.lower()]
+    except KeyError:
+        raise KeyError(f"unknown index '{index}'; known: {', '.join(INDEX_NAMES)}") from None
+
+
+def spectral_index(bands: Mapping[str, Any], index: str) -> Any:
+    """An index from a mapping of canonical band name -> array (a Dataset works too)."""
+    a, b = required_bands(index)
+    return normalized_difference(_arr(bands[a]), _arr(bands[b]))
+
+
+def _arr(x: Any) -> Any:
+    return x.data if hasattr(x, "dims") and hasattr(x, "data") else x  # xarray -> its (dask) array
+
+
+def dnbr(pre: Mapping[str, Any], post: Mapping[str, Any]) -> Any:
+    """dNBR = NBR_pre − NBR_post: positive where vegetation burned."""
+    return spectral_index(pre, "nbr") - spectral_index(post, "nbr")
+
+
+def difference(pre: Any, post: Any) -> Any:
+    """post − pre (an index's change: positive where it grew)."""
+    return _arr(post) - _arr(pre)
+
+
+def scl_valid(scl: Any, invalid: Sequence[int] | None = None) -> Any:
+    """True where a Sentinel-2 SCL pixel is usable (not cloud, shadow, cirrus, defective or no data)."""
+    from .io import SCL_INVALID
+
+    xp = _xp(scl)
+    classes = np.asarray(invalid if invalid is not None else SCL_INVALID, dtype="float32")
+    return ~(xp.isnan(scl) | xp.isin(scl, classes))
+
+
+# ------------------------------------------------------------------------------ thresholds
+_OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal}
+
+
+def threshold(values: Any, value: float, op: str = ">") -> Any:
+    """uint8 mask: 1 where ``values op value``, 0 elsewhere, 255 where values are NaN."""
+    xp = _xp(values)
+    with np.errstate(invalid="ignore"):
+        hit = _OPS[op](values, value)
+    return xp.where(xp.isnan(values), np.uint8(NODATA_CLASS), hit.astype("uint8"))
+
+
+def classify(values: Any, breaks: Sequence[float]) -> Any:
+    """uint8 class per pixel: 0 below ``breaks[0]``, i where ``breaks[i-1] <= v < breaks[i]``, …,
+    ``len(breaks)`` at or above the last break; 255 where NaN."""
+    xp = _xp(values)
+    edges = np.asarray(breaks, dtype="float64")
+    if xp is np:
+        classes = np.digitize(values, edges).astype("uint8")
+    else:
+        classes = values.map_blocks(lambda v: np.digitize(v, edges).astype("uint8"), dtype="uint8")
+    return xp.where(xp.isnan(values), np.uint8(NODATA_CLASS), classes)
+
+
+def burn_severity(dnbr_values: Any) -> Any:
+    """USGS dNBR severity classes 0-4 (:data:`DNBR_LABELS`), 255 where dNBR is NaN."""
+    return classify(dnbr_values, DNBR_BREAKS)
+
+
+def flood_classes(post_index: Any, pre_index: Any | None = None, value: float = 0.0) -> Any:
+    """Water from a water index above ``value``. With a pre-event index: 0 dry, 1 flooded (water now,
+    not before), 2 permanent water (water both times); without: 0 dry, 1 water. 255 = no data."""
+    xp = _xp(post_index, *([pre_index] if pre_index is not None else []))
+    with np.errstate(invalid="ignore"):
+        wet = post_index > value
+        if pre_index is None:
+            out = wet.astype("uint8")
+            nan = xp.isnan(post_index)
+        else:
+            was = pre_index > value
+            out = xp.where(wet & was, np.uint8(2), (wet & ~was).astype("uint8"))
+            nan = xp.isnan(post_index) | xp.isnan(pre_index)
+    return xp.where(nan, np.uint8(NODATA_CLASS), out)
+
+
+def change_mask(pre_index: Any, post_index: Any, value: float, direction: str = "decrease") -> Any:
+    """uint8: 1 where the index changed by more than ``value`` in ``direction`` (post − pre),
+    0 elsewhere, 255 where either date has no data."""
+    delta = difference(pre_index, post_index)
+    return threshold(delta, value, ">") if direction == "increase" else threshold(-delta, value, ">")
+
+
+# ------------------------------------------------------------------------------------ areas
+def class_areas(classes: Any, grid: Grid, labels: Mapping[int, str] | None = None,
+                values: Sequence[int] | None = None) -> pd.DataFrame:
+    """Pixels and area (m², per-row pixel areas) of each class value; 255 (no data) is left out."""
+    from . import compute
+
+    xp = _xp(classes)
+    if values is None:
+        present = compute.compute(xp.unique(classes))[0] if xp is not np else np.unique(classes)
+        values = [int(v) for v in present if int(v) != NODATA_CLASS]
+    if labels:
+        values = sorted(set(values) | {int(k) for k in labels})
+    rows = [(classes == v).sum(axis=1) for v in values]
+    counted = compute.compute(*rows) if xp is not np else rows
+    areas = row_pixel_areas(grid)
+    out = pd.DataFrame({
+        "class": [int(v) for v in values],
+        "label": [(labels or {}).get(int(v), str(v)) for v in values],
+        "pixels": [int(np.asarray(r).sum()) for r in counted],
+        "area_m2": [float(np.asarray(r, dtype="float64") @ areas) for r in counted],
+    })
+    return out
+
+
+def geometry_area_m2(geom, grid: Grid) -> float:
+    """Area of a polygon drawn on ``grid``, measured the way the grid's pixels are (see
+    :func:`~.grid.row_pixel_areas`): planar in low-distortion projections, otherwise geodesic with
+    edges cut to pixel length, so a polygon traced along pixel edges measures what its pixels do."""
+    import shapely
+
+    from ...store.inspect import geodesic_area_m2
+    from .grid import PLANAR_TOLERANCE, _areal_scale, _crs
+    from .io import reproject_geometry
+
+    crs = _crs(grid.crs)
+    if not crs.is_geographic:
+        scale = _areal_scale(grid, np.array([0.0, grid.height / 2, max(grid.height - 1, 0)]))
+        if scale is None or np.all(np.abs(scale - 1) < PLANAR_TOLERANCE):
+            unit = crs.axis_info[0].unit_conversion_factor if crs.axis_info else 1.0
+            return float(geom.area * unit * unit)
+    fine = shapely.segmentize(geom, max(min(grid.res), 1e-12))
+    return geodesic_area_m2(reproject_geometry(fine, grid.crs, "EPSG:4326"))
+
+
+def polygonize(classes: np.ndarray, grid: Grid, *, values: Sequence[int] | None = None,
+               labels: Mapping[int, str] | None = None):
+    """One (multi)polygon per class value, traced along pixel edges (``rasterio.features.shapes``,
+    4-connectivity), with pixel count and area in m². 255 (no data) is never polygonised."""
+    import geopandas as gpd
+    from rasterio.features import shapes
+    from shapely.geometry import MultiPolygon, shape
+
+    classes = np.asarray(classes)
+    wanted = set(int(v) for v in values) if values is not None else None
+    mask = classes != NODATA_CLASS
+    if wanted is not None:
+        mask &= np.isin(classes, list(wanted))
+    parts: dict[int, list] = {}
+    for geom, value in shapes(classes.astype("uint8") if classes.dtype != np.uint8 else classes, mask=mask,
+                              transform=grid.transform, connectivity=4):
+        parts.setdefault(int(value), []).append(shape(geom))
+    counts = class_areas(classes, grid, labels=None, values=sorted(parts))
+    rows = []
+    for _, row in counts.iterrows():
+        polys = parts[int(row["class"])]
+        geom = polys[0] if len(polys) == 1 else MultiPolygon(polys)
+        rows.append({"class": int(row["class"]), "label": (labels or {}).get(int(row["class"]), str(int(row["class"]))),
+                     "pixels": int(row["pixels"]), "area_m2": geometry_area_m2(geom, grid), "geometry": geom})
+    columns = ["class", "label", "pixels", "area_m2", "geometry"]
+    return gpd.GeoDataFrame(rows or None, columns=columns, geometry="geometry", crs=grid.crs)
+
+
+# ------------------------------------------------------------------------------------ zonal
+def _stats(values: np.ndarray, areas: np.ndarray) -> dict[str, float]:
+    ok = ~np.isnan(values)
+    v = values[ok].astype("float64")
+    if not v.size:
+        return {"pixels": 0, "area_m2": 0.0, "mean": np.nan, "min": np.nan, "max": np.nan, "std": np.nan,
+                "median": np.nan, "sum": 0.0}
+    return {"pixels": int(v.size), "area_m2": float(areas[ok].sum()), "mean": float(v.mean()), "min": float(v.min()),
+            "max": float(v.max()), "std": float(v.std()), "median": float(np.median(v)), "sum": float(v.sum())}
+
+
+def zonal_stats(values: Any, grid: Grid, zones, by: str | None = None) -> pd.DataFrame:
+    """Statistics of ``values`` (2-D, on ``grid``) inside each zone of a GeoDataFrame (dissolved by
+    ``by`` if given). A pixel belongs to a zone when its centre is inside; NaN pixels are skipped;
+    zones may overlap. Only the window under each zone is read."""
+    from rasterio.features import geometry_mask
+    from rasterio.windows import from_bounds
+
+    from . import compute
+
+    from .grid import same_crs
+
+    values = _arr(values)
+    zones = zones if same_crs(zones.crs.to_wkt(), grid.crs) else zones.to_crs(grid.crs)
+    if by:
+        groups = [(str(k), g.geometry.union_all()) for k, g in zones.groupby(by, sort=True)]
+    else:
+        groups = [(str(i), g) for i, g in zip(zones.index, zones.geometry)]
+    row_areas = row_pixel_areas(grid)
+    out = []
+    for name, geom in groups:
+        record = {"zone": name}
+        if geom is None or geom.is_empty or not _intersects(geom.bounds, grid.bounds):
+            record.update(_stats(np.empty(0), np.empty(0)))
+            out.append(record)
+            continue
+        win = from_bounds(*geom.bounds, transform=grid.transform)
+        r0, c0 = max(int(np.floor(win.row_off)), 0), max(int(np.floor(win.col_off)), 0)
+        r1 = min(int(np.ceil(win.row_off + win.height)) + 1, grid.height)
+        c1 = min(int(np.ceil(win.col_off + win.width)) + 1, grid.width)
+        if r1 <= r0 or c1 <= c0:
+            record.update(_stats(np.empty(0), np.empty(0)))
+            out.append(record)
+            continue
+        sub = grid.window(r0, c0, r1 - r0, c1 - c0)
+        inside = geometry_mask([geom], out_shape=sub.shape, transform=sub.transform, invert=True)
+        block = values[r0:r1, c0:c1]
+        block = compute.compute(block)[0] if hasattr(block, "dask") else np.asarray(block)
+        areas = np.broadcast_to(row_areas[r0:r1, None], sub.shape)
+        record.update(_stats(np.where(inside, block, np.nan), np.where(inside, areas, 0.0)))
+        out.append(record)
+    return pd.DataFrame(out, columns=["zone", "pixels", "area_m2", "mean", "min", "max", "std", "median", "sum"])
+
+
+def zonal_stats_by_class(values: Any, classes: Any, grid: Grid, labels: Mapping[int, str] | None = None) -> pd.DataFrame:
+    """Statistics of ``values`` per class of a class raster on the same grid (e.g. inside / outside a
+    fire mask); 255 (no data) is left out."""
+    from . import compute
+
+    values, classes = _arr(values), _arr(classes)
+    v, c = (compute.compute(values, classes) if hasattr(values, "dask") or hasattr(classes, "dask")
+            else (np.asarray(values), np.asarray(classes)))
+    areas = np.broadcast_to(row_pixel_areas(grid)[:, None], grid.shape)
+    out = []
+    for value in sorted(int(x) for x in np.unique(c) if int(x) != NODATA_CLASS):
+        inside = c == value
+        out.append({"zone": (labels or {}).get(value, str(value)), **_stats(v[inside], areas[inside])})
+    return pd.DataFrame(out, columns=["zone", "pixels", "area_m2", "mean", "min", "max", "std", "median", "sum"])
+
+
+def _intersects(a: tuple, b: tuple) -> bool:
+    return not (a[0] > b[2] or a[2] < b[0] or a[1] > b[3] or a[3] < b[1])
+
+
+def quiet(fn, *args, **kwargs):
+    """Run ``fn`` with numpy's all-NaN / division warnings silenced (NaN is how no-data propagates)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(*args, **kwargs)
