@@ -27,6 +27,8 @@ REQUIRED: tuple[Dependency, ...] = (
     Dependency("pyproj", "pyproj", "coordinate reference systems"),
     Dependency("geopandas", "geopandas", "vector artifacts"),
     Dependency("rasterio", "rasterio", "raster artifacts"),
+    Dependency("xarray", "xarray", "lazy raster analysis"),
+    Dependency("dask", "dask[array]", "chunked raster computation"),
     Dependency("pystac_client", "pystac-client", "satellite imagery search"),
     Dependency("osmnx", "osmnx", "OpenStreetMap features"),
     Dependency("psycopg2", "psycopg2-binary", "PostGIS databases"),
