@@ -240,3 +240,37 @@ def test_project_save_clear_reopen_restores_the_session_and_follow_ups_work(plug
     finally:
         plugin.unload()
         project.clear()
+
+
+def test_raster_artifacts_get_a_legend(tmp_path):
+    import numpy as np
+    import rasterio
+    from qgis.core import QgsPalettedRasterRenderer, QgsSingleBandPseudoColorRenderer
+    from rasterio.transform import from_origin
+
+    from geofaham_plugin.core.store.store import ResponseStore
+    from geofaham_plugin.ui.layers import layer_for_artifact
+
+    store = ResponseStore(tmp_path / "s")
+
+    def write(name, data, dtype):
+        path = tmp_path / f"{name}.tif"
+        with rasterio.open(path, "w", driver="GTiff", width=8, height=8, count=1, dtype=dtype, crs="EPSG:32611",
+                           transform=from_origin(400000, 3780000, 20, 20)) as dst:
+            dst.write(data.astype(dtype), 1)
+        return path
+
+    severity = store.register_raster_file(write("sev", np.arange(64).reshape(8, 8) % 5, "uint8"),
+                                          source="raster.burn_severity", summary="burn severity",
+                                          extra={"classes": {"0": "unburned", "1": "low", "2": "moderate-low",
+                                                             "3": "moderate-high", "4": "high"}})
+    dnbr = store.register_raster_file(write("dnbr", np.linspace(-0.2, 0.9, 64).reshape(8, 8), "float32"),
+                                      source="raster.dnbr", summary="dNBR", extra={"stats": {"min": -0.2, "max": 0.9}})
+    layer = layer_for_artifact(severity, store)
+    assert isinstance(layer.renderer(), QgsPalettedRasterRenderer)
+    assert [c.label for c in layer.renderer().classes()] == ["unburned", "low", "moderate-low", "moderate-high", "high"]
+    assert layer.renderer().classes()[-1].color.name() == "#a50026"
+    layer = layer_for_artifact(dnbr, store)
+    assert isinstance(layer.renderer(), QgsSingleBandPseudoColorRenderer)
+    assert layer.renderer().legendSymbologyItems()  # a colour ramp legend
+    store.close()

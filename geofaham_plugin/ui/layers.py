@@ -28,10 +28,12 @@ def layer_for_artifact(record, store):
     if not layer.isValid():
         return None
     layer.setCustomProperty("geofaham/artifact_id", record.id)
-    if kind in ("vector", "aoi"):
-        from .styles import style_for
+    from .styles import style_for, style_raster
 
+    if kind in ("vector", "aoi"):
         style_for(layer, record)
+    else:
+        style_raster(layer, record)
     layer.setAbstract(f"GeoFaham artifact {record.id}\nsource: {record.source}\ninputs: {', '.join(record.inputs) or '-'}\n{record.summary}")
     return layer
 

@@ -39,3 +39,43 @@ def _qcolor(text: str):
     from qgis.PyQt.QtGui import QColor
 
     return QColor(text)
+
+
+SEVERITY_COLOURS = ["#1a9850", "#fee08b", "#fdae61", "#f46d43", "#a50026"]  # unburned .. high (USGS classes)
+FLOOD_COLOURS = {"water": "#2166ac", "flood": "#2166ac", "flooded": "#2166ac", "permanent": "#67a9cf"}
+
+
+def style_raster(layer, record) -> None:
+    """Class rasters (burn severity, flood extent, masks): a palette with the class names as legend;
+    index rasters (NDVI, dNBR, ...): a colour ramp over the computed min/max."""
+    from qgis.core import (QgsColorRampShader, QgsPalettedRasterRenderer, QgsRasterShader, QgsSingleBandPseudoColorRenderer,
+                           QgsStyle)
+
+    extra = record.extra
+    classes = extra.get("classes")
+    if classes:
+        codes = sorted(int(code) for code in classes)
+        entries = []
+        for i, code in enumerate(codes):
+            label = str(classes[str(code)])
+            if "burn_severity" in record.source:
+                colour = SEVERITY_COLOURS[min(i, len(SEVERITY_COLOURS) - 1)]
+            elif any(word in label.lower() for word in FLOOD_COLOURS):
+                colour = next(c for w, c in FLOOD_COLOURS.items() if w in label.lower())
+            else:
+                colour = ["#d9d9d9", "#e6550d", "#3182bd", "#31a354", "#756bb1"][i % 5]
+            entries.append(QgsPalettedRasterRenderer.Class(code, _qcolor(colour), label))
+        layer.setRenderer(QgsPalettedRasterRenderer(layer.dataProvider(), 1, entries))
+    elif extra.get("stats"):
+        stats = extra["stats"]
+        low, high = float(stats["min"]), float(stats["max"])
+        name = record.source.lower()
+        ramp = QgsStyle.defaultStyle().colorRamp("RdYlGn")
+        if "dnbr" in name or "change" in name:
+            ramp.invert()  # a larger dNBR / loss is worse: red
+        shader_fn = QgsColorRampShader(low, high, ramp, QgsColorRampShader.Interpolated)
+        shader_fn.classifyColorRamp(5, -1)
+        shader = QgsRasterShader()
+        shader.setRasterShaderFunction(shader_fn)
+        layer.setRenderer(QgsSingleBandPseudoColorRenderer(layer.dataProvider(), 1, shader))
+    layer.triggerRepaint()
