@@ -135,6 +135,62 @@ def count(ctx: ToolContext, args: CountArgs, layer: ArtifactRecord) -> ArtifactR
                                     extra={"by": args.by, "total": total})
 
 
+@tool(agent=V, args=NoArgs, output=ArtifactKind.vector, overlap=("features", "mask", None), accepts_empty=("features",),
+      inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")))
+def clip(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: ArtifactRecord) -> ArtifactRecord:
+    """Cut features to an area (roads or buildings cut at the flood or burn boundary)."""
+    out = ops.clip(ctx.store.read_vector(features.id), ctx.store.read_vector(mask.id))
+    return ctx.store.register_vector(out, source="vector.clip", inputs=[features.id, mask.id],
+                                     summary=f"{len(out)} features of {features.id} clipped to {mask.id}",
+                                     extra=_carry(features))
+
+
+class DissolveArgs(BaseModel):
+    by: str | None = Field(default=None, description="field whose values are merged separately; null merges all")
+
+
+@tool(agent=V, args=DissolveArgs, output=ArtifactKind.vector, field_arg=("by", "layer"),
+      inputs=(InputSpec("layer", VECTOR_KINDS),))
+def dissolve(ctx: ToolContext, args: DissolveArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Merge geometries, all together or per value of a field, counting what was merged."""
+    out = ops.dissolve(ctx.store.read_vector(layer.id), args.by)
+    return ctx.store.register_vector(out, source="vector.dissolve", inputs=[layer.id],
+                                     summary=f"{len(out)} merged areas of {layer.id}" + (f" by {args.by}" if args.by else ""),
+                                     extra={**_carry(layer), "by": args.by})
+
+
+class SumArgs(BaseModel):
+    field: str = Field(description="numeric field to add up")
+    by: str | None = Field(default=None, description="field to group by; null for a total")
+
+
+@tool(agent=V, args=SumArgs, output=ArtifactKind.table, field_arg=("field", "layer"), accepts_empty=("layer",),
+      inputs=(InputSpec("layer", VECTOR_KINDS),))
+def sum_by(ctx: ToolContext, args: SumArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Add up a numeric field (beds, people, damage value), in total or per value of another field."""
+    table = ops.sum_by(ctx.store.read_vector(layer.id), args.field, args.by)
+    total = float(table["sum"].sum())
+    return ctx.store.register_table(table, source="vector.sum_by", inputs=[layer.id],
+                                    summary=f"sum of {args.field} over {layer.id}: {total:g}" + (f" by {args.by}" if args.by else ""),
+                                    extra={"by": args.by, "field": args.field, "total_sum": total})
+
+
+class ClusterArgs(BaseModel):
+    eps_m: float = Field(gt=0, le=50_000, description="neighbourhood radius in metres")
+    min_samples: int = Field(default=5, ge=1, le=1000, description="features needed to form a cluster core")
+
+
+@tool(agent=V, args=ClusterArgs, output=ArtifactKind.vector, metric=True, inputs=(InputSpec("layer", VECTOR_KINDS),))
+def cluster(ctx: ToolContext, args: ClusterArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Find clusters of features (DBSCAN, metres); one outline per cluster with its size."""
+    out, noise = ops.dbscan(ctx.store.read_vector(layer.id), args.eps_m, args.min_samples)
+    return ctx.store.register_vector(
+        out, source="vector.cluster", inputs=[layer.id],
+        summary=f"{len(out)} clusters of {layer.id} (DBSCAN eps {args.eps_m:g} m, min {args.min_samples}; {noise} isolated)",
+        extra={**_carry(layer), "eps_m": args.eps_m, "min_samples": args.min_samples, "noise": noise},
+    )
+
+
 def _carry(record: ArtifactRecord) -> dict:
     """Facts later steps and the synthesis need from an input (damage field, names, provenance)."""
     keep = ("damage_field", "name_field", "attribution", "limitations", "event_id", "feature_class")

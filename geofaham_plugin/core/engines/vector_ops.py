@@ -129,3 +129,82 @@ def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
                          hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
     counts = gdf[field].fillna("(none)").astype(str).value_counts()
     return pd.DataFrame({"value": counts.index.tolist(), "count": counts.values.astype(int)})
+
+
+def clip(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Features cut to the mask polygons (geometries outside are dropped, crossing ones are cut)."""
+    if mask.empty:
+        raise ToolFailed("the mask layer is empty", kind="empty")
+    if features.empty:
+        return features
+    return gpd.clip(features, mask.to_crs(features.crs))
+
+
+def dissolve(gdf: gpd.GeoDataFrame, by: str | None) -> gpd.GeoDataFrame:
+    """Merge geometries, all together or per value of ``by``, with the number of features merged."""
+    if gdf.empty:
+        raise ToolFailed("nothing to dissolve: the input is empty", kind="empty")
+    if by is not None and by not in gdf.columns:
+        raise ToolFailed(f"no field '{by}'", kind="invalid_input",
+                         hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+    keyed = gdf.assign(_key=gdf[by].fillna("(none)").astype(str) if by else "all")
+    out = keyed[["_key", keyed.geometry.name]].dissolve(by="_key", as_index=False)
+    counts = keyed.groupby("_key").size()
+    out["count"] = out["_key"].map(counts).astype(int)
+    return out.rename(columns={"_key": by or "group"})
+
+
+def sum_by(gdf: gpd.GeoDataFrame, field: str, by: str | None) -> pd.DataFrame:
+    """Sum (and count) a numeric field, in total or per value of ``by``."""
+    for name in [field] + ([by] if by else []):
+        if name not in gdf.columns:
+            raise ToolFailed(f"no field '{name}'", kind="invalid_input",
+                             hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+    values = pd.to_numeric(gdf[field], errors="coerce")
+    if values.notna().sum() == 0 and len(gdf):
+        raise ToolFailed(f"field '{field}' has no numbers", kind="invalid_input")
+    keys = gdf[by].fillna("(none)").astype(str) if by else pd.Series("all", index=gdf.index)
+    grouped = values.groupby(keys)
+    out = pd.DataFrame({"value": grouped.sum().index, "sum": grouped.sum().values, "count": grouped.count().values})
+    return out.sort_values("sum", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def dbscan(gdf: gpd.GeoDataFrame, eps_m: float, min_samples: int) -> tuple[gpd.GeoDataFrame, int]:
+    """DBSCAN on feature centroids in metres (local transverse Mercator). Returns one polygon per
+    cluster (convex hull, buffered by eps/2 so single-line clusters have an area) with its size, and
+    the number of noise features."""
+    from scipy.spatial import cKDTree
+
+    if eps_m <= 0 or min_samples < 1:
+        raise ToolFailed("eps must be positive metres and min_samples at least 1", kind="invalid_input")
+    if gdf.empty:
+        raise ToolFailed("nothing to cluster: the input is empty", kind="empty")
+    metric = local_metric_crs(gdf)
+    centroids = gdf.to_crs(metric).geometry.centroid
+    xy = np.column_stack([centroids.x.values, centroids.y.values])
+    neighbours = cKDTree(xy).query_ball_point(xy, r=eps_m)
+    core = np.array([len(n) >= min_samples for n in neighbours])
+    labels = np.full(len(xy), -1)
+    cluster = 0
+    for start in np.flatnonzero(core):
+        if labels[start] != -1:
+            continue
+        labels[start] = cluster
+        queue = [start]
+        while queue:
+            point = queue.pop()
+            if not core[point]:
+                continue  # border points join a cluster but do not extend it
+            for other in neighbours[point]:
+                if labels[other] == -1:
+                    labels[other] = cluster
+                    queue.append(other)
+        cluster += 1
+    hulls, sizes = [], []
+    for c in range(cluster):
+        members = shapely.multipoints(xy[labels == c])
+        hulls.append(shapely.convex_hull(members).buffer(eps_m / 2))
+        sizes.append(int((labels == c).sum()))
+    out = gpd.GeoDataFrame({"cluster": list(range(cluster)), "count": sizes}, geometry=hulls, crs=metric)
+    out = out.sort_values("count", ascending=False, kind="stable")
+    return out.to_crs(gdf.crs), int((labels == -1).sum())
