@@ -347,5 +347,49 @@
             <source>Run exported to {path}</source>
             <translation>Ejecución exportada a {path}</translation>
         </message>
+        <message>
+            <source>Computes a spectral index from a multi-band image whose bands are named (blue, green, red, nir, swir16, swir22 or Sentinel-2 B02…B12).</source>
+            <translation>Calcula un índice espectral a partir de una imagen multibanda con bandas nombradas (blue, green, red, nir, swir16, swir22 o Sentinel-2 B02…B12).</translation>
+        </message>
+        <message>
+            <source>dNBR from a pre-fire and a post-fire image (nir and swir22 bands), classified into the USGS severity classes: unburned &lt; 0.1, low, moderate-low, moderate-high, high &gt;= 0.66.</source>
+            <translation>dNBR a partir de una imagen anterior y otra posterior al incendio (bandas nir y swir22), clasificado en las clases de severidad USGS: no quemado &lt; 0,1, baja, moderada-baja, moderada-alta, alta &gt;= 0,66.</translation>
+        </message>
+        <message>
+            <source>Spectral index (NDVI, NDWI, MNDWI, NBR)</source>
+            <translation>Índice espectral (NDVI, NDWI, MNDWI, NBR)</translation>
+        </message>
+        <message>
+            <source>dNBR burn severity (USGS classes)</source>
+            <translation>Severidad del fuego dNBR (clases USGS)</translation>
+        </message>
+        <message>
+            <source>Image</source>
+            <translation>Imagen</translation>
+        </message>
+        <message>
+            <source>Index</source>
+            <translation>Índice</translation>
+        </message>
+        <message>
+            <source>Summary</source>
+            <translation>Resumen</translation>
+        </message>
+        <message>
+            <source>Pre-fire image</source>
+            <translation>Imagen previa al incendio</translation>
+        </message>
+        <message>
+            <source>Post-fire image</source>
+            <translation>Imagen posterior al incendio</translation>
+        </message>
+        <message>
+            <source>Burn severity</source>
+            <translation>Severidad del fuego</translation>
+        </message>
+        <message>
+            <source>Running {tool}</source>
+            <translation>Ejecutando {tool}</translation>
+        </message>
     </context>
 </TS>

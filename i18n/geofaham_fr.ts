@@ -347,5 +347,49 @@
             <source>Run exported to {path}</source>
             <translation>Exécution exportée vers {path}</translation>
         </message>
+        <message>
+            <source>Computes a spectral index from a multi-band image whose bands are named (blue, green, red, nir, swir16, swir22 or Sentinel-2 B02…B12).</source>
+            <translation>Calcule un indice spectral à partir d'une image multibande dont les bandes sont nommées (blue, green, red, nir, swir16, swir22 ou Sentinel-2 B02…B12).</translation>
+        </message>
+        <message>
+            <source>dNBR from a pre-fire and a post-fire image (nir and swir22 bands), classified into the USGS severity classes: unburned &lt; 0.1, low, moderate-low, moderate-high, high &gt;= 0.66.</source>
+            <translation>dNBR à partir d'une image avant et d'une image après le feu (bandes nir et swir22), classé selon les classes de sévérité USGS : non brûlé &lt; 0,1, faible, modérée-faible, modérée-forte, forte &gt;= 0,66.</translation>
+        </message>
+        <message>
+            <source>Spectral index (NDVI, NDWI, MNDWI, NBR)</source>
+            <translation>Indice spectral (NDVI, NDWI, MNDWI, NBR)</translation>
+        </message>
+        <message>
+            <source>dNBR burn severity (USGS classes)</source>
+            <translation>Sévérité du feu dNBR (classes USGS)</translation>
+        </message>
+        <message>
+            <source>Image</source>
+            <translation>Image</translation>
+        </message>
+        <message>
+            <source>Index</source>
+            <translation>Indice</translation>
+        </message>
+        <message>
+            <source>Summary</source>
+            <translation>Résumé</translation>
+        </message>
+        <message>
+            <source>Pre-fire image</source>
+            <translation>Image avant le feu</translation>
+        </message>
+        <message>
+            <source>Post-fire image</source>
+            <translation>Image après le feu</translation>
+        </message>
+        <message>
+            <source>Burn severity</source>
+            <translation>Sévérité du feu</translation>
+        </message>
+        <message>
+            <source>Running {tool}</source>
+            <translation>Exécution de {tool}</translation>
+        </message>
     </context>
 </TS>

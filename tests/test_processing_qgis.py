@@ -33,7 +33,8 @@ DINS = str(SHARED_DATA / "eaton-2025" / "DINS_2025_Eaton_Public_View_2025-01-14.
 
 def test_algorithms_are_registered(processing):
     ids = {a.id() for a in QgsApplication.processingRegistry().providerById("geofaham").algorithms()}
-    assert ids == {"geofaham:buffermetres", "geofaham:withindistance", "geofaham:nearestk", "geofaham:damagecounts"}
+    assert ids == {"geofaham:buffermetres", "geofaham:withindistance", "geofaham:nearestk", "geofaham:damagecounts",
+                   "geofaham:spectralindex", "geofaham:burnseverity"}
 
 
 def test_within_distance_gives_the_same_hospitals_as_the_agent(processing):
@@ -56,3 +57,34 @@ def test_damage_counts_inside_the_perimeter(processing):
     counts = {f["damage_class"]: f["count"] for f in out.getFeatures()}
     assert sum(counts.values()) == 5431  # README: 5,431 of the points lie inside the adjusted perimeter
     assert set(counts) <= {"none", "affected", "minor", "major", "destroyed", "unknown"}
+
+
+HURST = SHARED_DATA / "raster" / "hurst-2025"
+
+
+def test_burn_severity_from_the_hurst_pair_uses_the_raster_agent_code(processing, tmp_path):
+    import numpy as np
+    import rasterio
+
+    out = tmp_path / "severity.tif"
+    result = processing.run("geofaham:burnseverity", {"PRE": str(HURST / "HURST_20250107_s2_pre_fire.tif"),
+                                                      "POST": str(HURST / "HURST_20250107_s2_post_fire.tif"),
+                                                      "OUTPUT": str(out)})
+    assert "km²" in result["SUMMARY"]
+    with rasterio.open(out) as src, rasterio.open(HURST / "HURST_20250107_dnbr.tif") as ref:
+        classes = src.read(1)
+        dnbr = ref.read(1)
+    valid = classes != 255
+    expected = np.digitize(dnbr, [0.1, 0.27, 0.44, 0.66])
+    assert classes.shape == dnbr.shape and (classes[valid] == expected[valid]).mean() > 0.999
+
+
+def test_spectral_index(processing, tmp_path):
+    import rasterio
+
+    out = tmp_path / "ndvi.tif"
+    processing.run("geofaham:spectralindex", {"INPUT": str(HURST / "HURST_20250107_s2_pre_fire.tif"), "INDEX": 0,
+                                              "OUTPUT": str(out)})
+    with rasterio.open(out) as src:
+        values = src.read(1)
+    assert values.shape == (225, 225) and -1.0 <= float(values[~(values != values)].min()) <= 1.0

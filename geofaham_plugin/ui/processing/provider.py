@@ -136,6 +136,82 @@ class DamageCounts(_Algorithm):
         return self._emit(table, parameters, context, geometry_column=None)
 
 
+class _ToolChain(_Algorithm):
+    """Runs the Raster agent's own tools on files, in a throw-away Response Store, and writes the
+    final artifact to the algorithm's output."""
+
+    def _run_tools(self, feedback, files: dict[str, str], chain: list[tuple[str, dict, dict[str, str]]]):
+        import tempfile
+
+        from ...core.agents import TOOLS, ToolContext
+        from ...core.config import settings_from_env
+        from ...core.store.store import ResponseStore
+
+        with tempfile.TemporaryDirectory(prefix="geofaham-processing-") as tmp:
+            store = ResponseStore(tmp)
+            try:
+                records = {name: store.register_raster_file(path, source="processing.input", summary=Path(path).name)
+                           for name, path in files.items()}
+                ctx = ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env())
+                last = None
+                for tool_name, args, inputs in chain:
+                    feedback.pushInfo(tr("Running {tool}").format(tool=tool_name))
+                    resolved = {slot: (last if ref == "previous" else records[ref]) for slot, ref in inputs.items()}
+                    last = self._run(lambda: TOOLS[tool_name].run(ctx, args, resolved))
+                    feedback.pushInfo(last.summary)
+                return last, store.abs_path(last.id).read_bytes()
+            finally:
+                store.close()
+
+    def _write(self, parameters, context, record, data: bytes):
+        out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
+        Path(out).write_bytes(data)  # a Cloud-Optimized GeoTIFF
+        return {"OUTPUT": out, "SUMMARY": record.summary}
+
+
+class SpectralIndex(_ToolChain):
+    NAME, TITLE = "spectralindex", N_("Spectral index (NDVI, NDWI, MNDWI, NBR)")
+    HELP = N_("Computes a spectral index from a multi-band image whose bands are named (blue, green, red, nir, swir16, swir22 or Sentinel-2 B02…B12).")
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        from qgis.core import QgsProcessingOutputString, QgsProcessingParameterEnum, QgsProcessingParameterRasterDestination, QgsProcessingParameterRasterLayer
+
+        from ...core.engines.raster.ops import INDEX_NAMES
+
+        self.indices = list(INDEX_NAMES)
+        self.addParameter(QgsProcessingParameterRasterLayer("INPUT", tr("Image")))
+        self.addParameter(QgsProcessingParameterEnum("INDEX", tr("Index"), self.indices, defaultValue=0))
+        self.addParameter(QgsProcessingParameterRasterDestination("OUTPUT", tr("Index")))
+        self.addOutput(QgsProcessingOutputString("SUMMARY", tr("Summary")))
+
+    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+        image = self.parameterAsRasterLayer(parameters, "INPUT", context).source()
+        index = self.indices[self.parameterAsEnum(parameters, "INDEX", context)]
+        record, data = self._run_tools(feedback, {"scene": image}, [("compute_index", {"index": index}, {"scene": "scene"})])
+        return self._write(parameters, context, record, data)
+
+
+class BurnSeverity(_ToolChain):
+    NAME, TITLE = "burnseverity", N_("dNBR burn severity (USGS classes)")
+    HELP = N_("dNBR from a pre-fire and a post-fire image (nir and swir22 bands), classified into the USGS severity classes: unburned < 0.1, low, moderate-low, moderate-high, high >= 0.66.")
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        from qgis.core import QgsProcessingOutputString, QgsProcessingParameterRasterDestination, QgsProcessingParameterRasterLayer
+
+        self.addParameter(QgsProcessingParameterRasterLayer("PRE", tr("Pre-fire image")))
+        self.addParameter(QgsProcessingParameterRasterLayer("POST", tr("Post-fire image")))
+        self.addParameter(QgsProcessingParameterRasterDestination("OUTPUT", tr("Burn severity")))
+        self.addOutput(QgsProcessingOutputString("SUMMARY", tr("Summary")))
+
+    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+        pre = self.parameterAsRasterLayer(parameters, "PRE", context).source()
+        post = self.parameterAsRasterLayer(parameters, "POST", context).source()
+        record, data = self._run_tools(feedback, {"pre": pre, "post": post},
+                                       [("dnbr", {}, {"pre": "pre", "post": "post"}),
+                                        ("burn_severity", {}, {"dnbr": "previous"})])
+        return self._write(parameters, context, record, data)
+
+
 class GeoFahamProvider(QgsProcessingProvider):
     def id(self):
         return "geofaham"
@@ -147,5 +223,5 @@ class GeoFahamProvider(QgsProcessingProvider):
         return QIcon(str(Path(PLUGIN_ROOT) / "resources" / "icon.png"))
 
     def loadAlgorithms(self):  # noqa: N802
-        for algorithm in (BufferMetres(), WithinDistance(), NearestK(), DamageCounts()):
+        for algorithm in (BufferMetres(), WithinDistance(), NearestK(), DamageCounts(), SpectralIndex(), BurnSeverity()):
             self.addAlgorithm(algorithm)
