@@ -1,0 +1,164 @@
+"""Bench commands for the headless CLI.
+
+``add_bench_commands(subparsers)`` adds to ``python -m geofaham_plugin``::
+
+    bench run [--tasks IDS | --offline] [--model-config FILE] [--out DIR] [--resume] [--timeout S]
+    bench judge RESULTS [--llm-config FILE]
+    bench report RESULTS
+    bench tasks                      (list the tasks and their categories)
+    bench ground-truth               (regenerate bench/expected.json)
+    batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
+
+Until core/cli.py calls it, ``python -m bench.cli ...`` runs the same commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .config import DEFAULT_CONFIG
+from .runner import DEFAULT_OUT
+from .spec import TASKS_FILE
+
+
+def _cmd_run(args) -> int:
+    from .report import write_reports
+    from .runner import run_bench
+    from .spec import load_tasks, select_tasks
+
+    tasks = select_tasks(load_tasks(args.tasks_file), args.tasks, offline=args.offline)
+    if not tasks:
+        print("no task selected", file=sys.stderr)
+        return 2
+    print(f"{len(tasks)} tasks, configuration {args.model_config}, timeout {args.timeout:g} s per task", flush=True)
+    folder = run_bench(tasks, args.model_config, args.out, resume=args.resume, timeout=args.timeout,
+                       offline=args.offline, keep_sessions=args.keep_sessions, retry_failed=args.retry_failed,
+                       tasks_file=Path(args.tasks_file), log=lambda m: print(m, flush=True))
+    if not args.no_report:
+        write_reports(folder)
+    print(f"results: {folder}")
+    return 0
+
+
+def _cmd_judge(args) -> int:
+    from .config import judge_model, load_config
+    from .judge import config_folders, judge_folder
+
+    model = None
+    if args.llm_config:
+        model = judge_model(load_config(args.llm_config))
+    try:
+        for folder in config_folders(args.results):
+            judgments = judge_folder(folder, model, max_chars=args.max_chars)
+            det = [t["deterministic"] for t in judgments["tasks"].values()]
+            print(f"{folder.name}: {sum(d['passed'] for d in det)}/{len(det)} tasks pass every deterministic check"
+                  + (f"; LLM judge on {sum('overall' in t.get('llm', {}) for t in judgments['tasks'].values())}" if model else ""))
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import write_reports
+
+    reports = write_reports(args.results)
+    if not reports:
+        print(f"no results in {args.results}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cmd_tasks(args) -> int:
+    from .spec import load_tasks
+
+    for t in load_tasks(args.tasks_file):
+        turns = f" (+{len(t.follow_ups)} follow-ups)" if t.follow_ups else ""
+        print(f"{t.id:42s} {t.category:24s} {t.difficulty:6s} {'offline' if t.offline else 'online ':7s} {t.question}{turns}")
+    return 0
+
+
+def _cmd_ground_truth(args) -> int:
+    from .ground_truth import main
+
+    return main([])
+
+
+def _cmd_batch(args) -> int:
+    from .batch import run_batch
+    from .config import load_config
+
+    manifest = run_batch(args.instruction, args.inputs, args.outputs, args.out, config=load_config(args.model_config),
+                         session=args.session, aoi_name=args.aoi, use_aoi=not args.no_aoi)
+    print(manifest["answer"])
+    print()
+    for o in manifest["outputs"]:
+        print(f"{'wrote' if o['written'] else 'NOT written'}: {o['name']}" + (f" ({o.get('reason')})" if not o["written"] else
+                                                                             f" from {o.get('artifact_id')}"))
+    print(f"\nsession: {manifest['session']}")
+    return 0 if all(o["written"] for o in manifest["outputs"]) and manifest["status"] in ("answered", "partial") else 1
+
+
+def add_bench_commands(subparsers) -> None:
+    """Add ``bench`` (run / judge / report / tasks / ground-truth) and ``batch`` to a CLI's subparsers."""
+    bench = subparsers.add_parser("bench", help="GeoFaham-Bench: run tasks, judge, report")
+    sub = bench.add_subparsers(dest="bench_command", required=True)
+
+    run = sub.add_parser("run", help="run bench tasks headless, each in a fresh session with a timeout")
+    which = run.add_mutually_exclusive_group()
+    which.add_argument("--tasks", help="comma-separated task ids or id prefixes (e.g. poi_,dmg_palisades_destroyed)")
+    which.add_argument("--offline", action="store_true", help="only the tasks that run on the sample data (no network)")
+    run.add_argument("--model-config", default=str(DEFAULT_CONFIG), help="model configuration file (default: embedded)")
+    run.add_argument("--out", default=str(DEFAULT_OUT), help="results folder (results/<config>/<task>.json)")
+    run.add_argument("--resume", action="store_true", help="skip tasks that already have a result")
+    run.add_argument("--retry-failed", action="store_true", help="with --resume: run timed-out/errored tasks again")
+    run.add_argument("--timeout", type=float, default=300, help="seconds per task (default 300)")
+    run.add_argument("--keep-sessions", action="store_true", help="keep each task's session under results/<config>/sessions/")
+    run.add_argument("--no-report", action="store_true", help="do not write report.md/report.png at the end")
+    run.add_argument("--tasks-file", default=str(TASKS_FILE), help=argparse.SUPPRESS)
+    run.set_defaults(func=_cmd_run)
+
+    judge = sub.add_parser("judge", help="deterministic checks (and the LLM rubric judge) over a results folder")
+    judge.add_argument("results", help="results folder (one configuration, or a folder of them)")
+    judge.add_argument("--llm-config", help="model configuration whose 'judge' (else planner) model scores the rubric")
+    judge.add_argument("--max-chars", type=int, default=24000, help="cap on the evidence sent to the LLM judge")
+    judge.set_defaults(func=_cmd_judge)
+
+    report = sub.add_parser("report", help="report.md + report.png per configuration")
+    report.add_argument("results")
+    report.set_defaults(func=_cmd_report)
+
+    tasks = sub.add_parser("tasks", help="list the tasks")
+    tasks.add_argument("--tasks-file", default=str(TASKS_FILE), help=argparse.SUPPRESS)
+    tasks.set_defaults(func=_cmd_tasks)
+
+    gt = sub.add_parser("ground-truth", help="recompute bench/expected.json from the sample data")
+    gt.set_defaults(func=_cmd_ground_truth)
+
+    batch = subparsers.add_parser("batch", help="instruction + input files -> requested output files")
+    batch.add_argument("--instruction", required=True)
+    batch.add_argument("--inputs", required=True, help="folder of input files")
+    batch.add_argument("--outputs", required=True, help="JSON list of requested outputs (name, format, geometry_type)")
+    batch.add_argument("--out", required=True, help="folder the outputs are written to")
+    batch.add_argument("--model-config", default=str(DEFAULT_CONFIG))
+    batch.add_argument("--session", help="session folder (default: a new temporary folder, kept)")
+    batch.add_argument("--aoi", help="input file (name or stem) to use as the area of interest")
+    batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest")
+    batch.set_defaults(func=_cmd_batch)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.cli", description="GeoFaham-Bench and batch mode.")
+    add_bench_commands(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

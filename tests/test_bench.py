@@ -1,0 +1,287 @@
+"""GeoFaham-Bench: the task file, the independent ground truth, the runner, both judges, the report and
+the batch mode. Fast: the runner tasks chosen here are planned by the pre-pass alone (no model call),
+and the LLM judge runs on the scripted model."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+
+import geopandas as gpd
+import pandas as pd
+import pytest
+from shapely.geometry import box
+
+from bench.config import ROLES, load_config
+from bench.judge import deterministic, judge_folder, llm_judge
+from bench.rubric import CATEGORIES, DIMENSIONS, weighted
+from bench.spec import CATEGORY_COUNTS, DIFFICULTY_SHARES, load_expected, load_tasks, select_tasks
+from geofaham_plugin.core.llm import ScriptedModel
+
+RUN_TASKS = ["poi_eaton_hospitals_5km", "dmg_palisades_destroyed", "clu_eaton_damage_mt"]
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return load_tasks()
+
+
+@pytest.fixture(scope="module")
+def truth():
+    from bench.ground_truth import compute
+
+    return compute()
+
+
+@pytest.fixture(scope="module")
+def bench_results(tmp_path_factory):
+    """Three offline tasks run by the real runner (child processes, fresh sessions, default embedded
+    configuration; models are blocked, and guided planning needs none for these questions)."""
+    from bench.runner import run_bench
+
+    out = tmp_path_factory.mktemp("bench")
+    lines: list[str] = []
+    with pytest.MonkeyPatch.context() as mp:  # module scope runs before conftest's per-test block
+        mp.setenv("GEOFAHAM_BLOCK_REAL_MODELS", "1")
+        folder = run_bench(select_tasks(load_tasks(), RUN_TASKS), out=out, timeout=120, offline=True, log=lines.append)
+    return folder, lines
+
+
+# ------------------------------------------------------------------------------------- tasks
+def test_task_file_validates_with_the_issue_proportions(tasks):
+    assert len(tasks) >= 40 and len({t.id for t in tasks}) == len(tasks)
+    assert dict(Counter(t.category for t in tasks)) == CATEGORY_COUNTS
+    difficulty = Counter(t.difficulty for t in tasks)
+    assert {k: round(v / len(tasks), 2) for k, v in difficulty.items()} == DIFFICULTY_SHARES
+    assert set(Counter(t.persona for t in tasks)) == {"gis_analyst", "humanitarian_worker", "government_official",
+                                                      "infrastructure_planner", "emergency_coordinator"}
+    multi = [t for t in tasks if t.follow_ups]
+    assert len(multi) == 2 and sum(len(t.follow_ups) for t in multi) == 4
+    assert sum(t.offline for t in tasks) >= 15
+    assert {e for t in tasks for e in t.event_ids} == set(range(1, 18))  # all 17 disaster records
+
+
+def test_every_offline_expectation_has_a_computed_reference(tasks):
+    expected = load_expected()
+    for task in (t for t in tasks if t.offline):
+        assert task.all_expectations(), task.id
+        for e in task.all_expectations():
+            assert e.resolve(expected) is not None, (task.id, e.id)
+
+
+def test_ground_truth_reproduces_the_published_counts(truth):
+    eaton, pal, val, cat = truth["eaton"], truth["palisades"], truth["valencia"], truth["catarroja"]
+    assert eaton["dins_inside_perimeter"] == 5431 and eaton["dins_total"] == 5805
+    assert eaton["hospitals_within_5km"]["count"] == 7 and eaton["hospitals_within_1km"]["count"] == 0
+    assert abs(eaton["nearest_hospital"]["distance_m"] - 2090) < 10
+    assert eaton["nearest_hospital"]["name"] == "AURORA LAS ENCINAS HOSPITAL"
+    assert abs(eaton["hospitals_within_5km"]["distances_m"]["HUNTINGTON HOSPITAL"] - 4750) < 10
+    assert eaton["damaged_total"] == 3051 and eaton["destroyed_total"] == 2722
+    assert pal["destroyed_total"] == 6823 and pal["hospitals_within_5km"]["count"] == 3
+    assert abs(pal["nearest_hospital"]["distance_m"] - 2880) < 10
+    assert val["health_inside_flood"]["count"] == 4 and val["health_within_1km_flood"]["count"] == 19
+    assert abs(val["flood_area_km2"] - 432) < 1
+    assert cat["education_polygons_in_flood"] == 11 and cat["highway_lines_in_flood"] == 834
+    assert cat["buildings_in_flood"] == 188 and cat["public_buildings_in_flood"]["count"] == 9
+    assert truth["lahaina"]["damaged_labels_in_burn_area"] == 33
+    assert abs(truth["hurst"]["dnbr_mean_inside_mask"] - 0.395) < 0.001
+    assert abs(truth["hurst"]["dnbr_mean_outside_mask"] - 0.016) < 0.001
+    assert truth["hurst"]["dnbr_max_abs_difference"] < 1e-6  # recomputed from the composites
+
+
+def test_expected_json_is_what_the_script_computes(truth):
+    """bench/expected.json is derived data: it must equal a fresh computation."""
+    assert json.loads(json.dumps(truth, ensure_ascii=False)) == load_expected()
+
+
+# ------------------------------------------------------------------------------- model configs
+def test_model_configurations(monkeypatch):
+    embedded = load_config("embedded")
+    settings = embedded.settings({"GEOFAHAM_LLM_BASE_URL": "http://stale:1/v1"})  # stale env is ignored
+    assert all(settings.endpoint(r).embedded for r in ROLES) and embedded.mode == "guided"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    remote = load_config("remote-example")
+    settings = remote.settings()
+    assert settings.endpoint("planner").base_url == "https://api.openai.com/v1"
+    assert settings.endpoint("planner").api_key.get_secret_value() == "sk-test-secret"
+    assert settings.endpoint("vector").model == "qwen2.5-32b-instruct" and remote.mode == "free"
+    assert "sk-test-secret" not in json.dumps(remote.public())
+
+
+# ------------------------------------------------------------------------------------ runner
+def test_runner_records_and_the_deterministic_judge_passes(bench_results):
+    folder, lines = bench_results
+    for task_id in RUN_TASKS:
+        result = json.loads((folder / f"{task_id}.json").read_text())
+        assert result["status"] == "finished", result.get("error")
+        assert all(t["run"]["status"] == "answered" for t in result["turns"])
+        assert result["tokens"]["total"] == 0  # guided mode: the pre-pass left one template, no model call
+        assert result["artifacts"] and all(a["file"]["readable"] for a in result["artifacts"].values())
+    multi = json.loads((folder / "clu_eaton_damage_mt.json").read_text())
+    assert [t["question"] for t in multi["turns"]][1:] == ["Now only the destroyed ones", "Break them down by structure type"]
+    judgments = json.loads((folder / "judgments.json").read_text())["tasks"]
+    for task_id in RUN_TASKS:
+        det = judgments[task_id]["deterministic"]
+        failed = [c for c in det["checks"] if c["passed"] is False]
+        assert det["passed"] and not failed, failed
+    names = {c["name"] for c in judgments["poi_eaton_hospitals_5km"]["deterministic"]["checks"] if c["passed"]}
+    assert {"event", "aoi", "sources", "predicates", "metric_crs", "artifacts", "value:count", "value:names",
+            "value:distances", "states:count", "supported_numbers", "no_db_write"} <= names
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["tasks"] == 3 and summary["deterministic_pass"] == 3
+
+
+def test_report_markdown_and_chart(bench_results):
+    from bench.report import write_report
+
+    folder, _ = bench_results
+    md, png, headline = write_report(folder)
+    text = md.read_text()
+    for section in ("## Headline", "## Per category", "## Per rubric dimension", "## Capability gaps", "## Per task"):
+        assert section in text
+    assert "Tokens per task, mean / median" in text and "goal ≤ 25,000: met" in text
+    assert png is not None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert headline["det_pass"] == 3 and headline["tokens_mean"] == 0
+
+
+def test_resume_skips_finished_tasks(bench_results):
+    from bench.runner import run_bench
+
+    folder, _ = bench_results
+    before = (folder / "dmg_palisades_destroyed.json").stat().st_mtime_ns
+    lines: list[str] = []
+    run_bench(select_tasks(load_tasks(), ["dmg_palisades_destroyed"]), out=folder.parent, resume=True, log=lines.append)
+    assert "skipped" in lines[-1] and (folder / "dmg_palisades_destroyed.json").stat().st_mtime_ns == before
+
+
+def test_a_timeout_is_recorded_and_judged(tmp_path):
+    from bench.runner import run_bench
+
+    folder = run_bench(select_tasks(load_tasks(), ["dmg_palisades_destroyed"]), out=tmp_path, timeout=0.2,
+                       log=lambda _: None)
+    result = json.loads((folder / "dmg_palisades_destroyed.json").read_text())
+    assert result["status"] == "timeout" and "timed out" in result["error"]
+    det = json.loads((folder / "judgments.json").read_text())["tasks"]["dmg_palisades_destroyed"]["deterministic"]
+    assert not det["passed"] and det["flags"]["service_failure_or_timeout"]
+
+
+# ------------------------------------------------------------------------------------- judges
+def test_deterministic_judge_catches_wrong_runs(bench_results):
+    folder, _ = bench_results
+    good = json.loads((folder / "poi_eaton_hospitals_5km.json").read_text())
+    bad = copy.deepcopy(good)
+    run = bad["turns"][0]["run"]
+    cited = run["cited_artifacts"][0]
+    bad["artifacts"][cited]["metadata"]["feature_count"] = 6  # a wrong count
+    run["answer"] = run["answer"].replace("7 healthcare", "6 healthcare") + "\nAbout 12,345 people live nearby."
+    run["plans"][0]["ledger"]["disaster_event_id"] = 12  # the wrong fire
+    run["steps"][-1]["args"]["sql"] = "DELETE FROM hospitals"  # a database write
+    checks = {c["name"]: c for c in deterministic(bad)["checks"]}
+    assert checks["value:count"]["passed"] is False and checks["states:count"]["passed"] is False
+    assert checks["supported_numbers"]["passed"] is False and "12345" in checks["supported_numbers"]["detail"]
+    assert checks["event"]["passed"] is False and checks["no_db_write"]["passed"] is False
+    assert deterministic(good)["passed"]
+
+
+def test_llm_judge_scores_the_rubric_with_a_scripted_model(bench_results):
+    folder, _ = bench_results
+    result = json.loads((folder / "poi_eaton_hospitals_5km.json").read_text())
+    scores = {k: 1.0 for k in DIMENSIONS} | {"answer_accuracy": 0.8, "evidence_aware_confidence": 0.5}
+    missing_some = {"scores": {k: 1.0 for k in DIMENSIONS[:4]}}
+    model = ScriptedModel({"judge": [missing_some, {"scores": scores, "flags": {"run_completed": True}, "rationale": "ok"}]})
+    out = llm_judge(result, model)
+    assert "Field required" in model.calls[1].last_user  # the incomplete reply went back with the error
+    prompt = model.calls[0].messages[-1].content
+    assert "AURORA LAS ENCINAS HOSPITAL" in prompt and '"expected"' in prompt  # spec, run and artifacts
+    assert "Answer Accuracy" in model.calls[0].messages[0].content
+    assert out["scores"]["answer_accuracy"] == 0.75  # snapped to the five-point scale
+    assert out["overall"] == pytest.approx(0.35 * 0.875 + 0.30 + 0.15 + 0.10 + 0.10 * 0.75, abs=1e-4)
+    assert out["flags"]["run_completed"] is True
+
+
+def test_llm_judgements_go_into_the_folder_and_the_report(bench_results, tmp_path):
+    import shutil
+
+    from bench.report import write_report
+
+    folder, _ = bench_results
+    copy_dir = tmp_path / "embedded"
+    shutil.copytree(folder, copy_dir)
+    (copy_dir / "damage_join.json").write_text('{"ratio": 3.2}')  # another tool's output is ignored
+    reply = {"scores": {k: 0.75 for k in DIMENSIONS}, "flags": {}, "rationale": "mostly right"}
+    judge_folder(copy_dir, ScriptedModel(lambda role, messages, schema: reply), log=lambda _: None)
+    tasks = json.loads((copy_dir / "judgments.json").read_text())["tasks"]
+    assert all(t["llm"]["overall"] == 0.75 for t in tasks.values())
+    _, _, headline = write_report(copy_dir)  # re-judging deterministically keeps the LLM judgements
+    assert headline["llm_overall"] == 0.75 and headline["llm_tasks"] == 3
+
+
+def test_rubric_weights_follow_the_paper():
+    assert [round(w, 2) for w, _ in CATEGORIES.values()] == [0.35, 0.30, 0.15, 0.10, 0.10] and len(DIMENSIONS) == 13
+    assert weighted({k: 1.0 for k in DIMENSIONS})["overall"] == 1.0
+    assert weighted({k: 0.0 for k in DIMENSIONS} | {"benchmark_rule_compliance": 1.0})["overall"] == 0.1
+
+
+# -------------------------------------------------------------------------------------- batch
+def test_batch_mode_writes_the_requested_outputs(tmp_path):
+    from bench.batch import run_batch
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    gpd.GeoDataFrame({"name": ["Altadena"]}, geometry=[box(-118.17, 34.17, -118.11, 34.21)], crs=4326).to_file(
+        inputs / "study_area.geojson")
+    pd.DataFrame({"name": ["shelter A", "shelter B"],
+                  "WKT": ["POINT (-118.14 34.19)", "POINT (-118.12 34.18)"]}).to_csv(inputs / "shelters.csv", index=False)
+    (inputs / "notes.txt").write_text("not a layer")
+    outputs = [{"name": "hospitals_5km.geojson", "format": "GeoJSON", "geometry_type": "Point"},
+               {"name": "hospitals_5km.csv", "format": "CSV", "geometry_type": "Point"},
+               {"name": "area.gpkg", "format": "GPKG", "geometry_type": "MultiPolygon", "source": "aoi"},
+               {"name": "answer.md"},
+               {"name": "burn.tif", "format": "GeoTIFF"}]
+    spec = tmp_path / "outputs.json"
+    spec.write_text(json.dumps({"outputs": outputs}))
+    manifest = run_batch("Which hospitals are within 5 km of this area?", inputs, spec, tmp_path / "out",
+                         session=tmp_path / "session", log=lambda _: None)
+    assert manifest["status"] == "answered"
+    files = {i["file"]: i for i in manifest["inputs"]}
+    assert files["shelters.csv"]["features"] == 2 and "aoi_artifact_id" in files["study_area.geojson"]
+    assert any("notes.txt" in n for n in manifest["input_notes"])
+    written = {o["name"]: o for o in manifest["outputs"]}
+    assert not written["burn.tif"]["written"] and "no raster" in written["burn.tif"]["reason"]
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["answer.md", "area.gpkg", "hospitals_5km.csv", "hospitals_5km.geojson"]
+    hospitals = gpd.read_file(out / "hospitals_5km.geojson")
+    assert len(hospitals) > 0 and set(hospitals.geom_type) == {"Point"} and "distance_m" in hospitals.columns
+    table = pd.read_csv(out / "hospitals_5km.csv")
+    assert len(table) == len(hospitals) and table["WKT"].str.startswith("POINT").all()
+    assert set(gpd.read_file(out / "area.gpkg").geom_type) == {"MultiPolygon"}
+    assert "healthcare features within 5,000 m" in (out / "answer.md").read_text()
+
+
+def test_batch_rejects_an_unknown_output_format(tmp_path):
+    from bench.batch import OutputSpec
+
+    with pytest.raises(ValueError, match="unknown format"):
+        OutputSpec(name="x.xyz").fmt()
+
+
+# ----------------------------------------------------------------------------------------- cli
+def test_cli_commands_parse_and_list_tasks(capsys):
+    import argparse
+
+    from bench.cli import add_bench_commands, main
+
+    parser = argparse.ArgumentParser()
+    add_bench_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["bench", "run", "--offline", "--timeout", "60", "--resume"])
+    assert args.offline and args.timeout == 60 and args.resume
+    args = parser.parse_args(["bench", "judge", "results", "--llm-config", "x.json"])
+    assert args.llm_config == "x.json"
+    args = parser.parse_args(["batch", "--instruction", "q", "--inputs", "in", "--outputs", "o.json", "--out", "out"])
+    assert args.instruction == "q"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["bench", "run", "--offline", "--tasks", "a"])  # one selection at a time
+    assert main(["bench", "tasks"]) == 0
+    listing = capsys.readouterr().out
+    assert listing.count("\n") == len(load_tasks()) and "poi_eaton_hospitals_5km" in listing
