@@ -198,15 +198,26 @@ def test_an_empty_final_result_is_an_answer_not_a_stall(store):
 
 
 def test_stall_budget_exhausted_gives_an_honest_partial_answer(store):
-    tornado = free_plan(step(1, "vector", "load_event_layer", {"event_id": 1, "role": "hazard"}))
-    script = {"planner": [tornado, tornado], "progress": [{"action": "replan", "reason": "try again"}] * 2}
+    tornado = lambda role: free_plan(step(1, "vector", "load_event_layer", {"event_id": 1, "role": role}))  # noqa: E731
+    script = {"planner": [tornado("hazard"), tornado("damage")], "progress": [{"action": "replan", "reason": "try again"}] * 2}
     orch, _, _ = orchestrator(store, script, mode="free", stall_budget=1)
     record = orch.run("Which buildings were hit by the St. Louis tornado?")
     assert record.status == "partial"
     assert record.answer.startswith("**Partial answer")
     assert "no hazard layer is available for event 1" in record.answer
+    assert "no damage layer is available for event 1" in record.answer
     assert "stall budget" in record.answer
     assert len(store) == 0
+
+
+def test_a_replan_identical_to_the_failed_plan_is_not_run_again(store):
+    tornado = free_plan(step(1, "vector", "load_event_layer", {"event_id": 1, "role": "hazard"}))
+    script = {"planner": [tornado, tornado], "progress": [{"action": "replan", "reason": "try again"}]}
+    orch, model, _ = orchestrator(store, script, mode="free", stall_budget=5)
+    record = orch.run("Which buildings were hit by the St. Louis tornado?")
+    assert record.status == "partial" and len(record.plans) == 1
+    assert len([s for s in record.steps if s.tool == "load_event_layer"]) == 1
+    assert "same plan again" in record.answer
 
 
 # --------------------------------------------------------------------------------- model output

@@ -33,6 +33,13 @@ UTM = "EPSG:32611"
 
 
 # ----------------------------------------------------------------------------------- mock server
+
+@pytest.fixture(autouse=True)
+def _online_against_local_mocks(monkeypatch):
+    """These tests talk to STAC APIs served by local mock servers: lift the suite's offline switch."""
+    monkeypatch.delenv("GEOFAHAM_OFFLINE", raising=False)
+
+
 class MockStac:
     """A STAC API at http://127.0.0.1:<port>/: landing page, POST /search answered by ``search``
     (a function of the request body), a SAS token endpoint and files with HTTP range support that
@@ -461,3 +468,13 @@ def test_provider_kind_and_recovery_schedule():
         ("2024-12-11", "2025-01-09", 20), ("2024-11-11", "2025-01-09", 20), ("2024-11-11", "2025-01-09", 50)]
     assert engine.event_window(EATON_DAY, "pre", 30) == (date(2024, 12, 11), date(2025, 1, 9))
     assert engine.event_window(EATON_DAY, "post", 30) == (date(2025, 1, 10), date(2025, 2, 9))
+
+
+def test_offline_mode_never_reaches_a_stac_api(monkeypatch):
+    from geofaham_plugin.core.engines.stac import provider_for
+    from geofaham_plugin.core.errors import ToolFailed
+
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+    with pytest.raises(ToolFailed, match="GEOFAHAM_OFFLINE=1") as err:
+        provider_for("https://earth-search.aws.element84.com/v1")
+    assert err.value.kind == "not_found" and "local folder" in err.value.hint

@@ -309,8 +309,16 @@ def provider_kind(url: str) -> str:
 
 
 def provider_for(url: str, policy: HttpPolicy | None = None) -> Provider:
+    """The provider for ``url``; with GEOFAHAM_OFFLINE=1 only a local catalogue (a folder of items)."""
+    import os
+
     kind = provider_kind(url)
-    return LocalCatalog(url) if kind == "local" else ApiProvider(url, kind, policy)
+    if kind == "local":
+        return LocalCatalog(url)
+    if os.environ.get("GEOFAHAM_OFFLINE") == "1":
+        raise ToolFailed(f"imagery search needs the network ({url}) but GEOFAHAM_OFFLINE=1", kind="not_found",
+                         hint="set GEOFAHAM_STAC_URL to a local folder of STAC items, or go online")
+    return ApiProvider(url, kind, policy)
 
 
 # ----------------------------------------------------------------------------------- geometry

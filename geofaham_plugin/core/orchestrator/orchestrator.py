@@ -152,13 +152,15 @@ class Orchestrator:
 
     # ------------------------------------------------------------------------------ outer loop
     def _plan(self, record: RunRecord, failures: list[str]) -> None:
+        self._adopt(record, self._new_plan(record, failures))
+
+    def _new_plan(self, record: RunRecord, failures: list[str]) -> PlanResult:
         preferred = None
         if record.follow_up_of:
             previous = self._load_record(record.follow_up_of)
             preferred = previous.plans[-1].template if previous and previous.plans else None
-        result = self.planner.plan(record.facts, self.store, aoi_artifact_id=record.aoi_artifact_id,
-                                   failures=failures, step=f"plan{len(record.plans) + 1}", preferred_template=preferred)
-        self._adopt(record, result)
+        return self.planner.plan(record.facts, self.store, aoi_artifact_id=record.aoi_artifact_id,
+                                 failures=failures, step=f"plan{len(record.plans) + 1}", preferred_template=preferred)
 
     def _adopt(self, record: RunRecord, result: PlanResult) -> None:
         record.plans.append(result)
@@ -336,10 +338,15 @@ class Orchestrator:
         failures = [f.describe() for f in progress.failures]
         self._emit(record, "replan", {"failures": failures, "replans": progress.replans})
         try:
-            self._plan(record, failures)
+            result = self._new_plan(record, failures)
         except ModelOutputError as exc:
             record.notes.append(f"replanning failed: {exc}")
             return False
+        if _same_plan(result.plan, record.plans[-1].plan):
+            # nothing was learned from the failure: the identical plan would fail the same way again
+            record.notes.append("replanning produced the same plan again; stopped instead of repeating the failure")
+            return False
+        self._adopt(record, result)
         return True
 
     def _progress_decision(self, record: RunRecord, failure: Failure) -> ProgressDecision:
@@ -490,6 +497,14 @@ def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFac
         if getattr(facts, name) is None and getattr(old, name) is not None:
             update[name] = getattr(old, name)
     return facts.model_copy(update=update)
+
+
+def _same_plan(a, b) -> bool:
+    def key(plan):
+        return [(s.agent.value, s.tool, json.dumps(s.args, sort_keys=True, default=str), sorted(s.inputs.items()))
+                for s in plan.steps]
+
+    return key(a) == key(b)
 
 
 def _is_empty(artifact: ArtifactRecord) -> bool:
