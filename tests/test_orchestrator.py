@@ -318,3 +318,13 @@ def test_export_a_run_as_a_self_contained_folder(store, tmp_path):
     result = gpd.read_file(out / "artifacts" / f"{record.cited_artifacts[0]}.gpkg")
     assert len(result) == 7 and "distance_m" in result.columns
     assert f"{record.cited_artifacts[0]}.gpkg" in (out / "README.md").read_text()
+
+
+def test_unnamed_features_read_unnamed_in_the_answer_table(store):
+    from geofaham_plugin.core.orchestrator.synthesis import describe_vector
+
+    gdf = gpd.GeoDataFrame({"name": ["Escola", None], "distance_m": [10.0, 20.0]},
+                           geometry=[Point(-0.4, 39.4), Point(-0.41, 39.4)], crs=4326)
+    record = store.register_vector(gdf, source="test", summary="schools", extra={"name_field": "name"})
+    _, table = describe_vector(store, record)
+    assert "(unnamed)" in table and "None" not in table

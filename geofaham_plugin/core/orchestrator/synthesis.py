@@ -29,6 +29,11 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}".rstrip("0").rstrip(".")
 
 
+def _text(value) -> str:
+    """A table cell: missing names (common in OSM) read "(unnamed)", not "None"/"nan"."""
+    return "(unnamed)" if value is None or (isinstance(value, float) and value != value) or value == "" else str(value)
+
+
 def describe_vector(store, record: ArtifactRecord) -> tuple[str, str]:
     gdf = store.read_vector(record.id)
     n = len(gdf)
@@ -50,7 +55,7 @@ def describe_vector(store, record: ArtifactRecord) -> tuple[str, str]:
     header = ["#"] + [("Name" if c == name_field else "Distance (m)" if c == "distance_m" else "Damage") for c in columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, (_, row) in enumerate(rows.iterrows(), start=1):
-        cells = [str(i)] + [(_fmt(row[c]) if c == "distance_m" else str(row[c])) for c in columns]
+        cells = [str(i)] + [(_fmt(row[c]) if c == "distance_m" else _text(row[c])) for c in columns]
         lines.append("| " + " | ".join(cells) + " |")
     if n > MAX_ROWS:
         lines.append(f"\n… and {n - MAX_ROWS:,} more in [{record.id}].")
