@@ -11,8 +11,6 @@ import geopandas as gpd
 import pytest
 
 from conftest import SHARED_DATA
-from geofaham_plugin.core.engines.db import postgis as pg_module
-from geofaham_plugin.core.engines.db import spatialite as lite_module
 from geofaham_plugin.core.engines.sql_safety import (QueryError, UnsafeSQL, check_select, denied_function,
                                                      rewrite_placeholders, tokenize)
 from geofaham_plugin.core.errors import ModelRetry, ToolFailed
@@ -182,8 +180,9 @@ def test_runaway_query_is_cut_by_the_timeout(engine):
 def test_the_database_refuses_even_if_the_checker_were_bypassed(engine, monkeypatch, sql):
     """Defense in depth: PostGIS READ ONLY transaction as the read-only role, SpatiaLite read-only file
     plus authorizer; whatever gets through the checker still cannot change anything."""
-    module = pg_module if engine.name == "postgis" else lite_module
-    monkeypatch.setattr(module, "check_select", lambda s, _d: s)
+    from geofaham_plugin.core.engines import sql_safety
+
+    monkeypatch.setattr(sql_safety, "check_select", lambda s, _d: s)  # both engines check through it
     before = counts(engine)
     with pytest.raises(ModelRetry):
         engine.run_sql(sql)

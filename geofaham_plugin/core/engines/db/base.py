@@ -207,6 +207,24 @@ class ArtifactTable:
             yield None if g is None else shapely.to_wkb(g)
 
 
+def prepare_sql(sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None,
+                temp_name, dialect: str) -> tuple[str, list[str], list[ArtifactTable]]:
+    """The checked statement with ``{{a_…}}`` placeholders rewritten to ``temp_name(id)``, the ids it
+    uses, and those artifacts read for loading into temporary tables (same for every engine)."""
+    from ..sql_safety import check_select, rewrite_placeholders
+
+    paths = artifact_map(artifacts)
+    rewritten, used = rewrite_placeholders(sql, paths, temp_name)
+    statement = check_select(rewritten, dialect)
+    return statement, used, [read_artifact(aid, paths[aid]) for aid in used]
+
+
+def hazard_frame(rows: Sequence[tuple]) -> gpd.GeoDataFrame:
+    """(kind, source, WKB) rows of an event's burn perimeters and flood extents as a GeoDataFrame."""
+    return gpd.GeoDataFrame({"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
+                            geometry=[shapely.from_wkb(bytes(r[2])) for r in rows], crs="EPSG:4326")
+
+
 def read_artifact(artifact_id: str, path: Path) -> ArtifactTable:
     """Read a GeoPackage artifact (layer = its id) into an :class:`ArtifactTable` in EPSG:4326.
     Why 4326: the database's tables are in 4326, so joins need no transform in the query."""

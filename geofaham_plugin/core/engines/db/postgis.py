@@ -30,10 +30,10 @@ from psycopg2 import sql as pgsql
 
 from ...errors import ToolFailed
 from ...planning.events import load_events
-from ..sql_safety import QueryError, UnsafeSQL, check_select, rewrite_placeholders
+from ..sql_safety import QueryError, UnsafeSQL
 from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
-                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, artifact_map, is_null,
-                   read_artifact)
+                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, is_null, read_artifact,
+                   prepare_sql)
 from .schema import GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, POSTGIS_DDL, SOURCE_COLUMN, TABLES
 
 READ_ONLY_ROLE = "geofaham_ro"
@@ -370,16 +370,12 @@ class PostGISEngine(SpatialEngine):
                         "UNION ALL SELECT 'flood_extent', source, ST_AsBinary(geom) FROM flood_extents "
                         "WHERE event_id = %(e)s", {"e": event_id})
             rows = cur.fetchall()
-        return gpd.GeoDataFrame({"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
-                                geometry=[shapely.from_wkb(bytes(r[2])) for r in rows], crs="EPSG:4326")
+        return hazard_frame(rows)
 
     # ---------------------------------------------------------------------------------- free SQL
     def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
                 row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        paths = artifact_map(artifacts)
-        rewritten, used = rewrite_placeholders(sql, paths, lambda aid: f"pg_temp.gf_{aid}")
-        statement = check_select(rewritten, "postgres")
-        tables = [read_artifact(aid, paths[aid]) for aid in used]
+        statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f"pg_temp.gf_{aid}", "postgres")
         started = time.perf_counter()
         with self._lock:
             try:

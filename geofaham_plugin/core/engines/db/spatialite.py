@@ -37,10 +37,10 @@ import shapely
 
 from ...errors import ToolFailed
 from ...planning.events import load_events
-from ..sql_safety import QueryError, UnsafeSQL, check_select, denied_function, rewrite_placeholders
+from ..sql_safety import QueryError, UnsafeSQL, denied_function
 from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
-                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, artifact_map, is_null,
-                   read_artifact)
+                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, is_null, read_artifact,
+                   prepare_sql)
 from .schema import (GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, SOURCE_COLUMN, SPATIALITE_GEOMETRIES,
                      SPATIALITE_TABLES)
 
@@ -384,16 +384,12 @@ WHERE d <= :dist ORDER BY d, id"""
                 "SELECT 'burn_perimeter', source, AsBinary(geom) FROM burn_perimeters WHERE event_id = :e "
                 "UNION ALL SELECT 'flood_extent', source, AsBinary(geom) FROM flood_extents WHERE event_id = :e",
                 {"e": event_id}).fetchall()
-        return gpd.GeoDataFrame({"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
-                                geometry=[shapely.from_wkb(r[2]) for r in rows], crs="EPSG:4326")
+        return hazard_frame(rows)
 
     # ---------------------------------------------------------------------------------- free SQL
     def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
                 row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        paths = artifact_map(artifacts)
-        rewritten, used = rewrite_placeholders(sql, paths, lambda aid: f'temp."gf_{aid}"')
-        statement = check_select(rewritten, "sqlite")
-        tables = [read_artifact(aid, paths[aid]) for aid in used]
+        statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f'temp."gf_{aid}"', "sqlite")
         started = time.perf_counter()
         with self._lock:
             conn = self._reader()
