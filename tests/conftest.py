@@ -73,3 +73,23 @@ def _offline(monkeypatch):
     """Tests never reach the internet: online sources (Overpass, Nominatim, STAC APIs) are off unless a test
     points them at a local mock server and lifts this itself."""
     monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+
+
+@pytest.fixture()
+def store(tmp_path):
+    """A fresh Response Store in a session folder of its own."""
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    s = ResponseStore(tmp_path / "session")
+    yield s
+    s.close()
+
+
+@pytest.fixture()
+def ctx(store):
+    """What a tool sees: the test's store, the local catalogue, environment-free settings."""
+    from geofaham_plugin.core.agents import ToolContext
+    from geofaham_plugin.core.config import settings_from_env
+    from geofaham_plugin.core.engines.catalog import default_catalog
+
+    return ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env({}))

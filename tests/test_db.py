@@ -29,7 +29,6 @@ from geofaham_plugin.core.engines.catalog import default_catalog
 from geofaham_plugin.core.engines.db import ArtifactFile, SpatialEngine, open_engine
 from geofaham_plugin.core.engines.db.loaders import load_file, load_samples
 from geofaham_plugin.core.errors import ToolFailed
-from geofaham_plugin.core.store.store import ResponseStore
 
 GEOD = Geod(ellps="WGS84")
 DSN = os.environ.get("GEOFAHAM_PG_DSN")
@@ -72,12 +71,6 @@ def loaded_engine(kind: str) -> SpatialEngine:
 @pytest.fixture(params=ENGINES)
 def engine(request) -> SpatialEngine:
     return loaded_engine(request.param)
-
-
-@pytest.fixture
-def store(tmp_path) -> ResponseStore:
-    with ResponseStore(tmp_path / "session") as s:
-        yield s
 
 
 def nearest_geodesic_m(point, area_4326) -> float:

@@ -28,7 +28,6 @@ from geofaham_plugin.core.engines.geocode import geocode
 from geofaham_plugin.core.errors import ModelRetry, ToolFailed
 from geofaham_plugin.core.planning.events import get_event
 from geofaham_plugin.core.store.models import ArtifactKind
-from geofaham_plugin.core.store.store import ResponseStore
 
 CATARROJA = SHARED_DATA / "valencia-2024" / "osm-catarroja"
 FLOOD = SHARED_DATA / "valencia-2024" / "emsr773_observed_flood_merged.geojson"
@@ -43,13 +42,6 @@ NAIROBI = Polygon([(36.80, -1.30), (36.84, -1.30), (36.80, -1.26)])
 def _offline(monkeypatch):
     monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
     monkeypatch.setenv("GEOFAHAM_NOMINATIM_URL", "http://127.0.0.1:9/search")  # never the real one
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "session")
-    yield s
-    s.close()
 
 
 def context(store, overpass_url: str = "http://127.0.0.1:9/api/interpreter") -> ToolContext:

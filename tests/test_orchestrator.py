@@ -18,16 +18,8 @@ from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.ledgers import AgentName, Plan, PlanStep, StepStatus, TaskLedger
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from geofaham_plugin.core.planning.planner import PlanResult
-from geofaham_plugin.core.store.store import ResponseStore
 
 EATON_Q = "Which hospitals are within 5 km of the Eaton fire perimeter?"
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "session")
-    yield s
-    s.close()
 
 
 def orchestrator(store, script, **config):

@@ -11,14 +11,6 @@ from geofaham_plugin.core.planning.planner import Planner, rank_templates
 from geofaham_plugin.core.planning.prepass import prepass
 from geofaham_plugin.core.planning.templates import TemplateError, compile_template, load_templates
 from geofaham_plugin.core.planning.validate import validate_plan
-from geofaham_plugin.core.store.store import ResponseStore
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "s")
-    yield s
-    s.close()
 
 
 CASES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from qgis.core import QgsApplication, QgsVectorLayer
+from qgis.core import QgsApplication
 
 from conftest import SHARED_DATA
 

@@ -17,15 +17,12 @@ from affine import Affine
 from pyproj import Geod
 from shapely.geometry import Polygon, box
 
-from geofaham_plugin.core.agents import TOOLS, ToolContext
-from geofaham_plugin.core.config import settings_from_env
+from geofaham_plugin.core.agents import TOOLS
 from geofaham_plugin.core.engines import raster as rx
-from geofaham_plugin.core.engines.catalog import default_catalog
 from geofaham_plugin.core.engines.raster import compute, ops
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-from geofaham_plugin.core.store.store import ResponseStore
 
 from conftest import SHARED_DATA
 
@@ -80,18 +77,6 @@ def write_scene(path: Path, bands: dict, crs: str, transform: Affine, descriptio
         if time:
             dst.update_tags(datetime=time)
     return path
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "session")
-    yield s
-    s.close()
-
-
-@pytest.fixture()
-def ctx(store):
-    return ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env({}))
 
 
 def _register_pair(ctx, tmp_path, crs, transform):

@@ -16,26 +16,11 @@ import pytest
 import rasterio
 from affine import Affine
 
-from geofaham_plugin.core.agents import TOOLS, ToolContext
-from geofaham_plugin.core.config import settings_from_env
-from geofaham_plugin.core.engines.catalog import default_catalog
+from geofaham_plugin.core.agents import TOOLS
 from geofaham_plugin.core.engines.raster import sandbox
 from geofaham_plugin.core.errors import ToolFailed
-from geofaham_plugin.core.store.store import ResponseStore
 
 FAST = sandbox.Limits(cpu_s=2, memory_mb=2048, wall_s=20)
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "session")
-    yield s
-    s.close()
-
-
-@pytest.fixture()
-def ctx(store):
-    return ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env({}))
 
 
 def contained(result: sandbox.SandboxResult, kind: str, *words: str) -> None:

@@ -25,7 +25,6 @@ from geofaham_plugin.core.engines import stac as engine
 from geofaham_plugin.core.engines.catalog import default_catalog
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.store.inspect import geodesic_area_m2
-from geofaham_plugin.core.store.store import ResponseStore
 
 AOI = box(-118.20, 34.15, -118.10, 34.25)
 EATON_DAY = date(2025, 1, 10)  # event 11 in the event table
@@ -176,13 +175,6 @@ def mock(monkeypatch):
     monkeypatch.setenv("GEOFAHAM_PC_SAS_URL", server.url + "/sas/token")
     yield server
     server.close()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "session")
-    yield s
-    s.close()
 
 
 def context(store, url: str) -> ToolContext:

@@ -45,13 +45,6 @@ HURST_PRE = SHARED_DATA / "raster" / "hurst-2025" / "HURST_20250107_s2_pre_fire.
 CHILD = ROOT / "tests" / "helpers" / "store_crash_child.py"
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = ResponseStore(tmp_path / "session")
-    yield s
-    s.close()
-
-
 def write_utm_raster(path: Path, width: int = 1024, height: int = 768, when: str | None = None) -> np.ndarray:
     """A uint16 GeoTIFF in EPSG:32611 with 10 m pixels near Eaton; value 0 is nodata (a block)."""
     data = (np.arange(width * height, dtype=np.uint32).reshape(height, width) % 1000 + 1).astype("uint16")
