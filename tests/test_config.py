@@ -4,7 +4,8 @@ import sys
 
 from conftest import ROOT
 
-from geofaham_plugin.core.config import DEFAULT_STAC_URL, Role, settings_from_env
+from geofaham_plugin.core.config import DEFAULT_STAC_URL, settings_from_env
+from geofaham_plugin.core.domain.names import Role
 
 
 def test_defaults_are_the_embedded_model_and_engine():

@@ -11,7 +11,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from geofaham_plugin.core.config import ModelEndpoint, Role, settings_from_env
+from geofaham_plugin.core.config import ModelEndpoint, settings_from_env
+from geofaham_plugin.core.domain.names import Role
 from geofaham_plugin.core.errors import GeoFahamBug, ModelHTTPError, ModelOutputError, ModelRetry, RealModelBlocked
 from geofaham_plugin.core.llm import (LLM, EmbeddedServer, Message, ModelFileMissing, OpenAIChatModel,
                                       ScriptedModel, UsageLedger, build_llm, extract_json)

@@ -26,7 +26,7 @@ from geofaham_plugin.core.engines import osm
 from geofaham_plugin.core.engines.catalog import default_catalog
 from geofaham_plugin.core.engines.geocode import geocode
 from geofaham_plugin.core.errors import ModelRetry, ToolFailed
-from geofaham_plugin.core.planning.events import get_event
+from geofaham_plugin.core.domain.events import get_event
 from geofaham_plugin.core.store.models import ArtifactKind
 
 CATARROJA = SHARED_DATA / "valencia-2024" / "osm-catarroja"

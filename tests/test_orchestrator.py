@@ -15,7 +15,9 @@ from shapely.geometry import Point, Polygon
 from geofaham_plugin.core.aoi import register_aoi
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.llm import LLM, ScriptedModel
-from geofaham_plugin.core.orchestrator.ledgers import AgentName, Plan, PlanStep, StepStatus, TaskLedger
+from geofaham_plugin.core.domain.names import AgentName
+from geofaham_plugin.core.orchestrator.ledgers import StepStatus
+from geofaham_plugin.core.planning.plan import Plan, PlanStep, TaskLedger
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from geofaham_plugin.core.planning.planner import PlanResult
 

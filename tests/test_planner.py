@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from geofaham_plugin.core.llm import LLM, ScriptedModel
-from geofaham_plugin.core.orchestrator.ledgers import AgentName, Plan, PlanStep
+from geofaham_plugin.core.domain.names import AgentName
+from geofaham_plugin.core.planning.plan import Plan, PlanStep
 from geofaham_plugin.core.planning.planner import Planner, rank_templates
 from geofaham_plugin.core.planning.prepass import prepass
 from geofaham_plugin.core.planning.templates import TemplateError, compile_template, load_templates

@@ -6,8 +6,9 @@ from datetime import date, timedelta
 
 import pytest
 
-from geofaham_plugin.core.planning.events import get_event, load_events, load_gazetteer
-from geofaham_plugin.core.planning.facts import DamageClass, PrepassFacts
+from geofaham_plugin.core.domain.events import get_event, load_events, load_gazetteer
+from geofaham_plugin.core.domain.damage import DamageClass
+from geofaham_plugin.core.planning.facts import PrepassFacts
 from geofaham_plugin.core.planning.prepass import (DEFAULT_POST_DAYS, DEFAULT_PRE_DAYS, extract_dates,
                                                    extract_distances, normalise, prepass)
 

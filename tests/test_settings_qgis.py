@@ -7,7 +7,7 @@ import json
 import pytest
 from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsProject, QgsSettings
 
-from geofaham_plugin.core.config import Role
+from geofaham_plugin.core.domain.names import Role
 from geofaham_plugin.ui.settings import SettingsDialog, settings_from_qgis
 
 SECRET = "sk-test-0123456789abcdef"

@@ -24,7 +24,7 @@ from geofaham_plugin.core.engines import raster as rx
 from geofaham_plugin.core.engines import stac as engine
 from geofaham_plugin.core.engines.catalog import default_catalog
 from geofaham_plugin.core.errors import ToolFailed
-from geofaham_plugin.core.store.inspect import geodesic_area_m2
+from geofaham_plugin.core.domain.geodesy import geodesic_area_m2
 
 AOI = box(-118.20, 34.15, -118.10, 34.25)
 EATON_DAY = date(2025, 1, 10)  # event 11 in the event table

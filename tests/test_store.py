@@ -34,8 +34,9 @@ from geofaham_plugin.core.store import (
     ResponseStore,
     UnknownArtifact,
 )
-from geofaham_plugin.core.store import inspect as store_inspect
-from geofaham_plugin.core.store.store import CRASH_EXIT_CODE, ID_RE
+from geofaham_plugin.core.store import describe as store_inspect
+from geofaham_plugin.core.domain.ids import ARTIFACT_ID as ID_RE
+from geofaham_plugin.core.store.store import CRASH_EXIT_CODE
 
 EATON = SHARED_DATA / "eaton-2025" / "eaton_adjusted_fire_perimeter.geojson"
 DINS = SHARED_DATA / "eaton-2025" / "DINS_2025_Eaton_Public_View_2025-01-14.geojson"

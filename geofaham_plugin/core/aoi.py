@@ -9,6 +9,7 @@ import geopandas as gpd
 import shapely
 
 from .engines.catalog import repair_geometries
+from .domain.geometry import POLYGON_TYPES
 from .errors import ToolFailed
 from .store.models import ArtifactKind, ArtifactRecord
 
@@ -21,7 +22,7 @@ def register_aoi(store, gdf: gpd.GeoDataFrame, *, source: str = "user.aoi", name
         raise ToolFailed("the area of interest is empty", kind="empty", hint="select or draw at least one polygon")
     gdf, repaired = repair_geometries(gdf)
     polygons = gdf.geometry.apply(lambda g: shapely.union_all([p for p in shapely.get_parts(g)
-                                                               if p.geom_type in ("Polygon", "MultiPolygon")]) if g else None)
+                                                               if p.geom_type in POLYGON_TYPES]) if g else None)
     polygons = polygons[polygons.notna() & ~polygons.is_empty]
     if polygons.empty:
         raise ToolFailed("the area of interest must be a polygon", kind="invalid_input",

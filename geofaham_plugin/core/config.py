@@ -19,19 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import Enum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-
-class Role(str, Enum):
-    planner = "planner"
-    progress = "progress"
-    vector = "vector"
-    maps = "maps"
-    stac = "stac"
-    raster = "raster"
+from .domain.names import Role
 
 
 EMBEDDED_MODEL = "qwen2.5-coder-1.5b-instruct"

@@ -11,7 +11,8 @@ from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsDataSourceUri, Qgs
 from qgis.PyQt.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox, QLabel,
                                  QLineEdit, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
-from ..core.config import Role, Settings, settings_from_env
+from ..core.config import Settings, settings_from_env
+from ..core.domain.names import Role
 from .i18n import tr
 
 PREFIX = "geofaham/"

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ..config import Settings
 from ..engines.catalog import LayerCatalog
 from ..errors import GeoFahamBug, ModelRetry, ToolFailed
-from ..orchestrator.ledgers import AgentName
+from ..domain.names import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
 
 

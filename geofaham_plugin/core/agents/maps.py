@@ -28,7 +28,7 @@ from ..engines import osm
 from ..engines import vector_ops as ops
 from ..engines.geocode import geocode
 from ..errors import GeoFahamBug, ModelRetry, ToolFailed
-from ..orchestrator.ledgers import AgentName
+from ..domain.names import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 

@@ -25,14 +25,14 @@ from ..engines import raster as rx
 from ..engines.raster import compute, ops
 from ..engines.raster.bands import canonical_band
 from ..errors import ToolFailed
-from ..orchestrator.ledgers import AgentName
+from ..domain.geometry import POLYGONAL
+from ..domain.names import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
 R = AgentName.raster
 SCENES = frozenset({ArtifactKind.raster, ArtifactKind.item_set})
 RASTER = frozenset({ArtifactKind.raster})
-POLYGONAL = frozenset({"polygon"})
 AOI = InputSpec("aoi", VECTOR_KINDS, POLYGONAL, "optional area of interest: pixels outside it are no data")
 IndexName = Literal["ndvi", "ndwi", "mndwi", "nbr", "ndbi"]
 WaterIndex = Literal["ndwi", "mndwi"]

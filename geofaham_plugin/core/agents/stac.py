@@ -18,19 +18,19 @@ from shapely.geometry import box
 
 from ..engines import stac as engine
 from ..errors import ToolFailed
-from ..orchestrator.ledgers import AgentName
-from ..planning.events import load_events
+from ..domain.geometry import POLYGONAL
+from ..domain.names import AgentName
+from ..domain.events import get_event
 from ..store.models import ArtifactKind, ArtifactRecord, ItemSetMeta
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
 S = AgentName.stac
-POLYGONAL = frozenset({"polygon"})
 
 
 def _event(event_id: int):
-    for event in load_events():
-        if event.id == event_id:
-            return event
+    event = get_event(event_id)
+    if event is not None:
+        return event
     raise ToolFailed(f"no event with id {event_id}", kind="invalid_input", hint="use an id from the event table")
 
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..engines import vector_ops as ops
 from ..errors import ModelRetry, ToolFailed
-from ..orchestrator.ledgers import AgentName
-from ..planning.facts import DamageClass
+from ..domain.ids import ARTIFACT_PLACEHOLDER
+from ..domain.geometry import POLYGONAL
+from ..domain.names import AgentName
+from ..domain.damage import DamageClass
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
 V = AgentName.vector
-POLYGONAL = frozenset({"polygon"})
 
 
 class LoadEventLayerArgs(BaseModel):
@@ -200,7 +200,6 @@ def _carry(record: ArtifactRecord) -> dict:
 # ------------------------------------------------------------------------------------------------
 # The disaster database (PostGIS when configured, else the embedded SpatiaLite file): typed queries
 # for small models, free SQL over artifact placeholders for models that can write it.
-PLACEHOLDER = re.compile(r"\{\{\s*(a_[0-9a-f]{8})\s*\}\}")
 
 
 def _engine(ctx: ToolContext):
@@ -247,7 +246,7 @@ class SqlArgs(BaseModel):
 def _run_sql(ctx: ToolContext, args: SqlArgs):
     from ..engines.db import ArtifactFile
 
-    ids = list(dict.fromkeys(PLACEHOLDER.findall(args.sql)))
+    ids = list(dict.fromkeys(ARTIFACT_PLACEHOLDER.findall(args.sql)))
     missing = [i for i in ids if i not in ctx.store]
     if missing:
         raise ModelRetry(f"unknown artifacts {missing}; use only ids of available artifacts")

@@ -13,7 +13,7 @@ import geopandas as gpd
 from pydantic import BaseModel, Field
 
 from ..errors import ToolFailed
-from ..planning.facts import DamageClass
+from ..domain.damage import DamageClass
 
 CATALOG_FILE = Path(__file__).resolve().parents[1] / "data" / "layers.json"
 REPO_ROOT = Path(__file__).resolve().parents[3]

@@ -33,7 +33,7 @@ import shapely
 from pyproj import Geod
 
 from ..errors import ToolFailed
-from ..planning.events import load_events, load_gazetteer
+from ..domain.events import load_events, load_gazetteer
 from .osm import USER_AGENT, offline
 
 DEFAULT_NOMINATIM_URL = "https://nominatim.openstreetmap.org/search"

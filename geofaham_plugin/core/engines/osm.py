@@ -29,8 +29,8 @@ import httpx
 import numpy as np
 import pandas as pd
 import shapely
-from pyproj import Geod
 
+from ..domain.geodesy import bbox_area_km2, geodesic_area_m2
 from ..errors import ToolFailed
 from .catalog import data_dir
 
@@ -38,7 +38,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 ATTRIBUTION = "© OpenStreetMap contributors, ODbL"
 USER_AGENT = "GeoFaham QGIS plugin (disaster response; python-httpx)"
 ELEMENTS = ("node", "way", "relation")
-GEOD = Geod(ellps="WGS84")
+
 FULL_COVER = 0.999  # an extract covering this fraction of the AOI answers before Overpass
 
 Wanted = tuple[str, ...] | bool  # True: any value except "no"
@@ -130,12 +130,6 @@ def match(get: Callable[[str], pd.Series | None], n: int, query: FeatureQuery) -
 
 
 # --------------------------------------------------------------------------------------- geometry
-def bbox_area_km2(bbox: tuple[float, float, float, float]) -> float:
-    """Geodesic area of a lon/lat box (edges densified: a parallel is not a geodesic)."""
-    poly = shapely.segmentize(shapely.box(*bbox), 0.05)
-    return abs(GEOD.geometry_area_perimeter(poly)[0]) / 1e6
-
-
 def coverage(region: shapely.Geometry, bbox: tuple[float, float, float, float]) -> float:
     """Fraction (0..1) of the region's geodesic area inside ``bbox`` (both lon/lat)."""
     box = shapely.box(*bbox)
@@ -143,9 +137,9 @@ def coverage(region: shapely.Geometry, bbox: tuple[float, float, float, float]) 
         return 0.0
     if box.covers(region):
         return 1.0
-    total = abs(GEOD.geometry_area_perimeter(region)[0])
+    total = geodesic_area_m2(region)
     inside = region.intersection(box)
-    return min(1.0, abs(GEOD.geometry_area_perimeter(inside)[0]) / total) if total else 0.0
+    return min(1.0, geodesic_area_m2(inside) / total) if total else 0.0
 
 
 _NOT_AREA = {"natural": {"coastline", "tree_row", "ridge", "cliff", "arete"},

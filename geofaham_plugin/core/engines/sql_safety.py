@@ -21,12 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from ..domain.ids import is_artifact_id
 from ..errors import ModelRetry
 
 Dialect = Literal["postgres", "sqlite"]
 
 PLACEHOLDER_RE = re.compile(r"\{\{\s*([^{}\s]*)\s*\}\}")
-ARTIFACT_ID_RE = re.compile(r"^a_[0-9a-f]{8}$")
 
 # Words that make a statement more than a read. Most cannot appear inside a SELECT at all (the
 # statement must start with SELECT/WITH anyway); INSERT/UPDATE/DELETE/MERGE can (PostgreSQL writable
@@ -249,7 +249,7 @@ def rewrite_placeholders(sql: str, artifact_ids: Mapping[str, object] | set[str]
 
     def sub(match: re.Match[str]) -> str:
         aid = match.group(1)
-        if not ARTIFACT_ID_RE.match(aid) or aid not in artifact_ids:
+        if not is_artifact_id(aid) or aid not in artifact_ids:
             shown = ", ".join("{{" + a + "}}" for a in known) or "none were passed"
             raise UnsafeSQL(f"unknown artifact placeholder {{{{{aid}}}}}", f"artifacts you can use: {shown}")
         if aid not in used:

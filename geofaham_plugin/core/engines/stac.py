@@ -34,7 +34,8 @@ from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
 from ..errors import ToolFailed
-from ..store.inspect import geodesic_area_m2, to_utc
+from ..domain.geodesy import geodesic_area_m2
+from ..store.describe import to_utc
 from .raster.bands import band_map, canonical_band
 
 PC_SAS_URL = "https://planetarycomputer.microsoft.com/api/sas/v1/token"

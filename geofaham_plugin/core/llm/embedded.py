@@ -22,7 +22,8 @@ from types import TracebackType
 
 import httpx
 
-from ..config import EMBEDDED_MODEL, ModelEndpoint, Role, Settings
+from ..config import EMBEDDED_MODEL, ModelEndpoint, Settings
+from ..domain.names import Role
 from ..errors import GeoFahamBug, GeoFahamError, ModelHTTPError
 from .base import LLM, ChatModel, Message, ModelReply, UsageLedger
 from .openai_model import OpenAIChatModel, check_not_blocked

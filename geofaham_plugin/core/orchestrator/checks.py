@@ -7,7 +7,9 @@ import math
 
 from ..agents.base import Tool, geometry_family
 from ..store.models import ArtifactKind, ArtifactRecord, Bounds
-from .ledgers import ARTIFACT_ID, STEP_REF, Failure, PlanStep, ProgressLedger, StepStatus
+from ..domain.ids import ARTIFACT_ID
+from ..planning.plan import STEP_REF, PlanStep
+from .ledgers import Failure, ProgressLedger, StepStatus
 
 
 def check_plan_adherence(step: PlanStep, progress: ProgressLedger) -> Failure | None:

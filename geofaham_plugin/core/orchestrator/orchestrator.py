@@ -20,18 +20,20 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..agents import TOOLS, ToolContext
 from ..agents.base import Tool
-from ..config import Role, Settings, settings_from_env
+from ..config import Settings, settings_from_env
+from ..domain.names import Role
 from ..engines.catalog import LayerCatalog, default_catalog
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
-from ..planning.events import load_events
+from ..domain.events import get_event
 from ..planning.facts import PrepassFacts
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
 from ..prompts import AGENT_SYSTEM, PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactKind, ArtifactRecord
 from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
-from .ledgers import Failure, PlanStep, ProgressDecision, ProgressLedger, RunEvent, StepStatus
+from ..planning.plan import PlanStep
+from .ledgers import Failure, ProgressDecision, ProgressLedger, RunEvent, StepStatus
 from .synthesis import Findings, collect_findings, render_answer, unsupported_numbers
 
 
@@ -431,7 +433,7 @@ class Orchestrator:
     def _context(self, record: RunRecord) -> str:
         ledger = record.plans[-1].ledger if record.plans else None
         if ledger and ledger.disaster_event_id:
-            event = {e.id: e for e in load_events()}.get(ledger.disaster_event_id)
+            event = get_event(ledger.disaster_event_id)
             if event:
                 return f"{event.name} ({event.place}, {event.event_date.isoformat()})"
         return "For the given area"

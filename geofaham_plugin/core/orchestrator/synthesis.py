@@ -9,6 +9,7 @@ import re
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from ..domain.ids import ARTIFACT_ID_IN_TEXT
 from ..store.models import ArtifactKind, ArtifactRecord
 
 MAX_ROWS = 12
@@ -127,5 +128,5 @@ def render_answer(findings: Findings, *, context: str, partial: bool, steps: lis
 def unsupported_numbers(text: str, findings: Findings, allowed_extra: set[str]) -> list[str]:
     """Numbers in ``text`` that appear in no finding (artifact ids and step numbers excluded)."""
     supported = findings.numbers() | allowed_extra
-    cleaned = re.sub(r"\[a_[0-9a-f]{8}\]|a_[0-9a-f]{8}", "", text)
+    cleaned = ARTIFACT_ID_IN_TEXT.sub("", text)
     return [n for n in NUMBER.findall(cleaned) if n.replace(",", "") not in supported]

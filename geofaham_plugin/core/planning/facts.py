@@ -3,39 +3,11 @@
 from __future__ import annotations
 
 from datetime import date
-from enum import Enum
 
 from pydantic import BaseModel, Field
 
-
-class DamageClass(str, Enum):
-    """Normalised building-damage classes (CAL FIRE DINS / xBD-like)."""
-
-    none = "none"
-    affected = "affected"
-    minor = "minor"
-    major = "major"
-    destroyed = "destroyed"
-
-
-class DisasterEvent(BaseModel):
-    """One record of the event table (the 17 GeoFaham-Bench disaster records)."""
-
-    id: int
-    type: str  # fire, flood, hurricane, cyclone, earthquake, tornado
-    name: str  # "Eaton Fire", "Valencia DANA flood", ...
-    place: str
-    country: str
-    event_date: date
-    available_data: list[str]  # "building damage", "flood map"
-    aliases: list[str] = Field(default_factory=list)  # lower-case words/phrases that name it
-    bbox_4326: tuple[float, float, float, float] | None = None  # rough area (minx, miny, maxx, maxy)
-
-
-class TimeWindow(BaseModel):
-    start: date
-    end: date
-    label: str = ""  # "pre", "post", "explicit"
+from ..domain.damage import DamageClass
+from ..domain.time import TimeWindow
 
 
 class PrepassFacts(BaseModel):

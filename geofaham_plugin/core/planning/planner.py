@@ -18,13 +18,15 @@ from pydantic import BaseModel, Field, create_model
 from ..agents.base import TOOLS
 from ..agents.maps import FEATURE_CLASSES
 from ..engines.raster.ops import INDEX_NAMES
-from ..config import Role
+from ..domain.names import Role
 from ..errors import ModelRetry
 from ..llm import LLM, Message
-from ..orchestrator.ledgers import Plan, TaskLedger
+from .plan import Plan, TaskLedger
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
-from .events import load_events
-from .facts import DamageClass, DisasterEvent, PrepassFacts
+from ..domain.events import get_event, load_events
+from ..domain.damage import DamageClass
+from ..domain.events import DisasterEvent
+from .facts import PrepassFacts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
 
@@ -46,10 +48,6 @@ class PlanResult(BaseModel):
 class FreePlanOutput(BaseModel):
     ledger: TaskLedger
     plan: Plan
-
-
-def _events_by_id() -> dict[int, DisasterEvent]:
-    return {e.id: e for e in load_events()}
 
 
 # ------------------------------------------------------------------------------------ guided mode
@@ -180,7 +178,7 @@ class Planner:
                             key=lambda x: -x[1])
         # the model chooses only among templates that fit about as well as the best one
         candidates = [templates[name] for name, score in ranked[:MAX_CANDIDATES] if score >= ranked[0][1] - CLOSE_FIT]
-        events_by_id = _events_by_id()
+        events_by_id = {e.id: e for e in load_events()}
         event_ids = [facts.event_id] if facts.event_id else (facts.event_candidates or list(events_by_id))
         if aoi_artifact_id and not facts.event_id and not facts.event_candidates:
             event_ids = []
@@ -227,7 +225,7 @@ class Planner:
 
     def _result(self, facts, plan, template: Template, slots, event_id, aoi_artifact_id, *, model_called,
                 failures=()) -> PlanResult:
-        event = _events_by_id().get(event_id) if event_id else None
+        event = get_event(event_id) if event_id else None
         ledger = TaskLedger(
             intent=f"{template.description} — {facts.question}",
             requested_output=template.requested_output,
@@ -250,7 +248,7 @@ class Planner:
 
     # ---------------------------------------------------------------------------------- free
     def _free(self, facts, store, aoi_artifact_id, failures, step) -> PlanResult:
-        events_by_id = _events_by_id()
+        events_by_id = {e.id: e for e in load_events()}
         ids = facts.event_candidates or list(events_by_id)
         tools = [{"agent": t.agent.value, **t.schema_for_model()} for t in TOOLS.values()]
         artifacts = [r.for_model() for r in store.records()] if store is not None else []

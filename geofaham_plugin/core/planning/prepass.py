@@ -18,8 +18,10 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import TypeVar
 
-from .events import load_events, load_gazetteer
-from .facts import DamageClass, DisasterEvent, PrepassFacts, TimeWindow
+from ..domain.damage import ANY_DAMAGE, DamageClass
+from ..domain.events import DisasterEvent, load_events, load_gazetteer
+from ..domain.time import TimeWindow
+from .facts import PrepassFacts
 
 # --- Defaults ----------------------------------------------------------------------------------
 
@@ -94,7 +96,6 @@ ENTITY_WORDS: dict[str, list[str]] = {
     "admin_boundaries": ["administrative boundary", "admin boundary", "administrative area"],
 }
 
-ANY_DAMAGE = [DamageClass.affected, DamageClass.minor, DamageClass.major, DamageClass.destroyed]
 # Damage phrases, tried in this order at each position (specific before generic).
 DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
     (r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing", [DamageClass.none]),
@@ -103,7 +104,7 @@ DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
     (r"(?:minor|slight|light)\s+damage|(?:slightly|lightly)\s+damaged", [DamageClass.minor]),
     (r"destroy(?:ed|s)?|destruction", [DamageClass.destroyed]),
     (r"damage[ds]?(?!\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|assessments?|states?|status|types?"
-     r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)", ANY_DAMAGE),
+     r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)", list(ANY_DAMAGE)),
     (r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
      [DamageClass.affected]),
 ]

@@ -7,7 +7,8 @@ import json
 from pydantic import ValidationError
 
 from ..agents.base import TOOLS
-from ..orchestrator.ledgers import ARTIFACT_ID, Plan
+from ..domain.ids import ARTIFACT_ID
+from .plan import Plan
 
 
 def validate_plan(plan: Plan, store=None) -> list[str]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sqlite3
 import threading
@@ -33,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from ..errors import GeoFahamError
-from .inspect import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
+from .describe import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
 from .models import ArtifactKind, ArtifactMeta, ArtifactRecord, Bounds, ItemSetMeta
 
 try:  # POSIX only; without it every open runs recovery (fine for a single QGIS process)
@@ -43,7 +42,6 @@ except ImportError:  # pragma: no cover - Windows
 
 CRASH_ENV = "GEOFAHAM_STORE_CRASH_AT"
 CRASH_EXIT_CODE = 86
-ID_RE = re.compile(r"^a_[0-9a-f]{8}$")
 _VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
 
 _SCHEMA = """

@@ -36,7 +36,7 @@ import numpy as np
 import shapely
 
 from ...errors import ToolFailed
-from ...planning.events import load_events
+from ...domain.events import load_events
 from ..sql_safety import QueryError, UnsafeSQL, denied_function
 from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
                    LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, is_null, read_artifact,

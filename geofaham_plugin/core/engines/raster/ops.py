@@ -174,7 +174,7 @@ def geometry_area_m2(geom, grid: Grid) -> float:
     edges cut to pixel length, so a polygon traced along pixel edges measures what its pixels do."""
     import shapely
 
-    from ...store.inspect import geodesic_area_m2
+    from ...domain.geodesy import geodesic_area_m2
     from .grid import PLANAR_TOLERANCE, _areal_scale, _crs
     from .io import reproject_geometry
 

@@ -1,4 +1,4 @@
-"""The event table: the 17 GeoFaham-Bench disaster records, read from ``data/events.json``.
+"""The event table: the 17 GeoFaham-Bench disaster records, read from ``core/data/events.json``.
 
 Each record names the event (``aliases``: storm names, activation codes) and the places it hit
 (``places``: canonical name -> lower-case spellings). A :class:`DisasterEvent` carries both kinds of
@@ -11,11 +11,26 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from datetime import date
 from typing import Any
 
-from .facts import DisasterEvent
+from pydantic import BaseModel, Field
 
-EVENTS_FILE = Path(__file__).with_name("data") / "events.json"
+EVENTS_FILE = Path(__file__).resolve().parents[1] / "data" / "events.json"
+
+
+class DisasterEvent(BaseModel):
+    """One record of the event table (the 17 GeoFaham-Bench disaster records)."""
+
+    id: int
+    type: str  # fire, flood, hurricane, cyclone, earthquake, tornado
+    name: str  # "Eaton Fire", "Valencia DANA flood", ...
+    place: str
+    country: str
+    event_date: date
+    available_data: list[str]  # "building damage", "flood map"
+    aliases: list[str] = Field(default_factory=list)  # lower-case words/phrases that name it
+    bbox_4326: tuple[float, float, float, float] | None = None  # rough area (minx, miny, maxx, maxy)
 
 
 @cache

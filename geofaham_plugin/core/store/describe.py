@@ -15,14 +15,13 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 import shapely
-from pyproj import CRS, Geod, Transformer
+from pyproj import CRS, Transformer
 from shapely.geometry import Polygon
 from shapely.geometry.base import BaseGeometry
-from shapely.geometry.polygon import orient
 
+from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from .models import BandInfo, Bounds, FieldInfo, RasterMeta, TableMeta, TextMeta, VectorMeta
 
-GEOD = Geod(ellps="WGS84")
 #: Rasters with more pixels than this get their band statistics from a decimated read.
 MAX_STATS_PIXELS = 4_000_000
 
@@ -66,29 +65,6 @@ def _bounds(values: Iterable[float]) -> Bounds | None:
     if not all(math.isfinite(v) for v in (minx, miny, maxx, maxy)):
         return None
     return Bounds(minx=minx, miny=miny, maxx=maxx, maxy=maxy)
-
-
-def _parts(geom: BaseGeometry | None, dims: int) -> list[BaseGeometry]:
-    """Flatten to single parts of one dimension (2 polygons, 1 lines); invalid input is made valid
-    first, because a self-intersecting ring has a meaningless signed area."""
-    if geom is None or geom.is_empty:
-        return []
-    if dims == 2 and not geom.is_valid:
-        geom = shapely.make_valid(geom)
-    if hasattr(geom, "geoms"):  # Multi* and GeometryCollection
-        return [p for g in geom.geoms for p in _parts(g, dims)]
-    return [geom] if shapely.get_dimensions(geom) == dims else []
-
-
-def geodesic_area_m2(geom_4326: BaseGeometry | None) -> float:
-    """Geodesic area of the polygonal parts of a lon/lat geometry, in m². Rings are oriented first
-    (exterior counter-clockwise, holes clockwise) because pyproj sums signed ring areas."""
-    return float(sum(abs(GEOD.geometry_area_perimeter(orient(p, 1.0))[0]) for p in _parts(geom_4326, 2)))
-
-
-def geodesic_length_m(geom_4326: BaseGeometry | None) -> float:
-    """Geodesic length of the linear parts of a lon/lat geometry, in metres."""
-    return float(sum(GEOD.geometry_length(p) for p in _parts(geom_4326, 1)))
 
 
 def _fields(df: pd.DataFrame, exclude: str | None = None) -> list[FieldInfo]:
