@@ -8,13 +8,14 @@ from pathlib import Path
 import geopandas as gpd
 import shapely
 
-from .engines.catalog import repair_geometries
 from .domain.geometry import POLYGON_TYPES
+from .engines.catalog import repair_geometries
 from .errors import ToolFailed
 from .store.models import ArtifactKind, ArtifactRecord
+from .store.store import ResponseStore
 
 
-def register_aoi(store, gdf: gpd.GeoDataFrame, *, source: str = "user.aoi", name: str = "user AOI") -> ArtifactRecord:
+def register_aoi(store: ResponseStore, gdf: gpd.GeoDataFrame, *, source: str = "user.aoi", name: str = "user AOI") -> ArtifactRecord:
     if gdf.crs is None:
         raise ToolFailed("the area of interest has no CRS", kind="invalid_input", hint="set the layer's CRS first")
     gdf = gdf[gdf.geometry.notna() & ~gdf.geometry.is_empty]
@@ -37,7 +38,7 @@ def register_aoi(store, gdf: gpd.GeoDataFrame, *, source: str = "user.aoi", name
                                         "limitations": [f"{repaired} invalid AOI geometries repaired"] if repaired else []})
 
 
-def register_aoi_file(store, path: str | Path) -> ArtifactRecord:
+def register_aoi_file(store: ResponseStore, path: str | Path) -> ArtifactRecord:
     path = Path(path)
     if not path.exists():
         raise ToolFailed(f"AOI file not found: {path}", kind="not_found")

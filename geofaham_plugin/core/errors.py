@@ -22,7 +22,7 @@ class ModelRetry(GeoFahamError):
 class ToolFailed(GeoFahamError):
     """A tool or engine could not produce its output. ``kind`` is machine readable."""
 
-    def __init__(self, message: str, kind: str = "error", hint: str | None = None):
+    def __init__(self, message: str, kind: str = "error", hint: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind  # error | empty | coverage | timeout | not_found | invalid_input | cancelled
         self.hint = hint
@@ -31,7 +31,7 @@ class ToolFailed(GeoFahamError):
 class ModelOutputError(GeoFahamError):
     """The model's output stayed invalid after the allowed retries."""
 
-    def __init__(self, message: str, role: str, attempts: int, last_output: str = ""):
+    def __init__(self, message: str, role: str, attempts: int, last_output: str = "") -> None:
         super().__init__(message)
         self.role = role
         self.attempts = attempts
@@ -39,7 +39,7 @@ class ModelOutputError(GeoFahamError):
 
 
 class ModelHTTPError(GeoFahamError):
-    def __init__(self, message: str, status_code: int | None = None, body: str = ""):
+    def __init__(self, message: str, status_code: int | None = None, body: str = "") -> None:
         super().__init__(message)
         self.status_code = status_code
         self.body = body

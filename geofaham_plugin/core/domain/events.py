@@ -9,9 +9,9 @@ can report canonical place names.
 from __future__ import annotations
 
 import json
+from datetime import date
 from functools import cache
 from pathlib import Path
-from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, Field

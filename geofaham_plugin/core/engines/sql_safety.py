@@ -31,22 +31,11 @@ PLACEHOLDER_RE = re.compile(r"\{\{\s*([^{}\s]*)\s*\}\}")
 # Words that make a statement more than a read. Most cannot appear inside a SELECT at all (the
 # statement must start with SELECT/WITH anyway); INSERT/UPDATE/DELETE/MERGE can (PostgreSQL writable
 # CTEs), INTO can (SELECT INTO creates a table). A column with such a name must be double-quoted.
-DENIED_KEYWORDS = frozenset("""
-INSERT UPDATE DELETE MERGE UPSERT INTO DROP CREATE ALTER TRUNCATE GRANT REVOKE COPY ATTACH DETACH PRAGMA
-VACUUM REINDEX CALL EXECUTE PREPARE DEALLOCATE LISTEN NOTIFY UNLISTEN LOCK SET RESET BEGIN COMMIT
-ROLLBACK SAVEPOINT RELEASE TRANSACTION
-""".split())
+DENIED_KEYWORDS = frozenset(["INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "INTO", "DROP", "CREATE", "ALTER", "TRUNCATE", "GRANT", "REVOKE", "COPY", "ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX", "CALL", "EXECUTE", "PREPARE", "DEALLOCATE", "LISTEN", "NOTIFY", "UNLISTEN", "LOCK", "SET", "RESET", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "TRANSACTION"])
 
 # Functions that read or write files, run other SQL, change settings or roles, take locks or write
 # metadata. Matched on the called name (schema prefix ignored), case-insensitively.
-DENIED_FUNCTIONS = frozenset("""
-pg_read_file pg_read_binary_file pg_stat_file set_config nextval setval currval lastval txid_current
-pg_current_xact_id pg_sleep_for pg_sleep_until dblink populate_geometry_columns addgeometrycolumn
-addauth lockrow unlockrows checkauth enablelongtransactions disablelongtransactions postgis_extensions_upgrade
-load_extension readfile writefile edit fts3_tokenizer zipfile fsdir blobfromfile blobtofile
-insertepsgsrid sequence_setval proj_setdatabasepath elementarygeometries removeduplicaterows
-addtemporarygeometrycolumn addfdogeometrycolumn
-""".split())
+DENIED_FUNCTIONS = frozenset(["pg_read_file", "pg_read_binary_file", "pg_stat_file", "set_config", "nextval", "setval", "currval", "lastval", "txid_current", "pg_current_xact_id", "pg_sleep_for", "pg_sleep_until", "dblink", "populate_geometry_columns", "addgeometrycolumn", "addauth", "lockrow", "unlockrows", "checkauth", "enablelongtransactions", "disablelongtransactions", "postgis_extensions_upgrade", "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile", "fsdir", "blobfromfile", "blobtofile", "insertepsgsrid", "sequence_setval", "proj_setdatabasepath", "elementarygeometries", "removeduplicaterows", "addtemporarygeometrycolumn", "addfdogeometrycolumn"])
 DENIED_PREFIXES = (
     "pg_ls_", "pg_file_", "pg_logdir", "lo_", "dblink", "pg_advisory", "pg_try_advisory", "pg_terminate",
     "pg_cancel", "pg_reload", "pg_rotate", "pg_promote", "pg_switch", "pg_create_", "pg_drop_", "pg_backup",
@@ -67,7 +56,7 @@ class UnsafeSQL(ModelRetry):
     """The query was refused before it ran. ``reason`` says what was wrong, ``hint`` how to fix it;
     ``str()`` carries both, because that is what the model gets back."""
 
-    def __init__(self, reason: str, hint: str = READ_HINT):
+    def __init__(self, reason: str, hint: str = READ_HINT) -> None:
         super().__init__(f"{reason}. Hint: {hint}")
         self.reason = reason
         self.hint = hint
@@ -77,7 +66,7 @@ class QueryError(ModelRetry):
     """The database rejected a checked query (syntax, unknown table or column, bad types): the
     model can fix it. ``reason`` is the server's message, ``hint`` what the schema offers."""
 
-    def __init__(self, reason: str, hint: str):
+    def __init__(self, reason: str, hint: str) -> None:
         super().__init__(f"{reason}. Hint: {hint}")
         self.reason = reason
         self.hint = hint

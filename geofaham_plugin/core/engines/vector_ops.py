@@ -11,11 +11,11 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
-from pyproj import CRS, Geod, Transformer
+from pyproj import CRS, Transformer
 
+from ..domain.geodesy import GEOD
 from ..errors import ToolFailed
 
-GEOD = Geod(ellps="WGS84")
 WGS84 = CRS.from_epsg(4326)
 
 
@@ -37,7 +37,7 @@ def local_metric_crs(*gdfs: gpd.GeoDataFrame) -> CRS:
     return CRS.from_proj4(f"+proj=tmerc +lat_0={lat:.6f} +lon_0={lon:.6f} +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs")
 
 
-def geodesic_distances(geoms_metric: np.ndarray, reference_metric, metric_crs: CRS) -> np.ndarray:
+def geodesic_distances(geoms_metric: np.ndarray, reference_metric: shapely.Geometry, metric_crs: CRS) -> np.ndarray:
     """Geodesic length (m) of the shortest line from each geometry to ``reference`` (0 when touching)."""
     lines = shapely.shortest_line(geoms_metric, reference_metric)
     coords = shapely.get_coordinates(lines).reshape(-1, 2, 2)

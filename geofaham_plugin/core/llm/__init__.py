@@ -1,8 +1,17 @@
 """Model layer: typed messages, the role router with validated structured output, and the models
 behind it (OpenAI-compatible servers, the embedded llama.cpp server, a scripted model for tests)."""
 
-from .base import (LLM, CallRecord, ChatModel, Message, ModelReply, Usage, UsageLedger, extract_json,
-                   format_validation_error)
+from .base import (
+                   LLM,
+                   CallRecord,
+                   ChatModel,
+                   Message,
+                   ModelReply,
+                   Usage,
+                   UsageLedger,
+                   extract_json,
+                   format_validation_error,
+)
 from .embedded import EmbeddedChatModel, EmbeddedServer, ModelFileMissing, build_llm
 from .openai_model import BLOCK_ENV, OpenAIChatModel, real_models_blocked
 from .scripted import ScriptedCall, ScriptedModel

@@ -151,7 +151,7 @@ class LLM:
     """
 
     def __init__(self, models: Mapping[Any, ChatModel] | ChatModel, usage: UsageLedger | None = None,
-                 max_retries: int = 2):
+                 max_retries: int = 2) -> None:
         if isinstance(models, Mapping):
             self._models: dict[str, ChatModel] | None = {role_key(k): v for k, v in models.items()}
             self._default: ChatModel | None = None

@@ -54,7 +54,7 @@ class EmbeddedServer:
     """
 
     def __init__(self, model_path: Path, alias: str, *, n_ctx: int = 4096, n_threads: int | None = None,
-                 chat_format: str | None = None, python: str = sys.executable, startup_timeout: float = 120):
+                 chat_format: str | None = None, python: str = sys.executable, startup_timeout: float = 120) -> None:
         self.model_path, self.alias = Path(model_path), alias
         self.n_ctx, self.chat_format, self.python, self.startup_timeout = n_ctx, chat_format, python, startup_timeout
         # llama.cpp's default is half the cores; generation is memory bound but on 2 cores both help.
@@ -164,7 +164,7 @@ class EmbeddedChatModel:
     """:class:`~.base.ChatModel` over an :class:`EmbeddedServer` started on the first chat, not before,
     so building the LLM (e.g. when QGIS loads the plugin) costs nothing."""
 
-    def __init__(self, server: EmbeddedServer, *, timeout: float = 300, max_tokens: int = 1024):
+    def __init__(self, server: EmbeddedServer, *, timeout: float = 300, max_tokens: int = 1024) -> None:
         self.server, self.name = server, server.alias
         self.timeout, self.max_tokens = timeout, max_tokens
         self._model: OpenAIChatModel | None = None

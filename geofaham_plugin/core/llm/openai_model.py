@@ -51,7 +51,7 @@ class OpenAIChatModel:
     """:class:`~.base.ChatModel` over the ``openai`` client; every server error becomes ModelHTTPError."""
 
     def __init__(self, endpoint: ModelEndpoint, *, json_mode: JsonMode = "auto", timeout: float = 120,
-                 max_tokens: int = 1024, temperature: float = 0.0, http_retries: int = 2):
+                 max_tokens: int = 1024, temperature: float = 0.0, http_retries: int = 2) -> None:
         if endpoint.base_url is None:
             raise GeoFahamBug("OpenAIChatModel needs a base_url; embedded endpoints go through build_llm")
         self.endpoint = endpoint

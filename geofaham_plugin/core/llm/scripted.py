@@ -11,16 +11,16 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..errors import GeoFahamBug
 from .base import Message, ModelReply, Usage, role_key
 
-Payload = Union[str, dict, BaseModel]
-Response = Union[Payload, Callable[[list[Message], "dict | None"], Payload]]
-ScriptFunction = Callable[[str, list[Message], "dict | None"], Payload]
+Payload = str | dict | BaseModel
+Response = Payload | Callable[[list[Message], dict | None], Payload]
+ScriptFunction = Callable[[str, list[Message], dict | None], Payload]
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class ScriptedModel:
     Usage is estimated at four characters per token.
     """
 
-    def __init__(self, script: Mapping[Any, Sequence[Response]] | ScriptFunction, *, name: str = "scripted"):
+    def __init__(self, script: Mapping[Any, Sequence[Response]] | ScriptFunction, *, name: str = "scripted") -> None:
         self.name = name
         self.calls: list[ScriptedCall] = []
         self._lock = threading.Lock()

@@ -11,22 +11,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Optional
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from ..agents.base import TOOLS
 from ..agents.maps import FEATURE_CLASSES
-from ..engines.raster.ops import INDEX_NAMES
+from ..domain.damage import DamageClass
+from ..domain.events import DisasterEvent, get_event, load_events
 from ..domain.names import Role
+from ..engines.raster.ops import INDEX_NAMES
 from ..errors import ModelRetry
 from ..llm import LLM, Message
-from .plan import Plan, TaskLedger
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
-from ..domain.events import get_event, load_events
-from ..domain.damage import DamageClass
-from ..domain.events import DisasterEvent
+from ..store.store import ResponseStore
 from .facts import PrepassFacts
+from .plan import Plan, TaskLedger
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
 
@@ -103,13 +104,13 @@ def _choice_model(candidates: list[str], events: list[int] | None, classes: list
     fields: dict[str, Any] = {"template": (Literal[tuple(candidates)], ...)}  # type: ignore[misc]
     if events:
         fields["event_id"] = (Literal[tuple(events)], ...)  # type: ignore[misc]
-    fields["feature_class"] = (Optional[Literal[tuple(classes)]], None)  # type: ignore[misc]
-    fields["distance_m"] = (Optional[float], None)
-    fields["k"] = (Optional[int], None)
+    fields["feature_class"] = (Literal[tuple(classes)] | None, None)  # type: ignore[misc]
+    fields["distance_m"] = (float | None, None)
+    fields["k"] = (int | None, None)
     fields["damage_classes"] = (list[DamageClass], Field(default_factory=list))
-    fields["group_by"] = (Optional[Literal[tuple(GROUP_BY_FIELDS)]], None)  # type: ignore[misc]
-    fields["index"] = (Optional[Literal[tuple(INDEX_NAMES)]], None)  # type: ignore[misc]
-    fields["days"] = (Optional[int], None)
+    fields["group_by"] = (Literal[tuple(GROUP_BY_FIELDS)] | None, None)  # type: ignore[misc]
+    fields["index"] = (Literal[tuple(INDEX_NAMES)] | None, None)  # type: ignore[misc]
+    fields["days"] = (int | None, None)
     return create_model("TemplateChoice", **fields)
 
 
@@ -156,12 +157,12 @@ def guided_prompt(facts: PrepassFacts, candidates: list[Template], events: list[
 
 
 class Planner:
-    def __init__(self, llm: LLM, mode: Literal["guided", "free"] = "guided", *, always_ask_model: bool = False):
+    def __init__(self, llm: LLM, mode: Literal["guided", "free"] = "guided", *, always_ask_model: bool = False) -> None:
         self.llm = llm
         self.mode = mode
         self.always_ask_model = always_ask_model
 
-    def plan(self, facts: PrepassFacts, store, *, aoi_artifact_id: str | None = None,
+    def plan(self, facts: PrepassFacts, store: ResponseStore | None, *, aoi_artifact_id: str | None = None,
              failures: list[str] | None = None, step: str = "plan", preferred_template: str | None = None) -> PlanResult:
         """``preferred_template``: the previous question's workflow, favoured for a follow-up."""
         failures = list(failures or [])
@@ -170,7 +171,8 @@ class Planner:
         return self._guided(facts, store, aoi_artifact_id, failures, step, preferred_template)
 
     # -------------------------------------------------------------------------------- guided
-    def _guided(self, facts, store, aoi_artifact_id, failures, step, preferred_template=None) -> PlanResult:
+    def _guided(self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None,
+                failures: list[str], step: str, preferred_template: str | None = None) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
@@ -205,7 +207,7 @@ class Planner:
         choice_type = _choice_model([t.name for t in candidates], event_ids if len(event_ids) > 1 else None, classes)
         compiled: dict[str, Any] = {}
 
-        def check(choice) -> None:
+        def check(choice: Any) -> None:
             slots = {k: v for k, v in choice.model_dump().items() if k not in ("template", "event_id")}
             slots = {k: v for k, v in slots.items() if v not in (None, [])}
             if not failures:
@@ -223,8 +225,8 @@ class Planner:
         return self._result(facts, compiled["plan"], templates[choice.template], compiled["slots"],
                             compiled["event_id"], aoi_artifact_id, model_called=True, failures=failures)
 
-    def _result(self, facts, plan, template: Template, slots, event_id, aoi_artifact_id, *, model_called,
-                failures=()) -> PlanResult:
+    def _result(self, facts: PrepassFacts, plan: Plan, template: Template, slots: dict[str, Any], event_id: int | None,
+                aoi_artifact_id: str | None, *, model_called: bool, failures: Sequence[str] = ()) -> PlanResult:
         event = get_event(event_id) if event_id else None
         ledger = TaskLedger(
             intent=f"{template.description} — {facts.question}",
@@ -247,7 +249,8 @@ class Planner:
                           model_called=model_called, slots={k: v for k, v in slots.items() if v is not None})
 
     # ---------------------------------------------------------------------------------- free
-    def _free(self, facts, store, aoi_artifact_id, failures, step) -> PlanResult:
+    def _free(self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None,
+              failures: list[str], step: str) -> PlanResult:
         events_by_id = {e.id: e for e in load_events()}
         ids = facts.event_candidates or list(events_by_id)
         tools = [{"agent": t.agent.value, **t.schema_for_model()} for t in TOOLS.values()]

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agents.base import get_tool
-from .plan import STEP_REF, Plan, PlanStep
 from ..domain.damage import DamageClass
+from .plan import STEP_REF, Plan, PlanStep
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 GROUP_BY_FIELDS: dict[str, str] = json.loads((Path(__file__).with_name("data") / "group_by.json").read_text())["fields"]

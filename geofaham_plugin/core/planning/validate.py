@@ -8,10 +8,11 @@ from pydantic import ValidationError
 
 from ..agents.base import TOOLS
 from ..domain.ids import ARTIFACT_ID
+from ..store.store import ResponseStore
 from .plan import Plan
 
 
-def validate_plan(plan: Plan, store=None) -> list[str]:
+def validate_plan(plan: Plan, store: ResponseStore | None = None) -> list[str]:
     """Problems found (empty when the plan is sound). Fills ``depends_on`` from step references."""
     problems: list[str] = []
     ids = [s.id for s in plan.steps]

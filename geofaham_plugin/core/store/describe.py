@@ -8,16 +8,16 @@ function here is pure and headless (no Qt, no QGIS), so it runs in a worker thre
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import shapely
 from pyproj import CRS, Transformer
 from shapely.geometry import Polygon
-from shapely.geometry.base import BaseGeometry
 
 from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from .models import BandInfo, Bounds, FieldInfo, RasterMeta, TableMeta, TextMeta, VectorMeta
@@ -118,7 +118,7 @@ def _parse_time(tags: dict[str, str], *keys: str) -> datetime | None:
         raw = raw.strip()
         if key == "TIFFTAG_DATETIME":  # TIFF 6.0: "YYYY:MM:DD HH:MM:SS"
             try:
-                return datetime.strptime(raw, "%Y:%m:%d %H:%M:%S").replace(tzinfo=timezone.utc)
+                return datetime.strptime(raw, "%Y:%m:%d %H:%M:%S").replace(tzinfo=UTC)
             except ValueError:
                 pass
         try:

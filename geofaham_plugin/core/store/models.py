@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +27,7 @@ class Bounds(BaseModel):
     maxx: float
     maxy: float
 
-    def intersects(self, other: "Bounds") -> bool:
+    def intersects(self, other: Bounds) -> bool:
         return not (other.minx > self.maxx or other.maxx < self.minx or other.miny > self.maxy or other.maxy < self.miny)
 
 
@@ -102,7 +102,7 @@ class TextMeta(BaseModel):
     chars: int
 
 
-ArtifactMeta = Annotated[Union[VectorMeta, RasterMeta, ItemSetMeta, TableMeta, TextMeta], Field(discriminator="kind")]
+ArtifactMeta = Annotated[VectorMeta | RasterMeta | ItemSetMeta | TableMeta | TextMeta, Field(discriminator="kind")]
 
 
 class ArtifactRecord(BaseModel):

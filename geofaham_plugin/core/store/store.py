@@ -19,15 +19,17 @@ process ``os._exit(86)`` right after the staged file is written, or right after 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sqlite3
 import threading
 import uuid
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -65,7 +67,7 @@ class UnknownArtifact(GeoFahamError, KeyError):
     """No artifact with that id in this session (typically a model inventing one). Also a
     ``KeyError`` so mapping-style callers work; ``str()`` is the plain message, fit for a hint."""
 
-    def __init__(self, artifact_id: str, known: Sequence[str] = ()):
+    def __init__(self, artifact_id: str, known: Sequence[str] = ()) -> None:
         shown = ", ".join(known[-10:]) if known else "none yet"
         super().__init__(f"Unknown artifact id {artifact_id!r}. Known ids (latest): {shown}.")
         self.artifact_id = artifact_id
@@ -121,10 +123,8 @@ def _read_table(path: Path) -> pd.DataFrame:
     doc = json.loads(path.read_text(encoding="utf-8"))
     df = pd.read_json(StringIO(json.dumps(doc["table"])), orient="table")
     for col, dtype in doc["dtypes"].items():
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # e.g. object columns of mixed values: keep what JSON gave
             df[col] = df[col].astype(dtype)
-        except (TypeError, ValueError):  # e.g. object columns of mixed values: keep what JSON gave
-            pass
     return df
 
 
@@ -157,7 +157,7 @@ class ResponseStore:
     and lineage. Thread-safe: one sqlite connection shared under a lock (the worker thread writes
     while the main thread reads). Open it on a session folder; it recovers from crashes on open."""
 
-    def __init__(self, session_dir: Path | str):
+    def __init__(self, session_dir: Path | str) -> None:
         self.session_dir = Path(session_dir).resolve()
         self.artifacts_dir = self.session_dir / "artifacts"
         self.staging_dir = self.session_dir / ".staging"
@@ -212,7 +212,7 @@ class ResponseStore:
             self._db.close()
             self._lock_file.close()
 
-    def __enter__(self) -> "ResponseStore":
+    def __enter__(self) -> ResponseStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -279,7 +279,7 @@ class ResponseStore:
                 path=final.relative_to(self.session_dir).as_posix(),
                 metadata=metadata,
                 inputs=inputs,
-                created_at=datetime.now(timezone.utc),
+                created_at=datetime.now(UTC),
                 extra=extra or {},
             )
             with self._lock, self._transaction():
@@ -499,9 +499,9 @@ class ResponseStore:
                 if rb is None or not geom.intersects(box(rb.minx, rb.miny, rb.maxx, rb.maxy)):
                     continue
             r_start, r_end = _times(rec.metadata)
-            if (q_start or q_end) and (r_start or r_end):
-                if (q_end and r_start and r_start > q_end) or (q_start and r_end and r_end < q_start):
-                    continue
+            if (q_start or q_end) and (r_start or r_end) and (
+                    (q_end and r_start and r_start > q_end) or (q_start and r_end and r_end < q_start)):
+                continue
             out.append(rec)
         return out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from affine import Affine
@@ -49,15 +50,15 @@ class Grid:
     def is_geographic(self) -> bool:
         return _crs(self.crs).is_geographic
 
-    def window(self, row_off: int, col_off: int, height: int, width: int) -> "Grid":
+    def window(self, row_off: int, col_off: int, height: int, width: int) -> Grid:
         """The sub-grid of a pixel window (may extend beyond this grid)."""
         return Grid(self.crs, self.transform * Affine.translation(col_off, row_off), width, height)
 
-    def same_as(self, other: "Grid", tol: float = 1e-9) -> bool:
+    def same_as(self, other: Grid, tol: float = 1e-9) -> bool:
         return (self.shape == other.shape and same_crs(self.crs, other.crs)
-                and all(abs(a - b) <= tol * max(1.0, abs(a)) for a, b in zip(self.transform[:6], other.transform[:6])))
+                and all(abs(a - b) <= tol * max(1.0, abs(a)) for a, b in zip(self.transform[:6], other.transform[:6], strict=False)))
 
-    def offset_in(self, other: "Grid", tol: float = 1e-6) -> tuple[int, int] | None:
+    def offset_in(self, other: Grid, tol: float = 1e-6) -> tuple[int, int] | None:
         """(row, col) of this grid's origin in ``other``'s pixels when both share CRS, resolution and
         pixel lattice (a plain windowed read then suffices, no resampling); else ``None``."""
         if not same_crs(self.crs, other.crs):
@@ -77,7 +78,7 @@ def _crs(text: str) -> CRS:
     return CRS.from_user_input(text)
 
 
-def crs_text(crs) -> str:
+def crs_text(crs: Any) -> str:
     """A compact, picklable CRS string: ``EPSG:n`` when there is a code, else WKT."""
     c = CRS.from_user_input(crs.to_wkt() if hasattr(crs, "to_wkt") else crs)
     code = c.to_epsg()
@@ -88,7 +89,7 @@ def same_crs(a: str, b: str) -> bool:
     return a == b or _crs(a) == _crs(b)
 
 
-def grid_of(dataset) -> Grid:
+def grid_of(dataset: Any) -> Grid:
     """The grid of an open rasterio dataset."""
     return Grid(crs_text(dataset.crs), dataset.transform, dataset.width, dataset.height)
 

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import rasterio
@@ -19,6 +19,9 @@ from rasterio.enums import Resampling
 from rasterio.errors import RasterioIOError
 from rasterio.vrt import WarpedVRT
 from rasterio.windows import Window
+
+if TYPE_CHECKING:
+    from shapely.geometry.base import BaseGeometry
 
 from . import compute
 from .bands import band_map, canonical_band
@@ -76,7 +79,7 @@ def read_window(source: Source, grid: Grid) -> np.ndarray:
     raise AssertionError("unreachable")
 
 
-def _read(src, source: Source, grid: Grid) -> np.ndarray:
+def _read(src: rasterio.io.DatasetReader, source: Source, grid: Grid) -> np.ndarray:
     out = np.full(grid.shape, np.nan, dtype="float32")
     native = grid_of(src)
     offset = grid.offset_in(native)
@@ -112,7 +115,7 @@ class _Reader:
     ndim = 2
     dtype = np.dtype("float32")
 
-    def __init__(self, source: Source, grid: Grid):
+    def __init__(self, source: Source, grid: Grid) -> None:
         self.source, self.grid = source, grid
         self.shape = grid.shape
 
@@ -125,7 +128,7 @@ class _Reader:
         return read_window(self.source, self.grid.window(r0, c0, r1 - r0, c1 - c0))
 
 
-def require_dask():
+def require_dask() -> Any:
     """``dask.array``, or a ToolFailed naming the install command (QGIS's Python may lack dask)."""
     try:
         import dask.array as da
@@ -138,7 +141,7 @@ def require_dask():
     return da
 
 
-def lazy_band(source: Source, grid: Grid, chunks: int = DEFAULT_CHUNK):
+def lazy_band(source: Source, grid: Grid, chunks: int = DEFAULT_CHUNK) -> Any:
     """A dask array of ``source`` on ``grid``, read window by window when computed."""
     da = require_dask()
     from dask.base import tokenize
@@ -149,7 +152,7 @@ def lazy_band(source: Source, grid: Grid, chunks: int = DEFAULT_CHUNK):
                          fancy=False, meta=np.empty((0, 0), dtype="float32"))
 
 
-def aoi_mask(geom_4326, grid: Grid, chunks: int = DEFAULT_CHUNK):
+def aoi_mask(geom_4326: BaseGeometry, grid: Grid, chunks: int = DEFAULT_CHUNK) -> Any:
     """Lazy boolean mask: True where the pixel centre lies inside the AOI polygon."""
     import dask.array as da
     from rasterio.features import geometry_mask
@@ -158,7 +161,7 @@ def aoi_mask(geom_4326, grid: Grid, chunks: int = DEFAULT_CHUNK):
     geom = reproject_geometry(geom_4326, "EPSG:4326", grid.crs)
     shapes = [mapping(geom)]
 
-    def block(x, block_info=None):
+    def block(x: np.ndarray, block_info: Any = None) -> np.ndarray:
         (r0, _), (c0, _) = block_info[None]["array-location"]
         sub = grid.window(r0, c0, x.shape[0], x.shape[1])
         return geometry_mask(shapes, out_shape=sub.shape, transform=sub.transform, invert=True)
@@ -167,7 +170,7 @@ def aoi_mask(geom_4326, grid: Grid, chunks: int = DEFAULT_CHUNK):
     return da.map_blocks(block, template, dtype=bool)
 
 
-def reproject_geometry(geom, src_crs: str, dst_crs: str):
+def reproject_geometry(geom: BaseGeometry, src_crs: str, dst_crs: str) -> BaseGeometry:
     from pyproj import Transformer
     from shapely.ops import transform
 
@@ -179,7 +182,7 @@ def reproject_geometry(geom, src_crs: str, dst_crs: str):
     return transform(t.transform, geom)
 
 
-def aoi_bounds_in(geom_4326, crs: str) -> tuple[float, float, float, float]:
+def aoi_bounds_in(geom_4326: BaseGeometry, crs: str) -> tuple[float, float, float, float]:
     from rasterio.warp import transform_bounds
 
     return transform_bounds("EPSG:4326", crs, *geom_4326.bounds, densify_pts=21)
@@ -201,7 +204,7 @@ def raster_info(path: str | Path) -> RasterInfo:
 
 
 def load_raster(path: str | Path, *, bands: Sequence[str] | None = None, grid: Grid | None = None,
-                aoi_4326=None, chunks: int = DEFAULT_CHUNK):
+                aoi_4326: BaseGeometry | None = None, chunks: int = DEFAULT_CHUNK) -> Any:
     """An ``xarray.Dataset`` with one lazy variable per (canonical) band of a raster file, on ``grid``
     (default: the file's own grid, cut to the AOI's bounds). Outside the AOI polygon pixels are NaN."""
     info = raster_info(path)
@@ -222,7 +225,7 @@ def load_raster(path: str | Path, *, bands: Sequence[str] | None = None, grid: G
     return _dataset_of(arrays, grid, {"source": str(path), **_time_attrs(info.tags)})
 
 
-def _where(mask, arr):
+def _where(mask: Any, arr: Any) -> Any:
     import dask.array as da
 
     return da.where(mask, arr, np.float32(np.nan))
@@ -280,7 +283,7 @@ def _sign_for(signer: Any, item: Mapping[str, Any]) -> Signer | None:
     return signer.for_collection(item.get("collection") or "") if signer is not None else None
 
 
-def grid_for_items(items: Sequence[Mapping[str, Any]], bands: Sequence[str], aoi_4326, *,
+def grid_for_items(items: Sequence[Mapping[str, Any]], bands: Sequence[str], aoi_4326: BaseGeometry, *,
                    resolution: float | None = None, signer: Any = None) -> Grid:
     """A grid over the AOI in the items' most common CRS, on the pixel lattice of the coarsest
     requested band of one such item (no resampling for that band), at ``resolution`` if given."""
@@ -302,8 +305,8 @@ def grid_for_items(items: Sequence[Mapping[str, Any]], bands: Sequence[str], aoi
     return snap_grid(crs, aoi_bounds_in(aoi_4326, crs), res, anchor=(t.c, t.f))
 
 
-def load_item_set(items: Sequence[Mapping[str, Any]], bands: Sequence[str], grid: Grid, *, aoi_4326=None,
-                  cloud_mask: bool = True, signer: Any = None, chunks: int = DEFAULT_CHUNK):
+def load_item_set(items: Sequence[Mapping[str, Any]], bands: Sequence[str], grid: Grid, *, aoi_4326: BaseGeometry | None = None,
+                  cloud_mask: bool = True, signer: Any = None, chunks: int = DEFAULT_CHUNK) -> Any:
     """A cloud-masked composite of STAC items as an ``xarray.Dataset`` on ``grid``.
 
     Per item, pixels whose SCL class is in :data:`SCL_INVALID` become NaN (when the item has SCL and
@@ -355,10 +358,10 @@ def load_item_set(items: Sequence[Mapping[str, Any]], bands: Sequence[str], grid
     return _dataset_of(composite, grid, attrs)
 
 
-def _nanmedian(stack):
+def _nanmedian(stack: Any) -> Any:
     import dask.array as da
 
-    def block(x):
+    def block(x: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN pixels stay NaN
             return np.nanmedian(x, axis=0).astype("float32")

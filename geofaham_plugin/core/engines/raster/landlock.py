@@ -63,7 +63,7 @@ def restrict(read: Iterable[str], write: Iterable[str]) -> str:
     return f"landlock ABI {abi}: files" + (", tcp" if net else "") + (", signals" if scoped else "")
 
 
-def _add(libc, ruleset: int, path: str, rights: int) -> None:
+def _add(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:

@@ -6,13 +6,19 @@ their source, because a threshold without a source is a guess."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from .grid import Grid, row_pixel_areas
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+    from shapely.geometry.base import BaseGeometry
+
+T = TypeVar("T")
 
 #: index -> (a, b) for (a - b) / (a + b), canonical band names.
 INDICES: dict[str, tuple[str, str]] = {
@@ -168,7 +174,7 @@ def class_areas(classes: Any, grid: Grid, labels: Mapping[int, str] | None = Non
     return out
 
 
-def geometry_area_m2(geom, grid: Grid) -> float:
+def geometry_area_m2(geom: BaseGeometry, grid: Grid) -> float:
     """Area of a polygon drawn on ``grid``, measured the way the grid's pixels are (see
     :func:`~.grid.row_pixel_areas`): planar in low-distortion projections, otherwise geodesic with
     edges cut to pixel length, so a polygon traced along pixel edges measures what its pixels do."""
@@ -189,7 +195,7 @@ def geometry_area_m2(geom, grid: Grid) -> float:
 
 
 def polygonize(classes: np.ndarray, grid: Grid, *, values: Sequence[int] | None = None,
-               labels: Mapping[int, str] | None = None):
+               labels: Mapping[int, str] | None = None) -> gpd.GeoDataFrame:
     """One (multi)polygon per class value, traced along pixel edges (``rasterio.features.shapes``,
     4-connectivity), with pixel count and area in m². 255 (no data) is never polygonised."""
     import geopandas as gpd
@@ -227,7 +233,7 @@ def _stats(values: np.ndarray, areas: np.ndarray) -> dict[str, float]:
             "max": float(v.max()), "std": float(v.std()), "median": float(np.median(v)), "sum": float(v.sum())}
 
 
-def zonal_stats(values: Any, grid: Grid, zones, by: str | None = None) -> pd.DataFrame:
+def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None = None) -> pd.DataFrame:
     """Statistics of ``values`` (2-D, on ``grid``) inside each zone of a GeoDataFrame (dissolved by
     ``by`` if given). A pixel belongs to a zone when its centre is inside; NaN pixels are skipped;
     zones may overlap. Only the window under each zone is read."""
@@ -235,7 +241,6 @@ def zonal_stats(values: Any, grid: Grid, zones, by: str | None = None) -> pd.Dat
     from rasterio.windows import from_bounds
 
     from . import compute
-
     from .grid import same_crs
 
     values = _arr(values)
@@ -243,7 +248,7 @@ def zonal_stats(values: Any, grid: Grid, zones, by: str | None = None) -> pd.Dat
     if by:
         groups = [(str(k), g.geometry.union_all()) for k, g in zones.groupby(by, sort=True)]
     else:
-        groups = [(str(i), g) for i, g in zip(zones.index, zones.geometry)]
+        groups = [(str(i), g) for i, g in zip(zones.index, zones.geometry, strict=False)]
     row_areas = row_pixel_areas(grid)
     out = []
     for name, geom in groups:
@@ -290,7 +295,7 @@ def _intersects(a: tuple, b: tuple) -> bool:
     return not (a[0] > b[2] or a[2] < b[0] or a[1] > b[3] or a[3] < b[1])
 
 
-def quiet(fn, *args, **kwargs):
+def quiet(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run ``fn`` with numpy's all-NaN / division warnings silenced (NaN is how no-data propagates)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)

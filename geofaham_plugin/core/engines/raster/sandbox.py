@@ -21,6 +21,7 @@ run succeeded. The folder lives in the store's staging area and is removed after
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import shutil
@@ -150,10 +151,8 @@ def _env() -> dict[str, str]:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(path: Path, limit: int) -> str:

@@ -13,6 +13,8 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Iterable
+from typing import Any
 
 MB = 1024 * 1024
 NETWORK_EVENTS = ("urllib.Request", "http.client.connect", "ftplib.connect", "smtplib.connect", "poplib.connect",
@@ -39,11 +41,11 @@ class ImportRejected(ImportError):
     """Generated code imported a module outside the allow-list."""
 
 
-def _under(path: str, roots) -> bool:
+def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _real(path) -> str:
+def _real(path: str | bytes | os.PathLike[str]) -> str:
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     return os.path.realpath(os.fspath(path))
@@ -98,13 +100,13 @@ def _hook(event: str, args: tuple) -> None:
         POLICY["busy"] = False
 
 
-def module_allowed(name: str, allowed) -> bool:
+def module_allowed(name: str, allowed: Iterable[str]) -> bool:
     if any(part.startswith("_") for part in name.split(".")):
         return False
     return any(name == m or name.startswith(m + ".") for m in allowed)
 
 
-def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002 - builtins signature
+def _guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:  # noqa: A002 - builtins signature
     """``__import__`` of the generated code's builtins. C code (numpy's lazy imports) calls it too while
     a generated frame is on top; only an ``import`` statement of the generated code itself is checked."""
     import dis
