@@ -1,15 +1,15 @@
-"""Bench commands for the headless CLI.
+"""The bench's command line, ``python -m bench <command>`` (run from the repository root, or with it
+on PYTHONPATH)::
 
-``add_bench_commands(subparsers)`` adds to ``python -m geofaham_plugin``::
+    python -m bench run [--tasks IDS | --offline] [--model-config FILE] [--out DIR] [--resume] [--timeout S]
+    python -m bench judge RESULTS [--llm-config FILE]
+    python -m bench report RESULTS
+    python -m bench tasks                      (list the tasks and their categories)
+    python -m bench ground-truth               (regenerate bench/expected.json)
+    python -m bench batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
 
-    bench run [--tasks IDS | --offline] [--model-config FILE] [--out DIR] [--resume] [--timeout S]
-    bench judge RESULTS [--llm-config FILE]
-    bench report RESULTS
-    bench tasks                      (list the tasks and their categories)
-    bench ground-truth               (regenerate bench/expected.json)
-    batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
-
-Until core/cli.py calls it, ``python -m bench.cli ...`` runs the same commands."""
+``python -m geofaham_plugin bench <command>`` and ``python -m geofaham_plugin batch ...`` start these
+in a child process when bench/ sits beside the package (the plugin never imports the bench)."""
 
 from __future__ import annotations
 
@@ -43,13 +43,19 @@ def _cmd_run(args) -> int:
 
 def _cmd_judge(args) -> int:
     from .config import judge_model, load_config
-    from .judge import config_folders, judge_folder
+    from .judge import judge_folder
+    from .results_io import config_folders
 
+    folders = config_folders(args.results)
+    if not folders:
+        print(f"error: no results in {args.results} (hint: `python -m bench run` writes them to {DEFAULT_OUT})",
+              file=sys.stderr)
+        return 2
     model = None
     if args.llm_config:
         model = judge_model(load_config(args.llm_config))
     try:
-        for folder in config_folders(args.results):
+        for folder in folders:
             judgments = judge_folder(folder, model, max_chars=args.max_chars)
             det = [t["deterministic"] for t in judgments["tasks"].values()]
             print(f"{folder.name}: {sum(d['passed'] for d in det)}/{len(det)} tasks pass every deterministic check"
@@ -101,10 +107,11 @@ def _cmd_batch(args) -> int:
     return 0 if all(o["written"] for o in manifest["outputs"]) and manifest["status"] in ("answered", "partial") else 1
 
 
-def add_bench_commands(subparsers) -> None:
-    """Add ``bench`` (run / judge / report / tasks / ground-truth) and ``batch`` to a CLI's subparsers."""
-    bench = subparsers.add_parser("bench", help="GeoFaham-Bench: run tasks, judge, report")
-    sub = bench.add_subparsers(dest="bench_command", required=True)
+def build_parser() -> argparse.ArgumentParser:
+    """``run`` / ``judge`` / ``report`` / ``tasks`` / ``ground-truth`` (GeoFaham-Bench) and ``batch``."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description="GeoFaham-Bench: run tasks, judge, report; "
+                                                                          "and batch mode.")
+    sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run bench tasks headless, each in a fresh session with a timeout")
     which = run.add_mutually_exclusive_group()
@@ -137,7 +144,7 @@ def add_bench_commands(subparsers) -> None:
     gt = sub.add_parser("ground-truth", help="recompute bench/expected.json from the sample data")
     gt.set_defaults(func=_cmd_ground_truth)
 
-    batch = subparsers.add_parser("batch", help="instruction + input files -> requested output files")
+    batch = sub.add_parser("batch", help="instruction + input files -> requested output files")
     batch.add_argument("--instruction", required=True)
     batch.add_argument("--inputs", required=True, help="folder of input files")
     batch.add_argument("--outputs", required=True, help="JSON list of requested outputs (name, format, geometry_type)")
@@ -147,11 +154,6 @@ def add_bench_commands(subparsers) -> None:
     batch.add_argument("--aoi", help="input file (name or stem) to use as the area of interest")
     batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest")
     batch.set_defaults(func=_cmd_batch)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench.cli", description="GeoFaham-Bench and batch mode.")
-    add_bench_commands(parser.add_subparsers(dest="command", required=True))
     return parser
 
 

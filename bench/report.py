@@ -7,13 +7,14 @@ exposed (what a task needs that the core does not offer today) and one row per t
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean, median
 from typing import Any
 
-from .judge import PREDICATES, config_folders, judge_folder, result_files
+from .judge import judge_folder
+from .observations import PREDICATES
+from .results_io import config_folders, read_json, read_results
 from .rubric import CATEGORIES, CATEGORY_TITLES, DIMENSIONS, TITLES
 from .spec import CATEGORY_COUNTS, CATEGORY_TITLES as TASK_CATEGORY_TITLES
 
@@ -59,12 +60,10 @@ def capability_status(cap: str, env: dict) -> bool | None:
 
 
 def _load(folder: Path) -> tuple[list[dict], dict, dict]:
-    results = [json.loads(p.read_text(encoding="utf-8")) for p in result_files(folder)]
-    jpath = folder / "judgments.json"
-    judge_folder(folder, log=lambda *_: None)  # deterministic checks are cheap: always current; LLM judgements kept
-    judgments = json.loads(jpath.read_text(encoding="utf-8")).get("tasks", {})
-    cpath = folder / "config.json"
-    meta = json.loads(cpath.read_text(encoding="utf-8")) if cpath.exists() else {}
+    results = read_results(folder)
+    # deterministic checks are cheap: always current; LLM judgements kept
+    judgments = judge_folder(folder, log=lambda *_: None)["tasks"]
+    meta = read_json(folder / "config.json", {})
     return results, judgments, meta
 
 

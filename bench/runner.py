@@ -17,7 +17,6 @@ artifacts registered so far and the tokens counted so far."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -26,12 +25,11 @@ import sys
 import tempfile
 import time
 import traceback
-from datetime import datetime, timezone
 from pathlib import Path
-from statistics import mean, median
 from typing import Any, Callable
 
 from .config import DEFAULT_CONFIG, ModelConfig, build_models, load_config
+from .results_io import atomic_write_json, now, read_json, read_result, session_run_records
 from .spec import TASKS_FILE, TaskSpec, load_expected, load_tasks, select_tasks
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -39,17 +37,6 @@ DEFAULT_OUT = REPO_ROOT / "bench" / "results"
 SHARED_URL_ENV = "GEOFAHAM_BENCH_EMBEDDED_URL"
 USAGE_FILE = "bench_usage.json"
 RESULT_SCHEMA = 1
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def token_totals(calls: list[dict]) -> dict:
@@ -122,19 +109,8 @@ def _event_recorder(usage_path: Path, done: list[dict], llm, counts: dict[str, i
 
 
 def _unfinished_turns(session: Path, known: set[str]) -> list[dict]:
-    """Run states saved in the session that are not among ``known`` run ids (oldest first)."""
-    runs_dir = session / "runs"
-    if not runs_dir.exists():
-        return []
-    out = []
-    for state in sorted(runs_dir.glob("r_*.state.json"), key=lambda p: p.stat().st_mtime):
-        run_id = state.name.split(".")[0]
-        if run_id in known:
-            continue
-        final = runs_dir / f"{run_id}.json"
-        record = json.loads((final if final.exists() else state).read_text(encoding="utf-8"))
-        out.append({"question": record.get("question", ""), "run": record})
-    return out
+    """Turns of the runs saved in the session that are not among ``known`` run ids (oldest first)."""
+    return [{"question": record.get("question", ""), "run": record} for record in session_run_records(session, known)]
 
 
 def partial_result(session: Path, error: str) -> dict:
@@ -144,11 +120,8 @@ def partial_result(session: Path, error: str) -> dict:
     from .evidence import digest_store, tool_flags
 
     turns = _unfinished_turns(session, set())
-    calls: list[dict] = []
-    usage = session / USAGE_FILE
-    if usage.exists():
-        data = json.loads(usage.read_text(encoding="utf-8"))
-        calls = data.get("done", []) + data.get("current", [])
+    usage = read_json(session / USAGE_FILE, {})
+    calls: list[dict] = usage.get("done", []) + usage.get("current", [])
     artifacts: dict = {}
     if (session / "store.sqlite").exists():
         store = ResponseStore(session)
@@ -240,7 +213,7 @@ def run_one(task: TaskSpec, config_path: Path, config: ModelConfig, tasks_file: 
     if timed_out:
         result = partial_result(session, f"timed out after {timeout:g} s")
     elif result_file.exists():
-        result = json.loads(result_file.read_text(encoding="utf-8"))
+        result = read_result(result_file)
     else:
         result = partial_result(session, f"the task process exited with code {proc.returncode} without a result")
         result["status"] = "error"
@@ -296,7 +269,7 @@ def run_bench(tasks: list[TaskSpec], config_path: Path | str = DEFAULT_CONFIG, o
         for i, task in enumerate(tasks, start=1):
             path = result_path(Path(out), config, task.id)
             if resume and path.exists():
-                previous = json.loads(path.read_text(encoding="utf-8"))
+                previous = read_result(path)
                 if not (retry_failed and previous.get("status") != "finished"):
                     log(f"[{i}/{len(tasks)}] {task.id}: done before ({previous.get('status')}), skipped")
                     continue
@@ -315,20 +288,6 @@ def run_bench(tasks: list[TaskSpec], config_path: Path | str = DEFAULT_CONFIG, o
         server.stop()
     judge_folder(folder)
     return folder
-
-
-def summarize(folder: Path) -> dict:
-    """A quick roll-up of a results folder (the report has the full picture)."""
-    from .judge import result_files
-
-    results = [json.loads(p.read_text(encoding="utf-8")) for p in result_files(folder)]
-    tokens = [r["tokens"]["total"] for r in results]
-    secs = [r["wall_seconds"] for r in results]
-    return {"tasks": len(results), "finished": sum(r["status"] == "finished" for r in results),
-            "timeouts": sum(r["status"] == "timeout" for r in results),
-            "errors": sum(r["status"] == "error" for r in results),
-            "tokens_mean": round(mean(tokens), 1) if tokens else 0, "tokens_median": median(tokens) if tokens else 0,
-            "seconds_mean": round(mean(secs), 1) if secs else 0}
 
 
 def main(argv: list[str] | None = None) -> int:

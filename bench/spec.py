@@ -141,8 +141,8 @@ class TaskSpec(Strict):
     target_feature: str | None = Field(default=None, description="feature class or layer asked about")
     buffer_m: float | None = None
     time_windows: list[TimeWindowSpec] = Field(default_factory=list)
-    required_sources: list[str] = Field(default_factory=list, description="source tokens, see judge.source_matches")
-    required_predicates: list[str] = Field(default_factory=list, description="spatial predicates/operations, see judge.PREDICATES")
+    required_sources: list[str] = Field(default_factory=list, description="source tokens, see observations.source_matches")
+    required_predicates: list[str] = Field(default_factory=list, description="spatial predicates/operations, see observations.PREDICATES")
     crs_constraints: list[Literal["metric_for_distance", "metric_for_area", "geodesic_or_projected",
                                   "preserve_source_crs"]] = Field(default_factory=list)
     output: OutputKind = "answer"

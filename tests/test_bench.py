@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 
 import geopandas as gpd
@@ -13,10 +16,16 @@ import pandas as pd
 import pytest
 from shapely.geometry import box
 
+from bench.checks import deterministic
 from bench.config import ROLES, load_config
-from bench.judge import deterministic, judge_folder, llm_judge
+from bench.judge import judge_folder
+from bench.llm_judge import llm_judge
+from bench.observations import answer_numbers, event_records
+from bench.results_io import session_run_records
 from bench.rubric import CATEGORIES, DIMENSIONS, weighted
 from bench.spec import CATEGORY_COUNTS, DIFFICULTY_SHARES, load_expected, load_tasks, select_tasks
+from conftest import ROOT
+from geofaham_plugin.core.domain.events import load_events
 from geofaham_plugin.core.llm import ScriptedModel
 
 RUN_TASKS = ["poi_eaton_hospitals_5km", "dmg_palisades_destroyed", "clu_eaton_damage_mt"]
@@ -268,20 +277,70 @@ def test_batch_rejects_an_unknown_output_format(tmp_path):
 
 # ----------------------------------------------------------------------------------------- cli
 def test_cli_commands_parse_and_list_tasks(capsys):
-    import argparse
+    from bench.cli import build_parser, main
 
-    from bench.cli import add_bench_commands, main
-
-    parser = argparse.ArgumentParser()
-    add_bench_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["bench", "run", "--offline", "--timeout", "60", "--resume"])
+    parser = build_parser()
+    args = parser.parse_args(["run", "--offline", "--timeout", "60", "--resume"])
     assert args.offline and args.timeout == 60 and args.resume
-    args = parser.parse_args(["bench", "judge", "results", "--llm-config", "x.json"])
+    args = parser.parse_args(["judge", "results", "--llm-config", "x.json"])
     assert args.llm_config == "x.json"
     args = parser.parse_args(["batch", "--instruction", "q", "--inputs", "in", "--outputs", "o.json", "--out", "out"])
     assert args.instruction == "q"
     with pytest.raises(SystemExit):
-        parser.parse_args(["bench", "run", "--offline", "--tasks", "a"])  # one selection at a time
-    assert main(["bench", "tasks"]) == 0
+        parser.parse_args(["run", "--offline", "--tasks", "a"])  # one selection at a time
+    assert main(["tasks"]) == 0
     listing = capsys.readouterr().out
     assert listing.count("\n") == len(load_tasks()) and "poi_eaton_hospitals_5km" in listing
+
+
+def test_python_m_bench_is_the_entry_point(tmp_path):
+    """``python -m bench`` runs from the repository root; a results folder that does not exist is one
+    clear line, not a traceback."""
+    def bench(*args):
+        return subprocess.run([sys.executable, "-m", "bench", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120, env=os.environ | {"GEOFAHAM_BLOCK_REAL_MODELS": "1"})
+
+    helped = bench("--help")
+    assert helped.returncode == 0 and "usage: python -m bench" in helped.stdout
+    for command in ("run", "judge", "report", "tasks", "ground-truth", "batch"):
+        assert command in helped.stdout
+    listed = bench("tasks")
+    assert listed.returncode == 0 and listed.stdout.count("\n") == len(load_tasks())
+    missing = bench("judge", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "no results in" in missing.stderr and "Traceback" not in missing.stderr
+
+
+# ---------------------------------------------------------------------------- observations, files
+def test_answer_numbers_skip_artifact_ids_dates_and_crs_codes():
+    text = "7 hospitals [a_1234abcd] within 5 km (a_deadbeef), fire of 2025-01-07, EPSG:32611, step 3 took 2.5 s"
+    assert [(v, u) for v, _, u in answer_numbers(text)] == [(7.0, ""), (5.0, "km"), (2.5, "")]
+
+
+def test_event_records_come_from_the_core_event_table():
+    records = event_records()
+    assert sorted(records) == [e.id for e in load_events()] == list(range(1, 18))
+    assert records[11].name == "Eaton Fire" and records[11].event_date.isoformat() == "2025-01-10"
+
+
+def test_session_run_records_prefer_the_final_record(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for i, run_id in enumerate(("r_first", "r_second", "r_third")):
+        state = runs / f"{run_id}.state.json"
+        state.write_text(json.dumps({"run_id": run_id, "question": f"q{i}", "status": "running",
+                                     "started_at": f"2025-01-0{i + 1}T00:00:00Z"}))
+        os.utime(state, (1000 + i, 1000 + i))  # oldest first, by start and by file time alike
+    (runs / "r_second.json").write_text(json.dumps({"run_id": "r_second", "question": "q1", "status": "answered",
+                                                    "started_at": "2025-01-02T00:00:00Z"}))
+    (runs / "memo.json").write_text("{}")
+    records = session_run_records(tmp_path, {"r_third"})
+    assert [(r["run_id"], r["status"]) for r in records] == [("r_first", "running"), ("r_second", "answered")]
+    assert session_run_records(tmp_path / "no-session") == []
+
+
+def test_run_records_are_read_in_one_place():
+    """Run records are read through bench.results_io.session_run_records only (it will read the run log)."""
+    readers = [p.name for p in (ROOT / "bench").glob("*.py")
+               if p.name != "results_io.py" and ('/ "runs"' in (text := p.read_text(encoding="utf-8"))
+                                                 or '"r_*' in text)]
+    assert not readers

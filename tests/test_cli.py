@@ -1,8 +1,10 @@
-"""`python -m geofaham_plugin ask`, end to end in a subprocess, on the default (embedded) configuration."""
+"""`python -m geofaham_plugin ask`, end to end in a subprocess, on the default (embedded) configuration;
+and its `bench` / `batch` commands, which start `python -m bench` in a child process."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -54,3 +56,53 @@ def test_ask_follow_up_continues_the_last_run_of_the_session(tmp_path):
     follow = ask("Now only the destroyed ones", "--session", session, "--follow-up")
     assert follow.returncode == 0, follow.stderr
     assert "2,722 in total" in follow.stdout and "(reused)" in follow.stdout
+
+
+# ------------------------------------------------------------- bench and batch: python -m bench, in a child
+def product_cli(*args, cwd, timeout=120):
+    """``python -m geofaham_plugin ...`` from another folder (the package found through PYTHONPATH)."""
+    env = os.environ | {"PYTHONPATH": str(ROOT), "GEOFAHAM_BLOCK_REAL_MODELS": "1"}
+    return subprocess.run([sys.executable, "-m", "geofaham_plugin", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_bench_commands_run_python_m_bench_in_the_users_folder(tmp_path):
+    """The product does not import the bench: ``bench tasks`` runs ``python -m bench tasks`` in a child
+    that keeps the working directory (a relative --tasks-file resolves there) and cannot pick up a
+    ``bench`` package of that folder instead of the repository's."""
+    from bench.spec import load_tasks
+
+    decoy = tmp_path / "bench"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("")
+    (decoy / "__main__.py").write_text("print('the wrong bench')")
+    tasks = json.loads((ROOT / "bench" / "tasks.json").read_text(encoding="utf-8"))
+    tasks["tasks"] = tasks["tasks"][:2]
+    (tmp_path / "two_tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
+
+    listed = product_cli("bench", "tasks", "--tasks-file", "two_tasks.json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "the wrong bench" not in listed.stdout
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == [t.id for t in load_tasks()[:2]]
+
+    helped = product_cli("bench", "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and "usage: python -m bench" in helped.stdout and "ground-truth" in helped.stdout
+    missing = product_cli("bench", "judge", "no-such-results", cwd=tmp_path)  # the child's exit code comes back
+    assert missing.returncode == 2 and "no results in no-such-results" in missing.stderr
+    batch = product_cli("batch", "--instruction", "q", cwd=tmp_path)  # batch -> python -m bench batch
+    assert batch.returncode == 2 and "python -m bench batch" in batch.stderr and "--inputs" in batch.stderr
+    listing = product_cli("--help", cwd=tmp_path)
+    assert listing.returncode == 0 and "bench" in listing.stdout and "batch" in listing.stdout
+
+
+def test_bench_commands_without_the_bench_say_so_in_one_line(monkeypatch, capsys):
+    """A plugin installed from the zip has no bench/ beside it: one clear line, exit code 2."""
+    from geofaham_plugin.core import cli
+
+    assert cli.bench_root() == ROOT
+    monkeypatch.setattr(cli, "bench_root", lambda: None)
+    assert cli.main(["bench", "tasks"]) == 2
+    assert cli.main(["batch", "--instruction", "q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("bench is not installed with the plugin" in line and "python -m bench" in line
+                                 for line in err)

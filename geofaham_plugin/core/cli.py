@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -90,19 +92,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_bench_commands(sub) -> None:
-    """``bench ...`` and ``batch``: the benchmark lives in bench/ at the repository root (not in the
-    plugin zip); the commands exist when it is importable."""
+#: commands that run the benchmark in bench/ (``python -m bench``); the plugin never imports it
+BENCH_COMMANDS = ("bench", "batch")
+
+
+def bench_root() -> Path | None:
+    """The repository root when bench/ sits beside the package (a clone), else None (the plugin zip
+    does not carry the bench)."""
     root = Path(__file__).resolve().parents[2]
-    if not (root / "bench" / "cli.py").is_file():
-        return
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    try:
-        from bench.cli import add_bench_commands
-    except ImportError:
-        return
-    add_bench_commands(sub)
+    return root if (root / "bench" / "__main__.py").is_file() else None
+
+
+def run_bench_command(argv: list[str]) -> int:
+    """``bench <command> ...`` / ``batch ...``: ``python -m bench <command> ...`` in a child process
+    that inherits the working directory (relative paths mean what the user meant) with the
+    repository root on its PYTHONPATH; returns the child's exit code."""
+    root = bench_root()
+    if root is None:
+        print("error: the bench is not installed with the plugin (hint: it lives in bench/ of the GeoFaham "
+              "repository; run `python -m bench --help` from a clone)", file=sys.stderr)
+        return 2
+    command = argv[1:] if argv[0] == "bench" else argv  # bench run ... -> run ...; batch ... -> batch ...
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # no bench/ of the working directory instead
+    return subprocess.run([sys.executable, *safe_path, "-m", "bench", *command], env=env, check=False).returncode
+
+
+def _add_bench_commands(sub: argparse._SubParsersAction) -> None:
+    """``bench`` and ``batch`` in the help; :func:`main` hands their arguments to
+    :func:`run_bench_command` untouched (``python -m geofaham_plugin bench --help`` is the bench's help)."""
+    helps = {"bench": "GeoFaham-Bench: run tasks, judge, report (python -m bench; needs bench/ of the repository)",
+             "batch": "instruction + input files -> requested output files (python -m bench batch)"}
+    for name, help_ in helps.items():
+        p = sub.add_parser(name, help=help_, add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(func=lambda args: run_bench_command([args.command, *args.rest]))
 
 
 def _add_db_commands(sub) -> None:
@@ -195,6 +220,9 @@ def _add_db_commands(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in BENCH_COMMANDS:
+        return run_bench_command(argv)
     args = build_parser().parse_args(argv)
     return args.func(args)
 

@@ -1,0 +1,241 @@
+"""What a bench result shows: one result file indexed for the judges (its runs, done steps, cited
+artifacts and the sources they came from), the numbers an answer states, and the counts, values,
+names, distances and per-group counts the artifacts' digests hold (``bench.evidence`` wrote them).
+
+Read from the result alone, never from the session or GeoFaham's code; the event records come from
+the core's event table (``geofaham_plugin.core.domain.events``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from typing import Any
+
+from geofaham_plugin.core.domain.events import DisasterEvent, load_events
+from geofaham_plugin.core.domain.ids import ARTIFACT_ID_IN_TEXT
+
+from .spec import TaskSpec
+
+#: spatial predicate / operation -> substrings of tool names that perform it
+PREDICATES: dict[str, tuple[str, ...]] = {
+    "within_distance": ("within_distance", "buffer", "dwithin"),
+    "intersects": ("inside", "intersect", "clip", "overlay", "spatial_join", "sjoin", "select_by_location"),
+    "nearest": ("nearest", "closest"),
+    "count": ("count", "aggregate", "summar", "group"),
+    "damage_filter": ("select_damage",),
+    "attribute_filter": ("filter", "select_where", "select_by_attribute", "query", "sql"),
+    "group_by": ("group", "aggregate", "zonal"),
+    "rank": ("nearest", "rank", "top", "sort"),
+    "ratio": ("ratio", "share", "percent", "compare"),
+    "attribute_sum": ("sum", "aggregate", "statistic", "summar", "sql"),
+    "clip": ("clip", "intersection", "overlay"),
+    "area": ("area",),
+    "length": ("length",),
+    "grid": ("grid", "hex", "bin", "tessel"),
+    "zonal_stats": ("zonal",),
+    "spectral_index": ("index", "nbr", "ndvi", "ndwi", "dnbr"),
+    "change_detection": ("change", "dnbr", "differ", "delta"),
+    "threshold": ("threshold", "classif", "mask"),
+    "imagery_search": ("search", "stac", "imagery"),
+}
+NUMBER = re.compile(r"(?<![\w.])(-?\d[\d,]*(?:\.\d+)?)\s*(km²|km2|km|m²|m2|ha|%|m|eur|€)?(?![\w])", re.I)
+#: removed from a text before its numbers are read: artifact ids, dates, CRS codes, step and row numbers
+SCRUB = [ARTIFACT_ID_IN_TEXT, *(re.compile(p, re.M) for p in (
+    r"\b\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?\b", r"EPSG:\d+", r"\bstep\s+\d+\b", r"^\s*\d+\.\s", r"^\|\s*\d+\s*\|",
+    r"\band [\d,]+ more\b"))]  # "… and 645 more": rows not shown
+DAMAGE_WORDS = ("destroyed", "major", "minor", "affected")
+
+
+# ---------------------------------------------------------------------------------- helpers
+def norm(text: Any) -> str:
+    t = unicodedata.normalize("NFKD", str(text))
+    t = "".join(c for c in t if not unicodedata.combining(c)).replace("\ufffd", "").casefold()
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def norm_key(key: Any) -> str:
+    """Group keys compared loosely: case, accents, DINS damage labels ("Destroyed (>50%)" = destroyed)."""
+    k = norm(key)
+    if k.startswith("no damage") or k in ("none", "undamaged"):
+        return "none"
+    for word in DAMAGE_WORDS:
+        if k.startswith(word):
+            return word
+    return k
+
+
+def num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def event_records() -> dict[int, DisasterEvent]:
+    """The event table's records by id."""
+    return {e.id: e for e in load_events()}
+
+
+def answer_numbers(text: str) -> list[tuple[float, int, str]]:
+    """(value, decimals, unit) of every number in ``text`` once ids, dates, CRS codes, step numbers and
+    table row numbers are removed."""
+    for pattern in SCRUB:
+        text = pattern.sub(" ", text)
+    out = []
+    for m in NUMBER.finditer(text):
+        raw = m.group(1).replace(",", "")
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        out.append((value, decimals, (m.group(2) or "").lower()))
+    return out
+
+
+# --------------------------------------------------------------------------- the evidence
+class Evidence:
+    """A result file, indexed for the checks."""
+
+    def __init__(self, result: dict) -> None:
+        self.result = result
+        self.task = TaskSpec.model_validate(result["task"])
+        self.runs: list[dict] = [t["run"] for t in result.get("turns", [])]
+        self.artifacts: dict[str, dict] = result.get("artifacts", {})
+        self.tools: dict[str, dict] = result.get("tools", {})
+
+    def run(self, i: int) -> dict | None:
+        return self.runs[i] if i < len(self.runs) else None
+
+    @staticmethod
+    def done_steps(run: dict) -> list[dict]:
+        return [s for s in run.get("steps", []) if s.get("status") == "done"]
+
+    def turn_artifact_ids(self, run: dict) -> list[str]:
+        ids = [s["artifact_id"] for s in run.get("steps", []) if s.get("artifact_id")]
+        ids += [i for s in run.get("steps", []) for i in (s.get("inputs") or {}).values()]
+        return [i for i in dict.fromkeys(ids) if i in self.artifacts]
+
+    def cited(self, run: dict) -> list[dict]:
+        """The answer's evidence: cited artifacts, else the turn's last produced artifact."""
+        ids = [i for i in run.get("cited_artifacts", []) if i in self.artifacts]
+        if not ids:
+            produced = [s["artifact_id"] for s in run.get("steps", []) if s.get("artifact_id") in self.artifacts]
+            ids = produced[-1:]
+        return [self.artifacts[i] for i in ids]
+
+    def source_ids(self) -> set[str]:
+        return {s for a in self.artifacts.values() for s in a.get("source_ids", [])}
+
+    def source_text(self) -> str:
+        return norm(" ".join(f"{a.get('source', '')} {a.get('summary', '')} {json.dumps(a.get('extra', {}), default=str)}"
+                             for a in self.artifacts.values()))
+
+    def ledgers(self) -> list[dict]:
+        return [p.get("ledger") or {} for r in self.runs for p in r.get("plans", [])]
+
+
+def source_matches(token: str, ev: Evidence) -> bool:
+    """One source token (alternatives separated by '|') found among the artifacts' sources."""
+    ids, text = ev.source_ids(), None
+    for alt in token.split("|"):
+        if alt in ids or (alt in ("osm", "stac", "raster") and any(i.split(":")[0] == alt for i in ids)):
+            return True
+        if alt.startswith("file:"):
+            text = text if text is not None else ev.source_text()
+            if norm(alt[5:]) in text:
+                return True
+        if alt.startswith("event:"):
+            _, eid, role = alt.split(":")
+            if any(str(a.get("extra", {}).get("event_id")) == eid and a.get("extra", {}).get("role") == role
+                   for a in ev.artifacts.values()):
+                return True
+    return False
+
+
+def predicate_done(pred: str, steps: list[dict]) -> bool:
+    tools = [(s.get("tool") or "").lower() for s in steps]
+    if pred == "group_by" and any(s.get("tool") == "count" and (s.get("args") or {}).get("by") for s in steps):
+        return True
+    if pred == "damage_filter" and any((s.get("args") or {}).get("damage_classes") for s in steps):
+        return True
+    if pred == "count" and any(t in ("count", "nearest", "within_distance", "inside") for t in tools):
+        return True  # a layer of the features answers "how many" (feature count)
+    return any(sub in t for t in tools for sub in PREDICATES.get(pred, (pred,)))
+
+
+# ------------------------------------------------------------------------ observed values
+def observed_counts(arts: list[dict]) -> list[tuple[float, str]]:
+    out = []
+    for a in arts:
+        meta = a.get("metadata", {})
+        if a["kind"] in ("vector", "aoi") and meta.get("feature_count") is not None:
+            out.append((float(meta["feature_count"]), f"{a['id']} features"))
+        if a["kind"] == "table":
+            rows = a.get("rows", [])
+            counts = [num(r.get("count")) for r in rows if num(r.get("count")) is not None]
+            if counts:
+                out.append((sum(counts), f"{a['id']} total"))
+                out += [(c, f"{a['id']} row") for c in counts]
+            else:
+                out += [(v, f"{a['id']} cell") for r in rows for v in map(num, r.values()) if v is not None]
+            total = num((a.get("extra") or {}).get("total"))
+            if total is not None:
+                out.append((total, f"{a['id']} extra.total"))
+        if a["kind"] in ("text",):
+            out += [(v, f"{a['id']} text") for v in a.get("numbers", [])]
+    return out
+
+
+def observed_values(arts: list[dict], unit: str | None) -> list[tuple[float, str]]:
+    out: list[tuple[float, str]] = []
+    for a in arts:
+        meta = a.get("metadata", {})
+        area, length = num(meta.get("total_area_m2")), num(meta.get("total_length_m"))
+        if area is not None:
+            out += [(area / 1e6, f"{a['id']} area km²"), (area / 1e4, f"{a['id']} area ha"), (area, f"{a['id']} area m²")]
+        if length is not None:
+            out += [(length / 1000, f"{a['id']} length km"), (length, f"{a['id']} length m")]
+        out += [(v, f"{a['id']} value") for v in a.get("numbers", [])]
+        if unit == "fraction":
+            out += [(v / 100, f"{a['id']} percent") for v in a.get("numbers", [])]
+        if unit == "%":
+            out += [(v * 100, f"{a['id']} fraction") for v in a.get("numbers", []) if 0 <= v <= 1]
+    return out
+
+
+def observed_names(arts: list[dict], top: int | None) -> list[str]:
+    names: list[str] = []
+    for a in arts:
+        values = a.get("names") or []
+        if not values and a["kind"] == "table":
+            values = [str(r.get("value", r.get("name", ""))) for r in a.get("rows", [])]
+        names += values[:top] if top else values
+    return names
+
+
+def observed_distances(arts: list[dict], top: int | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for a in arts:
+        pairs = a.get("distances") or []
+        for name, d in (pairs[:top] if top else pairs):
+            if d is not None:
+                out.setdefault(norm(name), float(d))
+    return out
+
+
+def observed_groups(arts: list[dict]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for a in arts:
+        for row in a.get("rows", []):
+            keys = [k for k, v in row.items() if isinstance(v, str)]
+            vals = [k for k, v in row.items() if num(v) is not None and not isinstance(v, bool)]
+            key = "value" if "value" in row else (keys[0] if keys else None)
+            val = "count" if "count" in row else (vals[0] if vals else None)
+            if key is not None and val is not None:
+                out[norm_key(row[key])] = out.get(norm_key(row[key]), 0.0) + float(num(row[val]))
+    return out
+
