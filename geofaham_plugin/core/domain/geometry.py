@@ -13,11 +13,12 @@ PUNCTUAL = frozenset({"point"})
 
 
 def geometry_family(geom_type: str | None) -> str | None:
-    """``point``, ``line`` or ``polygon`` for an OGC geometry type name; None for others/mixed."""
-    if geom_type in POINT_TYPES:
-        return "point"
-    if geom_type in LINE_TYPES:
+    """``point``, ``line`` or ``polygon`` for a geometry type name (OGC names, any case, with or without
+    ``Multi`` or a ``Z``/``25D`` suffix: ``MultiPolygon Z`` is a polygon); None for others and mixed."""
+    g = (geom_type or "").lower()
+    for family in ("point", "line", "polygon"):
+        if family in g:
+            return family
+    if "ring" in g:
         return "line"
-    if geom_type in POLYGON_TYPES:
-        return "polygon"
     return None

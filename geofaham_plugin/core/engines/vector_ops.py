@@ -50,7 +50,7 @@ def geodesic_distances(geoms_metric: np.ndarray, reference_metric: shapely.Geome
     return dist
 
 
-def _reference_union(reference: gpd.GeoDataFrame, metric_crs: CRS):
+def _reference_union(reference: gpd.GeoDataFrame, metric_crs: CRS) -> shapely.Geometry:
     if reference.empty:
         raise ToolFailed("the reference layer is empty", kind="empty")
     return shapely.union_all(reference.to_crs(metric_crs).geometry.values)

@@ -202,7 +202,7 @@ def build_llm(settings: Settings, usage: UsageLedger | None = None, *, max_retri
         endpoint = settings.endpoint(role)
         if endpoint.embedded:
             embedded = embedded or EmbeddedChatModel(EmbeddedServer(
-                settings.embedded_model_path, EMBEDDED_MODEL, **({"python": python} if python else {})))
+                settings.embedded_model_path, EMBEDDED_MODEL, python=python or sys.executable))
             models[role.value] = embedded
         else:
             models[role.value] = OpenAIChatModel(endpoint)

@@ -7,25 +7,24 @@ llama-cpp-python compiles ``{"type": "json_object", "schema": ...}`` into a gram
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Literal
 from urllib.parse import urlparse
 
 import openai
 
-from ..config import ModelEndpoint
+from ..config import ModelEndpoint, TestHooks
 from ..errors import GeoFahamBug, ModelHTTPError, RealModelBlocked
 from .base import Message, ModelReply, Usage
 
-BLOCK_ENV = "GEOFAHAM_BLOCK_REAL_MODELS"
+BLOCK_ENV = TestHooks.env_of("block_real_models")
 
 JsonMode = Literal["auto", "llamacpp", "openai"]
 
 
 def real_models_blocked() -> bool:
-    """Tests set ``GEOFAHAM_BLOCK_REAL_MODELS=1`` so that no test reaches a model by accident."""
-    return os.environ.get(BLOCK_ENV, "").strip() == "1"
+    """Tests set ``GEOFAHAM_BLOCK_REAL_MODELS=1`` so that no test reaches a model by accident (read now)."""
+    return TestHooks.from_env().block_real_models
 
 
 def check_not_blocked(what: str) -> None:
@@ -74,7 +73,7 @@ class OpenAIChatModel:
             kwargs["response_format"] = response_format(schema, self.json_mode)
         try:
             resp = self._get_client().chat.completions.create(
-                model=self.name, messages=[m.model_dump() for m in messages], max_tokens=self.max_tokens,
+                model=self.name, messages=[m.model_dump() for m in messages],  # type: ignore[misc] max_tokens=self.max_tokens,
                 temperature=self.temperature, **kwargs)
         except openai.APIStatusError as e:
             raise ModelHTTPError(f"{self.endpoint.base_url}: HTTP {e.status_code} for role {role or '?'}",

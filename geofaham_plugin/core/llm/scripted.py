@@ -84,8 +84,9 @@ class ScriptedModel:
         role = role_key(role)
         with self._lock:
             self.calls.append(ScriptedCall(role, list(messages), schema))
-            if self._function is not None:
-                response: Response = lambda msgs, sch: self._function(role, msgs, sch)  # noqa: E731
+            function = self._function
+            if function is not None:
+                response: Response = lambda msgs, sch: function(role, msgs, sch)  # noqa: E731
             else:
                 if role not in self._script:
                     raise GeoFahamBug(f"ScriptedModel has no script for role {role!r} "

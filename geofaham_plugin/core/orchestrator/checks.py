@@ -5,23 +5,26 @@ from __future__ import annotations
 
 import math
 
-from ..agents.base import Tool, geometry_family
-from ..store.models import ArtifactKind, ArtifactRecord, Bounds
+from ..agents.base import Tool
+from ..domain.geometry import geometry_family
 from ..domain.ids import ARTIFACT_ID
 from ..planning.plan import STEP_REF, PlanStep
+from ..store.models import ArtifactRecord, Bounds, VectorMeta
+from ..store.store import ResponseStore
 from .ledgers import Failure, ProgressLedger, StepStatus
 
 
 def check_plan_adherence(step: PlanStep, progress: ProgressLedger) -> Failure | None:
     waiting = [d for d in step.depends_on if progress.status.get(d) is not StepStatus.done]
     if waiting:
-        states = ", ".join(f"step {d} is {progress.status.get(d, 'unknown').value if d in progress.status else 'not in the plan'}" for d in waiting)
+        states = ", ".join(f"step {d} is {progress.status[d].value if d in progress.status else 'not in the plan'}"
+                           for d in waiting)
         return Failure(step_id=step.id, check="plan_adherence", kind="dependency",
                        message=f"prerequisites not done: {states}")
     return None
 
 
-def check_input_validity(step: PlanStep, progress: ProgressLedger, store) -> tuple[dict[str, ArtifactRecord], Failure | None]:
+def check_input_validity(step: PlanStep, progress: ProgressLedger, store: ResponseStore) -> tuple[dict[str, ArtifactRecord], Failure | None]:
     """Resolve every input to a registered artifact. A planned output is not an artifact."""
     records: dict[str, ArtifactRecord] = {}
     for slot, ref in step.inputs.items():
@@ -72,7 +75,7 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
             return fail("kind", f"{tool.name} needs {'/'.join(sorted(k.value for k in spec.kinds))} for '{spec.name}', "
                                 f"{record.id} is {record.kind.value}")
         meta = record.metadata
-        if record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
+        if isinstance(meta, VectorMeta):
             if meta.feature_count == 0 and spec.name not in tool.accepts_empty:
                 return fail("empty", f"'{spec.name}' ({record.id}) has no features")
             if not meta.crs:
@@ -86,9 +89,11 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
     if tool.overlap:
         a, b, distance_field = tool.overlap
         ra, rb = records.get(a), records.get(b)
-        if ra and rb and ra.metadata.bounds_4326 and rb.metadata.bounds_4326:  # (empty layers have no bounds)
+        bounds_a = getattr(ra.metadata, "bounds_4326", None) if ra else None
+        bounds_b = getattr(rb.metadata, "bounds_4326", None) if rb else None
+        if ra and rb and bounds_a and bounds_b:  # (empty layers and tables have no bounds)
             reach = float(step.args.get(distance_field, 0) or 0) if distance_field else 0.0
-            if not _expand(rb.metadata.bounds_4326, reach).intersects(ra.metadata.bounds_4326):
+            if not _expand(bounds_b, reach).intersects(bounds_a):
                 return fail("bounds", f"'{a}' ({ra.id}) lies entirely outside '{b}' ({rb.id})"
                                       + (f" extended by {reach:g} m" if reach else ""),
                             hint="the layers are in different places: check the AOI or the event")
@@ -96,7 +101,7 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
         arg, slot = tool.field_arg
         wanted = step.args.get(arg)
         record = records.get(slot)
-        if wanted and record is not None and record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
+        if wanted and record is not None and isinstance(record.metadata, VectorMeta):
             fields = [f.name for f in record.metadata.fields]
             if wanted not in fields:
                 return fail("schema", f"{record.id} has no field '{wanted}'", hint="fields: " + ", ".join(fields))

@@ -222,7 +222,7 @@ class Planner:
         events = [events_by_id[i] for i in event_ids if i in events_by_id][:6]
         choice = self.llm.structured(Role.planner, guided_prompt(facts, candidates, events, failures), choice_type,
                                      step=step, validate=check)
-        return self._result(facts, compiled["plan"], templates[choice.template], compiled["slots"],
+        return self._result(facts, compiled["plan"], templates[choice.model_dump()["template"]], compiled["slots"],
                             compiled["event_id"], aoi_artifact_id, model_called=True, failures=failures)
 
     def _result(self, facts: PrepassFacts, plan: Plan, template: Template, slots: dict[str, Any], event_id: int | None,

@@ -138,17 +138,17 @@ def compile_template(template: Template, slots: dict[str, Any], *, event_id: int
                   area="the area of interest" if aoi_artifact_id else "the hazard area",
                   group_by_text=f" by {values['group_by']}" if values.get("group_by") else "")
     replaced: dict[int, str] = {}
-    steps: list[PlanStep] = []
+    kept: list[tuple[int, TemplateStep]] = []
     for index, step in enumerate(template.steps, start=1):
         if step.aoi_replaces and aoi_artifact_id:
             replaced[index] = aoi_artifact_id
             continue
         if event_id is None and "{event_id}" in json.dumps(step.args):
             raise TemplateError(f"template {template.name} needs a disaster event (none was identified)")
-        steps.append((index, step))  # type: ignore[arg-type]
-    renumber = {old: new for new, (old, _) in enumerate(steps, start=1)}
+        kept.append((index, step))
+    renumber = {old: new for new, (old, _) in enumerate(kept, start=1)}
     plan_steps = []
-    for old, step in steps:  # type: ignore[misc]
+    for old, step in kept:
         inputs = {}
         for slot, ref in step.inputs.items():
             m = STEP_REF.match(ref)

@@ -22,11 +22,11 @@ def validate_plan(plan: Plan, store: ResponseStore | None = None) -> list[str]:
     earlier: set[int] = set()
     for step in plan.steps:
         refs = step.step_refs()
-        for ref in refs + step.depends_on:
-            if ref == step.id:
+        for dep in refs + step.depends_on:
+            if dep == step.id:
                 problems.append(f"step {step.id} refers to itself")
-            elif ref not in earlier:
-                problems.append(f"step {step.id} refers to step {ref}, which does not come before it")
+            elif dep not in earlier:
+                problems.append(f"step {step.id} refers to step {dep}, which does not come before it")
         step.depends_on = sorted(set(step.depends_on) | set(refs))
         for slot, ref in step.inputs.items():
             if ARTIFACT_ID.match(ref) and (store is None or ref not in store):

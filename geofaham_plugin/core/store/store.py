@@ -12,9 +12,10 @@ record inserted in one sqlite transaction (``synchronous=FULL``). A crash before
 most a file without a record, which :meth:`ResponseStore._recover` deletes on the next open; a
 record therefore always points at a complete file.
 
-Test hook: the environment variable ``GEOFAHAM_STORE_CRASH_AT`` (``staged`` | ``moved``) makes the
-process ``os._exit(86)`` right after the staged file is written, or right after it was moved into
-``artifacts/`` but before the record insert. It exists only for the crash tests.
+Test hook: the environment variable ``GEOFAHAM_STORE_CRASH_AT`` (``staged`` | ``moved``, read through
+``config.TestHooks`` at each registration) makes the process ``os._exit(86)`` right after the staged
+file is written, or right after it was moved into ``artifacts/`` but before the record insert. It
+exists only for the crash tests.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..config import TestHooks
 from ..errors import GeoFahamError
 from .describe import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
 from .models import ArtifactKind, ArtifactMeta, ArtifactRecord, Bounds, ItemSetMeta
@@ -42,7 +44,7 @@ try:  # POSIX only; without it every open runs recovery (fine for a single QGIS 
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-CRASH_ENV = "GEOFAHAM_STORE_CRASH_AT"
+CRASH_ENV = TestHooks.env_of("store_crash_at")
 CRASH_EXIT_CODE = 86
 _VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
 
@@ -78,7 +80,7 @@ class UnknownArtifact(GeoFahamError, KeyError):
 
 def _crash_point(name: str) -> None:
     """Test-only: die without cleanup at a named point (see module docstring)."""
-    if os.environ.get(CRASH_ENV) == name:
+    if TestHooks.from_env().store_crash_at == name:
         os._exit(CRASH_EXIT_CODE)
 
 
@@ -138,7 +140,7 @@ def _item_set_meta(items: list[dict], meta: ItemSetMeta) -> ItemSetMeta:
             minx=min(b[0] for b in boxes), miny=min(b[1] for b in boxes), maxx=max(b[-2] for b in boxes), maxy=max(b[-1] for b in boxes)
         )
     props = [i.get("properties") or {} for i in items]
-    stamps = [to_utc(p.get(k)) for p in props for k in ("datetime", "start_datetime", "end_datetime") if p.get(k)]
+    stamps = [t for p in props for k in ("datetime", "start_datetime", "end_datetime") if (t := to_utc(p.get(k)))]
     if meta.time_start is None and stamps:
         update["time_start"] = min(stamps)
     if meta.time_end is None and stamps:
@@ -246,7 +248,7 @@ class ResponseStore:
         self,
         kind: ArtifactKind,
         ext: str,
-        write: Callable[[Path, str], None],
+        write: Callable[[Path, str], object],
         inspect: Callable[[Path], ArtifactMeta],
         *,
         source: str,

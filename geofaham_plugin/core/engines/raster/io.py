@@ -102,7 +102,7 @@ def _read(src: rasterio.io.DatasetReader, source: Source, grid: Grid) -> np.ndar
     return out
 
 
-def _valid(data: np.ma.MaskedArray, source: Source) -> np.ndarray:
+def _valid(data: np.ma.MaskedArray[Any, Any], source: Source) -> np.ndarray:
     values = data.astype("float32").filled(np.nan)
     if source.nodata is not None and not np.isnan(source.nodata):
         values[values == source.nodata] = np.nan
@@ -235,7 +235,7 @@ def _time_attrs(tags: Mapping[str, str]) -> dict[str, str]:
     return {k: tags[k] for k in ("datetime", "start_datetime", "end_datetime") if tags.get(k)}
 
 
-def _dataset_of(arrays: Mapping[str, Any], grid: Grid, attrs: dict):
+def _dataset_of(arrays: Mapping[str, Any], grid: Grid, attrs: dict[str, Any]) -> Any:
     import xarray as xr
 
     t = grid.transform
@@ -327,8 +327,9 @@ def load_item_set(items: Sequence[Mapping[str, Any]], bands: Sequence[str], grid
         mosaic: dict[str, Any] = {}
         for item in group:
             sign = _sign_for(signer, item)
-            sources = {b: _asset_source(item, b, sign) for b in wanted}
-            if any(s is None for s in sources.values()):
+            found = {b: _asset_source(item, b, sign) for b in wanted}
+            sources = {b: s for b, s in found.items() if s is not None}
+            if len(sources) < len(found):
                 continue  # the search keeps only items with every band; be safe anyway
             arrays = {b: lazy_band(s, grid, chunks) for b, s in sources.items()}
             scl = _asset_source(item, "scl", sign) if cloud_mask else None

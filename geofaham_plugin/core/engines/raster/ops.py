@@ -42,7 +42,7 @@ WATER_LABELS = {0: "dry", 1: "water"}
 NODATA_CLASS = 255
 
 
-def _xp(*arrays: Any):
+def _xp(*arrays: Any) -> Any:
     """dask.array when any input is lazy, else numpy: one code path for both."""
     if any(hasattr(a, "dask") for a in arrays):
         import dask.array as da
@@ -99,7 +99,7 @@ def scl_valid(scl: Any, invalid: Sequence[int] | None = None) -> Any:
 
 
 # ------------------------------------------------------------------------------ thresholds
-_OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal}
+_OPS: dict[str, Callable[..., Any]] = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal}
 
 
 def threshold(values: Any, value: float, op: str = ">") -> Any:
@@ -252,7 +252,7 @@ def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None
     row_areas = row_pixel_areas(grid)
     out = []
     for name, geom in groups:
-        record = {"zone": name}
+        record: dict[str, Any] = {"zone": name}
         if geom is None or geom.is_empty or not _intersects(geom.bounds, grid.bounds):
             record.update(_stats(np.empty(0), np.empty(0)))
             out.append(record)

@@ -148,7 +148,7 @@ def main(spec_path: str) -> int:
         spec = json.load(fh)
     result = os.fdopen(spec["result_fd"], "w", encoding="utf-8")  # opened before the hook forbids int paths
 
-    def report(**verdict) -> None:
+    def report(**verdict: Any) -> None:
         result.write(json.dumps(verdict, default=str)[:60_000])
         result.flush()
 
