@@ -391,5 +391,25 @@
             <source>Running {tool}</source>
             <translation>Ejecutando {tool}</translation>
         </message>
+        <message>
+            <source>Work offline: no requests to Overpass, Nominatim or STAC APIs</source>
+            <translation>Trabajar sin conexión: ninguna solicitud a Overpass, Nominatim ni a las API STAC</translation>
+        </message>
+        <message>
+            <source>Nominatim (place names)</source>
+            <translation>Nominatim (nombres de lugares)</translation>
+        </message>
+        <message>
+            <source>Data folder (sample layers, OSM extracts)</source>
+            <translation>Carpeta de datos (capas de ejemplo, extractos OSM)</translation>
+        </message>
+        <message>
+            <source>Python sandbox: CPU time</source>
+            <translation>Entorno aislado de Python: tiempo de CPU</translation>
+        </message>
+        <message>
+            <source>Python sandbox: memory</source>
+            <translation>Entorno aislado de Python: memoria</translation>
+        </message>
     </context>
 </TS>

@@ -391,5 +391,25 @@
             <source>Running {tool}</source>
             <translation>Exécution de {tool}</translation>
         </message>
+        <message>
+            <source>Work offline: no requests to Overpass, Nominatim or STAC APIs</source>
+            <translation>Travailler hors ligne : aucune requête vers Overpass, Nominatim ou les API STAC</translation>
+        </message>
+        <message>
+            <source>Nominatim (place names)</source>
+            <translation>Nominatim (noms de lieux)</translation>
+        </message>
+        <message>
+            <source>Data folder (sample layers, OSM extracts)</source>
+            <translation>Dossier de données (couches d'exemple, extraits OSM)</translation>
+        </message>
+        <message>
+            <source>Python sandbox: CPU time</source>
+            <translation>Bac à sable Python : temps CPU</translation>
+        </message>
+        <message>
+            <source>Python sandbox: memory</source>
+            <translation>Bac à sable Python : mémoire</translation>
+        </message>
     </context>
 </TS>

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
 
 def test_embedded_qwen_plans_the_eaton_hospitals_question(tmp_path, record_property, capsys):
-    settings = settings_from_env({"GEOFAHAM_CACHE": str(settings_from_env().cache_dir)})
+    settings = settings_from_env({"GEOFAHAM_CACHE": str(settings_from_env().paths.cache_dir)})
     assert settings.embedded_model_path.is_file(), "run `make setup` (stage models) first"
     llm = build_llm(settings)
     store = ResponseStore(tmp_path / "s")

@@ -167,10 +167,8 @@ def test_run_python_registers_outputs_with_computed_metadata(ctx, store, tmp_pat
     ("gr.save_text('partial', 'half done')\na = np.ones(10 * 1024 ** 3, dtype=np.uint8)", "error"),
     ("gr.save_text('partial', 'half done')\nraise ValueError('model bug')", "error"),
 ], ids=["socket", "passwd", "import", "memory", "exception"])
-def test_a_failed_run_registers_nothing(ctx, store, code, kind, monkeypatch):
-    from geofaham_plugin.core.agents import raster as raster_agent
-
-    monkeypatch.setitem(raster_agent.SANDBOX_LIMITS, "memory_mb", 2048)
+def test_a_failed_run_registers_nothing(ctx, store, code, kind):
+    ctx.settings = ctx.settings.updated(sandbox={"memory_mb": 2048})
     before = store.ids()
     with pytest.raises(ToolFailed) as err:
         TOOLS["run_python"].run(ctx, {"code": code}, {})
@@ -178,3 +176,21 @@ def test_a_failed_run_registers_nothing(ctx, store, code, kind, monkeypatch):
     assert store.ids() == before
     assert not list((store.session_dir / ".staging").glob("sandbox-*"))
     assert os.getpid() > 0  # still here
+
+
+def test_sandbox_limits_are_read_when_the_tool_runs(store, monkeypatch):
+    """The limits come from the run's settings, read when the run starts, not when the module was imported."""
+    from geofaham_plugin.core.agents import ToolContext
+    from geofaham_plugin.core.config import settings_from_env
+    from geofaham_plugin.core.engines.layers import default_catalogue
+
+    def run_context() -> ToolContext:
+        return ToolContext(store=store, layers=default_catalogue(), settings=settings_from_env())
+
+    monkeypatch.setenv("GEOFAHAM_SANDBOX_CPU_S", "7")
+    monkeypatch.setenv("GEOFAHAM_SANDBOX_MEMORY_MB", "1536")
+    rec = TOOLS["run_python"].run(run_context(), {"code": "gr.save_text('note', 'limits')"}, {})
+    assert "rlimits cpu=7s as=1536MB" in rec.extra["isolation"]
+    monkeypatch.setenv("GEOFAHAM_SANDBOX_CPU_S", "2")  # and they act: a busy loop dies on the CPU limit
+    with pytest.raises(ToolFailed, match=r"CPU time limit of 2 s exceeded"):
+        TOOLS["run_python"].run(run_context(), {"code": "x = 0\nwhile True:\n    x += 1", "timeout_s": 60}, {})

@@ -94,3 +94,108 @@ def test_qgis_proxy_settings_reach_the_core_http_clients():
         assert apply_qgis_proxy({"HTTPS_PROXY": "http://other:8080"}) is None  # the environment wins
     finally:
         s.remove("proxy")
+
+
+# ------------------------------------------------------------- offline, endpoints, data folder, sandbox
+def test_dialog_round_trip_through_qgssettings_to_the_settings_object(qgis_iface, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "0")
+    for name in ("GEOFAHAM_STAC_URL", "GEOFAHAM_OVERPASS_URL", "GEOFAHAM_NOMINATIM_URL", "GEOFAHAM_DATA_DIR",
+                 "GEOFAHAM_SANDBOX_CPU_S", "GEOFAHAM_SANDBOX_MEMORY_MB"):
+        monkeypatch.delenv(name, raising=False)
+    dialog = SettingsDialog(qgis_iface.mainWindow())
+    # a fresh dialog shows what the environment gives
+    assert not dialog.offline.isChecked()
+    assert (dialog.sandbox_cpu.value(), dialog.sandbox_memory.value()) == (120, 3072)
+    assert dialog.stac.text() == "" and dialog.stac.placeholderText().startswith("https://earth-search")
+    dialog.offline.setChecked(True)
+    dialog.stac.setText("http://stac.example.org/v1")
+    dialog.overpass.setText("http://overpass.example.org/api/interpreter")
+    dialog.nominatim.setText("http://nominatim.example.org/search")
+    dialog.data_dir.setFilePath(str(tmp_path))
+    dialog.sandbox_cpu.setValue(30)
+    dialog.sandbox_memory.setValue(1024)
+    dialog.save()
+
+    s = QgsSettings()
+    assert s.value("geofaham/network/offline", type=bool) is True
+    assert s.value("geofaham/sandbox/cpu_s", type=int) == 30 and s.value("geofaham/sandbox/memory_mb", type=int) == 1024
+    settings = settings_from_qgis()
+    assert settings.network.offline
+    assert settings.stac.url == "http://stac.example.org/v1"
+    assert settings.overpass.url == "http://overpass.example.org/api/interpreter"
+    assert settings.nominatim.url == "http://nominatim.example.org/search"
+    assert settings.paths.data_dir == tmp_path
+    assert (settings.sandbox.cpu_s, settings.sandbox.memory_mb) == (30, 1024)
+
+    again = SettingsDialog(qgis_iface.mainWindow())  # reopened: shows what was saved
+    assert again.offline.isChecked() and again.sandbox_cpu.value() == 30
+    assert again.stac.text() == "http://stac.example.org/v1" and again.data_dir.filePath() == str(tmp_path)
+    # back to the environment's values: the keys go, and the environment applies again
+    again.offline.setChecked(False)
+    again.sandbox_cpu.setValue(120)
+    again.stac.setText("")
+    again.save()
+    assert not s.contains("geofaham/network/offline") and not s.contains("geofaham/sandbox/cpu_s")
+    assert not s.contains("geofaham/stac/url") and s.contains("geofaham/sandbox/memory_mb")
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "yes")
+    monkeypatch.setenv("GEOFAHAM_SANDBOX_CPU_S", "45")
+    settings = settings_from_qgis()
+    assert settings.network.offline and settings.sandbox.cpu_s == 45 and settings.sandbox.memory_mb == 1024
+
+
+def test_offline_and_sandbox_limits_set_in_qgis_reach_the_engines(qgis_iface, store, monkeypatch):
+    """The settings a session builds (the dialog on top of an online environment) stop Overpass,
+    Nominatim and STAC requests, and bound the Python sandbox."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    from geofaham_plugin.core.agents import TOOLS, ToolContext
+    from geofaham_plugin.core.aoi import register_aoi
+    from geofaham_plugin.core.engines.geocode import geocode
+    from geofaham_plugin.core.engines.layers import default_catalogue
+    from geofaham_plugin.core.errors import ToolFailed
+
+    class Recorder(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            self.server.requests.append(self.path)
+            self.send_response(500)
+            self.end_headers()
+
+        do_POST = do_GET  # noqa: N815
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    httpd.requests = []
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        monkeypatch.setenv("GEOFAHAM_OFFLINE", "false")  # the environment says online
+        dialog = SettingsDialog(qgis_iface.mainWindow())
+        dialog.offline.setChecked(True)
+        dialog.overpass.setText(url + "/api/interpreter")
+        dialog.nominatim.setText(url + "/search")
+        dialog.stac.setText(url + "/stac")
+        dialog.sandbox_cpu.setValue(9)
+        dialog.sandbox_memory.setValue(1280)
+        dialog.save()
+        ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_qgis())
+        aoi = register_aoi(store, gpd.GeoDataFrame(geometry=[box(36.80, -1.30, 36.84, -1.26)], crs=4326), name="Nairobi")
+        with pytest.raises(ToolFailed, match="offline"):
+            TOOLS["get_features"].run(ctx, {"feature_class": "healthcare"}, {"aoi": aoi})
+        with pytest.raises(ToolFailed) as err:
+            geocode("Zzyzx Road", ctx.settings)
+        assert "offline" in err.value.hint
+        with pytest.raises(ToolFailed, match="offline mode is on"):
+            TOOLS["search_imagery"].run(ctx, {"window": "explicit", "start": "2025-01-01", "end": "2025-01-05",
+                                              "bbox": [-118.2, 34.15, -118.1, 34.25]}, {})
+        assert httpd.requests == []
+        record = TOOLS["run_python"].run(ctx, {"code": "gr.save_text('note', 'qgis limits')"}, {})
+        assert "rlimits cpu=9s as=1280MB" in record.extra["isolation"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -5,6 +5,8 @@
   orchestrator see it as an observation and may replan. It loses nothing already registered.
 - :class:`ModelOutputError`: a model kept producing invalid output past the retry bound (final, typed).
 - :class:`ModelHTTPError`: the model server answered with an error or could not be reached.
+- :class:`ConfigError`: a setting (an environment variable) has a value that does not parse; one line
+  naming the variable, with what to write instead.
 - :class:`GeoFahamBug`: our own mistake (a broken invariant); never shown to the model, always propagates.
 """
 
@@ -47,6 +49,15 @@ class ModelHTTPError(GeoFahamError):
 
 class RealModelBlocked(GeoFahamError):
     """A real model request was attempted while real requests are blocked (tests)."""
+
+
+class ConfigError(GeoFahamError, ValueError):
+    """A setting does not parse. ``str(self)`` is one line: the variable, its value and the hint."""
+
+    def __init__(self, message: str, variable: str, hint: str) -> None:
+        super().__init__(f"{message}; {hint}")
+        self.variable = variable
+        self.hint = hint
 
 
 class GeoFahamBug(GeoFahamError):

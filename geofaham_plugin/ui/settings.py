@@ -1,21 +1,53 @@
 """GeoFaham settings inside QGIS: QgsSettings under ``geofaham/`` on top of the environment.
 
+The dialog stores only what differs from the environment (``core/config.py``): a value equal to the
+environment's, or an empty field, removes the key, so the environment applies again. What it can set
+(offline mode, the STAC / Overpass / Nominatim endpoints, sandbox limits, the data folder) reaches
+the engines through the run's :class:`~geofaham_plugin.core.config.Settings` (``ToolContext.settings``).
+
 API keys are never stored here: a role keeps only the id of a QGIS authentication configuration
 (``authcfg``); the key is read from QgsAuthManager when a client is built and lives only in memory.
 PostGIS comes from one of QGIS's own PostgreSQL connections."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
 from pydantic import SecretStr
 from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsDataSourceUri, QgsProviderRegistry, QgsSettings
-from qgis.PyQt.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox, QLabel,
-                                 QLineEdit, QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+from qgis.gui import QgsFileWidget
+from qgis.PyQt.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ..core.config import Settings, settings_from_env
+from ..core.config import GROUPS, Settings, settings_from_env
 from ..core.domain.names import Role
 from .i18n import tr
 
 PREFIX = "geofaham/"
+#: values the dialog may set on top of the environment: QgsSettings key (under PREFIX) -> (group, field)
+OVERRIDES: dict[str, tuple[str, str]] = {
+    "network/offline": ("network", "offline"),
+    "stac/url": ("stac", "url"),
+    "overpass/url": ("overpass", "url"),
+    "nominatim/url": ("nominatim", "url"),
+    "paths/data_dir": ("paths", "data_dir"),
+    "sandbox/cpu_s": ("sandbox", "cpu_s"),
+    "sandbox/memory_mb": ("sandbox", "memory_mb"),
+}
 
 
 def _key(*parts: str) -> str:
@@ -61,7 +93,26 @@ def postgres_dsn(name: str) -> str | None:
     return " ".join(f"{k}={v}" for k, v in parts.items() if v)
 
 
-def settings_from_qgis(env=None) -> Settings:
+def _stored_overrides(s: QgsSettings) -> dict[str, dict[str, Any]]:
+    """The dialog's stored values by settings group (only keys present and not empty)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for key, (group, field) in OVERRIDES.items():
+        if not s.contains(_key(key)):
+            continue
+        kind = GROUPS[group].model_fields[field].annotation
+        if kind is bool:
+            value: Any = s.value(_key(key), False, type=bool)
+        elif kind is int:
+            value = s.value(_key(key), 0, type=int)
+        else:
+            value = s.value(_key(key), "", type=str).strip()
+            if not value:
+                continue
+        groups.setdefault(group, {})[field] = value
+    return groups
+
+
+def settings_from_qgis(env: Mapping[str, str] | None = None) -> Settings:
     """Environment defaults, overridden by what the user set in the GeoFaham settings dialog."""
     base = settings_from_env(env)
     s = QgsSettings()
@@ -82,15 +133,11 @@ def settings_from_qgis(env=None) -> Settings:
             update["api_key"] = SecretStr(key)
         models[role] = endpoint.model_copy(update=update)
     connection = s.value(_key("postgis", "connection"), "", type=str)
-    return base.model_copy(update={
-        "models": models,
-        "postgis_dsn": (postgres_dsn(connection) if connection else None) or base.postgis_dsn,
-        "stac_url": s.value(_key("stac", "url"), "", type=str) or base.stac_url,
-        "overpass_url": s.value(_key("overpass", "url"), "", type=str) or base.overpass_url,
-    })
+    dsn = (postgres_dsn(connection) if connection else None) or base.database.pg_dsn
+    return base.model_copy(update={"models": models}).updated(database={"pg_dsn": dsn}, **_stored_overrides(s))
 
 
-def apply_qgis_proxy(environ=None) -> str | None:
+def apply_qgis_proxy(environ: MutableMapping[str, str] | None = None) -> str | None:
     """Make HTTP from the core (httpx: Overpass, STAC, Nominatim, model servers) use QGIS's proxy
     settings, unless the environment already names a proxy. Returns the proxy URL applied."""
     import os
@@ -123,15 +170,26 @@ def limits_from_qgis() -> dict:
             "max_replans": s.value(_key("limits", "max_replans"), 2, type=int)}
 
 
+def _save_override(s: QgsSettings, key: str, value: Any, inherited: Any) -> None:
+    """Store ``value`` under ``key`` only when it differs from the environment's (``inherited``)."""
+    if value in ("", None) or value == inherited:
+        s.remove(_key(key))
+    else:
+        s.setValue(_key(key), value)
+
+
 class SettingsDialog(QDialog):
     """Model endpoints per role (with a connection test), embedded model on/off, PostGIS connection,
-    STAC and Overpass endpoints, limits. Keys only through QGIS authentication configurations."""
+    offline mode, STAC / Overpass / Nominatim endpoints, data folder, run and sandbox limits. Keys only
+    through QGIS authentication configurations."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("GeoFaham settings"))
         self.setObjectName("GeoFahamSettings")
         s = QgsSettings()
+        env = settings_from_env()  # what applies where the dialog sets nothing
+        stored = _stored_overrides(s)
         layout = QVBoxLayout(self)
         tabs = QTabWidget(self)
         layout.addWidget(tabs)
@@ -170,13 +228,21 @@ class SettingsDialog(QDialog):
             self.postgis.addItem(name, name)
         index = self.postgis.findData(s.value(_key("postgis", "connection"), "", type=str))
         self.postgis.setCurrentIndex(max(index, 0))
-        self.stac = QLineEdit(s.value(_key("stac", "url"), "", type=str))
-        self.stac.setPlaceholderText(settings_from_env().stac_url)
-        self.overpass = QLineEdit(s.value(_key("overpass", "url"), "", type=str))
-        self.overpass.setPlaceholderText(settings_from_env().overpass_url)
+        self.offline = QCheckBox(tr("Work offline: no requests to Overpass, Nominatim or STAC APIs"))
+        self.offline.setChecked(stored.get("network", {}).get("offline", env.network.offline))
+        self.stac = self._url_field(s, "stac/url", env.stac.url)
+        self.overpass = self._url_field(s, "overpass/url", env.overpass.url)
+        self.nominatim = self._url_field(s, "nominatim/url", env.nominatim.url)
+        self.data_dir = QgsFileWidget()
+        self.data_dir.setStorageMode(QgsFileWidget.GetDirectory)
+        self.data_dir.setFilePath(s.value(_key("paths/data_dir"), "", type=str))
+        self.data_dir.lineEdit().setPlaceholderText(str(env.paths.data_dir))
         form.addRow(tr("PostGIS connection"), self.postgis)
+        form.addRow(self.offline)
         form.addRow(tr("STAC API"), self.stac)
         form.addRow(tr("Overpass API"), self.overpass)
+        form.addRow(tr("Nominatim (place names)"), self.nominatim)
+        form.addRow(tr("Data folder (sample layers, OSM extracts)"), self.data_dir)
         tabs.addTab(data, tr("Data"))
 
         limits = QWidget()
@@ -190,12 +256,29 @@ class SettingsDialog(QDialog):
             box.setValue(current[key])
             self.limit_boxes[key] = box
             form.addRow(label, box)
+        sandbox = stored.get("sandbox", {})
+        self.sandbox_cpu = QSpinBox()
+        self.sandbox_cpu.setRange(1, 86_400)
+        self.sandbox_cpu.setSuffix(" s")
+        self.sandbox_cpu.setValue(sandbox.get("cpu_s", env.sandbox.cpu_s))
+        self.sandbox_memory = QSpinBox()
+        self.sandbox_memory.setRange(256, 1_048_576)
+        self.sandbox_memory.setSuffix(" MB")
+        self.sandbox_memory.setValue(sandbox.get("memory_mb", env.sandbox.memory_mb))
+        form.addRow(tr("Python sandbox: CPU time"), self.sandbox_cpu)
+        form.addRow(tr("Python sandbox: memory"), self.sandbox_memory)
         tabs.addTab(limits, tr("Limits"))
 
         buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         buttons.accepted.connect(self.save_and_close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+
+    @staticmethod
+    def _url_field(s: QgsSettings, key: str, inherited: str) -> QLineEdit:
+        field = QLineEdit(s.value(_key(key), "", type=str))
+        field.setPlaceholderText(inherited)
+        return field
 
     def _auth_selector(self, authcfg: str) -> QWidget:
         try:
@@ -218,8 +301,14 @@ class SettingsDialog(QDialog):
             s.setValue(_key("llm", *parts, "model"), model.text().strip())
             s.setValue(_key("llm", *parts, "authcfg"), auth.configId())  # the id only, never the key
         s.setValue(_key("postgis", "connection"), self.postgis.currentData() or "")
-        s.setValue(_key("stac", "url"), self.stac.text().strip())
-        s.setValue(_key("overpass", "url"), self.overpass.text().strip())
+        env = settings_from_env()
+        _save_override(s, "network/offline", self.offline.isChecked(), env.network.offline)
+        _save_override(s, "stac/url", self.stac.text().strip(), env.stac.url)
+        _save_override(s, "overpass/url", self.overpass.text().strip(), env.overpass.url)
+        _save_override(s, "nominatim/url", self.nominatim.text().strip(), env.nominatim.url)
+        _save_override(s, "paths/data_dir", self.data_dir.filePath().strip(), str(env.paths.data_dir))
+        _save_override(s, "sandbox/cpu_s", self.sandbox_cpu.value(), env.sandbox.cpu_s)
+        _save_override(s, "sandbox/memory_mb", self.sandbox_memory.value(), env.sandbox.memory_mb)
         for key, box in self.limit_boxes.items():
             s.setValue(_key("limits", key), box.value())
         s.sync()

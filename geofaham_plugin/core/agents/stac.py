@@ -88,7 +88,7 @@ def search_imagery(ctx: ToolContext, args: SearchImageryArgs, aoi: ArtifactRecor
         start, end = args.start, args.end
     else:
         start, end = engine.event_window(args.event_date or event.event_date, args.window, args.days)
-    provider = engine.provider_for(ctx.settings.stac_url)
+    provider = engine.provider_for(ctx.settings.stac.url, ctx.settings)
     spec = engine.SearchSpec(aoi=geom, start=start, end=end, window=args.window, collections=list(args.collections),
                              max_cloud=args.max_cloud_cover, bands=list(args.bands), min_coverage=args.min_coverage,
                              max_items=args.max_items)

@@ -14,8 +14,8 @@ Order, and why:
    holding the population at a typical urban density, with a 50 % margin because towns are not discs
    (Paiporta, 23.5k people: ±2.1 km; Pasadena, 142k: ±5.0 km). "Name, CC" (country code, country
    name or US state code) narrows homonyms; otherwise the most populous match wins.
-3. Nominatim (OpenStreetMap's geocoder) over HTTP, skipped when GEOFAHAM_OFFLINE=1
-   (GEOFAHAM_NOMINATIM_URL points it elsewhere).
+3. Nominatim (OpenStreetMap's geocoder) over HTTP at ``settings.nominatim.url``
+   (GEOFAHAM_NOMINATIM_URL), skipped in offline mode (``settings.network.offline``, GEOFAHAM_OFFLINE).
 
 An unknown place raises ToolFailed(kind="not_found") with what to do instead.
 """
@@ -23,7 +23,6 @@ An unknown place raises ToolFailed(kind="not_found") with what to do instead.
 from __future__ import annotations
 
 import math
-import os
 import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
@@ -32,11 +31,11 @@ import httpx
 import shapely
 from pyproj import Geod
 
-from ..errors import ToolFailed
+from ..config import Settings, settings_from_env
 from ..domain.events import load_events, load_gazetteer
-from .osm import USER_AGENT, offline
+from ..errors import ToolFailed
+from .osm import USER_AGENT
 
-DEFAULT_NOMINATIM_URL = "https://nominatim.openstreetmap.org/search"
 GEOD = Geod(ellps="WGS84")
 Bbox = tuple[float, float, float, float]
 
@@ -53,8 +52,9 @@ def norm(text: str) -> str:
     return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).lower().split()).strip(" .,;")
 
 
-def geocode(place: str) -> Geocoded:
-    """The area of a place name (see the module docstring for the order of sources)."""
+def geocode(place: str, settings: Settings | None = None) -> Geocoded:
+    """The area of a place name (see the module docstring for the order of sources). ``settings``: the
+    run's (a tool passes ``ctx.settings``); read from the environment when not given."""
     raw = (place or "").strip()
     if not raw:
         raise ToolFailed("no place name given", kind="invalid_input", hint="name a town or give a bbox")
@@ -62,11 +62,12 @@ def geocode(place: str) -> Geocoded:
     for found in (_from_events(norm(name)) if not qualifier else None, _from_gazetteer(norm(name), norm(qualifier))):
         if found is not None:
             return found
-    if offline():
+    settings = settings or settings_from_env()
+    if settings.network.offline:
         raise ToolFailed(f"'{raw}' is not in the offline gazetteers (event table, GeoNames towns of 5,000+)",
                          kind="not_found", hint="give a bbox [minx, miny, maxx, maxy] or an AOI layer; online "
-                                                "geocoding is off (GEOFAHAM_OFFLINE=1)")
-    found = _nominatim(raw)
+                                                "geocoding is off (offline mode, GEOFAHAM_OFFLINE)")
+    found = _nominatim(raw, settings.nominatim.url)
     if found is None:
         raise ToolFailed(f"no place called '{raw}' was found", kind="not_found",
                          hint="check the spelling, add the country ('Paiporta, Spain'), or give a bbox")
@@ -168,10 +169,9 @@ def _from_gazetteer(key: str, qualifier: str) -> Geocoded | None:
 
 
 # ------------------------------------------------------------------------------------ Nominatim
-def _nominatim(place: str) -> Geocoded | None:
+def _nominatim(place: str, url: str) -> Geocoded | None:
     """OpenStreetMap's Nominatim (usage policy: an identifying User-Agent, at most one request a second:
     one request per tool call stays within it)."""
-    url = os.environ.get("GEOFAHAM_NOMINATIM_URL") or DEFAULT_NOMINATIM_URL
     try:
         response = httpx.get(url, params={"q": place, "format": "jsonv2", "limit": 1},
                              headers={"User-Agent": USER_AGENT}, timeout=20.0)

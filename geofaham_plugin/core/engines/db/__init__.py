@@ -31,7 +31,7 @@ __all__ = ["ArtifactFile", "DAMAGE_CLASSES", "DamageCount", "LoadReport", "Query
 
 def default_spatialite_path(settings: Settings | None = None) -> Path:
     """``<cache>/db/geofaham.sqlite``: outside the repository, shared by sessions (read-mostly)."""
-    return (settings or settings_from_env()).cache_dir / "db" / "geofaham.sqlite"
+    return (settings or settings_from_env()).paths.cache_dir / "db" / "geofaham.sqlite"
 
 
 def open_engine(kind: EngineKind | None = None, *, db_path: Path | str | None = None, dsn: str | None = None,
@@ -39,7 +39,7 @@ def open_engine(kind: EngineKind | None = None, *, db_path: Path | str | None = 
     """PostGIS if ``kind == "postgis"`` or (no kind and) a DSN is given or configured; else SpatiaLite
     at ``db_path`` (default :func:`default_spatialite_path`)."""
     settings = settings or settings_from_env()
-    dsn = dsn or settings.postgis_dsn
+    dsn = dsn or settings.database.pg_dsn
     if kind == "postgis" or (kind is None and dsn and db_path is None):
         if not dsn:
             from ...errors import ToolFailed

@@ -7,20 +7,22 @@ and cores; results come back block by block, so the client never holds a whole r
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-SCHEDULER_ENV = "GEOFAHAM_DASK_SCHEDULER"
+from ...config import ComputeSettings
+
+SCHEDULER_ENV = ComputeSettings.env_of("dask_scheduler")
 _clients: dict[str, Any] = {}
 _lock = threading.Lock()
 
 
 def scheduler_address() -> str | None:
-    return os.environ.get(SCHEDULER_ENV, "").strip() or None
+    """The configured scheduler, read now (``settings.compute``: no run passes it this deep)."""
+    return ComputeSettings.from_env().dask_scheduler
 
 
 def client():
