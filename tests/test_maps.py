@@ -5,6 +5,7 @@ GEOFAHAM_OFFLINE=1 unless a test points Overpass / Nominatim at the local server
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import urllib.parse
@@ -45,8 +46,9 @@ def _offline(monkeypatch):
 
 
 def context(store, overpass_url: str = "http://127.0.0.1:9/api/interpreter") -> ToolContext:
+    """The run's settings: this test's environment (offline switch, Overpass bounds) and ``overpass_url``."""
     return ToolContext(store=store, catalog=default_catalog(),
-                       settings=settings_from_env({"GEOFAHAM_OVERPASS_URL": overpass_url}))
+                       settings=settings_from_env({**os.environ, "GEOFAHAM_OVERPASS_URL": overpass_url}))
 
 
 def run(ctx, tool: str, args: dict, **inputs):

@@ -5,6 +5,7 @@ the internet: every URL is 127.0.0.1 or a local folder."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -178,7 +179,9 @@ def mock(monkeypatch):
 
 
 def context(store, url: str) -> ToolContext:
-    return ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env({"GEOFAHAM_STAC_URL": url}))
+    """The run's settings: this test's environment (provider, retries, timeouts set by the fixtures) and ``url``."""
+    return ToolContext(store=store, catalog=default_catalog(),
+                       settings=settings_from_env({**os.environ, "GEOFAHAM_STAC_URL": url}))
 
 
 def search(ctx, args: dict, aoi=None):
@@ -467,6 +470,6 @@ def test_offline_mode_never_reaches_a_stac_api(monkeypatch):
     from geofaham_plugin.core.errors import ToolFailed
 
     monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
-    with pytest.raises(ToolFailed, match="GEOFAHAM_OFFLINE=1") as err:
+    with pytest.raises(ToolFailed, match="offline mode is on") as err:
         provider_for("https://earth-search.aws.element84.com/v1")
     assert err.value.kind == "not_found" and "local folder" in err.value.hint

@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 
 from ..deps import missing_dependencies, pip_command
-from .config import settings_from_env
+from .config import settings_from_env, variables_markdown
+from .errors import ConfigError
 
 
 def _cmd_check(_args) -> int:
@@ -24,7 +25,10 @@ def _cmd_check(_args) -> int:
     return 0
 
 
-def _cmd_config(_args) -> int:
+def _cmd_config(args: argparse.Namespace) -> int:
+    if args.variables:
+        print(variables_markdown())
+        return 0
     print(json.dumps(settings_from_env().describe(), indent=2))
     return 0
 
@@ -75,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m geofaham_plugin", description="GeoFaham, headless.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check the Python dependencies").set_defaults(func=_cmd_check)
-    sub.add_parser("config", help="show where models, database, STAC and Overpass come from").set_defaults(
-        func=_cmd_config
-    )
+    config = sub.add_parser("config", help="show the settings in effect (models, database, STAC, Overpass, limits)")
+    config.add_argument("--variables", action="store_true", help="list every GEOFAHAM_* variable (Markdown table)")
+    config.set_defaults(func=_cmd_config)
     ask = sub.add_parser("ask", help="answer a question headless (default: the embedded local model)")
     ask.add_argument("question")
     ask.add_argument("--aoi", help="a vector file with the area of interest")
@@ -224,7 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] and argv[0] in BENCH_COMMANDS:
         return run_bench_command(argv)
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except ConfigError as exc:  # a GEOFAHAM_* variable that does not parse: one line, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 from qgis.core import Qgis, QgsMessageLog, QgsProject
 from qgis.PyQt.QtCore import QObject, pyqtSignal
 
+from ..core.config import Settings
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, session_group
 from .worker import RunWorker
@@ -29,11 +30,12 @@ def server_python() -> str:
     return shutil.which("python3") or "python3"
 
 
-def default_session_dir(name: str) -> Path:
-    """$GEOFAHAM_SESSIONS/<name>, else next to the saved project, else ~/geofaham-sessions/<name>."""
-    env = os.environ.get("GEOFAHAM_SESSIONS")
+def default_session_dir(name: str, settings: Settings) -> Path:
+    """<sessions folder>/<name> (``settings.paths.sessions_dir``, GEOFAHAM_SESSIONS), else next to the saved
+    project, else ~/geofaham-sessions/<name>."""
     home = QgsProject.instance().homePath()
-    base = Path(env) if env else Path(home) / "geofaham_sessions" if home else Path.home() / "geofaham-sessions"
+    configured = settings.paths.sessions_dir
+    base = configured or (Path(home) / "geofaham_sessions" if home else Path.home() / "geofaham-sessions")
     return base / name
 
 
@@ -57,7 +59,8 @@ class Session(QObject):
         apply_qgis_proxy()
         self.settings = settings_from_qgis()
         self.main_thread_work: list[tuple[float, float]] = []  # (start, end) of layer creation, for profiling
-        self.store = ResponseStore(session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_")))
+        self.store = ResponseStore(session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_"),
+                                                                      self.settings))
         self._llm_factory = llm_factory
         self._llm = None
         self.worker: RunWorker | None = None

@@ -7,7 +7,7 @@ means "none here", so an empty result is an answer):
     a layer whose extent meets the area answers, even with zero features;
 (b) local OpenStreetMap extracts (``core/data/osm_extracts.json`` and any .osm.pbf in the data folder)
     whose extent covers the whole area;
-(c) Overpass at ``settings.overpass_url``, unless GEOFAHAM_OFFLINE=1;
+(c) Overpass at ``settings.overpass.url``, unless in offline mode (``settings.network.offline``);
 (d) an extract covering only part of the area, with that stated as a limitation (better than nothing
     when offline or when Overpass fails).
 
@@ -135,7 +135,7 @@ def _register_area(ctx: ToolContext, args: PlaceArgs) -> ArtifactRecord:
     if args.bbox is not None:
         name, bbox, source = "bbox " + ", ".join(f"{v:g}" for v in args.bbox), tuple(args.bbox), "bbox"
     else:
-        name, bbox, source = geocode(args.place or "")
+        name, bbox, source = geocode(args.place or "", ctx.settings)
     gdf = gpd.GeoDataFrame({"name": [name]}, geometry=[shapely.box(*bbox)], crs=4326)
     return ctx.store.register_vector(
         gdf, source="maps.geocode", kind=ArtifactKind.aoi, summary=f"area of interest: {name} ({source})",
@@ -192,7 +192,7 @@ def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: osm.FeatureQuer
     if extracts and extracts[0][0] >= osm.FULL_COVER:
         return _from_extract(extracts[0][1], extracts[0][0], query, region, bbox)
     problem: ToolFailed | None = None
-    if not osm.offline():
+    if not ctx.settings.network.offline:
         client = osm.OverpassClient.from_settings(ctx.settings, cancel=ctx.cancel)
         try:
             result = client.fetch(query, bbox)
@@ -210,8 +210,8 @@ def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: osm.FeatureQuer
         info["limitations"] = info_extra + info["limitations"]
         return out, info
     raise ToolFailed(f"no offline source of {query.label} features covers this area"
-                     + (" and online sources are off (GEOFAHAM_OFFLINE=1)" if osm.offline() else ""),
-                     kind="not_found", hint="unset GEOFAHAM_OFFLINE to use Overpass, add an OSM extract (.osm.pbf) "
+                     + (" and online sources are off (offline mode, GEOFAHAM_OFFLINE)" if ctx.settings.network.offline else ""),
+                     kind="not_found", hint="go online (GEOFAHAM_OFFLINE=0, or the offline setting) to use Overpass, add an OSM extract (.osm.pbf) "
                                             "to the data folder, or pass the features as a layer/artifact")
 
 

@@ -5,18 +5,17 @@ uses its point-of-interest layers when no network source is configured or reacha
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 
 import geopandas as gpd
 from pydantic import BaseModel, Field
 
+from ..config import PathSettings
 from ..errors import ToolFailed
 from ..domain.damage import DamageClass
 
 CATALOG_FILE = Path(__file__).resolve().parents[1] / "data" / "layers.json"
-REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 class Derivation(BaseModel):
@@ -41,14 +40,9 @@ class CatalogLayer(BaseModel):
 
 
 def data_dir() -> Path:
-    """GEOFAHAM_DATA_DIR, else ``../shared/data`` beside the repository, else /work/shared/data."""
-    env = os.environ.get("GEOFAHAM_DATA_DIR")
-    if env:
-        return Path(env)
-    for candidate in (REPO_ROOT.parent / "shared" / "data", Path("/work/shared/data")):
-        if candidate.is_dir():
-            return candidate
-    return REPO_ROOT.parent / "shared" / "data"
+    """``settings.paths.data_dir`` read now: GEOFAHAM_DATA_DIR, else ``../shared/data`` beside the
+    repository, else /work/shared/data."""
+    return PathSettings.from_env().data_dir
 
 
 class LayerCatalog:

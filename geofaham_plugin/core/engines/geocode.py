@@ -2,7 +2,7 @@
 
 Order, and why:
 
-1. The event table (``core/planning/data/events.json``): GeoFaham is asked about its disasters, so a
+1. The event table (``core/data/events.json``): GeoFaham is asked about its disasters, so a
    place the table knows is read in that context. An event's own place ("Lahaina", "Pasadena") or
    name ("DANA") gets the event's area. A place the event hit ("Paiporta", "Altadena") gets its
    town's box from step 2 when the town lies inside the event's area, else the event's area,

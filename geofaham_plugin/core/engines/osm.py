@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import glob
 import json
-import os
 import re
 import threading
 import time
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from ..config import Settings
 from ..domain.geodesy import bbox_area_km2, geodesic_area_m2
 from ..errors import ToolFailed
 from .catalog import data_dir
@@ -43,11 +43,6 @@ FULL_COVER = 0.999  # an extract covering this fraction of the AOI answers befor
 
 Wanted = tuple[str, ...] | bool  # True: any value except "no"
 TagValue = str | list[str] | bool
-
-
-def offline() -> bool:
-    """GEOFAHAM_OFFLINE=1: no network source (Overpass, Nominatim) is asked; local sources only."""
-    return os.environ.get("GEOFAHAM_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 # ------------------------------------------------------------------------------------------ queries
@@ -269,13 +264,6 @@ _RETRY_STATUS = {429, 502, 503, 504}
 _HINT_SMALLER = "use a smaller area (or a smaller buffer) or fewer/narrower feature classes, or retry later"
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-
-
 @dataclass
 class OverpassResult:
     features: gpd.GeoDataFrame
@@ -296,17 +284,16 @@ class OverpassClient:
     feature_cap: int = 50_000
     sleep: Callable[[float], None] = time.sleep
     cancel: threading.Event | None = None
+    offline: bool = False  # offline mode: no request is sent
 
     @classmethod
-    def from_settings(cls, settings: Any, cancel: threading.Event | None = None) -> "OverpassClient":
-        """The endpoint from settings; GEOFAHAM_OVERPASS_TIMEOUT / _RETRIES / _BACKOFF / _AREA_CAP_KM2 /
-        _FEATURE_CAP tune the bounds (tests make the backoff short). A backoff wait ends on cancel."""
-        return cls(url=settings.overpass_url, cancel=cancel, sleep=cancel.wait if cancel else time.sleep,
-                   timeout_s=_env_float("GEOFAHAM_OVERPASS_TIMEOUT", 180.0),
-                   retries=int(_env_float("GEOFAHAM_OVERPASS_RETRIES", 3)),
-                   backoff_s=_env_float("GEOFAHAM_OVERPASS_BACKOFF", 2.0),
-                   area_cap_km2=_env_float("GEOFAHAM_OVERPASS_AREA_CAP_KM2", 2500.0),
-                   feature_cap=int(_env_float("GEOFAHAM_OVERPASS_FEATURE_CAP", 50_000)))
+    def from_settings(cls, settings: Settings, cancel: threading.Event | None = None) -> OverpassClient:
+        """Endpoint and bounds from ``settings.overpass`` (GEOFAHAM_OVERPASS_*), offline mode from
+        ``settings.network``. A backoff wait ends on cancel."""
+        o = settings.overpass
+        return cls(url=o.url, cancel=cancel, sleep=cancel.wait if cancel else time.sleep, timeout_s=o.timeout_s,
+                   retries=o.retries, backoff_s=o.backoff_s, area_cap_km2=o.area_cap_km2, feature_cap=o.feature_cap,
+                   offline=settings.network.offline)
 
     def check_area(self, bbox: tuple[float, float, float, float]) -> float:
         area = bbox_area_km2(bbox)
@@ -329,6 +316,9 @@ class OverpassClient:
         return OverpassResult(elements_to_gdf(elements, query), ql, [remark] if remark else [])
 
     def _post(self, ql: str) -> dict:
+        if self.offline:
+            raise ToolFailed(f"Overpass ({self.url}) is not asked in offline mode", kind="not_found",
+                             hint="go online (GEOFAHAM_OFFLINE or the offline setting), or add an OSM extract")
         failure: ToolFailed | None = None
         for attempt in range(self.retries + 1):
             if self.cancel is not None and self.cancel.is_set():

@@ -13,14 +13,14 @@ inside pystac-client), typed failures (``timeout``, ``error``). Planetary Comput
 signed with SAS tokens from its token endpoint; tokens are cached until shortly before expiry and
 re-fetched when a read fails with an authorisation error (an expired signature).
 
-Environment (all optional): ``GEOFAHAM_STAC_PROVIDER`` (earth-search | planetary-computer | stac-api
-| local; default: guessed from the URL), ``GEOFAHAM_STAC_TIMEOUT`` (s, 20), ``GEOFAHAM_STAC_RETRIES``
-(3), ``GEOFAHAM_STAC_BACKOFF`` (s, 0.5), ``GEOFAHAM_PC_SAS_URL`` (the token endpoint)."""
+Settings (``settings.stac``, from GEOFAHAM_STAC_URL / _PROVIDER / _TIMEOUT / _RETRIES / _BACKOFF and
+GEOFAHAM_PC_SAS_URL, see ``core/config.py``): the provider kind (default: guessed from the URL), HTTP
+timeout, retries and backoff, and the token endpoint. In offline mode (``settings.network.offline``)
+only a local catalogue is searched."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,12 +33,12 @@ import shapely
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
-from ..errors import ToolFailed
+from ..config import PC_SAS_URL, Settings, StacProviderKind, StacSettings, settings_from_env
 from ..domain.geodesy import geodesic_area_m2
+from ..errors import ToolFailed
 from ..store.describe import to_utc
 from .raster.bands import band_map, canonical_band
 
-PC_SAS_URL = "https://planetarycomputer.microsoft.com/api/sas/v1/token"
 #: collections tried in order when the caller names none (Sentinel-2 L2A first: 10-20 m, 5-day revisit)
 DEFAULT_COLLECTIONS: dict[str, tuple[str, ...]] = {
     "earth-search": ("sentinel-2-l2a", "sentinel-2-c1-l2a", "landsat-c2-l2"),
@@ -58,11 +58,10 @@ class HttpPolicy:
     backoff: float = 0.5
 
     @classmethod
-    def from_env(cls) -> "HttpPolicy":
-        env = os.environ
-        return cls(timeout=float(env.get("GEOFAHAM_STAC_TIMEOUT", cls.timeout)),
-                   retries=int(env.get("GEOFAHAM_STAC_RETRIES", cls.retries)),
-                   backoff=float(env.get("GEOFAHAM_STAC_BACKOFF", cls.backoff)))
+    def from_settings(cls, stac: StacSettings | None = None) -> HttpPolicy:
+        """Timeout, retries and backoff of ``stac`` (read from the environment now when not given)."""
+        stac = stac or StacSettings.from_env()
+        return cls(timeout=stac.timeout_s, retries=stac.retries, backoff=stac.backoff_s)
 
     def retry(self):
         from urllib3 import Retry
@@ -122,7 +121,7 @@ class SasSigner:
 
     def __init__(self, url: str = PC_SAS_URL, policy: HttpPolicy | None = None, now: Callable[[], float] = time.time):
         self.url = url.rstrip("/")
-        self.policy = policy or HttpPolicy.from_env()
+        self.policy = policy or HttpPolicy.from_settings()
         self.now = now
         self.tokens: dict[str, tuple[str, float]] = {}
         self.fetches = 0
@@ -200,10 +199,12 @@ class ApiProvider(Provider):
     """A STAC API searched with pystac-client (POST /search, ``query`` on eo:cloud_cover when the API
     conforms to it; the limit is checked again client-side either way)."""
 
-    def __init__(self, url: str, kind: str = "stac-api", policy: HttpPolicy | None = None):
+    def __init__(self, url: str, kind: str = "stac-api", policy: HttpPolicy | None = None,
+                 sas_url: str = PC_SAS_URL):
         super().__init__(url)
         self.kind = kind
-        self.policy = policy or HttpPolicy.from_env()
+        self.policy = policy or HttpPolicy.from_settings()
+        self.sas_url = sas_url
         self._client = None
 
     def client(self):
@@ -234,7 +235,7 @@ class ApiProvider(Provider):
     def signer(self) -> SasSigner | None:
         if self.kind != "planetary-computer":
             return None
-        return SasSigner(os.environ.get("GEOFAHAM_PC_SAS_URL", PC_SAS_URL), self.policy)
+        return SasSigner(self.sas_url, self.policy)
 
 
 class LocalCatalog(Provider):
@@ -293,12 +294,9 @@ def _absolute_hrefs(item: dict, base: Path) -> dict:
     return item
 
 
-def provider_kind(url: str) -> str:
-    forced = os.environ.get("GEOFAHAM_STAC_PROVIDER", "").strip()
+def provider_kind(url: str, forced: StacProviderKind | None = None) -> str:
+    """``forced`` (``settings.stac.provider``) when set, else guessed from the URL."""
     if forced:
-        if forced not in DEFAULT_COLLECTIONS:
-            raise ToolFailed(f"unknown GEOFAHAM_STAC_PROVIDER '{forced}'", kind="invalid_input",
-                             hint="one of: " + ", ".join(DEFAULT_COLLECTIONS))
         return forced
     if url.startswith("file://") or "://" not in url:
         return "local"
@@ -309,17 +307,18 @@ def provider_kind(url: str) -> str:
     return "stac-api"
 
 
-def provider_for(url: str, policy: HttpPolicy | None = None) -> Provider:
-    """The provider for ``url``; with GEOFAHAM_OFFLINE=1 only a local catalogue (a folder of items)."""
-    import os
-
-    kind = provider_kind(url)
+def provider_for(url: str, settings: Settings | None = None) -> Provider:
+    """The provider for ``url`` under ``settings`` (the run's; read from the environment when not given):
+    in offline mode only a local catalogue (a folder of items), never a STAC API."""
+    settings = settings or settings_from_env()
+    kind = provider_kind(url, settings.stac.provider)
     if kind == "local":
         return LocalCatalog(url)
-    if os.environ.get("GEOFAHAM_OFFLINE") == "1":
-        raise ToolFailed(f"imagery search needs the network ({url}) but GEOFAHAM_OFFLINE=1", kind="not_found",
-                         hint="set GEOFAHAM_STAC_URL to a local folder of STAC items, or go online")
-    return ApiProvider(url, kind, policy)
+    if settings.network.offline:
+        raise ToolFailed(f"imagery search needs the network ({url}) but offline mode is on (GEOFAHAM_OFFLINE)",
+                         kind="not_found", hint="set the STAC URL (GEOFAHAM_STAC_URL) to a local folder of STAC "
+                                                "items, or go online")
+    return ApiProvider(url, kind, HttpPolicy.from_settings(settings.stac), sas_url=settings.stac.pc_sas_url)
 
 
 # ----------------------------------------------------------------------------------- geometry

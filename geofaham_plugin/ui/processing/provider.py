@@ -144,15 +144,15 @@ class _ToolChain(_Algorithm):
         import tempfile
 
         from ...core.agents import TOOLS, ToolContext
-        from ...core.config import settings_from_env
         from ...core.store.store import ResponseStore
+        from ..settings import settings_from_qgis
 
         with tempfile.TemporaryDirectory(prefix="geofaham-processing-") as tmp:
             store = ResponseStore(tmp)
             try:
                 records = {name: store.register_raster_file(path, source="processing.input", summary=Path(path).name)
                            for name, path in files.items()}
-                ctx = ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env())
+                ctx = ToolContext(store=store, catalog=default_catalog(), settings=settings_from_qgis())
                 last = None
                 for tool_name, args, inputs in chain:
                     feedback.pushInfo(tr("Running {tool}").format(tool=tool_name))
