@@ -51,16 +51,16 @@ def text_numbers(text: str) -> list[float]:
 def environment() -> dict:
     """What the core offers right now: tools, catalogue layers, OSM extracts, guided templates."""
     from geofaham_plugin.core.agents import TOOLS
-    from geofaham_plugin.core.engines.catalog import default_catalog
+    from geofaham_plugin.core.engines.layers import default_catalogue
 
     env: dict[str, Any] = {"tools": [{"agent": t.agent.value, "name": t.name, "metric": t.metric} for t in TOOLS.values()]}
-    catalog = default_catalog()
+    catalog = default_catalogue()
     env["catalog"] = [{"id": lay.id, "events": lay.events, "role": lay.role, "feature_class": lay.feature_class}
                       for lay in catalog.layers.values()]
     try:
-        from geofaham_plugin.core.engines import osm
+        from geofaham_plugin.core.engines.osm.extracts import local_extracts
 
-        env["osm_extracts"] = [e.id for e in osm.local_extracts(catalog.root)]
+        env["osm_extracts"] = [e.id for e in local_extracts(catalog)]
     except Exception as exc:  # pragma: no cover - depends on the Maps engine of the day
         env["osm_extracts"] = [f"unavailable: {exc}"]
     try:
@@ -73,9 +73,9 @@ def environment() -> dict:
 
 
 def _catalog_titles() -> dict[str, str]:
-    from geofaham_plugin.core.engines.catalog import default_catalog
+    from geofaham_plugin.core.engines.layers import default_catalogue
 
-    return {lay.title: lay.id for lay in default_catalog().layers.values()}
+    return {lay.title: lay.id for lay in default_catalogue().layers.values()}
 
 
 def source_ids(record, titles: dict[str, str]) -> list[str]:
@@ -89,7 +89,7 @@ def source_ids(record, titles: dict[str, str]) -> list[str]:
     if extra.get("event_id") is not None and extra.get("role"):
         out.append(f"event:{extra['event_id']}:{extra['role']}")
     kind = extra.get("source_kind")
-    if kind == "catalogue":
+    if kind == "local_layer":
         for title in str(extra.get("sources", "")).split("; "):
             if title in titles:
                 out.append(f"layer:{titles[title]}")

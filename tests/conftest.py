@@ -87,13 +87,13 @@ def store(tmp_path):
 
 @pytest.fixture()
 def ctx(store):
-    """What a tool sees: the test's store, the local catalogue, settings free of the environment except
+    """What a tool sees: the test's store, the local layer catalogue, settings free of the environment except
     the offline switch (on unless a test lifts ``_offline``), so no tool goes online by accident."""
     import os
 
     from geofaham_plugin.core.agents import ToolContext
     from geofaham_plugin.core.config import settings_from_env
-    from geofaham_plugin.core.engines.catalog import default_catalog
+    from geofaham_plugin.core.engines.layers import default_catalogue
 
     offline = {"GEOFAHAM_OFFLINE": os.environ.get("GEOFAHAM_OFFLINE", "0")}
-    return ToolContext(store=store, catalog=default_catalog(), settings=settings_from_env(offline))
+    return ToolContext(store=store, layers=default_catalogue(), settings=settings_from_env(offline))

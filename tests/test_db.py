@@ -25,7 +25,7 @@ from pyproj import Geod, Transformer
 from shapely.geometry import Point, Polygon
 
 from conftest import ROOT, SHARED_DATA
-from geofaham_plugin.core.engines.catalog import default_catalog
+from geofaham_plugin.core.engines.layers import default_catalogue
 from geofaham_plugin.core.engines.db import ArtifactFile, SpatialEngine, open_engine
 from geofaham_plugin.core.engines.db.loaders import load_file, load_samples
 from geofaham_plugin.core.errors import ToolFailed
@@ -157,7 +157,7 @@ def test_eaton_reprojection_is_right(engine):
 def test_eaton_dins_inside_perimeter_by_class(engine):
     points = gpd.read_file(EATON_DINS)
     inside = points[points.intersects(eaton_perimeter_4326())]
-    expected = default_catalog().damage_class_series(inside, "DAMAGE").value_counts().to_dict()
+    expected = default_catalogue().damage_class_series(inside, "DAMAGE").value_counts().to_dict()
     counted = engine.count_damage(11)
     assert counted.total == len(inside) == 5431  # README: 5,431 of the points lie inside
     assert {k: v for k, v in counted.by_class.items() if v} == expected

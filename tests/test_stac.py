@@ -23,7 +23,7 @@ from geofaham_plugin.core.agents import TOOLS, ToolContext
 from geofaham_plugin.core.config import settings_from_env
 from geofaham_plugin.core.engines import raster as rx
 from geofaham_plugin.core.engines import stac as engine
-from geofaham_plugin.core.engines.catalog import default_catalog
+from geofaham_plugin.core.engines.layers import default_catalogue
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.domain.geodesy import geodesic_area_m2
 
@@ -180,7 +180,7 @@ def mock(monkeypatch):
 
 def context(store, url: str) -> ToolContext:
     """The run's settings: this test's environment (provider, retries, timeouts set by the fixtures) and ``url``."""
-    return ToolContext(store=store, catalog=default_catalog(),
+    return ToolContext(store=store, layers=default_catalogue(),
                        settings=settings_from_env({**os.environ, "GEOFAHAM_STAC_URL": url}))
 
 

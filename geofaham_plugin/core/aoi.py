@@ -9,7 +9,7 @@ import geopandas as gpd
 import shapely
 
 from .domain.geometry import POLYGON_TYPES
-from .engines.catalog import repair_geometries
+from .engines.layers import repair_geometries
 from .errors import ToolFailed
 from .store.models import ArtifactKind, ArtifactRecord
 from .store.store import ResponseStore

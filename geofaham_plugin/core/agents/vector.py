@@ -11,7 +11,7 @@ from ..errors import ModelRetry, ToolFailed
 from ..domain.ids import ARTIFACT_PLACEHOLDER
 from ..domain.geometry import POLYGONAL
 from ..domain.names import AgentName
-from ..domain.damage import DamageClass
+from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
@@ -26,17 +26,19 @@ class LoadEventLayerArgs(BaseModel):
 @tool(agent=V, args=LoadEventLayerArgs, output=ArtifactKind.vector)
 def load_event_layer(ctx: ToolContext, args: LoadEventLayerArgs) -> ArtifactRecord:
     """Load the disaster's hazard area (burn perimeter, flood extent) or building-damage layer."""
-    layers = ctx.catalog.find(event_id=args.event_id, role=args.role)
+    layers = ctx.layers.find(event_id=args.event_id, role=args.role)
     if not layers:
         raise ToolFailed(f"no {args.role} layer is available for event {args.event_id}", kind="not_found",
                          hint="choose another event or provide the layer as an AOI/artifact")
     layer = layers[0]
-    gdf, repaired = ctx.catalog.load(layer.id)
-    limitations = list(layer.limitations) + ([f"{repaired} invalid geometries repaired"] if repaired else [])
+    data = ctx.layers.read(layer.id)
+    limitations = list(layer.limitations) + [n for n in data.notes if "skipped" in n] + (
+        [f"{data.repaired} invalid geometries repaired"] if data.repaired else [])
     return ctx.store.register_vector(
-        gdf, source=f"vector.load_event_layer:{layer.id}", summary=layer.title,
+        data.gdf, source=f"vector.load_event_layer:{layer.id}", summary=layer.title,
         extra={"layer_id": layer.id, "role": args.role, "event_id": args.event_id, "damage_field": layer.damage_field,
-               "attribution": layer.attribution, "limitations": limitations, "repaired_geometries": repaired,
+               "damage_scale": layer.damage.scale if layer.damage else None,
+               "attribution": layer.attribution, "limitations": limitations, "repaired_geometries": data.repaired,
                "name_field": layer.name_field},
     )
 
@@ -54,13 +56,21 @@ def select_damage(ctx: ToolContext, args: SelectDamageArgs, damage: ArtifactReco
         raise ToolFailed(f"{damage.id} has no known damage field", kind="invalid_input",
                          hint="use a damage layer loaded with load_event_layer(role='damage')")
     gdf = ctx.store.read_vector(damage.id)
-    gdf["damage_class"] = ctx.catalog.damage_class_series(gdf, field)
+    values = ctx.layers.damage_values(gdf[field], damage.extra.get("damage_scale"))
+    gdf["damage_class"] = values["damage_class"]
     wanted = [c.value for c in args.damage_classes]
-    out = gdf[gdf["damage_class"].isin(wanted)]
+    keep = gdf["damage_class"].isin(wanted).to_numpy()
+    ungraded = values["damage_class"].isna().to_numpy() & (values["is_damaged"] == True).to_numpy()  # noqa: E712
+    notes = []
+    if set(ANY_DAMAGE) <= set(args.damage_classes) and ungraded.any():  # "damaged" in general
+        keep |= ungraded
+        notes.append(f"{int(ungraded.sum())} buildings labelled damaged without a grade are included")
+    out = gdf[keep]
+    carried = _carry(damage)
     return ctx.store.register_vector(
         out, source="vector.select_damage", inputs=[damage.id],
         summary=f"{len(out)} buildings with damage class {', '.join(wanted)} (of {len(gdf)})",
-        extra={**_carry(damage), "damage_classes": wanted},
+        extra={**carried, "damage_classes": wanted, "limitations": carried.get("limitations", []) + notes},
     )
 
 
@@ -193,7 +203,7 @@ def cluster(ctx: ToolContext, args: ClusterArgs, layer: ArtifactRecord) -> Artif
 
 def _carry(record: ArtifactRecord) -> dict:
     """Facts later steps and the synthesis need from an input (damage field, names, provenance)."""
-    keep = ("damage_field", "name_field", "attribution", "limitations", "event_id", "feature_class")
+    keep = ("damage_field", "damage_scale", "name_field", "attribution", "limitations", "event_id", "feature_class")
     return {k: record.extra[k] for k in keep if k in record.extra}
 
 

@@ -1,5 +1,5 @@
 """Imagery discovery: STAC API providers (Earth Search, Microsoft Planetary Computer, any STAC API)
-through pystac-client, and an offline local static catalog (a folder of STAC item JSON files).
+through pystac-client, and an offline folder of STAC item JSON files (:class:`StacItemFolder`).
 
 A search asks for an AOI polygon, a time window (usually relative to the event date), collections
 in a fallback order, a cloud-cover limit and the bands the analysis needs. The result says how much
@@ -16,7 +16,7 @@ re-fetched when a read fails with an authorisation error (an expired signature).
 Settings (``settings.stac``, from GEOFAHAM_STAC_URL / _PROVIDER / _TIMEOUT / _RETRIES / _BACKOFF and
 GEOFAHAM_PC_SAS_URL, see ``core/config.py``): the provider kind (default: guessed from the URL), HTTP
 timeout, retries and backoff, and the token endpoint. In offline mode (``settings.network.offline``)
-only a local catalogue is searched."""
+only a local folder of STAC items is searched."""
 
 from __future__ import annotations
 
@@ -101,17 +101,17 @@ def _typed(exc: BaseException, what: str) -> StacProviderError:
     status = next((getattr(c, "status_code", None) for c in chain if getattr(c, "status_code", None)), None)
     if any(isinstance(c, requests.exceptions.Timeout) for c in chain) or "timed out" in text.lower():
         return StacProviderError(f"{what} timed out", kind="timeout",
-                                 hint="the provider is slow or unreachable; retry later or use a local catalog")
+                                 hint="the provider is slow or unreachable; retry later or use a local folder of STAC items")
     if status is None:
         for code in RETRY_STATUS:
             if f"{code} error" in text or f"too many {code}" in text:
                 status = code
     if status is not None:
         return StacProviderError(f"{what} failed with HTTP {status}", status=status,
-                                 hint="the provider is failing; retry later, use another provider or a local catalog"
+                                 hint="the provider is failing; retry later, use another provider or a local folder of STAC items"
                                  if status >= 500 or status == 429 else "the request was refused")
     return StacProviderError(f"{what} failed: {str(exc)[:200]}",
-                             hint="no connection to the STAC provider; set GEOFAHAM_STAC_URL to a local catalog folder")
+                             hint="no connection to the STAC provider; set GEOFAHAM_STAC_URL to a local folder of STAC items")
 
 
 # ------------------------------------------------------------------------------------ signing
@@ -238,7 +238,7 @@ class ApiProvider(Provider):
         return SasSigner(self.sas_url, self.policy)
 
 
-class LocalCatalog(Provider):
+class StacItemFolder(Provider):
     """A folder of STAC items (``*.json`` Items or ItemCollections, any depth; catalog and collection
     files are ignored), searched offline. Relative asset hrefs are resolved against the item file."""
 
@@ -309,11 +309,11 @@ def provider_kind(url: str, forced: StacProviderKind | None = None) -> str:
 
 def provider_for(url: str, settings: Settings | None = None) -> Provider:
     """The provider for ``url`` under ``settings`` (the run's; read from the environment when not given):
-    in offline mode only a local catalogue (a folder of items), never a STAC API."""
+    in offline mode only a local folder of STAC items, never a STAC API."""
     settings = settings or settings_from_env()
     kind = provider_kind(url, settings.stac.provider)
     if kind == "local":
-        return LocalCatalog(url)
+        return StacItemFolder(url)
     if settings.network.offline:
         raise ToolFailed(f"imagery search needs the network ({url}) but offline mode is on (GEOFAHAM_OFFLINE)",
                          kind="not_found", hint="set the STAC URL (GEOFAHAM_STAC_URL) to a local folder of STAC "

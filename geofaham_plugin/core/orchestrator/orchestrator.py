@@ -22,7 +22,7 @@ from ..agents import TOOLS, ToolContext
 from ..agents.base import Tool
 from ..config import Settings, settings_from_env
 from ..domain.names import Role
-from ..engines.catalog import LayerCatalog, default_catalog
+from ..engines.layers import LayerCatalogue, default_catalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
 from ..domain.events import get_event
@@ -86,12 +86,12 @@ EventCallback = Callable[[RunEvent], None]
 
 class Orchestrator:
     def __init__(self, store, llm: LLM, *, config: OrchestratorConfig | None = None,
-                 catalog: LayerCatalog | None = None, settings: Settings | None = None,
+                 layers: LayerCatalogue | None = None, settings: Settings | None = None,
                  on_event: EventCallback | None = None, cancel: threading.Event | None = None):
         self.store = store
         self.llm = llm
         self.config = config or OrchestratorConfig()
-        self.catalog = catalog or default_catalog()
+        self.layers = layers or default_catalogue()
         self.settings = settings or settings_from_env()
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
@@ -249,7 +249,7 @@ class Orchestrator:
         self._emit(record, "step_started", {"step": step.id, "agent": step.agent.value, "tool": tool.name,
                                             "goal": step.goal, "inputs": {k: r.id for k, r in records.items()}})
         t0 = time.monotonic()
-        ctx = ToolContext(store=self.store, catalog=self.catalog, settings=self.settings, cancel=self.cancel)
+        ctx = ToolContext(store=self.store, layers=self.layers, settings=self.settings, cancel=self.cancel)
         try:
             artifact = tool.run(ctx, step.args, records)
         except ToolFailed as exc:

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
+from ..domain.feature_classes import class_words
 from ..domain.time import TimeWindow
 from .facts import PrepassFacts
 
@@ -74,27 +75,9 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
     r"tornado(?:e?s)?|twisters?": ("tornado",),
 }
 
-# Feature classes asked for: class -> singular phrases (plurals are derived).
-ENTITY_WORDS: dict[str, list[str]] = {
-    "healthcare": ["hospital", "clinic", "health facility", "health centre", "health center", "healthcare",
-                   "health care", "healthcare facility", "health care facility", "medical facility",
-                   "medical centre", "medical center", "pharmacy", "nursing home", "care home"],
-    "education": ["school", "university", "college", "kindergarten", "campus", "educational facility"],
-    "emergency_services": ["fire station", "firehouse", "fire department", "police station", "police",
-                           "ambulance station", "emergency service"],
-    "shelters": ["shelter", "evacuation centre", "evacuation center"],
-    "roads": ["road", "street", "highway", "motorway", "freeway", "road network"],
-    "bridges": ["bridge"],
-    "buildings": ["building", "house", "home", "structure", "residence", "dwelling", "housing"],
-    "power": ["power", "substation", "power line", "power plant", "power station", "power grid",
-              "electricity", "electrical grid"],
-    "water": ["water tower", "water treatment", "water treatment plant", "water supply", "reservoir",
-              "pumping station"],
-    "telecom": ["telecom", "telecommunication", "cell tower", "communication tower", "mobile mast", "antenna"],
-    "waterways": ["river", "stream", "canal", "waterway", "creek"],
-    "landuse": ["land use", "landuse", "farmland", "cropland", "agricultural land"],
-    "admin_boundaries": ["administrative boundary", "admin boundary", "administrative area"],
-}
+# Feature classes asked for: class -> singular phrases (plurals are derived), from the one class file
+# (core/data/osm_classes.json, "words" of each class).
+ENTITY_WORDS: dict[str, tuple[str, ...]] = class_words()
 
 # Damage phrases, tried in this order at each position (specific before generic).
 DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [

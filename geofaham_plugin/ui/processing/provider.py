@@ -12,7 +12,7 @@ from qgis.core import (QgsCoordinateReferenceSystem, QgsFeatureSink, QgsProcessi
 from qgis.PyQt.QtGui import QIcon
 
 from ...core.engines import vector_ops as ops
-from ...core.engines.catalog import default_catalog
+from ...core.engines.layers import default_catalogue
 from ...core.errors import ToolFailed
 from ..i18n import N_, PLUGIN_ROOT, tr
 from .convert import fields_for, source_to_geodataframe, wkb_type_of, write_rows
@@ -131,7 +131,7 @@ class DamageCounts(_Algorithm):
         if parameters.get("AREA"):
             area = self._gdf(parameters, "AREA", context, feedback)
             gdf = self._run(lambda: ops.inside(gdf, area))
-        gdf["damage_class"] = default_catalog().damage_class_series(gdf, field).fillna("unknown")
+        gdf["damage_class"] = default_catalogue().damage_class_series(gdf, field).fillna("unknown")
         table = ops.count_by(gdf, "damage_class").rename(columns={"value": "damage_class"})
         return self._emit(table, parameters, context, geometry_column=None)
 
@@ -152,7 +152,7 @@ class _ToolChain(_Algorithm):
             try:
                 records = {name: store.register_raster_file(path, source="processing.input", summary=Path(path).name)
                            for name, path in files.items()}
-                ctx = ToolContext(store=store, catalog=default_catalog(), settings=settings_from_qgis())
+                ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_qgis())
                 last = None
                 for tool_name, args, inputs in chain:
                     feedback.pushInfo(tr("Running {tool}").format(tool=tool_name))

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -42,7 +42,11 @@ SCHEMA_HINT = (
     "tables: events(id, type, name, place, country, event_date, aoi), "
     "damage(id, event_id, source_layer, raw_damage, damage_class, is_damaged, structure_type, attrs, geom), "
     "flood_extents(id, event_id, source, attrs, geom), burn_perimeters(id, event_id, source, attrs, geom), "
-    "features(id, event_id, source_layer, feature_class, name, tags, geom); every geom is EPSG:4326 lon/lat, "
+    "features(id, event_id, source_layer, feature_class, name, tags, geom), "
+    "layer_events(target_table, source_layer, event_id): the events each loaded layer serves (one layer can serve "
+    "several records, e.g. the Palisades snapshot serves 12, 13, 14; NULL: features of every event) - select an "
+    "event's rows with source_layer IN (SELECT source_layer FROM layer_events WHERE event_id = N) (hazards: source IN ...); "
+    "a feature in several classes has one row per class; every geom is EPSG:4326 lon/lat, "
     "artifacts {{a_xxxxxxxx}} have their attributes (lower-case names) and geom in EPSG:4326; "
     "measure metres geodesically, never in degrees"
 )
@@ -208,7 +212,7 @@ class ArtifactTable:
 
 
 def prepare_sql(sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None,
-                temp_name, dialect: str) -> tuple[str, list[str], list[ArtifactTable]]:
+                temp_name: Callable[[str], str], dialect: Literal["postgres", "sqlite"]) -> tuple[str, list[str], list[ArtifactTable]]:
     """The checked statement with ``{{a_…}}`` placeholders rewritten to ``temp_name(id)``, the ids it
     uses, and those artifacts read for loading into temporary tables (same for every engine)."""
     from ..sql_safety import check_select, rewrite_placeholders
@@ -217,6 +221,29 @@ def prepare_sql(sql: str, artifacts: Mapping[str, Path | str] | Sequence[Artifac
     rewritten, used = rewrite_placeholders(sql, paths, temp_name)
     statement = check_select(rewritten, dialect)
     return statement, used, [read_artifact(aid, paths[aid]) for aid in used]
+
+
+def served(table: str, column: str, event: str) -> str:
+    """SQL condition: ``column`` (a source_layer / source column of ``table``) names a layer serving the
+    event bound to the parameter ``event`` (``:event`` or ``%(event)s``); feature layers serving every
+    event (NULL) included. One layer can serve several event records; its rows are stored once."""
+    every = " OR le.event_id IS NULL" if table == "features" else ""
+    return (f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "
+            f"AND (le.event_id = {event}{every}))")
+
+
+def hazard_sources(event: str) -> str:
+    """One-column query of the event's hazard geometries (burn perimeters and flood extents)."""
+    return (f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "
+            f"UNION ALL SELECT geom FROM flood_extents WHERE {served('flood_extents', 'source', event)}")
+
+
+def hazard_rows_sql(event: str, as_binary: str) -> str:
+    """(kind, source, WKB) of the event's hazard polygons."""
+    return (f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "
+            f"WHERE {served('burn_perimeters', 'source', event)} "
+            f"UNION ALL SELECT 'flood_extent', source, {as_binary}(geom) FROM flood_extents "
+            f"WHERE {served('flood_extents', 'source', event)}")
 
 
 def hazard_frame(rows: Sequence[tuple]) -> gpd.GeoDataFrame:
@@ -322,31 +349,42 @@ class SpatialEngine(ABC):
 
     # --- loading -----------------------------------------------------------------------------------
     @abstractmethod
-    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame) -> int:
+    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame, events: Sequence[int | None]) -> int:
         """Delete the rows ``table`` got from ``source`` earlier, insert ``frame`` (columns of
-        ``schema.INSERT_COLUMNS[table]`` + geometry in EPSG:4326) in one transaction; returns rows
+        ``schema.INSERT_COLUMNS[table]`` + geometry in EPSG:4326) and record the ``events`` the source
+        serves in ``layer_events`` (None: every event, features only), in one transaction; returns rows
         inserted. Why replace: loading the same file twice must not double every count."""
 
     @abstractmethod
     def log_load(self, report: LoadReport) -> None:
         """Record a load in ``load_log`` (the latest load of a source replaces the earlier entry)."""
 
+    @staticmethod
+    def _layer_events(rows: Sequence[tuple[str, str, Any]]) -> dict[str, list[int | None]]:
+        """``status()["layer_events"]``: "table:source" -> the events it serves, from (table, source, event) rows."""
+        out: dict[str, list[int | None]] = {}
+        for table, source, event in rows:
+            out.setdefault(f"{table}:{source}", []).append(event)
+        return {k: sorted(v, key=lambda e: -1 if e is None else e) for k, v in sorted(out.items())}
+
     @abstractmethod
     def status(self) -> dict[str, Any]:
-        """Row counts per table and event, hazard areas (km², geodesic) and the load log."""
+        """Row counts per table and row event_id, the events each layer serves, hazard areas (km²,
+        geodesic) and the load log."""
 
     # --- typed queries (the Vector agent's tools) -----------------------------------------------------
     @abstractmethod
     def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
-        """Damage records of ``event_id`` intersecting ``area`` (a polygon artifact) or, without one,
-        the event's hazard (union of its burn perimeters and flood extents), counted by class."""
+        """Damage records of the layers serving ``event_id`` intersecting ``area`` (a polygon artifact)
+        or, without one, the event's hazard (union of the burn perimeters and flood extents serving it),
+        counted by class."""
 
     @abstractmethod
     def select_inside(self, table: QueryTable, event_id: int, area: ArtifactFile | None = None, *,
                       feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
                       source_layer: str | None = None) -> gpd.GeoDataFrame:
-        """Rows of ``damage`` or ``features`` (those of the event, and for features also those of no
-        event) that intersect ``area`` or the event's hazard, as a GeoDataFrame in EPSG:4326."""
+        """Rows of ``damage`` or ``features`` of the layers serving the event (for features also those
+        serving every event) that intersect ``area`` or the event's hazard, as a GeoDataFrame in EPSG:4326."""
 
     @abstractmethod
     def select_within(self, table: QueryTable, event_id: int, distance_m: float, area: ArtifactFile | None = None,
@@ -357,7 +395,7 @@ class SpatialEngine(ABC):
 
     @abstractmethod
     def hazard(self, event_id: int) -> gpd.GeoDataFrame:
-        """The event's hazard polygons (burn perimeters and flood extents) with a ``kind`` column."""
+        """The hazard polygons (burn perimeters and flood extents) serving the event, with a ``kind`` column."""
 
     @abstractmethod
     def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,

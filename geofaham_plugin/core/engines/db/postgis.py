@@ -32,9 +32,10 @@ from ...errors import ToolFailed
 from ...domain.events import load_events
 from ..sql_safety import QueryError, UnsafeSQL
 from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
-                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, is_null, read_artifact,
-                   prepare_sql)
-from .schema import GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, POSTGIS_DDL, SOURCE_COLUMN, TABLES
+                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, hazard_rows_sql,
+                   hazard_sources, is_null, prepare_sql, read_artifact, served)
+from .schema import (BACKFILL_LAYER_EVENTS, GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, POSTGIS_DDL,
+                     SOURCE_COLUMN, TABLES)
 
 READ_ONLY_ROLE = "geofaham_ro"
 _PG_TYPES = {"int": "bigint", "float": "double precision", "bool": "boolean", "time": "timestamptz", "text": "text"}
@@ -181,6 +182,7 @@ class PostGISEngine(SpatialEngine):
                 for table in reversed(TABLES):
                     cur.execute(pgsql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(pgsql.Identifier(table)))
             cur.execute(POSTGIS_DDL)
+            cur.execute(BACKFILL_LAYER_EVENTS)
             if self.read_only_role:
                 role, schema = pgsql.Identifier(self.read_only_role), pgsql.Identifier(self.schema)
                 cur.execute(pgsql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, role))
@@ -217,7 +219,7 @@ class PostGISEngine(SpatialEngine):
         cur.copy_expert(target.as_string(self._conn), buf)
 
     # --------------------------------------------------------------------------------------- loading
-    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame) -> int:
+    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame, events: Sequence[int | None]) -> int:
         spec = INSERT_COLUMNS[table]
         cols = [c for c, _ in spec]
         with self._tx() as cur:
@@ -226,6 +228,10 @@ class PostGISEngine(SpatialEngine):
             rows = frame[cols].astype(object).where(frame[cols].notna(), None).values.tolist()
             self._copy(cur, pgsql.Identifier(table).as_string(self._conn), cols + [GEOMETRY_COLUMN[table]], rows,
                        list(frame.geometry.values), [k for _, k in spec])
+            cur.execute("DELETE FROM layer_events WHERE target_table = %s AND source_layer = %s", (table, source))
+            for event in dict.fromkeys(events):
+                cur.execute("INSERT INTO layer_events (target_table, source_layer, event_id) VALUES (%s, %s, %s)",
+                            (table, source, None if event is None else int(event)))
         return len(frame)
 
     def log_load(self, report: LoadReport) -> None:
@@ -247,6 +253,8 @@ class PostGISEngine(SpatialEngine):
                 out["tables"][table] = dict(cur.fetchall())
             cur.execute("SELECT count(*) FROM events")
             out["events"] = cur.fetchone()[0]
+            cur.execute("SELECT target_table, source_layer, event_id FROM layer_events")
+            out["layer_events"] = self._layer_events(cur.fetchall())
             cur.execute("SELECT 'burn_perimeters', event_id, source, ST_Area(geom::geography) / 1e6 FROM burn_perimeters "
                         "UNION ALL SELECT 'flood_extents', event_id, source, ST_Area(geom::geography) / 1e6 "
                         "FROM flood_extents ORDER BY 1, 2, 3")
@@ -289,13 +297,11 @@ class PostGISEngine(SpatialEngine):
         with self._lock:
             if area is None:
                 with self._cursor() as cur:
-                    cur.execute("SELECT (SELECT count(*) FROM burn_perimeters WHERE event_id = %(e)s) + "
-                                "(SELECT count(*) FROM flood_extents WHERE event_id = %(e)s)", {"e": event_id})
+                    cur.execute(f"SELECT count(*) FROM ({hazard_sources('%(e)s')}) h", {"e": event_id})
                     if not cur.fetchone()[0]:
                         raise ToolFailed(f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
                                          kind="not_found", hint="pass an area artifact, or load a hazard layer (db load)")
-                yield area_union("SELECT geom FROM burn_perimeters WHERE event_id = %(event)s "
-                                 "UNION ALL SELECT geom FROM flood_extents WHERE event_id = %(event)s"), "event hazard"
+                yield area_union(hazard_sources("%(event)s")), "event hazard"
                 return
             table = read_artifact(area.id, area.path).require_polygons()
             try:
@@ -308,7 +314,7 @@ class PostGISEngine(SpatialEngine):
 
     @staticmethod
     def _filters(table: str, feature_class: str | None, classes: list[str] | None, source: str | None) -> str:
-        out = ["t.event_id = %(event)s" if table == "damage" else "(t.event_id = %(event)s OR t.event_id IS NULL)"]
+        out = [served(table, "t.source_layer", "%(event)s")]
         if feature_class is not None:
             out.append("t.feature_class = %(fclass)s")
         if classes is not None:
@@ -327,7 +333,8 @@ class PostGISEngine(SpatialEngine):
         with self._area(event_id, area) as (area_sql, label), self._cursor() as cur:
             cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
                         "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
-                        "WHERE d.event_id = %(event)s AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3", params)
+                        f"WHERE {served('damage', 'd.source_layer', '%(event)s')} "
+                        "AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3", params)
             rows = cur.fetchall()
         return self._damage_count(event_id, label, rows)
 
@@ -366,9 +373,7 @@ class PostGISEngine(SpatialEngine):
 
     def hazard(self, event_id: int) -> gpd.GeoDataFrame:
         with self._cursor() as cur:
-            cur.execute("SELECT 'burn_perimeter', source, ST_AsBinary(geom) FROM burn_perimeters WHERE event_id = %(e)s "
-                        "UNION ALL SELECT 'flood_extent', source, ST_AsBinary(geom) FROM flood_extents "
-                        "WHERE event_id = %(e)s", {"e": event_id})
+            cur.execute(hazard_rows_sql("%(e)s", "ST_AsBinary"), {"e": event_id})
             rows = cur.fetchall()
         return hazard_frame(rows)
 

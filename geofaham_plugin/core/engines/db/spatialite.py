@@ -39,10 +39,10 @@ from ...errors import ToolFailed
 from ...domain.events import load_events
 from ..sql_safety import QueryError, UnsafeSQL, denied_function
 from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
-                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, is_null, read_artifact,
-                   prepare_sql)
-from .schema import (GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, SOURCE_COLUMN, SPATIALITE_GEOMETRIES,
-                     SPATIALITE_TABLES)
+                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, hazard_rows_sql,
+                   hazard_sources, is_null, prepare_sql, read_artifact, served)
+from .schema import (BACKFILL_LAYER_EVENTS, GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, SOURCE_COLUMN,
+                     SPATIALITE_GEOMETRIES, SPATIALITE_TABLES)
 
 T = TypeVar("T")
 _SQLITE_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER", "time": "TEXT", "text": "TEXT"}
@@ -196,6 +196,7 @@ class SpatiaLiteEngine(SpatialEngine):
                     if known is None or not known[0]:
                         tx.execute("SELECT CreateSpatialIndex(?, ?)", (table, column))
                 self._seed_events(tx)
+                tx.execute(BACKFILL_LAYER_EVENTS)
 
     def _seed_events(self, conn: sqlite3.Connection) -> None:
         from shapely.geometry import MultiPolygon, box
@@ -208,7 +209,7 @@ class SpatiaLiteEngine(SpatialEngine):
                        "country = excluded.country, event_date = excluded.event_date, aoi = excluded.aoi", iter(rows))
 
     # --------------------------------------------------------------------------------------- loading
-    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame) -> int:
+    def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame, events: Sequence[int | None]) -> int:
         spec = INSERT_COLUMNS[table]
         cols = [c for c, _ in spec]
         kinds = [k for _, k in spec]
@@ -220,6 +221,9 @@ class SpatiaLiteEngine(SpatialEngine):
             self._exec(conn, f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?", (source,))
             self._execmany(conn, f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "
                                  f"VALUES ({marks}, GeomFromWKB(?, 4326))", rows)
+            self._exec(conn, "DELETE FROM layer_events WHERE target_table = ? AND source_layer = ?", (table, source))
+            self._execmany(conn, "INSERT INTO layer_events (target_table, source_layer, event_id) VALUES (?, ?, ?)",
+                           iter([(table, source, None if e is None else int(e)) for e in dict.fromkeys(events)]))
         return len(frame)
 
     def log_load(self, report: LoadReport) -> None:
@@ -242,6 +246,8 @@ class SpatiaLiteEngine(SpatialEngine):
                                     "GROUP BY 1 ORDER BY 1").fetchall()
                 out["tables"][table] = dict(rows)
             out["events"] = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            out["layer_events"] = self._layer_events(conn.execute(
+                "SELECT target_table, source_layer, event_id FROM layer_events").fetchall())
             rows = conn.execute(f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "
                                 f"UNION ALL SELECT 'flood_extents', event_id, source, {AREA_KM2_SQL} FROM flood_extents "
                                 "ORDER BY 1, 2, 3").fetchall()
@@ -275,13 +281,11 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._lock:
             conn = self._reader()
             if area is None:
-                n = conn.execute("SELECT (SELECT count(*) FROM burn_perimeters WHERE event_id = :e) + "
-                                 "(SELECT count(*) FROM flood_extents WHERE event_id = :e)", {"e": event_id}).fetchone()[0]
+                n = conn.execute(f"SELECT count(*) FROM ({hazard_sources(':e')})", {"e": event_id}).fetchone()[0]
                 if not n:
                     raise ToolFailed(f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
                                      kind="not_found", hint="pass an area artifact, or load a hazard layer (db load)")
-                yield conn, area_union("SELECT geom FROM burn_perimeters WHERE event_id = :event "
-                                       "UNION ALL SELECT geom FROM flood_extents WHERE event_id = :event"), "event hazard"
+                yield conn, area_union(hazard_sources(":event")), "event hazard"
                 return
             self._load_artifacts(conn, [read_artifact(area.id, area.path).require_polygons()])
             try:
@@ -292,7 +296,7 @@ class SpatiaLiteEngine(SpatialEngine):
 
     @staticmethod
     def _filters(table: str, feature_class: str | None, classes: list[str] | None, source: str | None) -> tuple[str, dict]:
-        out = ["t.event_id = :event" if table == "damage" else "(t.event_id = :event OR t.event_id IS NULL)"]
+        out = [served(table, "t.source_layer", ":event")]
         params: dict[str, Any] = {}
         if feature_class is not None:
             out.append("t.feature_class = :fclass")
@@ -327,7 +331,8 @@ class SpatiaLiteEngine(SpatialEngine):
             rows = self._exec(conn, f"WITH area AS MATERIALIZED ({area_sql}) "
                                     "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
                                     f"{self._rtree('damage', 'd', 'a.geom')} "
-                                    "WHERE d.event_id = :event AND ST_Intersects(d.geom, a.geom) = 1 GROUP BY 1, 2, 3",
+                                    f"WHERE {served('damage', 'd.source_layer', ':event')} "
+                                    "AND ST_Intersects(d.geom, a.geom) = 1 GROUP BY 1, 2, 3",
                               params).fetchall()
         return self._damage_count(event_id, label, rows)
 
@@ -380,10 +385,7 @@ WHERE d <= :dist ORDER BY d, id"""
     @_driver_errors
     def hazard(self, event_id: int) -> gpd.GeoDataFrame:
         with self._lock:
-            rows = self._reader().execute(
-                "SELECT 'burn_perimeter', source, AsBinary(geom) FROM burn_perimeters WHERE event_id = :e "
-                "UNION ALL SELECT 'flood_extent', source, AsBinary(geom) FROM flood_extents WHERE event_id = :e",
-                {"e": event_id}).fetchall()
+            rows = self._reader().execute(hazard_rows_sql(":e", "AsBinary"), {"e": event_id}).fetchall()
         return hazard_frame(rows)
 
     # ---------------------------------------------------------------------------------- free SQL

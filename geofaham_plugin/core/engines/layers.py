@@ -1,0 +1,467 @@
+"""The local layer catalogue: the real disaster layers GeoFaham can use offline, described once, as data
+(``core/data/layers.json``), and read with one normalisation for every route.
+
+Two routes answer from these layers: the file route (this module: the Vector agent loads hazard and
+damage layers, the Maps agent uses point-of-interest layers and OSM extracts) and the disaster database
+(``engines/db/loaders.py`` puts the same layers into SpatiaLite and PostGIS). Both call
+:meth:`LayerCatalogue.read`, so a layer means the same whichever answers:
+
+- every feature without geometry is dropped, invalid geometries are repaired with ``make_valid`` in the
+  source CRS (counted, never dropped), Z is dropped; the file route keeps the source CRS;
+- hazards keep their polygonal parts, as MultiPolygon (features without any are skipped);
+- damage layers get ``damage_class`` (none ... destroyed, or null) and ``is_damaged`` from the layer's
+  damage scale; values the scale marks ``skip`` (e.g. Microsoft's "Background" polygons) are left out;
+- point-of-interest layers get their ``feature_class``; OSM layers are classed by the one class file
+  (``core/data/osm_classes.json``), one row per class a feature is in (a road bridge is a road and a
+  bridge), ``other`` for a feature in none;
+- derived layers (``hull``) are computed from their source layer's normalised rows.
+
+A layer serves every event record in its ``events`` (one final Palisades snapshot serves the three
+Palisades records 12, 13 and 14).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from shapely.geometry import MultiPolygon, Polygon
+
+from ..config import PathSettings
+from ..domain.damage import DamageClass
+from ..domain.events import get_event
+from ..domain.feature_classes import feature_class_names
+from ..errors import ToolFailed
+from .osm.query import HOT_TYPES, classify
+
+CATALOGUE_FILE = Path(__file__).resolve().parents[1] / "data" / "layers.json"
+OTHER_CLASS = "other"  # an OSM feature in none of the classes
+
+Role = Literal["hazard", "damage", "poi", "osm"]
+Table = Literal["damage", "burn_perimeters", "flood_extents", "features"]
+LoaderKind = Literal["hazard", "hull", "damage", "poi", "osm_hot"]
+HazardKind = Literal["burn_area", "flood_extent"]
+#: a raw damage value means a class, or: damaged (grade unknown), unknown (no class), skip (not a structure)
+DamageValue = Literal["none", "affected", "minor", "major", "destroyed", "damaged", "unknown", "skip"]
+
+_ROLES: dict[str, tuple[set[str], set[str]]] = {  # role -> (tables, loaders)
+    "hazard": ({"burn_perimeters", "flood_extents"}, {"hazard", "hull"}),
+    "damage": ({"damage"}, {"damage"}),
+    "poi": ({"features"}, {"poi"}),
+    "osm": ({"features"}, {"osm_hot"}),
+}
+_HAZARD_TABLE = {"burn_area": "burn_perimeters", "flood_extent": "flood_extents"}
+
+
+# ------------------------------------------------------------------------------------------- models
+class DamageScale(BaseModel):
+    """A source's damage values mapped to the normalised classes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    values: dict[str, DamageValue]
+
+
+class DamageSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str  # the attribute holding the raw damage value
+    scale: str  # a key of the catalogue's damage_scales
+    structure_field: str | None = None
+
+
+class Derivation(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    source: str = Field(alias="from")
+    damage_classes: list[DamageClass] = Field(default_factory=list)
+    op: Literal["convex_hull"]
+
+
+class CatalogueLayer(BaseModel):
+    """One sample layer, described once for the file route and the database."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str  # also the database's source_layer / source
+    title: str
+    events: list[int] = Field(min_length=1)  # every event record the layer serves
+    role: Role
+    table: Table
+    loader: LoaderKind
+    path: str | None = None  # relative to the data folder
+    derive: Derivation | None = None
+    hazard: HazardKind | None = None
+    damage: DamageSpec | None = None
+    feature_class: str | None = None
+    name_field: str | None = None
+    attribution: str = ""
+    licence: str = ""
+    limitations: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CatalogueLayer:
+        tables, loaders = _ROLES[self.role]
+        problems = []
+        if self.table not in tables or self.loader not in loaders:
+            problems.append(f"role {self.role} goes with table {sorted(tables)} and loader {sorted(loaders)}")
+        if (self.role == "hazard") != (self.hazard is not None) or \
+                (self.hazard and _HAZARD_TABLE[self.hazard] != self.table):
+            problems.append("a hazard layer names its hazard kind (burn_area -> burn_perimeters, "
+                            "flood_extent -> flood_extents), other layers none")
+        if (self.loader == "hull") != (self.derive is not None) or (self.path is None) != (self.derive is not None):
+            problems.append("a hull layer has derive and no path; every other layer a path")
+        if (self.role == "damage") != (self.damage is not None):
+            problems.append("damage layers (only) have a damage spec")
+        if (self.role == "poi") != (self.feature_class is not None):
+            problems.append("poi layers (only) have a feature_class")
+        if len(set(self.events)) != len(self.events):
+            problems.append("events repeat")
+        if problems:
+            raise ValueError(f"layer {self.id}: " + "; ".join(problems))
+        return self
+
+    @property
+    def damage_field(self) -> str | None:
+        return self.damage.field if self.damage else None
+
+    @property
+    def row_event(self) -> int | None:
+        """The event id written on the layer's database rows: its one event; for a layer serving several
+        records, NULL on features and the latest record (by event date) on damage and hazard rows, whose
+        event_id cannot be NULL. Which events the rows serve is in ``layer_events``, not here."""
+        if len(self.events) == 1:
+            return self.events[0]
+        if self.table == "features":
+            return None
+        return max(self.events, key=lambda e: (_event_date(e), e))
+
+
+class ExtractSpec(BaseModel):
+    """A local OSM extract made of catalogue layers (HOT-export GeoJSON set)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    format: Literal["hot_geojson"]
+    title: str
+    layers: list[str] = Field(min_length=1)
+    bbox_4326: tuple[float, float, float, float]
+    limitations: list[str] = Field(default_factory=list)
+
+
+class CatalogueFile(BaseModel):
+    """``core/data/layers.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    about: str
+    damage_scales: dict[str, DamageScale]
+    local_feature_classes: dict[str, str] = Field(default_factory=dict)
+    layers: list[CatalogueLayer]
+    osm_extracts: list[ExtractSpec] = Field(default_factory=list)
+    osm_extract_note: str = ""
+    pbf_globs: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _references(self) -> CatalogueFile:
+        ids = [layer.id for layer in self.layers]
+        by_id = {layer.id: layer for layer in self.layers}
+        osm_classes = set(feature_class_names())
+        problems = [f"layer id {i} repeats" for i in sorted({i for i in ids if ids.count(i) > 1})]
+        problems += [f"local feature class {c} is also an OpenStreetMap class"
+                     for c in self.local_feature_classes if c in osm_classes]
+        for layer in self.layers:
+            if layer.damage and layer.damage.scale not in self.damage_scales:
+                problems.append(f"{layer.id}: unknown damage scale {layer.damage.scale}")
+            if layer.derive and (layer.derive.source not in by_id or by_id[layer.derive.source].role != "damage"
+                                 or not set(layer.events) <= set(by_id[layer.derive.source].events)):
+                problems.append(f"{layer.id}: derives from {layer.derive.source}, which is no damage layer "
+                                "serving its events")
+            if layer.feature_class and layer.feature_class not in osm_classes | set(self.local_feature_classes):
+                problems.append(f"{layer.id}: feature class {layer.feature_class} is neither an OpenStreetMap class "
+                                "(osm_classes.json) nor a local_feature_class")
+            problems += [f"{layer.id}: no event {e} in the event table" for e in layer.events if get_event(e) is None]
+        for extract in self.osm_extracts:
+            problems += [f"extract {extract.id}: {i} is no osm layer" for i in extract.layers
+                         if i not in by_id or by_id[i].role != "osm"]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class LayerData(BaseModel):
+    """A catalogue layer read and normalised (see the module docstring), in its source CRS."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    layer: CatalogueLayer
+    path: Path
+    gdf: gpd.GeoDataFrame
+    source_crs: str
+    read: int  # features in the file (for a derived layer: in its source's file)
+    empty: int  # features without geometry, dropped
+    skipped: int  # features the layer's semantics leave out (not structures, no polygon)
+    repaired: int  # invalid geometries repaired
+    notes: list[str] = Field(default_factory=list)
+
+
+def _event_date(event_id: int) -> str:
+    event = get_event(event_id)
+    return event.event_date.isoformat() if event else ""
+
+
+def data_dir() -> Path:
+    """``settings.paths.data_dir`` read now: GEOFAHAM_DATA_DIR, else ``../shared/data`` beside the
+    repository, else /work/shared/data."""
+    return PathSettings.from_env().data_dir
+
+
+# --------------------------------------------------------------------------------------- geometries
+def read_vector(path: Path, layer: str | None = None) -> tuple[gpd.GeoDataFrame, str, int, int]:
+    """(features with a geometry, in the source CRS, 2D, invalid geometries repaired; source CRS;
+    repaired count; features without geometry). GeoJSON without a ``crs`` member is EPSG:4326."""
+    gdf = gpd.read_file(path, layer=layer, engine="pyogrio")
+    if gdf.crs is None:
+        gdf = gdf.set_crs("EPSG:4326")  # the GeoJSON default
+    src_crs = gdf.crs.to_string()
+    empty = gdf.geometry.isna() | gdf.geometry.is_empty
+    gdf = gdf[~empty].reset_index(drop=True)
+    gdf[gdf.geometry.name] = shapely.force_2d(gdf.geometry.values.to_numpy())
+    gdf, repaired = repair_geometries(gdf)  # where the geometry was drawn, before any reprojection bends it
+    return gdf, src_crs, repaired, int(empty.sum())
+
+
+def repair_geometries(gdf: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, int]:
+    """Repair invalid geometries with make_valid (never drop them); returns the repaired count."""
+    invalid = ~gdf.geometry.is_valid & gdf.geometry.notna()
+    count = int(invalid.sum())
+    if count:
+        gdf = gdf.copy()
+        gdf.loc[invalid, gdf.geometry.name] = gdf.geometry[invalid].make_valid()
+    return gdf, count
+
+
+def _polygons(geom: Any) -> list[Polygon]:
+    if geom is None:
+        return []
+    if isinstance(geom, Polygon):
+        return [geom] if not geom.is_empty else []
+    if hasattr(geom, "geoms"):
+        return [p for part in geom.geoms for p in _polygons(part)]
+    return []
+
+
+def as_multipolygon(geom: Any) -> MultiPolygon | None:
+    """The polygonal parts of ``geom`` (make_valid can return a collection with stray lines)."""
+    polys = _polygons(geom)
+    return MultiPolygon(polys) if polys else None
+
+
+def damage_geometry(geom: Any) -> Any:
+    """Points stay points; a repaired polygon that became a collection keeps its polygonal parts."""
+    if geom is None or geom.geom_type in ("Point", "MultiPoint", "Polygon", "MultiPolygon"):
+        return geom
+    polys = _polygons(geom)
+    return polys[0] if len(polys) == 1 else (MultiPolygon(polys) if polys else geom)
+
+
+# ------------------------------------------------------------------------------------------- damage
+def guess_damage(raw: Any) -> str | None:
+    """A damage class read from an unknown value's words ("Destroyed (>50%)", "no damage"), else None."""
+    text = str(raw or "").lower()
+    for cls in ("destroyed", "major", "minor", "affected"):
+        if cls in text:
+            return cls
+    if "no damage" in text or text in {"none", "undamaged"}:
+        return "none"
+    return None
+
+
+def _meaning(value: DamageValue | None, raw: Any) -> tuple[str | None, bool | None, bool]:
+    """(damage class, is damaged, keep) of a raw value the scale maps to ``value`` (None: not in it)."""
+    if value is None:
+        cls = guess_damage(raw)
+        return cls, (None if cls is None else cls != "none"), True
+    if value == "skip":
+        return None, None, False
+    if value == "damaged":
+        return None, True, True
+    if value == "unknown":
+        return None, None, True
+    return value, value != "none", True
+
+
+# -------------------------------------------------------------------------------------- catalogue
+class LayerCatalogue:
+    """The catalogue file, bound to a data folder."""
+
+    def __init__(self, root: Path | None = None, catalogue_file: Path = CATALOGUE_FILE):
+        self.file = catalogue_file
+        self.spec = CatalogueFile.model_validate(json.loads(catalogue_file.read_text(encoding="utf-8")))
+        self.root = root or data_dir()
+        self.layers: dict[str, CatalogueLayer] = {layer.id: layer for layer in self.spec.layers}
+        self.damage_scales: dict[str, DamageScale] = self.spec.damage_scales
+
+    # --- lookup -----------------------------------------------------------------------------------
+    def find(self, *, event_id: int | None = None, role: str | None = None,
+             feature_class: str | None = None) -> list[CatalogueLayer]:
+        """Layers serving ``event_id`` with this role / feature class, in catalogue order."""
+        return [
+            layer for layer in self.layers.values()
+            if (event_id is None or event_id in layer.events)
+            and (role is None or layer.role == role)
+            and (feature_class is None or layer.feature_class == feature_class)
+        ]
+
+    def get(self, layer_id: str) -> CatalogueLayer:
+        try:
+            return self.layers[layer_id]
+        except KeyError:
+            raise ToolFailed(f"no layer '{layer_id}' in the local layer catalogue", kind="not_found",
+                             hint=f"known layers: {', '.join(sorted(self.layers))}") from None
+
+    def file_path(self, layer: CatalogueLayer) -> Path:
+        """The layer's file (a derived layer's: its source's)."""
+        if layer.derive is not None:
+            return self.file_path(self.get(layer.derive.source))
+        path = self.root / (layer.path or "")
+        if not path.is_file():
+            raise ToolFailed(f"layer file for '{layer.id}' is missing: {path}", kind="not_found",
+                             hint="set GEOFAHAM_DATA_DIR to the folder holding the sample data")
+        return path
+
+    def extract_layers(self, extract: ExtractSpec) -> list[CatalogueLayer]:
+        return [self.get(i) for i in extract.layers]
+
+    # --- damage -----------------------------------------------------------------------------------
+    def damage_values(self, raw: pd.Series, scale: str | None = None) -> pd.DataFrame:
+        """``damage_class``, ``is_damaged`` and ``keep`` for raw damage values, by ``scale`` (a key of
+        the damage scales); without one, by every scale (their values do not clash), then by the
+        value's words."""
+        if scale is not None and scale not in self.damage_scales:
+            raise ToolFailed(f"unknown damage scale '{scale}'", kind="invalid_input",
+                             hint="scales: " + ", ".join(self.damage_scales))
+        mapping: dict[str, DamageValue] = {}
+        for name, spec in self.damage_scales.items():
+            if scale is None or name == scale:
+                for value, meaning in spec.values.items():
+                    mapping.setdefault(value, meaning)
+        rows = [_meaning(mapping.get(v) if isinstance(v, str) else None, v) for v in raw.tolist()]
+        return pd.DataFrame(rows, columns=["damage_class", "is_damaged", "keep"], index=raw.index).astype(
+            {"damage_class": object, "is_damaged": object, "keep": bool})
+
+    def damage_class_series(self, gdf: pd.DataFrame, field: str, scale: str | None = None) -> pd.Series:
+        """The normalised damage class (``none`` ... ``destroyed``) of each feature; ungraded or unknown -> None."""
+        return self.damage_values(gdf[field], scale)["damage_class"]
+
+    # --- reading ----------------------------------------------------------------------------------
+    def read(self, layer_id: str) -> LayerData:
+        """The layer normalised for every route (see the module docstring)."""
+        layer = self.get(layer_id)
+        if layer.loader == "hull":
+            return self._hull(layer)
+        path = self.file_path(layer)
+        gdf, src_crs, repaired, empty = read_vector(path)
+        notes = [f"{empty} features without geometry skipped"] if empty else []
+        read, skipped = len(gdf) + empty, 0
+        if layer.loader == "hazard":
+            geoms = gpd.GeoSeries([as_multipolygon(g) for g in gdf.geometry], index=gdf.index, crs=gdf.crs)
+            keep = geoms.notna().to_numpy()
+            gdf = gdf.set_geometry(geoms)[keep].reset_index(drop=True)
+            skipped = int((~keep).sum())
+            if skipped:
+                notes.append(f"{skipped} features without polygons skipped")
+        elif layer.loader == "damage":
+            gdf, skipped, more = self._damage(layer, gdf)
+            notes += more
+        elif layer.loader == "poi":
+            gdf = gdf.assign(feature_class=layer.feature_class)
+        elif layer.loader == "osm_hot":
+            gdf, multi = _classify_hot(gdf)
+            if multi:
+                notes.append(f"{multi} features are in several feature classes: one row per class")
+        return LayerData(layer=layer, path=path, gdf=gdf, source_crs=src_crs, read=read, empty=empty,
+                         skipped=skipped, repaired=repaired, notes=notes)
+
+    def load(self, layer_id: str) -> tuple[gpd.GeoDataFrame, int]:
+        """The layer's normalised features; returns (gdf, repaired count)."""
+        data = self.read(layer_id)
+        return data.gdf, data.repaired
+
+    def _damage(self, layer: CatalogueLayer, gdf: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, int, list[str]]:
+        spec = layer.damage
+        assert spec is not None  # the model's validator
+        if spec.field not in gdf.columns:
+            raise ToolFailed(f"layer '{layer.id}' has no damage field '{spec.field}'", kind="invalid_input",
+                             hint=f"fields: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+        values = self.damage_values(gdf[spec.field], spec.scale)
+        gdf = gdf.assign(damage_class=values["damage_class"], is_damaged=values["is_damaged"])
+        gdf = gdf.set_geometry(gpd.GeoSeries([damage_geometry(g) for g in gdf.geometry], index=gdf.index, crs=gdf.crs))
+        keep = values["keep"].to_numpy()
+        notes = []
+        left_out = sorted(set(gdf.loc[~keep, spec.field].astype(str)))
+        if left_out:
+            notes.append(f"{int((~keep).sum())} {', '.join(repr(v) for v in left_out)} features skipped (not structures)")
+        ungraded = sorted(set(gdf.loc[keep & values["damage_class"].isna().to_numpy()
+                                      & (values["is_damaged"] == True).to_numpy(), spec.field].astype(str)))  # noqa: E712
+        if ungraded:
+            notes.append(f"{', '.join(repr(v) for v in ungraded)} kept as raw damage with damage class NULL "
+                         "(ungraded) and is_damaged true")
+        return gdf[keep].reset_index(drop=True), int((~keep).sum()), notes
+
+    def _hull(self, layer: CatalogueLayer) -> LayerData:
+        spec = layer.derive
+        assert spec is not None  # the model's validator
+        source = self.read(spec.source)
+        wanted = [c.value for c in spec.damage_classes]
+        points = source.gdf[source.gdf["damage_class"].isin(wanted)] if wanted else source.gdf
+        hull = as_multipolygon(shapely.union_all(points.geometry.values).convex_hull)
+        gdf = gpd.GeoDataFrame({"name": [layer.title], "derived_from": [source.layer.id], "op": [spec.op],
+                                "damage_class": [",".join(wanted) or None], "points": [len(points)]},
+                               geometry=[hull], crs=source.gdf.crs)
+        what = f"{' or '.join(wanted)} " if wanted else ""
+        notes = [f"stand-in area: {spec.op.replace('_', ' ')} of the {len(points)} {what}structures of {source.layer.id}"]
+        return LayerData(layer=layer, path=source.path, gdf=gdf, source_crs=source.source_crs, read=source.read,
+                         empty=source.empty, skipped=0, repaired=source.repaired, notes=notes)
+
+    # --- OSM extracts -------------------------------------------------------------------------------
+    def pbf_files(self) -> list[Path]:
+        """The .osm.pbf files found under the catalogue's pbf_globs in the data folder."""
+        found: dict[str, None] = {}
+        for pattern in self.spec.pbf_globs:
+            for path in sorted(glob.glob(str(self.root / pattern))):
+                found.setdefault(path)
+        return [Path(p) for p in found]
+
+
+def _classify_hot(gdf: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, int]:
+    """A HOT-export OSM layer, one row per feature class of each feature (``other``: none); returns
+    (rows, features in several classes)."""
+    osm_types = gdf["osm_type"].map(HOT_TYPES) if "osm_type" in gdf.columns else pd.Series("", index=gdf.index)
+    tags = pd.DataFrame(gdf.drop(columns=[gdf.geometry.name]))
+    masks = classify(tags, osm_types, list(gdf.geom_type), complete=False)
+    member = np.column_stack(list(masks.values())) if masks else np.zeros((len(gdf), 0), dtype=bool)
+    names = list(masks)
+    order, classes = [], []
+    for i, row in enumerate(member):
+        hits = [names[j] for j in np.flatnonzero(row)] or [OTHER_CLASS]
+        order += [i] * len(hits)
+        classes += hits
+    out = gdf.iloc[order].reset_index(drop=True)
+    out = out.assign(feature_class=classes)
+    return out, int((member.sum(axis=1) > 1).sum())
+
+
+@lru_cache(maxsize=1)
+def default_catalogue() -> LayerCatalogue:
+    return LayerCatalogue()
