@@ -331,7 +331,7 @@ def run_batch(instruction: str, inputs: Path | str, outputs: list[OutputSpec] | 
         manifest = {"instruction": instruction, "status": record.status, "run_id": record.run_id,
                     "answer": record.answer, "aoi": registered["aoi"], "inputs": registered["inputs"],
                     "input_notes": registered["notes"], "outputs": written, "session": str(session_dir),
-                    "run_record": str(session_dir / "runs" / f"{record.run_id}.json"),
+                    "run_record": str(orch.runlog.record_path(record.run_id)),
                     "tokens": llm.usage.total_tokens}
         (session_dir / "batch_manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False, default=str),
                                                          encoding="utf-8")

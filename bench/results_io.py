@@ -76,14 +76,6 @@ def session_run_records(session: Path, exclude: set[str] | frozenset[str] = froz
     """The run records a session folder holds, oldest first, without the runs whose id is in
     ``exclude``: the final record (``runs/<run>.json``) of every run that has one, else its saved
     state (``runs/<run>.state.json``, a run cut off mid-way)."""
-    runs_dir = Path(session) / "runs"
-    if not runs_dir.exists():
-        return []
-    records = []
-    for state in sorted(runs_dir.glob("r_*.state.json"), key=lambda p: p.stat().st_mtime):
-        run_id = state.name.split(".")[0]
-        if run_id in exclude:
-            continue
-        final = runs_dir / f"{run_id}.json"
-        records.append(json.loads((final if final.exists() else state).read_text(encoding="utf-8")))
-    return records
+    from geofaham_plugin.core.orchestrator.runlog import RunLog
+
+    return [record.model_dump(mode="json") for record in RunLog(session).runs(exclude=exclude)]

@@ -79,7 +79,7 @@ def test_guided_eaton_hospitals_end_to_end(store):
     # the planner's prompt carried the resolved facts and two retrieved examples, and stayed small
     prompt = model.calls[0].messages[-1].content
     assert "Eaton" in prompt and "5000" in prompt and prompt.count("Q: ") == 2
-    assert record.usage["calls"][0]["prompt_tokens"] < 1500
+    assert record.usage.calls[0].prompt_tokens < 1500
 
 
 # ---------------------------------------------------------------------------- input validity
@@ -274,6 +274,22 @@ def test_specialist_chooses_the_tool_seeing_only_its_instruction_and_input_metad
     assert "Buffer the burn area by one kilometre" in prompt and store.get(record.steps[0].artifact_id).id in prompt
     assert "EPSG:26911" in prompt and "coordinates" not in prompt and "Eaton fire" not in prompt  # no question, no coords
     assert "distance_m" in retry.last_user  # the invalid argument went back with the error
+
+
+def test_a_planned_tool_of_another_specialist_is_refused_without_a_model_call():
+    from geofaham_plugin.core.orchestrator.toolchoice import ToolChoice, choose_tool
+
+    model = ScriptedModel({})
+    wrong = PlanStep(id=2, agent=AgentName.maps, goal="buffer", tool="buffer", args={"distance_m": 5},
+                     expected_output="vector")
+    failure = choose_tool(LLM(model), wrong, {})
+    assert failure.check == "plan_adherence" and "maps has no tool 'buffer'" in failure.message
+    unknown = wrong.model_copy(update={"agent": AgentName.vector, "tool": "teleport"})
+    assert choose_tool(LLM(model), unknown, {}).message == "vector has no tool 'teleport'"
+    right = wrong.model_copy(update={"agent": AgentName.vector})
+    choice = choose_tool(LLM(model), right, {})
+    assert isinstance(choice, ToolChoice) and choice.by == "plan" and choice.tool.name == "buffer"
+    assert choice.args == {"distance_m": 5} and model.calls == []
 
 
 def test_follow_up_reuses_facts_and_artifacts_of_the_previous_run(store):

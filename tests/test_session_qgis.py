@@ -4,15 +4,20 @@ group on the main thread; the answer lands in the transcript; the main thread st
 from __future__ import annotations
 
 import time
+import typing
 
 import pytest
 from qgis.core import QgsProject
 from qgis.PyQt.QtCore import QCoreApplication, QEvent, QTimer
 
 from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.events import ArtifactEvent, RunEventPayload
+from geofaham_plugin.core.planning.plan import PlanStep
 from geofaham_plugin.ui.dock import ChatDock
 from geofaham_plugin.ui.layers import GROUP_PREFIX
 from geofaham_plugin.ui.session import Session
+
+RunEventPayloadTypes = typing.get_args(typing.get_args(RunEventPayload)[0])
 
 
 def wait_for(predicate, timeout=120.0):
@@ -54,6 +59,10 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     timer.timeout.connect(tick)
     timer.start(5)
     dock = session.dock
+    shown, events = [], []
+    show_plan = dock.show_plan
+    dock.show_plan = lambda steps: (shown.append(list(steps)), show_plan(steps))
+    session.runEvent.connect(events.append)
     dock.input.setPlainText("Which hospitals are within 5 km of the Eaton fire perimeter?")
     dock.send_button.click()
     assert not dock.send_button.isEnabled() and dock.cancel_button.isEnabled()
@@ -79,6 +88,17 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     print(f"longest main-thread gap outside layer creation: {max(other):.1f} ms over {len(other)} ticks; "
           f"with layer creation: {max((b - a) * 1000 for a, b in gaps):.1f} ms")
     assert len(other) > 10 and max(other) < 50
+    # typed events crossed the thread and reached the dock: the plan as PlanSteps, the steps' outcomes
+    assert [e.type for e in events][:2] == ["ledger", "plan"] and events[-1].type == "answer"
+    assert all(isinstance(e.payload, RunEventPayloadTypes) for e in events)
+    (steps,) = shown
+    assert all(isinstance(s, PlanStep) for s in steps) and [s.tool for s in steps] == [s.tool for s in record.steps]
+    assert [e.payload.artifact.id for e in events if isinstance(e.payload, ArtifactEvent)] == \
+        [s.artifact_id for s in record.steps]
+    rows = [dock.plan_view.topLevelItem(i) for i in range(dock.plan_view.topLevelItemCount())]
+    assert [(r.text(0), r.text(1), r.text(2), r.text(3)) for r in rows] == \
+        [(str(s.step_id), f"{s.agent.value}.{s.tool}", "done", s.artifact_id) for s in record.steps]
+    assert rows[0].toolTip(1) == steps[0].goal
 
 
 def test_cancel_stops_the_run_between_steps(session):

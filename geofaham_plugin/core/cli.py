@@ -53,7 +53,7 @@ def _cmd_ask(args) -> int:
     def show(event):
         events.append(event)
         if args.verbose and event.type in ("plan", "step_started", "step_finished", "check_failed", "replan"):
-            print(f"[{event.type}] {json.dumps(event.data, default=str)[:300]}", file=sys.stderr)
+            print(f"[{event.type}] {event.payload.model_dump_json(exclude={'kind'})[:300]}", file=sys.stderr)
 
     try:
         aoi_id = register_aoi_file(store, args.aoi).id if args.aoi else None
@@ -71,7 +71,7 @@ def _cmd_ask(args) -> int:
         llm.close()
         store.close()
     print(record.answer)
-    print(f"\nrun record: {session / 'runs' / (record.run_id + '.json')}")
+    print(f"\nrun record: {orchestrator.runlog.record_path(record.run_id)}")
     return 0 if record.status in ("answered", "partial") else 1
 
 

@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from .orchestrator.runlog import RunLog
 from .store.models import ArtifactRecord
 
 
@@ -25,24 +26,20 @@ def _lineage(store, ids: list[str]) -> list[ArtifactRecord]:
 
 def export_run(store, run_id: str, destination: str | Path) -> Path:
     """Copy the run's artifacts and records into ``destination/<run_id>/``; returns that folder."""
-    runs = Path(store.session_dir) / "runs"
-    record_path = runs / f"{run_id}.json"
-    if not record_path.exists():
-        raise FileNotFoundError(f"no finished run {run_id} in {store.session_dir}")
-    record = json.loads(record_path.read_text(encoding="utf-8"))
-    produced = [s["artifact_id"] for s in record["steps"] if s.get("artifact_id")]
-    used = produced + [i for s in record["steps"] for i in s.get("inputs", {}).values()]
-    artifacts = _lineage(store, list(dict.fromkeys(used + ([record["aoi_artifact_id"]] if record.get("aoi_artifact_id") else []))))
+    runlog = RunLog(store.session_dir)
+    stored = runlog.record_text(run_id)  # raises RunNotFound (a FileNotFoundError) for an unfinished run
+    record = runlog.load_record(run_id)
+    artifacts = _lineage(store, record.artifact_ids())
     out = Path(destination) / run_id
     (out / "artifacts").mkdir(parents=True, exist_ok=True)
     for artifact in artifacts:
         source = store.abs_path(artifact.id)
         shutil.copy2(source, out / "artifacts" / source.name)
-    (out / "run.json").write_text(record_path.read_text(encoding="utf-8"), encoding="utf-8")
-    (out / "answer.md").write_text(f"# {record['question']}\n\n{record['answer']}\n", encoding="utf-8")
+    (out / "run.json").write_text(stored, encoding="utf-8")  # the record exactly as the session holds it
+    (out / "answer.md").write_text(f"# {record.question}\n\n{record.answer}\n", encoding="utf-8")
     (out / "artifacts.json").write_text(json.dumps([a.model_dump(mode="json") for a in artifacts], indent=2),
                                         encoding="utf-8")
-    lines = [f"# GeoFaham run {run_id}", "", f"Question: {record['question']}", f"Status: {record['status']}", "",
+    lines = [f"# GeoFaham run {run_id}", "", f"Question: {record.question}", f"Status: {record.status}", "",
              "- `answer.md`: the answer (numbers computed by the engines; artifact ids cited in brackets)",
              "- `run.json`: the run record (ledgers, plans, steps, tool calls, tokens, timings)",
              "- `artifacts.json`: metadata and lineage of every artifact", "- `artifacts/`:"]

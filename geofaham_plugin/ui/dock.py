@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from qgis.PyQt.QtCore import Qt, pyqtSignal
 from qgis.PyQt.QtGui import QKeySequence
@@ -22,6 +24,9 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from .i18n import tr
+
+if TYPE_CHECKING:
+    from ..core.planning.plan import PlanStep
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
 
@@ -121,11 +126,12 @@ class ChatDock(QDockWidget):
         self.status.setText(status)
 
     # ------------------------------------------------------------------------------- plan view
-    def show_plan(self, steps: list[dict], title: str = "") -> None:
+    def show_plan(self, steps: Sequence[PlanStep]) -> None:
+        """One row per plan step, all pending (a replan replaces the rows)."""
         self.plan_view.clear()
         for step in steps:
-            item = QTreeWidgetItem([str(step["id"]), f"{step['agent']}.{step.get('tool') or '?'}", self._status_text("pending"), ""])
-            item.setToolTip(1, step.get("goal", ""))
+            item = QTreeWidgetItem([str(step.id), f"{step.agent.value}.{step.tool or '?'}", self._status_text("pending"), ""])
+            item.setToolTip(1, step.goal)
             self.plan_view.addTopLevelItem(item)
         for column in range(3):
             self.plan_view.resizeColumnToContents(column)

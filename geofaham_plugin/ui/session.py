@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +14,15 @@ from qgis.core import Qgis, QgsMessageLog, QgsProject
 from qgis.PyQt.QtCore import QObject, pyqtSignal
 
 from ..core.config import Settings
+from ..core.orchestrator.events import (
+    ArtifactEvent,
+    CheckFailedEvent,
+    PlanEvent,
+    RunEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+)
+from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, session_group
 from .worker import RunWorker
@@ -42,8 +52,9 @@ def default_session_dir(name: str, settings: Settings) -> Path:
 class Session(QObject):
     """Owns the store and model of a session and runs questions one at a time."""
 
-    runFinished = pyqtSignal(object)  # noqa: N815
+    runFinished = pyqtSignal(object)  # noqa: N815  core RunRecord, None after a crash
     layerAdded = pyqtSignal(object)  # noqa: N815
+    runEvent = pyqtSignal(object)  # noqa: N815  core RunEvent, after the dock and the layer tree have shown it
 
     def __init__(self, dock, *, iface=None, session_dir: Path | None = None, llm_factory=None, name: str | None = None,
                  parent=None):
@@ -111,37 +122,31 @@ class Session(QObject):
         if self.worker is not None:
             self.worker.cancel()
 
-    def _on_event(self, event) -> None:  # main thread
-        data = event.data
-        if event.type == "plan":
-            steps = data["plan"]["steps"]
+    def _on_event(self, event: RunEvent) -> None:  # main thread
+        payload = event.payload
+        if isinstance(payload, PlanEvent):
+            steps = payload.plan.steps
             self.dock.show_plan(steps)
-            self.dock.status.setText(tr("Plan: ") + " → ".join(f"{s['agent']}.{s['tool'] or '?'}" for s in steps))
-        elif event.type == "step_started":
-            self.dock.update_step(data["step"], "running")
-            self.dock.status.setText(tr("Step {n}: {goal}").format(n=data["step"], goal=data["goal"]))
-        elif event.type == "step_finished":
-            status = "reused" if data.get("reused") else data["status"]
-            self.dock.update_step(data["step"], status, data.get("artifact_id", ""), data.get("message", ""))
-        elif event.type == "artifact":
-            import time
-
-            from ..core.store.models import ArtifactRecord
-
+            self.dock.status.setText(tr("Plan: ") + " → ".join(f"{s.agent.value}.{s.tool or '?'}" for s in steps))
+        elif isinstance(payload, StepStartedEvent):
+            self.dock.update_step(payload.step, "running")
+            self.dock.status.setText(tr("Step {n}: {goal}").format(n=payload.step, goal=payload.goal))
+        elif isinstance(payload, StepFinishedEvent):
+            self.dock.update_step(payload.step, payload.shown_status, payload.artifact_id or "", payload.message)
+        elif isinstance(payload, ArtifactEvent):
             started = time.monotonic()
-            record = ArtifactRecord.model_validate(data["artifact"])
             group = session_group(QgsProject.instance(), self.name)
-            layer = add_artifact_layer(QgsProject.instance(), group, record, self.store)
+            layer = add_artifact_layer(QgsProject.instance(), group, payload.artifact, self.store)
             if layer is not None:
                 self.layers.append(layer)
                 self.layerAdded.emit(layer)
             self.main_thread_work.append((started, time.monotonic()))
-        elif event.type == "check_failed":
-            failure = data.get("failure") or {}
-            self.dock.update_step(data["step"], "failed", "", failure.get("message", ""))
-            QgsMessageLog.logMessage(str(failure), LOG_TAG, Qgis.Warning)
+        elif isinstance(payload, CheckFailedEvent):
+            self.dock.update_step(payload.step, "failed", "", payload.failure.message)
+            QgsMessageLog.logMessage(payload.failure.describe(), LOG_TAG, Qgis.Warning)
+        self.runEvent.emit(event)
 
-    def _on_done(self, record) -> None:  # main thread
+    def _on_done(self, record: RunRecord) -> None:  # main thread
         self.records.append(record)
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
@@ -149,11 +154,10 @@ class Session(QObject):
             self._zoom_to_answer(record)
         else:
             self.dock.append_error(record.answer)
-        totals = record.usage.get("totals", {})
-        prompt = sum(t["prompt"] for t in totals.values())
-        completion = sum(t["completion"] for t in totals.values())
+        tokens = record.usage.total()
         summary = tr("{status} in {seconds:.1f} s · {prompt} + {completion} tokens · run {run}").format(
-            status=record.status, seconds=record.seconds, prompt=prompt, completion=completion, run=record.run_id)
+            status=record.status, seconds=record.seconds, prompt=tokens.prompt, completion=tokens.completion,
+            run=record.run_id)
         self.dock.status.setText(summary)
         QgsMessageLog.logMessage(summary, LOG_TAG, Qgis.Info)
         self.runFinished.emit(record)
@@ -180,8 +184,6 @@ class Session(QObject):
         """Bring back the transcript, AOI, layers and run records of a saved session."""
         import json
 
-        from ..core.orchestrator.orchestrator import RunRecord
-
         path = self.store.session_dir / self.TRANSCRIPT
         if path.exists():
             saved = json.loads(path.read_text(encoding="utf-8"))
@@ -189,9 +191,7 @@ class Session(QObject):
             if saved.get("aoi_id") in self.store:
                 self.aoi_id = saved["aoi_id"]
                 self.dock.set_aoi(f"{self.aoi_id} · {self.store.get(self.aoi_id).summary}")
-        runs = sorted((p for p in (self.store.session_dir / "runs").glob("r_*.json") if not p.name.endswith(".state.json")),
-                      key=lambda p: p.stat().st_mtime)
-        self.records = [RunRecord.model_validate_json(p.read_text(encoding="utf-8")) for p in runs]
+        self.records = RunLog(self.store.session_dir).finished_runs()
         self.layers = [layer for layer in QgsProject.instance().mapLayers().values()
                        if layer.customProperty("geofaham/artifact_id")]
 

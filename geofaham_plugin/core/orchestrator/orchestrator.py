@@ -1,25 +1,21 @@
 """The orchestrator: outer loop (task ledger + plan), inner loop (progress ledger, three checks in code,
-dispatch, stall counting, replanning), synthesis and the run record.
+dispatch, stall counting, replanning) and synthesis.
 
-Every state change is saved to ``runs/<run_id>.state.json`` in the session folder, so a run can be
-resumed; the finished run record is ``runs/<run_id>.json``."""
+Every state change is saved through the session's run log (``runlog.RunLog``), so a run can be resumed;
+the specialist's choice of a tool for a step without one is ``toolchoice``; what the caller hears while
+the run goes on are typed events (``events``)."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
-import uuid
-from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel
 
-from ..agents import TOOLS, ToolContext
-from ..agents.base import Tool
+from ..agents import ToolContext
 from ..config import Settings, settings_from_env
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue, default_catalogue
@@ -29,12 +25,29 @@ from ..domain.events import get_event
 from ..planning.facts import PrepassFacts
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
-from ..prompts import AGENT_SYSTEM, PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
+from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactKind, ArtifactRecord
 from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
 from ..planning.plan import PlanStep
-from .ledgers import Failure, ProgressDecision, ProgressLedger, RunEvent, StepStatus
+from .events import (
+    AnswerEvent,
+    ArtifactEvent,
+    CancelledEvent,
+    CheckFailedEvent,
+    ErrorEvent,
+    EventCallback,
+    LedgerEvent,
+    PlanEvent,
+    ReplanEvent,
+    RunEvent,
+    RunEventPayload,
+    StepFinishedEvent,
+    StepStartedEvent,
+)
+from .ledgers import Failure, ProgressDecision, ProgressLedger, StepStatus
+from .runlog import RunLog, RunRecord, RunUsage, StepRecord, memo_key, new_run_id
 from .synthesis import Findings, collect_findings, render_answer, unsupported_numbers
+from .toolchoice import choose_tool
 
 
 class OrchestratorConfig(BaseModel):
@@ -44,44 +57,6 @@ class OrchestratorConfig(BaseModel):
     max_replans: int = 2
     model_synthesis: bool = False  # let the synthesis model phrase the answer (numbers still checked)
     always_ask_model: bool = False
-
-
-class StepRecord(BaseModel):
-    plan_index: int
-    step_id: int
-    agent: str
-    tool: str | None
-    args: dict[str, Any] = Field(default_factory=dict)
-    inputs: dict[str, str] = Field(default_factory=dict)  # resolved artifact ids
-    status: StepStatus
-    artifact_id: str | None = None
-    seconds: float = 0.0
-    failure: Failure | None = None
-    reused: bool = False  # the artifact came from an earlier run of this session (same tool, args, inputs)
-
-
-class RunRecord(BaseModel):
-    run_id: str
-    question: str
-    aoi_artifact_id: str | None = None
-    follow_up_of: str | None = None
-    status: Literal["running", "answered", "partial", "failed", "cancelled"] = "running"
-    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-    finished_at: datetime | None = None
-    facts: PrepassFacts | None = None
-    plans: list[PlanResult] = Field(default_factory=list)
-    progress: ProgressLedger = Field(default_factory=ProgressLedger)
-    steps: list[StepRecord] = Field(default_factory=list)
-    decisions: list[ProgressDecision] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    answer: str = ""
-    cited_artifacts: list[str] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(default_factory=dict)
-    seconds: float = 0.0
-    error: str | None = None
-
-
-EventCallback = Callable[[RunEvent], None]
 
 
 class Orchestrator:
@@ -96,15 +71,14 @@ class Orchestrator:
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
         self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model)
-        self.runs_dir = Path(store.session_dir) / "runs"
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self.runlog = RunLog(store.session_dir)
 
     # ------------------------------------------------------------------------------- public API
     def run(self, question: str, *, aoi_artifact_id: str | None = None, previous: RunRecord | None = None) -> RunRecord:
         """Answer ``question``. With ``previous`` (a run of this session) it is a follow-up: facts the new
         question leaves open (event, distance, feature class, AOI ...) come from the previous run, and
         steps whose tool, arguments and inputs are unchanged reuse the artifacts already computed."""
-        record = RunRecord(run_id="r_" + uuid.uuid4().hex[:8], question=question, aoi_artifact_id=aoi_artifact_id)
+        record = RunRecord(run_id=new_run_id(), question=question, aoi_artifact_id=aoi_artifact_id)
         t0 = time.monotonic()
         try:
             facts = prepass(question)
@@ -118,16 +92,16 @@ class Orchestrator:
             self._execute(record)
         except Cancelled:
             record.status = "cancelled"
-            self._emit(record, "cancelled", {})
+            self._emit(record, CancelledEvent())
         except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
             record.status = "failed"
             record.error = f"{type(exc).__name__}: {exc}"
-            self._emit(record, "error", {"message": str(exc), "type": type(exc).__name__})
+            self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
         return self._finish(record, t0)
 
     def resume(self, run_id: str) -> RunRecord:
         """Continue a run from its saved state (e.g. after QGIS was closed mid-run)."""
-        record = RunRecord.model_validate_json((self.runs_dir / f"{run_id}.state.json").read_text(encoding="utf-8"))
+        record = self.runlog.load_state(run_id)
         t0 = time.monotonic() - record.seconds
         record = record.model_copy(update={"status": "running", "answer": "", "error": None, "finished_at": None})
         for step_id, status in list(record.progress.status.items()):
@@ -143,7 +117,7 @@ class Orchestrator:
 
     def execute_plan(self, question: str, plan_result: PlanResult) -> RunRecord:
         """Run a given plan (no planning call): used by tests and by callers that build plans themselves."""
-        record = RunRecord(run_id="r_" + uuid.uuid4().hex[:8], question=question, facts=prepass(question))
+        record = RunRecord(run_id=new_run_id(), question=question, facts=prepass(question))
         t0 = time.monotonic()
         self._adopt(record, plan_result)
         try:
@@ -159,7 +133,7 @@ class Orchestrator:
     def _new_plan(self, record: RunRecord, failures: list[str]) -> PlanResult:
         preferred = None
         if record.follow_up_of:
-            previous = self._load_record(record.follow_up_of)
+            previous = self.runlog.load(record.follow_up_of)
             preferred = previous.plans[-1].template if previous and previous.plans else None
         return self.planner.plan(record.facts, self.store, aoi_artifact_id=record.aoi_artifact_id,
                                  failures=failures, step=f"plan{len(record.plans) + 1}", preferred_template=preferred)
@@ -172,10 +146,10 @@ class Orchestrator:
             failures=record.progress.failures, stalls=record.progress.stalls,
             turns=record.progress.turns, replans=replans,
         )
-        self._emit(record, "ledger", {"ledger": result.ledger.model_dump(mode="json")})
-        self._emit(record, "plan", {"plan": result.plan.model_dump(mode="json"), "mode": result.mode,
-                                    "template": result.template, "index": len(record.plans)})
-        self._save_state(record)
+        self._emit(record, LedgerEvent(ledger=result.ledger))
+        self._emit(record, PlanEvent(plan=result.plan, mode=result.mode, template=result.template,
+                                     index=len(record.plans)))
+        self.runlog.save_state(record)
 
     # ------------------------------------------------------------------------------ inner loop
     def _execute(self, record: RunRecord) -> None:
@@ -205,14 +179,14 @@ class Orchestrator:
             if failure is None:
                 progress.status[step.id] = StepStatus.done
                 progress.artifacts[step.id] = artifact.id
-                self._save_state(record)
+                self.runlog.save_state(record)
                 continue
             progress.failures.append(failure)
             progress.stalls += 1
-            self._emit(record, "check_failed", {"step": step.id, "failure": failure.model_dump(mode="json")})
+            self._emit(record, CheckFailedEvent(step=step.id, failure=failure))
             if progress.status[step.id] is not StepStatus.done:
                 progress.status[step.id] = StepStatus.failed
-            self._save_state(record)
+            self.runlog.save_state(record)
             if not self._recover(record, step, failure):
                 break
 
@@ -223,11 +197,13 @@ class Orchestrator:
         records: dict[str, ArtifactRecord] = {}
         if failure is None:
             records, failure = check_input_validity(step, progress, self.store)
-        tool: Tool | None = None
         if failure is None:
-            tool, args, failure = self._choose_tool(record, step, records)
-            if failure is None:
-                step = step.model_copy(update={"tool": tool.name, "args": args})
+            choice = choose_tool(self.llm, step, records)
+            if isinstance(choice, Failure):
+                failure = choice
+            else:
+                tool = choice.tool
+                step = step.model_copy(update={"tool": tool.name, "args": choice.args})
                 notes: list[str] = []
                 failure = check_geospatial_compatibility(step, tool, records, notes)
                 record.notes += [n for n in notes if n not in record.notes]
@@ -235,19 +211,18 @@ class Orchestrator:
             self._log_step(record, step, StepStatus.failed, records=records, failure=failure)
             return failure, None
 
-        signature = json.dumps([tool.name, step.args, {k: r.id for k, r in sorted(records.items())}],
-                               sort_keys=True, default=str)
-        memo = self._memo()
-        if memo.get(signature) in self.store:  # same operation on the same inputs: reuse, do not recompute
-            artifact = self.store.get(memo[signature])
+        inputs = {k: r.id for k, r in records.items()}
+        signature = memo_key(tool.name, step.args, inputs)
+        earlier = self.runlog.recall(signature)
+        if earlier is not None and earlier in self.store:  # same operation on the same inputs: reuse, do not recompute
+            artifact = self.store.get(earlier)
             self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, reused=True)
-            self._emit(record, "step_finished", {"step": step.id, "status": "done", "artifact_id": artifact.id,
-                                                 "reused": True})
+            self._emit(record, StepFinishedEvent(step=step.id, status="done", artifact_id=artifact.id, reused=True))
             return None, artifact
         progress.status[step.id] = StepStatus.running
-        self._save_state(record)
-        self._emit(record, "step_started", {"step": step.id, "agent": step.agent.value, "tool": tool.name,
-                                            "goal": step.goal, "inputs": {k: r.id for k, r in records.items()}})
+        self.runlog.save_state(record)
+        self._emit(record, StepStartedEvent(step=step.id, agent=step.agent, tool=tool.name, goal=step.goal,
+                                            inputs=inputs))
         t0 = time.monotonic()
         ctx = ToolContext(store=self.store, layers=self.layers, settings=self.settings, cancel=self.cancel)
         try:
@@ -261,15 +236,14 @@ class Orchestrator:
         seconds = time.monotonic() - t0
         if failure is not None:
             self._log_step(record, step, StepStatus.failed, records=records, failure=failure, seconds=seconds)
-            self._emit(record, "step_finished", {"step": step.id, "status": "failed", "message": failure.message})
+            self._emit(record, StepFinishedEvent(step=step.id, status="failed", message=failure.message))
             return failure, None
         record.notes += [n for n in ctx.notes if n not in record.notes]
-        self._remember(signature, artifact.id)
-        self._emit(record, "artifact", {"artifact": artifact.model_dump(mode="json")})
+        self.runlog.remember(signature, artifact.id)
+        self._emit(record, ArtifactEvent(artifact=artifact))
         empty = _is_empty(artifact)
         self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, seconds=seconds)
-        self._emit(record, "step_finished", {"step": step.id, "status": "done", "artifact_id": artifact.id,
-                                             "empty": empty})
+        self._emit(record, StepFinishedEvent(step=step.id, status="done", artifact_id=artifact.id, empty=empty))
         plan = record.plans[-1].plan
         terminal = not any(step.id in s.depends_on for s in plan.steps)
         if empty and (terminal or step.empty_is_answer):
@@ -281,43 +255,6 @@ class Orchestrator:
             return Failure(step_id=step.id, check="empty_result", kind="empty",
                            message=f"{tool.name} produced no features ({artifact.id}: {artifact.summary})"), artifact
         return None, artifact
-
-    def _choose_tool(self, record: RunRecord, step: PlanStep, records: dict[str, ArtifactRecord]
-                     ) -> tuple[Tool | None, dict, Failure | None]:
-        """A step with a tool runs it; otherwise its specialist picks a tool (sees only its instruction and
-        the metadata of its inputs)."""
-        if step.tool:
-            tool = TOOLS.get(step.tool)
-            if tool is None or tool.agent is not step.agent:
-                return None, {}, Failure(step_id=step.id, check="plan_adherence", kind="tool",
-                                         message=f"{step.agent.value} has no tool '{step.tool}'")
-            return tool, step.args, None
-        from ..agents.base import tools_of
-
-        tools = tools_of(step.agent)
-        choice_type = _tool_choice_model([t.name for t in tools])
-        content = json.dumps({
-            "instruction": step.goal, "inputs": {k: r.for_model() for k, r in records.items()},
-            "tools": [t.schema_for_model() for t in tools],
-        }, separators=(",", ":"), default=str)
-
-        def check(choice) -> None:
-            tool = TOOLS[choice.tool]
-            try:
-                tool.args_model.model_validate(choice.args)
-            except ValidationError as exc:
-                raise ModelRetry(f"invalid args for {tool.name}: {exc.errors()[:3]}") from exc
-            missing = {s.name for s in tool.inputs} - set(records) - getattr(tool.fn, "_optional_inputs", set())
-            if missing:
-                raise ModelRetry(f"{tool.name} needs inputs {sorted(missing)}, the step has {sorted(records)}")
-
-        try:
-            choice = self.llm.structured(Role(step.agent.value), [
-                Message(role="system", content=AGENT_SYSTEM.format(agent=step.agent.value)),
-                Message(role="user", content=content)], choice_type, step=f"step{step.id}", validate=check)
-        except ModelOutputError as exc:
-            return None, {}, Failure(step_id=step.id, check="model", kind="invalid_output", message=str(exc))
-        return TOOLS[choice.tool], choice.args, None
 
     def _recover(self, record: RunRecord, step: PlanStep, failure: Failure) -> bool:
         """After a failure: continue (True) or stop and answer with what exists (False)."""
@@ -338,7 +275,7 @@ class Orchestrator:
             return False
         progress.replans += 1
         failures = [f.describe() for f in progress.failures]
-        self._emit(record, "replan", {"failures": failures, "replans": progress.replans})
+        self._emit(record, ReplanEvent(failures=failures, replans=progress.replans))
         try:
             result = self._new_plan(record, failures)
         except ModelOutputError as exc:
@@ -377,13 +314,10 @@ class Orchestrator:
             record.answer = self._failure_answer(record)
         record.finished_at = datetime.now(timezone.utc)
         record.seconds = round(time.monotonic() - t0, 3)
-        record.usage = {"calls": [c.model_dump(mode="json") for c in self.llm.usage.snapshot()],
-                        "totals": self.llm.usage.totals()}
-        path = self.runs_dir / f"{record.run_id}.json"
-        _atomic_write(path, record.model_dump_json(indent=2))
-        self._save_state(record)
-        self._emit(record, "answer", {"answer": record.answer, "status": record.status, "record": str(path),
-                                      "cited": record.cited_artifacts})
+        record.usage = RunUsage.from_ledger(self.llm.usage)
+        path = self.runlog.save_record(record)
+        self._emit(record, AnswerEvent(answer=record.answer, status=record.status, record=str(path),
+                                       cited=record.cited_artifacts))
         return record
 
     def _synthesize(self, record: RunRecord) -> None:
@@ -402,7 +336,7 @@ class Orchestrator:
                                     unresolved if not complete else [])
         record.cited_artifacts = findings.cited
         record.status = "answered" if complete else "partial"
-        steps = [f"{s.step_id}. {s.agent}.{s.tool} → {s.artifact_id or s.status.value}" + (" (reused)" if s.reused else "")
+        steps = [f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}" + (" (reused)" if s.reused else "")
                  for s in record.steps if s.plan_index == len(record.plans)]
         answer = render_answer(findings, context=self._context(record), partial=not complete, steps=steps)
         if self.config.model_synthesis and findings.headline:
@@ -446,41 +380,20 @@ class Orchestrator:
         return f"**The question could not be answered.** {record.error or ''}".strip()
 
     # -------------------------------------------------------------------------------- records
-    def _memo(self) -> dict[str, str]:
-        path = self.runs_dir / "memo.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-    def _remember(self, signature: str, artifact_id: str) -> None:
-        memo = self._memo()
-        memo[signature] = artifact_id
-        _atomic_write(self.runs_dir / "memo.json", json.dumps(memo))
-
-    def _load_record(self, run_id: str) -> RunRecord | None:
-        for name in (f"{run_id}.json", f"{run_id}.state.json"):
-            path = self.runs_dir / name
-            if path.exists():
-                return RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
-        return None
-
     def last_run(self) -> RunRecord | None:
         """The most recent finished run of this session (for follow-up questions)."""
-        finished = sorted((p for p in self.runs_dir.glob("r_*.json") if not p.name.endswith(".state.json")),
-                          key=lambda p: p.stat().st_mtime)
-        return RunRecord.model_validate_json(finished[-1].read_text(encoding="utf-8")) if finished else None
+        return self.runlog.last_run()
 
     def _log_step(self, record: RunRecord, step: PlanStep, status: StepStatus, *, records=None,
                   artifact: ArtifactRecord | None = None, failure: Failure | None = None, seconds: float = 0.0,
                   reused: bool = False) -> None:
-        record.steps.append(StepRecord(reused=reused, 
-            plan_index=len(record.plans), step_id=step.id, agent=step.agent.value, tool=step.tool, args=step.args,
+        record.steps.append(StepRecord(reused=reused,
+            plan_index=len(record.plans), step_id=step.id, agent=step.agent, tool=step.tool, args=step.args,
             inputs={k: r.id for k, r in (records or {}).items()}, status=status,
             artifact_id=artifact.id if artifact else None, seconds=round(seconds, 3), failure=failure))
 
-    def _emit(self, record: RunRecord, type_: str, data: dict) -> None:
-        self.on_event(RunEvent(type=type_, run_id=record.run_id, data=data))
-
-    def _save_state(self, record: RunRecord) -> None:
-        _atomic_write(self.runs_dir / f"{record.run_id}.state.json", record.model_dump_json())
+    def _emit(self, record: RunRecord, payload: RunEventPayload) -> None:
+        self.on_event(RunEvent(run_id=record.run_id, payload=payload))
 
 
 def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFacts:
@@ -518,20 +431,3 @@ def _is_empty(artifact: ArtifactRecord) -> bool:
     if artifact.kind is ArtifactKind.item_set:
         return meta.item_count == 0
     return False
-
-
-def _tool_choice_model(names: list[str]):
-    from typing import Literal as L
-
-    from pydantic import create_model
-
-    return create_model("ToolChoice", tool=(L[tuple(names)], ...), args=(dict[str, Any], ...))
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -1,0 +1,298 @@
+"""The run log of a session: the one module that knows the session's ``runs/`` folder.
+
+Layout (unchanged from the first release, so old sessions load)::
+
+    <session>/runs/<run_id>.json         the finished run record (written once the run ends)
+    <session>/runs/<run_id>.state.json   the run's saved state, rewritten on every state change (resume)
+    <session>/runs/memo.json             operation signature -> artifact id (reuse across runs)
+
+Every file is written atomically (temporary file in the same folder, fsync, ``os.replace``, fsync of
+the folder): a process killed mid-write leaves the previous version intact, never half a file.
+The orchestrator writes through :class:`RunLog`; the QGIS session, the export, the CLI and the bench
+read through it. Nobody else builds these paths or parses these files."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+import uuid
+from contextlib import suppress
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from ..domain.names import AgentName
+from ..llm import CallRecord, UsageLedger
+from ..planning.facts import PrepassFacts
+from ..planning.planner import PlanResult
+from .ledgers import Failure, ProgressDecision, ProgressLedger, StepStatus
+
+log = logging.getLogger(__name__)
+
+RUNS_DIR = "runs"
+MEMO_FILE = "memo.json"
+RECORD_SUFFIX = ".json"
+STATE_SUFFIX = ".state.json"
+RUN_ID = re.compile(r"^r_[A-Za-z0-9_-]{1,64}$")
+
+RunStatus = Literal["running", "answered", "partial", "failed", "cancelled"]
+
+
+# ------------------------------------------------------------------------------------------- records
+class TokenTotals(BaseModel):
+    prompt: int = 0
+    completion: int = 0
+    calls: int = 0
+
+
+class RunUsage(BaseModel):
+    """Model calls of one run and their token totals per role."""
+
+    calls: list[CallRecord] = Field(default_factory=list)
+    totals: dict[str, TokenTotals] = Field(default_factory=dict)
+
+    @classmethod
+    def from_ledger(cls, ledger: UsageLedger) -> RunUsage:
+        return cls(calls=ledger.snapshot(), totals=ledger.totals())
+
+    def total(self) -> TokenTotals:
+        return TokenTotals(prompt=sum(t.prompt for t in self.totals.values()),
+                           completion=sum(t.completion for t in self.totals.values()),
+                           calls=sum(t.calls for t in self.totals.values()))
+
+
+class StepRecord(BaseModel):
+    """One attempt at a plan step: what ran, on which artifacts, with what outcome."""
+
+    plan_index: int
+    step_id: int
+    agent: AgentName
+    tool: str | None
+    args: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, str] = Field(default_factory=dict)  # resolved artifact ids
+    status: StepStatus
+    artifact_id: str | None = None
+    seconds: float = 0.0
+    failure: Failure | None = None
+    reused: bool = False  # the artifact came from an earlier run of this session (same tool, args, inputs)
+
+
+class RunRecord(BaseModel):
+    """A run: question, facts, plans, progress, steps, decisions, answer, usage, timings."""
+
+    run_id: str = Field(pattern=RUN_ID.pattern)
+    question: str
+    aoi_artifact_id: str | None = None
+    follow_up_of: str | None = None
+    status: RunStatus = "running"
+    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    finished_at: datetime | None = None
+    facts: PrepassFacts | None = None
+    plans: list[PlanResult] = Field(default_factory=list)
+    progress: ProgressLedger = Field(default_factory=ProgressLedger)
+    steps: list[StepRecord] = Field(default_factory=list)
+    decisions: list[ProgressDecision] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    answer: str = ""
+    cited_artifacts: list[str] = Field(default_factory=list)
+    usage: RunUsage = Field(default_factory=RunUsage)
+    seconds: float = 0.0
+    error: str | None = None
+
+    def artifact_ids(self) -> list[str]:
+        """Every artifact the run produced or used (its AOI first), each once, in run order."""
+        ids = [self.aoi_artifact_id] if self.aoi_artifact_id else []
+        for s in self.steps:
+            ids += ([s.artifact_id] if s.artifact_id else []) + list(s.inputs.values())
+        return list(dict.fromkeys(ids))
+
+
+def new_run_id() -> str:
+    return "r_" + uuid.uuid4().hex[:8]
+
+
+def memo_key(tool: str, args: dict[str, Any], inputs: dict[str, str]) -> str:
+    """The signature of an operation (tool, arguments, input artifact ids) under which the memo keeps
+    its artifact: the same signature on the same store means the same result."""
+    return json.dumps([tool, args, dict(sorted(inputs.items()))], sort_keys=True, default=str)
+
+
+_MEMO = TypeAdapter(dict[str, str])
+
+
+# -------------------------------------------------------------------------------------- atomic write
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a reader (or a crash) sees the old or the new file, never
+    a part: write a temporary file in the same folder, fsync it, ``os.replace`` it over ``path``, fsync
+    the folder (so the rename itself survives a power cut)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # not every platform opens folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------------------------------- the log
+class RunNotFound(FileNotFoundError):
+    """No record (or saved state) of this run in the session."""
+
+
+class RunLog:
+    """The ``runs/`` folder of one session. Cheap to create; creates the folder on the first write."""
+
+    def __init__(self, session_dir: str | Path):
+        self.session_dir = Path(session_dir)
+        self.runs_dir = self.session_dir / RUNS_DIR
+
+    # ------------------------------------------------------------------------------------ paths
+    def record_path(self, run_id: str) -> Path:
+        """Where the finished record of ``run_id`` is (or will be)."""
+        return self.runs_dir / f"{_checked(run_id)}{RECORD_SUFFIX}"
+
+    def state_path(self, run_id: str) -> Path:
+        return self.runs_dir / f"{_checked(run_id)}{STATE_SUFFIX}"
+
+    # ---------------------------------------------------------------------------------- writing
+    def save_state(self, record: RunRecord) -> Path:
+        """Save the run's current state (called on every state change; what :meth:`load_state` resumes)."""
+        path = self.state_path(record.run_id)
+        atomic_write_text(path, record.model_dump_json())
+        return path
+
+    def save_record(self, record: RunRecord) -> Path:
+        """Write the finished run record, then the state to match it; returns the record's path."""
+        path = self.record_path(record.run_id)
+        atomic_write_text(path, record.model_dump_json(indent=2))
+        self.save_state(record)
+        return path
+
+    # ---------------------------------------------------------------------------------- reading
+    def load_state(self, run_id: str) -> RunRecord:
+        """The saved state of ``run_id`` (to resume it)."""
+        return self._read(self.state_path(run_id), run_id)
+
+    def load_record(self, run_id: str) -> RunRecord:
+        """The finished record of ``run_id``."""
+        return self._read(self.record_path(run_id), run_id)
+
+    def load(self, run_id: str) -> RunRecord | None:
+        """The finished record of ``run_id``, else its saved state, else None."""
+        for path in (self.record_path(run_id), self.state_path(run_id)):
+            if path.exists():
+                return self._read(path, run_id)
+        return None
+
+    def has_record(self, run_id: str) -> bool:
+        return self.record_path(run_id).exists()
+
+    def record_text(self, run_id: str) -> str:
+        """The finished record of ``run_id`` exactly as stored (for an export)."""
+        path = self.record_path(run_id)
+        if not path.exists():
+            raise RunNotFound(f"no finished run {run_id} in {self.session_dir}")
+        return path.read_text(encoding="utf-8")
+
+    # ---------------------------------------------------------------------------------- listing
+    def run_ids(self) -> list[str]:
+        """Every run with a record or a saved state, in no particular order."""
+        if not self.runs_dir.is_dir():
+            return []
+        ids = set()
+        for path in self.runs_dir.glob("r_*.json"):
+            run_id = path.name[: -len(STATE_SUFFIX)] if path.name.endswith(STATE_SUFFIX) else path.stem
+            if RUN_ID.match(run_id):
+                ids.add(run_id)
+        return sorted(ids)
+
+    def runs(self, *, finished_only: bool = False, exclude: set[str] | frozenset[str] = frozenset()) -> list[RunRecord]:
+        """The session's runs but those in ``exclude``, oldest first (by start). A run is read from its
+        finished record, else (unless ``finished_only``) from its saved state: a run cut off mid-way.
+        Unreadable files are skipped with a warning."""
+        out = []
+        for run_id in self.run_ids():
+            if run_id in exclude:
+                continue
+            paths = [self.record_path(run_id)] + ([] if finished_only else [self.state_path(run_id)])
+            path = next((p for p in paths if p.exists()), None)
+            if path is None:
+                continue
+            try:
+                out.append(self._read(path, run_id))
+            except (OSError, ValueError) as exc:
+                log.warning("skipping the unreadable run file %s: %s", path, exc)
+        return sorted(out, key=lambda r: (r.started_at, r.run_id))
+
+    def finished_runs(self) -> list[RunRecord]:
+        """Runs with a finished record, in the order they finished (oldest first)."""
+        return sorted(self.runs(finished_only=True), key=lambda r: (r.finished_at or r.started_at, r.started_at))
+
+    def last_run(self) -> RunRecord | None:
+        """The most recently finished run of this session (for follow-up questions)."""
+        finished = self.finished_runs()
+        return finished[-1] if finished else None
+
+    # ------------------------------------------------------------------------------------- memo
+    @property
+    def memo_path(self) -> Path:
+        return self.runs_dir / MEMO_FILE
+
+    def memo(self) -> dict[str, str]:
+        """Operation signature (:func:`memo_key`) -> artifact id, across the session's runs."""
+        if not self.memo_path.exists():
+            return {}
+        try:
+            return _MEMO.validate_json(self.memo_path.read_bytes())
+        except ValidationError as exc:  # a memo is an optimisation: a bad one is dropped, not fatal
+            log.warning("ignoring the unreadable memo %s: %s", self.memo_path, exc)
+            return {}
+
+    def recall(self, signature: str) -> str | None:
+        return self.memo().get(signature)
+
+    def remember(self, signature: str, artifact_id: str) -> None:
+        memo = self.memo()
+        memo[signature] = artifact_id
+        atomic_write_text(self.memo_path, json.dumps(memo))
+
+    # ---------------------------------------------------------------------------------- helpers
+    @staticmethod
+    def _read(path: Path, run_id: str) -> RunRecord:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise RunNotFound(f"no run {run_id} in {path.parent.parent}") from exc
+        return RunRecord.model_validate_json(text)
+
+
+def _checked(run_id: str) -> str:
+    if not RUN_ID.match(run_id or ""):
+        raise ValueError(f"not a run id: {run_id!r}")
+    return run_id
