@@ -153,9 +153,14 @@ class GeoFahamPlugin:
         return folder
 
     def show_settings(self) -> None:
+        from ..core.errors import ConfigError
         from .settings import SettingsDialog
 
-        dialog = SettingsDialog(self.iface.mainWindow())
+        try:
+            dialog = SettingsDialog(self.iface.mainWindow())
+        except ConfigError as exc:  # the dialog shows the environment's values: one of them does not parse
+            self.dock.append_error(str(exc))
+            return
         if dialog.exec_() and self.session is not None and not self.session.busy:
             self._close_session()  # the next question starts a session with the new settings
             self.dock.append_answer(tr("Settings saved; the next question uses them."))
@@ -230,5 +235,12 @@ class GeoFahamPlugin:
 
     def on_question(self, question: str) -> None:
         """Run the question in this QGIS session."""
-        if not self._session().ask(question):
+        from ..core.errors import ConfigError
+
+        try:
+            session = self._session()
+        except ConfigError as exc:  # a GEOFAHAM_* variable that does not parse: one line naming it
+            self.dock.append_error(str(exc))
+            return
+        if not session.ask(question):
             self.dock.append_error(tr("A question is still running; wait for its answer."))
