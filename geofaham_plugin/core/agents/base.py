@@ -61,7 +61,7 @@ class Tool:
         except ValidationError as exc:
             raise ModelRetry(f"invalid arguments for {self.name}: {_short_errors(exc)}") from exc
         missing = [spec.name for spec in self.inputs if spec.name not in inputs and spec.kinds]
-        optional = getattr(self.fn, "_optional_inputs", set())
+        optional: set[str] = getattr(self.fn, "_optional_inputs", set())
         missing = [m for m in missing if m not in optional]
         if missing:
             raise ModelRetry(f"{self.name} needs inputs {missing}")
@@ -83,15 +83,16 @@ def _short_errors(exc: ValidationError) -> str:
 
 
 TOOLS: dict[str, Tool] = {}
+ToolFn = Callable[..., ArtifactRecord]
 
 
 def tool(*, agent: AgentName, args: type[BaseModel], output: ArtifactKind, inputs: tuple[InputSpec, ...] = (),
          metric: bool = False, overlap: tuple[str, str, str | None] | None = None,
          field_arg: tuple[str, str] | None = None, optional_inputs: tuple[str, ...] = (),
-         accepts_empty: tuple[str, ...] = ()):
+         accepts_empty: tuple[str, ...] = ()) -> Callable[[ToolFn], ToolFn]:
     """Register ``fn(ctx, args, **inputs) -> ArtifactRecord`` as a tool; the declaration is checked now."""
 
-    def register(fn: Callable[..., ArtifactRecord]) -> Callable[..., ArtifactRecord]:
+    def register(fn: ToolFn) -> ToolFn:
         name = fn.__name__
         if name in TOOLS:
             raise GeoFahamBug(f"tool {name} declared twice")
@@ -131,14 +132,3 @@ def get_tool(name: str) -> Tool:
 
 
 VECTOR_KINDS = frozenset({ArtifactKind.vector, ArtifactKind.aoi})
-
-
-def geometry_family(geometry_type: str) -> str:
-    g = geometry_type.lower()
-    if "point" in g:
-        return "point"
-    if "line" in g:
-        return "line"
-    if "polygon" in g:
-        return "polygon"
-    return g

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ..agents import ToolContext
 from ..config import Settings, settings_from_env
 from ..domain.names import Role
-from ..engines.layers import LayerCatalogue, default_catalogue
+from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
 from ..domain.events import get_event
@@ -66,8 +66,8 @@ class Orchestrator:
         self.store = store
         self.llm = llm
         self.config = config or OrchestratorConfig()
-        self.layers = layers or default_catalogue()
         self.settings = settings or settings_from_env()
+        self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
         self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model)
