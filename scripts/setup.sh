@@ -188,11 +188,13 @@ stage_postgis() {
 
 # ---------------------------------------------------------------------------------------------- db
 # The disaster database loaded from the sample data: the embedded SpatiaLite file in the cache, and the
-# local PostGIS (schema geofaham). Reloaded when the loader code changes.
+# local PostGIS (schema geofaham). Reloaded when the loader code, the layer catalogue or the class file
+# (and the normalisation they drive) change.
 stage_db() {
   [ -x "$VENV/bin/python" ] || stage_venv
   local key marker dsn="postgresql://geofaham:geofaham@127.0.0.1:5432/geofaham"
-  key="$(cat "$ROOT"/geofaham_plugin/core/engines/db/*.py | sha256sum | cut -c1-12)"
+  key="$(cd "$ROOT"/geofaham_plugin/core && cat engines/db/*.py engines/layers.py engines/osm/query.py \
+    domain/feature_classes.py data/layers.json data/osm_classes.json | sha256sum | cut -c1-12)"
   mkdir -p "$CACHE/db"
   for engine in spatialite postgis; do
     marker="$CACHE/db/.loaded-$engine-$key"
