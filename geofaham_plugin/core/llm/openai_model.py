@@ -73,8 +73,12 @@ class OpenAIChatModel:
             kwargs["response_format"] = response_format(schema, self.json_mode)
         try:
             resp = self._get_client().chat.completions.create(
-                model=self.name, messages=[m.model_dump() for m in messages],  # type: ignore[misc] max_tokens=self.max_tokens,
-                temperature=self.temperature, **kwargs)
+                model=self.name,
+                messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                **kwargs,
+            )
         except openai.APIStatusError as e:
             raise ModelHTTPError(f"{self.endpoint.base_url}: HTTP {e.status_code} for role {role or '?'}",
                                  status_code=e.status_code, body=e.response.text[:4000]) from e
