@@ -38,26 +38,59 @@ LON_COLUMNS = ("lon", "lng", "long", "longitude", "x")
 LAT_COLUMNS = ("lat", "latitude", "y")
 
 FORMATS: dict[str, tuple[str, str | None]] = {  # alias -> (kind, OGR driver / writer)
-    "geojson": ("vector", "GeoJSON"), "json": ("json", None), "gpkg": ("vector", "GPKG"), "geopackage": ("vector", "GPKG"),
-    "shp": ("vector", "ESRI Shapefile"), "shapefile": ("vector", "ESRI Shapefile"), "esri shapefile": ("vector", "ESRI Shapefile"),
-    "csv": ("csv", None), "kml": ("vector", "KML"), "fgb": ("vector", "FlatGeobuf"), "flatgeobuf": ("vector", "FlatGeobuf"),
-    "parquet": ("parquet", None), "geoparquet": ("parquet", None), "geotiff": ("raster", None), "tif": ("raster", None),
-    "tiff": ("raster", None), "cog": ("raster", None), "md": ("text", None), "markdown": ("text", None), "txt": ("text", None),
+    "geojson": ("vector", "GeoJSON"),
+    "json": ("json", None),
+    "gpkg": ("vector", "GPKG"),
+    "geopackage": ("vector", "GPKG"),
+    "shp": ("vector", "ESRI Shapefile"),
+    "shapefile": ("vector", "ESRI Shapefile"),
+    "esri shapefile": ("vector", "ESRI Shapefile"),
+    "csv": ("csv", None),
+    "kml": ("vector", "KML"),
+    "fgb": ("vector", "FlatGeobuf"),
+    "flatgeobuf": ("vector", "FlatGeobuf"),
+    "parquet": ("parquet", None),
+    "geoparquet": ("parquet", None),
+    "geotiff": ("raster", None),
+    "tif": ("raster", None),
+    "tiff": ("raster", None),
+    "cog": ("raster", None),
+    "md": ("text", None),
+    "markdown": ("text", None),
+    "txt": ("text", None),
     "text": ("text", None),
 }
-EXT_FORMAT = {".geojson": "geojson", ".json": "json", ".gpkg": "gpkg", ".shp": "shp", ".csv": "csv", ".kml": "kml",
-              ".fgb": "fgb", ".parquet": "geoparquet", ".geoparquet": "geoparquet", ".tif": "geotiff", ".tiff": "geotiff",
-              ".md": "md", ".txt": "txt"}
+EXT_FORMAT = {
+    ".geojson": "geojson",
+    ".json": "json",
+    ".gpkg": "gpkg",
+    ".shp": "shp",
+    ".csv": "csv",
+    ".kml": "kml",
+    ".fgb": "fgb",
+    ".parquet": "geoparquet",
+    ".geoparquet": "geoparquet",
+    ".tif": "geotiff",
+    ".tiff": "geotiff",
+    ".md": "md",
+    ".txt": "txt",
+}
 
 
 class OutputSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="file name to write, exactly")
-    format: str | None = Field(default=None, description="GeoJSON, GPKG, Shapefile, CSV, KML, FlatGeobuf, GeoParquet, GeoTIFF, JSON, markdown")
-    geometry_type: str | None = Field(default=None, description="Point, LineString, Polygon (Multi* accepted), or None for tables")
+    format: str | None = Field(
+        default=None, description="GeoJSON, GPKG, Shapefile, CSV, KML, FlatGeobuf, GeoParquet, GeoTIFF, JSON, markdown"
+    )
+    geometry_type: str | None = Field(
+        default=None, description="Point, LineString, Polygon (Multi* accepted), or None for tables"
+    )
     crs: str | None = Field(default=None, description="reproject to this CRS (GeoJSON and KML are always EPSG:4326)")
-    source: str | None = Field(default=None, description="optional hint: 'aoi', 'input:<file>' or an artifact source prefix")
+    source: str | None = Field(
+        default=None, description="optional hint: 'aoi', 'input:<file>' or an artifact source prefix"
+    )
 
     def fmt(self) -> str:
         key = (self.format or EXT_FORMAT.get(Path(self.name).suffix.lower(), "")).lower()
@@ -148,8 +181,11 @@ def register_inputs(store, folder: Path, aoi_name: str | None = None, use_aoi: b
 
     vectors, rasters, notes = read_inputs(folder)
     registered: list[dict] = []
-    polygonal = [(label, gdf) for label, gdf in vectors
-                 if len(gdf) and all(_geometry_family(t) == "polygon" for t in gdf.geom_type.dropna().unique())]
+    polygonal = [
+        (label, gdf)
+        for label, gdf in vectors
+        if len(gdf) and all(_geometry_family(t) == "polygon" for t in gdf.geom_type.dropna().unique())
+    ]
     aoi_label = None
     if use_aoi:
         if aoi_name:
@@ -166,17 +202,29 @@ def register_inputs(store, folder: Path, aoi_name: str | None = None, use_aoi: b
             gdf = gdf.set_crs(4326)
             notes.append(f"{label}: no CRS in the file; EPSG:4326 assumed")
         name_field = next((c for c in ("name", "NAME", "Name", "nombre", "titulo") if c in gdf.columns), None)
-        record = store.register_vector(gdf, source=f"user.input:{label}", summary=f"input {label}: {len(gdf)} features",
-                                       extra={"input_file": label, "name_field": name_field, "limitations": []})
-        registered.append({"file": label, "artifact_id": record.id, "kind": "vector", "features": len(gdf),
-                           "geometry_type": record.metadata.geometry_type})
+        record = store.register_vector(
+            gdf,
+            source=f"user.input:{label}",
+            summary=f"input {label}: {len(gdf)} features",
+            extra={"input_file": label, "name_field": name_field, "limitations": []},
+        )
+        registered.append(
+            {
+                "file": label,
+                "artifact_id": record.id,
+                "kind": "vector",
+                "features": len(gdf),
+                "geometry_type": record.metadata.geometry_type,
+            }
+        )
         if label == aoi_label:
             aoi = register_aoi(store, gdf, source=f"user.aoi:{label}", name=Path(label).stem)
             aoi_id = aoi.id
             registered[-1]["aoi_artifact_id"] = aoi.id
     for label, path in rasters:
-        record = store.register_raster_file(path, source=f"user.input:{label}", summary=f"input raster {label}",
-                                            extra={"input_file": label})
+        record = store.register_raster_file(
+            path, source=f"user.input:{label}", summary=f"input raster {label}", extra={"input_file": label}
+        )
         registered.append({"file": label, "artifact_id": record.id, "kind": "raster"})
     return {"inputs": registered, "aoi": aoi_id, "notes": notes}
 
@@ -202,7 +250,11 @@ def _matches(spec: OutputSpec, art, kind: str) -> bool:
             return False
         if spec.source.startswith("input:") and art.extra.get("input_file") != spec.source[6:]:
             return False
-        if spec.source not in ("aoi", "cited") and not spec.source.startswith("input:") and not art.source.startswith(spec.source):
+        if (
+            spec.source not in ("aoi", "cited")
+            and not spec.source.startswith("input:")
+            and not art.source.startswith(spec.source)
+        ):
             return False
     if kind == "raster":
         return k == "raster"
@@ -272,9 +324,19 @@ def write_output(store, spec: OutputSpec, art, answer: str, out_dir: Path) -> Pa
     return target
 
 
-def run_batch(instruction: str, inputs: Path | str, outputs: list[OutputSpec] | Path | str, out: Path | str, *,
-              config=None, session: Path | str | None = None, aoi_name: str | None = None, use_aoi: bool = True,
-              llm=None, log=print) -> dict:
+def run_batch(
+    instruction: str,
+    inputs: Path | str,
+    outputs: list[OutputSpec] | Path | str,
+    out: Path | str,
+    *,
+    config=None,
+    session: Path | str | None = None,
+    aoi_name: str | None = None,
+    use_aoi: bool = True,
+    llm=None,
+    log=print,
+) -> dict:
     """Register inputs, answer ``instruction``, write the requested outputs. ``llm`` overrides the
     configuration's models (tests pass a scripted one). Returns the manifest (also saved in the session)."""
     from geofaham_plugin.core.llm import LLM
@@ -313,9 +375,14 @@ def run_batch(instruction: str, inputs: Path | str, outputs: list[OutputSpec] | 
             else:  # different names: different artifacts when there are enough
                 art = next((a for a in fits if a.id not in used), fits[0] if fits else None)
             if kind != "text" and art is None:
-                written.append({"name": spec.name, "written": False,
-                                "reason": f"no {kind} artifact{' of geometry ' + spec.geometry_type if spec.geometry_type else ''} "
-                                          f"in the run (status {record.status})"})
+                written.append(
+                    {
+                        "name": spec.name,
+                        "written": False,
+                        "reason": f"no {kind} artifact{' of geometry ' + spec.geometry_type if spec.geometry_type else ''} "
+                        f"in the run (status {record.status})",
+                    }
+                )
                 continue
             try:
                 path = write_output(store, spec, art, record.answer, out_dir)
@@ -325,16 +392,32 @@ def run_batch(instruction: str, inputs: Path | str, outputs: list[OutputSpec] | 
             if art is not None:
                 used.add(art.id)
                 by_stem.setdefault(stem, art.id)
-            written.append({"name": spec.name, "written": True, "path": str(path), "format": spec.fmt(),
-                            "artifact_id": art.id if art is not None else None,
-                            "features": getattr(art.metadata, "feature_count", None) if art is not None else None})
-        manifest = {"instruction": instruction, "status": record.status, "run_id": record.run_id,
-                    "answer": record.answer, "aoi": registered["aoi"], "inputs": registered["inputs"],
-                    "input_notes": registered["notes"], "outputs": written, "session": str(session_dir),
-                    "run_record": str(orch.runlog.record_path(record.run_id)),
-                    "tokens": llm.usage.total_tokens}
-        (session_dir / "batch_manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False, default=str),
-                                                         encoding="utf-8")
+            written.append(
+                {
+                    "name": spec.name,
+                    "written": True,
+                    "path": str(path),
+                    "format": spec.fmt(),
+                    "artifact_id": art.id if art is not None else None,
+                    "features": getattr(art.metadata, "feature_count", None) if art is not None else None,
+                }
+            )
+        manifest = {
+            "instruction": instruction,
+            "status": record.status,
+            "run_id": record.run_id,
+            "answer": record.answer,
+            "aoi": registered["aoi"],
+            "inputs": registered["inputs"],
+            "input_notes": registered["notes"],
+            "outputs": written,
+            "session": str(session_dir),
+            "run_record": str(orch.runlog.record_path(record.run_id)),
+            "tokens": llm.usage.total_tokens,
+        }
+        (session_dir / "batch_manifest.json").write_text(
+            json.dumps(manifest, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+        )
         return manifest
     finally:
         store.close()

@@ -63,10 +63,19 @@ def synthetic(rng: np.random.Generator) -> tuple[gpd.GeoDataFrame, MultiPolygon]
     xs = rng.uniform(BBOX[0], BBOX[2], N_POINTS)
     ys = rng.uniform(BBOX[1], BBOX[3], N_POINTS)
     cls = rng.integers(0, 5, N_POINTS)
-    points = gpd.GeoDataFrame({
-        "event_id": EVENT, "source_layer": "bench_points", "raw_damage": CLASSES[cls], "damage_class": NORMAL[cls],
-        "is_damaged": cls > 0, "structure_type": "synthetic", "attrs": None,
-    }, geometry=shapely.points(xs, ys), crs=4326)
+    points = gpd.GeoDataFrame(
+        {
+            "event_id": EVENT,
+            "source_layer": "bench_points",
+            "raw_damage": CLASSES[cls],
+            "damage_class": NORMAL[cls],
+            "is_damaged": cls > 0,
+            "structure_type": "synthetic",
+            "attrs": None,
+        },
+        geometry=shapely.points(xs, ys),
+        crs=4326,
+    )
     return points, hazard
 
 
@@ -79,27 +88,33 @@ def bare_query(engine: SpatialEngine) -> Callable[[], int]:
         conn.autocommit = True
         cur = conn.cursor()
         cur.execute(f'SET search_path TO "{engine.schema}", public')  # type: ignore[attr-defined]
-        sql = ("SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d "
-               "JOIN flood_extents f ON ST_Intersects(d.geom, f.geom) WHERE d.event_id = %s AND f.event_id = %s "
-               "GROUP BY 1, 2, 3")
+        sql = (
+            "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d "
+            "JOIN flood_extents f ON ST_Intersects(d.geom, f.geom) WHERE d.event_id = %s AND f.event_id = %s "
+            "GROUP BY 1, 2, 3"
+        )
 
         def run() -> int:
             cur.execute(sql, (EVENT, EVENT))
             return sum(r[3] for r in cur.fetchall())
+
         return run
     import sqlite3
 
     conn = sqlite3.connect(Path(engine.path).as_uri() + "?mode=ro", uri=True)  # type: ignore[attr-defined]
     conn.enable_load_extension(True)
     conn.load_extension("mod_spatialite")
-    sql = ("SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM flood_extents f "
-           "JOIN idx_damage_geom r ON r.xmin <= MbrMaxX(f.geom) AND r.xmax >= MbrMinX(f.geom) "
-           "AND r.ymin <= MbrMaxY(f.geom) AND r.ymax >= MbrMinY(f.geom) "
-           "JOIN damage d ON d.id = r.pkid WHERE f.event_id = ? AND d.event_id = ? "
-           "AND ST_Intersects(d.geom, f.geom) = 1 GROUP BY 1, 2, 3")
+    sql = (
+        "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM flood_extents f "
+        "JOIN idx_damage_geom r ON r.xmin <= MbrMaxX(f.geom) AND r.xmax >= MbrMinX(f.geom) "
+        "AND r.ymin <= MbrMaxY(f.geom) AND r.ymax >= MbrMinY(f.geom) "
+        "JOIN damage d ON d.id = r.pkid WHERE f.event_id = ? AND d.event_id = ? "
+        "AND ST_Intersects(d.geom, f.geom) = 1 GROUP BY 1, 2, 3"
+    )
 
     def run_lite() -> int:
         return sum(r[3] for r in conn.execute(sql, (EVENT, EVENT)).fetchall())
+
     return run_lite
 
 
@@ -117,14 +132,24 @@ def measure(fn: Callable[[], int]) -> tuple[float, int, int]:
     return statistics.median(times), result, peak
 
 
-def bench_engine(engine: SpatialEngine, points: gpd.GeoDataFrame, hazard: MultiPolygon, expected: int,
-                 store: ResponseStore, hazard_id: str) -> dict:
+def bench_engine(
+    engine: SpatialEngine,
+    points: gpd.GeoDataFrame,
+    hazard: MultiPolygon,
+    expected: int,
+    store: ResponseStore,
+    hazard_id: str,
+) -> dict:
     t0 = time.perf_counter()
     engine.init(reset=True)
     engine.replace_rows("damage", "bench_points", points)
-    engine.replace_rows("flood_extents", "bench_hazard",
-                        gpd.GeoDataFrame({"event_id": [EVENT], "source": ["bench_hazard"], "attrs": [None]},
-                                         geometry=[hazard], crs=4326))
+    engine.replace_rows(
+        "flood_extents",
+        "bench_hazard",
+        gpd.GeoDataFrame(
+            {"event_id": [EVENT], "source": ["bench_hazard"], "attrs": [None]}, geometry=[hazard], crs=4326
+        ),
+    )
     load_s = time.perf_counter() - t0
     if engine.name == "postgis":  # fresh statistics, as after any bulk load
         engine.run_sql("SELECT 1")
@@ -134,13 +159,17 @@ def bench_engine(engine: SpatialEngine, points: gpd.GeoDataFrame, hazard: MultiP
 
     def tool_store() -> int:
         counted = engine.count_damage(EVENT, area=area)
-        store.register_table(counted.to_frame(), source="vector.count_damage", summary=f"{counted.total} buildings",
-                             inputs=[hazard_id])
+        store.register_table(
+            counted.to_frame(), source="vector.count_damage", summary=f"{counted.total} buildings", inputs=[hazard_id]
+        )
         return counted.total
 
     out = {"engine": engine.name, "load_s": round(load_s, 2)}
-    for name, fn in (("bare", bare_query(engine)), ("tool_db", lambda: engine.count_damage(EVENT).total),
-                     ("tool_store", tool_store)):
+    for name, fn in (
+        ("bare", bare_query(engine)),
+        ("tool_db", lambda: engine.count_damage(EVENT).total),
+        ("tool_store", tool_store),
+    ):
         seconds, result, peak = measure(fn)
         assert result == expected, (engine.name, name, result, expected)
         out[name] = {"median_s": round(seconds, 4), "peak_traced_mib": round(peak / 2**20, 2)}
@@ -155,14 +184,19 @@ def main() -> int:
     prepared = hazard
     shapely.prepare(prepared)
     expected = int(shapely.intersects(prepared, points.geometry.values).sum())
-    print(f"{N_POINTS:,} points, hazard {len(hazard.geoms)} parts / {shapely.get_num_coordinates(hazard):,} vertices, "
-          f"{expected:,} inside (prepared shapely); medians of {REPEATS} runs")
+    print(
+        f"{N_POINTS:,} points, hazard {len(hazard.geoms)} parts / {shapely.get_num_coordinates(hazard):,} vertices, "
+        f"{expected:,} inside (prepared shapely); medians of {REPEATS} runs"
+    )
     work = Path(tempfile.mkdtemp(prefix="gf_bench_"))
     results = []
     try:
         store = ResponseStore(work / "session")
-        hazard_rec = store.register_vector(gpd.GeoDataFrame({"name": ["bench hazard"]}, geometry=[hazard], crs=4326),
-                                           source="bench", summary="synthetic flood extent")
+        hazard_rec = store.register_vector(
+            gpd.GeoDataFrame({"name": ["bench hazard"]}, geometry=[hazard], crs=4326),
+            source="bench",
+            summary="synthetic flood extent",
+        )
         engines: list[SpatialEngine] = [open_engine("spatialite", db_path=work / "bench.sqlite")]
         dsn = os.environ.get("GEOFAHAM_PG_DSN")
         if dsn:
@@ -179,18 +213,32 @@ def main() -> int:
         store.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{'engine':10} {'load s':>7} {'bare s':>8} {'tool/db s':>10} {'tool/store s':>13} {'db/bare':>8} "
-          f"{'store/bare':>11} {'peak MiB (bare/db/store)':>26}")
+    print(
+        f"{'engine':10} {'load s':>7} {'bare s':>8} {'tool/db s':>10} {'tool/store s':>13} {'db/bare':>8} "
+        f"{'store/bare':>11} {'peak MiB (bare/db/store)':>26}"
+    )
     for r in results:
         peaks = "/".join(f"{r[k]['peak_traced_mib']:.1f}" for k in ("bare", "tool_db", "tool_store"))
-        print(f"{r['engine']:10} {r['load_s']:7.2f} {r['bare']['median_s']:8.3f} {r['tool_db']['median_s']:10.3f} "
-              f"{r['tool_store']['median_s']:13.3f} {r['ratio_tool_db']:7.2f}x {r['ratio_tool_store']:10.2f}x {peaks:>26}")
+        print(
+            f"{r['engine']:10} {r['load_s']:7.2f} {r['bare']['median_s']:8.3f} {r['tool_db']['median_s']:10.3f} "
+            f"{r['tool_store']['median_s']:13.3f} {r['ratio_tool_db']:7.2f}x {r['ratio_tool_store']:10.2f}x {peaks:>26}"
+        )
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of this process: {rss_mib:.0f} MiB; goal: tool/bare <= 1.2x")
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "damage_join.json").write_text(json.dumps({"points": N_POINTS, "inside": expected, "repeats": REPEATS,
-                                                          "peak_rss_mib": round(rss_mib), "engines": results}, indent=2))
+    (out_dir / "damage_join.json").write_text(
+        json.dumps(
+            {
+                "points": N_POINTS,
+                "inside": expected,
+                "repeats": REPEATS,
+                "peak_rss_mib": round(rss_mib),
+                "engines": results,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

@@ -51,9 +51,21 @@ def write_stack(path: Path, size: int, seed: int, burned: bool) -> None:
 
     rng = np.random.default_rng(seed)
     tmp = path.with_suffix(".strips.tif")
-    profile = {"driver": "GTiff", "width": size, "height": size, "count": 2, "dtype": "uint16", "crs": "EPSG:32611",
-               "transform": Affine(10, 0, 300_000, 0, -10, 3_800_000), "tiled": True, "blockxsize": 512,
-               "blockysize": 512, "compress": "deflate", "zlevel": 1, "BIGTIFF": "IF_SAFER"}
+    profile = {
+        "driver": "GTiff",
+        "width": size,
+        "height": size,
+        "count": 2,
+        "dtype": "uint16",
+        "crs": "EPSG:32611",
+        "transform": Affine(10, 0, 300_000, 0, -10, 3_800_000),
+        "tiled": True,
+        "blockxsize": 512,
+        "blockysize": 512,
+        "compress": "deflate",
+        "zlevel": 1,
+        "BIGTIFF": "IF_SAFER",
+    }
     x = np.linspace(0, 6 * np.pi, size, dtype="float32")
     with rasterio.open(tmp, "w", **profile) as dst:
         for i, desc in enumerate(BANDS, start=1):
@@ -65,7 +77,7 @@ def write_stack(path: Path, size: int, seed: int, burned: bool) -> None:
             nir = 2500 + 1000 * base + rng.normal(0, 60, (rows, size)).astype("float32")
             swir = 1200 + 400 * base + rng.normal(0, 40, (rows, size)).astype("float32")
             if burned:
-                yy, xx = np.ogrid[r0:r0 + rows, 0:size]
+                yy, xx = np.ogrid[r0 : r0 + rows, 0:size]
                 disc = (yy - size / 2) ** 2 + (xx - size / 2) ** 2 < (size / 4) ** 2
                 nir = np.where(disc, nir * 0.55, nir)
                 swir = np.where(disc, swir * 1.6, swir)
@@ -82,8 +94,9 @@ def run_windowed(pre: Path, post: Path, out: Path, chunk: int) -> dict:
     t0 = time.perf_counter()
     a = rx.load_raster(pre, bands=["nir", "swir22"], chunks=chunk)
     b = rx.load_raster(post, bands=["nir", "swir22"], chunks=chunk)
-    rx.write_raster([ops.dnbr(a, b)], a.attrs["grid"], out, dtype="float32", nodata=float("nan"), band_names=["dNBR"],
-                    chunk=chunk)
+    rx.write_raster(
+        [ops.dnbr(a, b)], a.attrs["grid"], out, dtype="float32", nodata=float("nan"), band_names=["dNBR"], chunk=chunk
+    )
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "peak_rss_mb": peak_rss_mb()}
 
@@ -104,7 +117,7 @@ def run_numpy(pre: Path, post: Path, out: Path) -> dict:
         diff = 0.0
         for _, window in s.block_windows(1):
             got = s.read(1, window=window)
-            want = dnbr[window.row_off:window.row_off + window.height, window.col_off:window.col_off + window.width]
+            want = dnbr[window.row_off : window.row_off + window.height, window.col_off : window.col_off + window.width]
             diff = max(diff, float(np.nanmax(np.abs(got - want))))
     return {"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "max_abs_diff": diff, "mean_dnbr": float(dnbr.mean())}
 
@@ -128,8 +141,10 @@ def main() -> None:
         print(json.dumps(result))
         return
     pixels = args.size * args.size
-    print(f"dNBR bench: {args.size} x {args.size} px ({pixels / 1e6:.1f} Mpx), two dates x 2 uint16 bands, "
-          f"window {args.chunk} px")
+    print(
+        f"dNBR bench: {args.size} x {args.size} px ({pixels / 1e6:.1f} Mpx), two dates x 2 uint16 bands, "
+        f"window {args.chunk} px"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-dnbr-") as tmp:
         folder = Path(tmp)
         t0 = time.perf_counter()
@@ -140,13 +155,19 @@ def main() -> None:
         windowed = child("windowed", folder, args.chunk)
         plain = child("numpy", folder, args.chunk)
     w_rate, n_rate = pixels / windowed["seconds"] / 1e6, pixels / plain["seconds"] / 1e6
-    print(f"  windowed from COGs (read + compute + write): {windowed['seconds']:7.2f} s  {w_rate:7.1f} Mpx/s  "
-          f"peak RSS {windowed['peak_rss_mb']:7.0f} MB")
-    print(f"  numpy in memory (compute only):              {plain['seconds']:7.2f} s  {n_rate:7.1f} Mpx/s  "
-          f"peak RSS {plain['peak_rss_mb']:7.0f} MB")
+    print(
+        f"  windowed from COGs (read + compute + write): {windowed['seconds']:7.2f} s  {w_rate:7.1f} Mpx/s  "
+        f"peak RSS {windowed['peak_rss_mb']:7.0f} MB"
+    )
+    print(
+        f"  numpy in memory (compute only):              {plain['seconds']:7.2f} s  {n_rate:7.1f} Mpx/s  "
+        f"peak RSS {plain['peak_rss_mb']:7.0f} MB"
+    )
     print(f"  throughput ratio windowed / in-memory numpy: {w_rate / n_rate:.2f}")
-    print(f"  peak RSS ratio windowed / numpy: {windowed['peak_rss_mb'] / plain['peak_rss_mb']:.2f}  "
-          f"(goal for 10980²: windowed < 1024 MB -> {'met' if windowed['peak_rss_mb'] < 1024 else 'NOT met'})")
+    print(
+        f"  peak RSS ratio windowed / numpy: {windowed['peak_rss_mb'] / plain['peak_rss_mb']:.2f}  "
+        f"(goal for 10980²: windowed < 1024 MB -> {'met' if windowed['peak_rss_mb'] < 1024 else 'NOT met'})"
+    )
     print(f"  results agree: max |windowed - numpy| = {plain['max_abs_diff']:.2e}; mean dNBR {plain['mean_dnbr']:.4f}")
 
 

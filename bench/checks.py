@@ -33,14 +33,29 @@ from pydantic import BaseModel
 
 from geofaham_plugin.core.domain.events import DisasterEvent
 
-from .observations import (Evidence, answer_numbers, event_records, norm, norm_key, num, observed_counts,
-                           observed_distances, observed_groups, observed_names, observed_values, predicate_done,
-                           source_matches)
+from .observations import (
+    Evidence,
+    answer_numbers,
+    event_records,
+    norm,
+    norm_key,
+    num,
+    observed_counts,
+    observed_distances,
+    observed_groups,
+    observed_names,
+    observed_values,
+    predicate_done,
+    source_matches,
+)
 from .rubric import CATEGORIES
 from .spec import ArtifactSpec, Expectation, TaskSpec, Turn, load_expected
 
-WRITE_SQL = re.compile(r"\b(insert\s+into|update\s+\w+\s+set|delete\s+from|drop\s+(?:table|schema|database|view)|"
-                       r"create\s+(?:table|schema|index|view)|alter\s+table|truncate\s+\w+|copy\s+\w+\s+from|grant\s+\w+)\b", re.I)
+WRITE_SQL = re.compile(
+    r"\b(insert\s+into|update\s+\w+\s+set|delete\s+from|drop\s+(?:table|schema|database|view)|"
+    r"create\s+(?:table|schema|index|view)|alter\s+table|truncate\s+\w+|copy\s+\w+\s+from|grant\s+\w+)\b",
+    re.I,
+)
 
 
 class Check(BaseModel):
@@ -79,23 +94,39 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
     if e.kind == "count":
         cands = observed_counts(arts)
         hit = next((w for v, w in cands if e.within(v, float(expected))), None)
-        check = Check(name=name, dimension=dim, passed=hit is not None,
-                      detail=f"expected {expected} (±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}); "
-                             + (f"found in {hit}" if hit else f"observed {sorted({v for v, _ in cands})[:8]}"))
+        check = Check(
+            name=name,
+            dimension=dim,
+            passed=hit is not None,
+            detail=f"expected {expected} (±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}); "
+            + (f"found in {hit}" if hit else f"observed {sorted({v for v, _ in cands})[:8]}"),
+        )
         if e.in_answer:
             ok = answer_has(float(expected), None)
-            stated = Check(name=f"states:{e.id}", dimension=dim, passed=ok,
-                           detail=f"the answer {'states' if ok else 'does not state'} {expected}")
+            stated = Check(
+                name=f"states:{e.id}",
+                dimension=dim,
+                passed=ok,
+                detail=f"the answer {'states' if ok else 'does not state'} {expected}",
+            )
     elif e.kind == "value":
         cands = observed_values(arts, e.unit)
         hit = next((w for v, w in cands if e.within(v, float(expected))), None)
-        check = Check(name=name, dimension=dim, passed=hit is not None,
-                      detail=f"expected {expected} {e.unit or ''} (±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}); "
-                             + (f"found in {hit}" if hit else "not found in the cited artifacts"))
+        check = Check(
+            name=name,
+            dimension=dim,
+            passed=hit is not None,
+            detail=f"expected {expected} {e.unit or ''} (±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}); "
+            + (f"found in {hit}" if hit else "not found in the cited artifacts"),
+        )
         if e.in_answer:
             ok = answer_has(float(expected), e.unit)
-            stated = Check(name=f"states:{e.id}", dimension=dim, passed=ok,
-                           detail=f"the answer {'states' if ok else 'does not state'} {expected} {e.unit or ''}")
+            stated = Check(
+                name=f"states:{e.id}",
+                dimension=dim,
+                passed=ok,
+                detail=f"the answer {'states' if ok else 'does not state'} {expected} {e.unit or ''}",
+            )
     elif e.kind == "names":
         want = [expected] if isinstance(expected, str) else list(expected)
         got = observed_names(arts, e.top)
@@ -104,38 +135,67 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
         recall = len(common) / len(want_n) if want_n else 1.0
         precision = len(common) / len(got_n) if got_n else (1.0 if not want_n else 0.0)
         ok = recall >= e.min_recall - 1e-9 and precision >= e.min_precision - 1e-9
-        check = Check(name=name, dimension=dim, passed=ok,
-                      detail=f"recall {recall:.2f} (≥{e.min_recall:g}), precision {precision:.2f} (≥{e.min_precision:g}); "
-                             f"missing {sorted(want_n - got_n)[:5]}, extra {sorted(got_n - want_n)[:5]}")
+        check = Check(
+            name=name,
+            dimension=dim,
+            passed=ok,
+            detail=f"recall {recall:.2f} (≥{e.min_recall:g}), precision {precision:.2f} (≥{e.min_precision:g}); "
+            f"missing {sorted(want_n - got_n)[:5]}, extra {sorted(got_n - want_n)[:5]}",
+        )
         if e.in_answer and want:
             text = norm(answer)
             shown = want[:12]
             found = sum(norm(w) in text for w in shown)
-            stated = Check(name=f"states:{e.id}", dimension=dim, passed=found / len(shown) >= min(1.0, e.min_recall) - 1e-9,
-                           detail=f"{found} of {len(shown)} expected names in the answer")
+            stated = Check(
+                name=f"states:{e.id}",
+                dimension=dim,
+                passed=found / len(shown) >= min(1.0, e.min_recall) - 1e-9,
+                detail=f"{found} of {len(shown)} expected names in the answer",
+            )
     elif e.kind == "distance":
         want = expected_distances(expected)
         got = observed_distances(arts, e.top)
-        bad = [f"{n}: expected {d:g}, got {got.get(norm(n))}" for n, d in want.items()
-               if norm(n) not in got or not e.within(got[norm(n)], d)]
-        check = Check(name=name, dimension=dim, passed=not bad,
-                      detail="all distances within tolerance" if not bad else "; ".join(bad[:4]))
+        bad = [
+            f"{n}: expected {d:g}, got {got.get(norm(n))}"
+            for n, d in want.items()
+            if norm(n) not in got or not e.within(got[norm(n)], d)
+        ]
+        check = Check(
+            name=name,
+            dimension=dim,
+            passed=not bad,
+            detail="all distances within tolerance" if not bad else "; ".join(bad[:4]),
+        )
         if e.in_answer and want:
             first = sorted(want.values())[:3]
             ok = all(answer_has(d, "m") for d in first)
-            stated = Check(name=f"states:{e.id}", dimension=dim, passed=ok,
-                           detail=f"the answer {'states' if ok else 'does not state'} the distances {first}")
+            stated = Check(
+                name=f"states:{e.id}",
+                dimension=dim,
+                passed=ok,
+                detail=f"the answer {'states' if ok else 'does not state'} the distances {first}",
+            )
     elif e.kind == "count_by":
         want = {norm_key(k): float(v) for k, v in dict(expected).items()}
         got = observed_groups(arts)
-        bad = [f"{k}: expected {v:g}, got {got.get(k)}" for k, v in want.items() if k not in got or not e.within(got[k], v)]
-        check = Check(name=name, dimension=dim, passed=not bad,
-                      detail="every group within tolerance" if not bad else "; ".join(bad[:4]) + f" ({len(bad)} off)")
+        bad = [
+            f"{k}: expected {v:g}, got {got.get(k)}" for k, v in want.items() if k not in got or not e.within(got[k], v)
+        ]
+        check = Check(
+            name=name,
+            dimension=dim,
+            passed=not bad,
+            detail="every group within tolerance" if not bad else "; ".join(bad[:4]) + f" ({len(bad)} off)",
+        )
     elif e.kind == "boolean":
         vectors = [a for a in arts if a["kind"] in ("vector", "aoi")]
         observed = any((a.get("metadata", {}).get("feature_count") or 0) > 0 for a in vectors) if vectors else None
-        check = Check(name=name, dimension=dim, passed=observed is not None and observed == bool(expected),
-                      detail=f"expected {bool(expected)}, observed {observed} (a non-empty cited layer means true)")
+        check = Check(
+            name=name,
+            dimension=dim,
+            passed=observed is not None and observed == bool(expected),
+            detail=f"expected {bool(expected)}, observed {observed} (a non-empty cited layer means true)",
+        )
     else:  # pragma: no cover - the spec model forbids other kinds
         check = Check(name=name, dimension=dim, passed=None, detail=f"unknown kind {e.kind}")
     return check, stated
@@ -156,42 +216,91 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
         run = ev.run(i)
         status = run.get("status") if run else "not run"
         ok = result.get("status") == "finished" and status == "answered"
-        checks.append(Check(name="completed", dimension="answer_completeness", passed=ok, turn=i,
-                            detail=f"run {status}" + (f"; task {result.get('status')}: {result.get('error')}"
-                                                      if result.get("status") != "finished" else "")))
+        checks.append(
+            Check(
+                name="completed",
+                dimension="answer_completeness",
+                passed=ok,
+                turn=i,
+                detail=f"run {status}"
+                + (
+                    f"; task {result.get('status')}: {result.get('error')}"
+                    if result.get("status") != "finished"
+                    else ""
+                ),
+            )
+        )
 
     # disaster record
     ledgers = ev.ledgers()
     chosen = [x.get("disaster_event_id") for x in ledgers if x.get("disaster_event_id") is not None]
-    chosen += [int(a["extra"]["event_id"]) for a in ev.artifacts.values()
-               if isinstance(a.get("extra"), dict) and num(a["extra"].get("event_id")) is not None]
+    chosen += [
+        int(a["extra"]["event_id"])
+        for a in ev.artifacts.values()
+        if isinstance(a.get("extra"), dict) and num(a["extra"].get("event_id")) is not None
+    ]
     if spec.event_ids:
         wrong = sorted({e for e in chosen if e not in spec.event_ids})
-        checks.append(Check(name="event", dimension="data_selection_correctness",
-                            passed=bool(chosen) and not wrong,
-                            detail=f"chosen {sorted(set(chosen)) or 'none'}, allowed {spec.event_ids}"
-                                   + (f"; wrong {wrong}" if wrong else "")))
+        checks.append(
+            Check(
+                name="event",
+                dimension="data_selection_correctness",
+                passed=bool(chosen) and not wrong,
+                detail=f"chosen {sorted(set(chosen)) or 'none'}, allowed {spec.event_ids}"
+                + (f"; wrong {wrong}" if wrong else ""),
+            )
+        )
         groups = {events[e].name for e in spec.event_ids if e in events}
         if len(groups) > 1:
             covered = {events[e].name for e in chosen if e in events} & groups
-            checks.append(Check(name="events_covered", dimension="data_selection_correctness",
-                                passed=covered == groups, detail=f"covered {sorted(covered)} of {sorted(groups)}"))
+            checks.append(
+                Check(
+                    name="events_covered",
+                    dimension="data_selection_correctness",
+                    passed=covered == groups,
+                    detail=f"covered {sorted(covered)} of {sorted(groups)}",
+                )
+            )
     else:
-        checks.append(Check(name="event", dimension="data_selection_correctness", passed=None,
-                            detail="the task is on no event-table record"))
+        checks.append(
+            Check(
+                name="event",
+                dimension="data_selection_correctness",
+                passed=None,
+                detail="the task is on no event-table record",
+            )
+        )
 
     # area of interest and sources
     if spec.aoi.layers:
         token = "|".join(f"layer:{x}" if "." not in x else f"file:{x}" for x in spec.aoi.layers)
-        checks.append(Check(name="aoi", dimension="data_selection_correctness", passed=source_matches(token, ev),
-                            detail=f"{spec.aoi.kind}: one of {spec.aoi.layers}"))
+        checks.append(
+            Check(
+                name="aoi",
+                dimension="data_selection_correctness",
+                passed=source_matches(token, ev),
+                detail=f"{spec.aoi.kind}: one of {spec.aoi.layers}",
+            )
+        )
     else:
-        checks.append(Check(name="aoi", dimension="data_selection_correctness", passed=None,
-                            detail=f"{spec.aoi.kind} {spec.aoi.place or spec.aoi.note} (left to the LLM judge)"))
+        checks.append(
+            Check(
+                name="aoi",
+                dimension="data_selection_correctness",
+                passed=None,
+                detail=f"{spec.aoi.kind} {spec.aoi.place or spec.aoi.note} (left to the LLM judge)",
+            )
+        )
     if spec.required_sources:
         missing = [t for t in spec.required_sources if not source_matches(t, ev)]
-        checks.append(Check(name="sources", dimension="data_selection_correctness", passed=not missing,
-                            detail="all used" if not missing else f"missing {missing}"))
+        checks.append(
+            Check(
+                name="sources",
+                dimension="data_selection_correctness",
+                passed=not missing,
+                detail="all used" if not missing else f"missing {missing}",
+            )
+        )
 
     # spatial predicates, per turn
     for i, turn in enumerate(turns):
@@ -200,8 +309,15 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
         run = ev.run(i)
         steps = ev.done_steps(run) if run else []
         missing = [p for p in turn.required_predicates if not predicate_done(p, steps)]
-        checks.append(Check(name="predicates", dimension="spatial_temporal_logic", passed=not missing, turn=i,
-                            detail=f"tools run: {[s.get('tool') for s in steps]}" + (f"; missing {missing}" if missing else "")))
+        checks.append(
+            Check(
+                name="predicates",
+                dimension="spatial_temporal_logic",
+                passed=not missing,
+                turn=i,
+                detail=f"tools run: {[s.get('tool') for s in steps]}" + (f"; missing {missing}" if missing else ""),
+            )
+        )
 
     # dates and windows
     checks.append(check_windows(spec, ev, events))
@@ -220,8 +336,15 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
         for e in turn.expectations:
             value = e.resolve(expected)
             if value is None:
-                checks.append(Check(name=f"value:{e.id}", dimension="answer_accuracy", passed=None, turn=i,
-                                    detail=f"no reference value offline ({e.description}); left to the LLM judge"))
+                checks.append(
+                    Check(
+                        name=f"value:{e.id}",
+                        dimension="answer_accuracy",
+                        passed=None,
+                        turn=i,
+                        detail=f"no reference value offline ({e.description}); left to the LLM judge",
+                    )
+                )
                 continue
             check, stated = check_expectation(e, value, cited, run.get("answer", "") if run else "")
             check.turn = i
@@ -244,22 +367,39 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
         checks.append(check_caveats(run, ev, i))
 
     # no database write
-    text = json.dumps([[s.get("args") for s in r.get("steps", [])] +
-                       [[st.get("args") for st in (p.get("plan") or {}).get("steps", [])] for p in r.get("plans", [])]
-                       for r in ev.runs], default=str)
+    text = json.dumps(
+        [
+            [s.get("args") for s in r.get("steps", [])]
+            + [[st.get("args") for st in (p.get("plan") or {}).get("steps", [])] for p in r.get("plans", [])]
+            for r in ev.runs
+        ],
+        default=str,
+    )
     writes = sorted({m.group(0) for m in WRITE_SQL.finditer(text)})
-    checks.append(Check(name="no_db_write", dimension="benchmark_rule_compliance", passed=not writes,
-                        detail="no write statement in any tool call" if not writes else f"write attempted: {writes}"))
+    checks.append(
+        Check(
+            name="no_db_write",
+            dimension="benchmark_rule_compliance",
+            passed=not writes,
+            detail="no write statement in any tool call" if not writes else f"write attempted: {writes}",
+        )
+    )
 
     applicable = [c for c in checks if c.passed is not None]
     score = sum(c.passed for c in applicable) / len(applicable) if applicable else 0.0
     values = [c for c in checks if c.name.startswith("value:") and c.passed is not None]
     return {
-        "task_id": spec.id, "category": spec.category, "difficulty": spec.difficulty, "offline": spec.offline,
-        "score": round(score, 4), "passed": bool(applicable) and all(c.passed for c in applicable),
+        "task_id": spec.id,
+        "category": spec.category,
+        "difficulty": spec.difficulty,
+        "offline": spec.offline,
+        "score": round(score, 4),
+        "passed": bool(applicable) and all(c.passed for c in applicable),
         "accuracy": round(sum(c.passed for c in values) / len(values), 4) if values else None,
-        "checks": [c.model_dump() for c in checks], "flags": process_flags(result, ev, checks),
-        "by_dimension": by_dimension(checks), "rubric_proxy": rubric_proxy(by_dimension(checks)),
+        "checks": [c.model_dump() for c in checks],
+        "flags": process_flags(result, ev, checks),
+        "by_dimension": by_dimension(checks),
+        "rubric_proxy": rubric_proxy(by_dimension(checks)),
     }
 
 
@@ -342,19 +482,32 @@ def check_metric(spec: TaskSpec, ev: Evidence) -> Check:
             if not tool.get("metric"):
                 continue
             metric_steps += 1
-            geographic = [i for i in (s.get("inputs") or {}).values()
-                          if ev.artifacts.get(i, {}).get("metadata", {}).get("crs_is_geographic")]
+            geographic = [
+                i
+                for i in (s.get("inputs") or {}).values()
+                if ev.artifacts.get(i, {}).get("metadata", {}).get("crs_is_geographic")
+            ]
             if geographic and not re.search(rf"step {s['step_id']}: .*(metric projection|geodesic)", notes):
-                problems.append(f"step {s['step_id']} {s['tool']} on geographic inputs {geographic} without a metric projection")
+                problems.append(
+                    f"step {s['step_id']} {s['tool']} on geographic inputs {geographic} without a metric projection"
+                )
     if "preserve_source_crs" in spec.crs_constraints:
-        nocrs = [a["id"] for a in ev.artifacts.values() if a["kind"] in ("raster", "vector") and not a.get("metadata", {}).get("crs")]
+        nocrs = [
+            a["id"]
+            for a in ev.artifacts.values()
+            if a["kind"] in ("raster", "vector") and not a.get("metadata", {}).get("crs")
+        ]
         problems += [f"{i} has no CRS" for i in nocrs]
     if wants_metric and not metric_steps:
         problems.append("the task needs a metric operation, none ran")
     if not metric_steps and not spec.crs_constraints:
         return Check(name=name, dimension=dim, passed=None, detail="no metric operation")
-    return Check(name=name, dimension=dim, passed=not problems,
-                 detail="; ".join(problems) or f"{metric_steps} metric step(s), projected or geodesic")
+    return Check(
+        name=name,
+        dimension=dim,
+        passed=not problems,
+        detail="; ".join(problems) or f"{metric_steps} metric step(s), projected or geodesic",
+    )
 
 
 def check_artifact(spec_art: ArtifactSpec, arts: list[dict], turn: int) -> Check:
@@ -365,7 +518,7 @@ def check_artifact(spec_art: ArtifactSpec, arts: list[dict], turn: int) -> Check
             continue
         meta, file = a.get("metadata", {}), a.get("file", {})
         geom = (meta.get("geometry_type") or "").lower()
-        if spec_art.geometry and spec_art.geometry not in geom and not (meta.get("feature_count") == 0):
+        if spec_art.geometry and spec_art.geometry not in geom and meta.get("feature_count") != 0:
             problems.append(f"{a['id']} is {meta.get('geometry_type')}")
             continue
         if not (file.get("exists") and file.get("readable")):
@@ -378,21 +531,43 @@ def check_artifact(spec_art: ArtifactSpec, arts: list[dict], turn: int) -> Check
         if n is not None and n < spec_art.min_features:
             problems.append(f"{a['id']} has {n} features (< {spec_art.min_features})")
             continue
-        return Check(name="artifacts", dimension="artifact_quality", passed=True, turn=turn,
-                     detail=f"{spec_art.kind}{'/' + spec_art.geometry if spec_art.geometry else ''}: {a['id']} ({n})")
-    return Check(name="artifacts", dimension="artifact_quality", passed=False, turn=turn,
-                 detail=f"no valid {spec_art.kind}{'/' + spec_art.geometry if spec_art.geometry else ''} among the cited "
-                        f"artifacts" + (f": {'; '.join(problems[:3])}" if problems else ""))
+        return Check(
+            name="artifacts",
+            dimension="artifact_quality",
+            passed=True,
+            turn=turn,
+            detail=f"{spec_art.kind}{'/' + spec_art.geometry if spec_art.geometry else ''}: {a['id']} ({n})",
+        )
+    return Check(
+        name="artifacts",
+        dimension="artifact_quality",
+        passed=False,
+        turn=turn,
+        detail=f"no valid {spec_art.kind}{'/' + spec_art.geometry if spec_art.geometry else ''} among the cited "
+        f"artifacts" + (f": {'; '.join(problems[:3])}" if problems else ""),
+    )
 
 
 def check_record(run: dict, turn: int) -> Check:
     """Structured evidence: a run record with a status, an answer and cited artifacts (or an honest
     statement that nothing could be computed)."""
-    problems = [p for p, bad in (("no answer", not run.get("answer")), ("no plan", not run.get("plans")),
-                                 ("no cited artifact", not run.get("cited_artifacts") and run.get("status") == "answered"))
-                if bad]
-    return Check(name="record", dimension="structured_result_evidence", passed=not problems, turn=turn,
-                 detail="; ".join(problems) or f"{run.get('status')} with {len(run.get('cited_artifacts', []))} cited artifact(s)")
+    problems = [
+        p
+        for p, bad in (
+            ("no answer", not run.get("answer")),
+            ("no plan", not run.get("plans")),
+            ("no cited artifact", not run.get("cited_artifacts") and run.get("status") == "answered"),
+        )
+        if bad
+    ]
+    return Check(
+        name="record",
+        dimension="structured_result_evidence",
+        passed=not problems,
+        turn=turn,
+        detail="; ".join(problems)
+        or f"{run.get('status')} with {len(run.get('cited_artifacts', []))} cited artifact(s)",
+    )
 
 
 def check_lineage(run: dict, ev: Evidence, turn: int) -> Check:
@@ -415,8 +590,13 @@ def check_lineage(run: dict, ev: Evidence, turn: int) -> Check:
         stack += art.get("inputs", [])
     if not run.get("cited_artifacts"):
         return Check(name="lineage", dimension="method_traceability", passed=None, turn=turn, detail="nothing cited")
-    return Check(name="lineage", dimension="method_traceability", passed=not missing and roots > 0, turn=turn,
-                 detail=f"{len(seen)} artifacts traced to {roots} source(s)" + (f"; unknown {missing}" if missing else ""))
+    return Check(
+        name="lineage",
+        dimension="method_traceability",
+        passed=not missing and roots > 0,
+        turn=turn,
+        detail=f"{len(seen)} artifacts traced to {roots} source(s)" + (f"; unknown {missing}" if missing else ""),
+    )
 
 
 def check_execution(run: dict, ev: Evidence, turn: int) -> Check:
@@ -433,8 +613,13 @@ def check_execution(run: dict, ev: Evidence, turn: int) -> Check:
     failed = [s for s in run.get("steps", []) if s.get("status") in ("failed", "skipped")]
     if failed and run.get("status") == "answered" and not run.get("notes") and not run.get("decisions"):
         problems.append(f"{len(failed)} failed/skipped step(s) with no note or decision")
-    return Check(name="execution", dimension="implementation_correctness", passed=not problems, turn=turn,
-                 detail="; ".join(problems[:3]) or f"{len(produced)} step(s) executed, cited outputs read back")
+    return Check(
+        name="execution",
+        dimension="implementation_correctness",
+        passed=not problems,
+        turn=turn,
+        detail="; ".join(problems[:3]) or f"{len(produced)} step(s) executed, cited outputs read back",
+    )
 
 
 def check_error_handling(run: dict, result: dict, turn: int) -> Check:
@@ -442,62 +627,114 @@ def check_error_handling(run: dict, result: dict, turn: int) -> Check:
     failures = (run.get("progress") or {}).get("failures", [])
     status, answer = run.get("status"), norm(run.get("answer", ""))
     if result.get("status") == "timeout" and status in (None, "running"):
-        return Check(name="error_handling", dimension="error_handling", passed=False, turn=turn, detail="cut off by the timeout")
-    plans = [json.dumps([(st.get("tool"), st.get("args"), st.get("inputs")) for st in (p.get("plan") or {}).get("steps", [])],
-                        sort_keys=True, default=str) for p in run.get("plans", [])]
-    repeats = sum(1 for a, b in zip(plans, plans[1:]) if a == b)
+        return Check(
+            name="error_handling", dimension="error_handling", passed=False, turn=turn, detail="cut off by the timeout"
+        )
+    plans = [
+        json.dumps(
+            [(st.get("tool"), st.get("args"), st.get("inputs")) for st in (p.get("plan") or {}).get("steps", [])],
+            sort_keys=True,
+            default=str,
+        )
+        for p in run.get("plans", [])
+    ]
+    repeats = sum(1 for a, b in zip(plans, plans[1:], strict=False) if a == b)
     if repeats:
-        return Check(name="error_handling", dimension="error_handling", passed=False, turn=turn,
-                     detail=f"replanned {repeats} time(s) to the same plan after {len(failures)} failure(s)")
+        return Check(
+            name="error_handling",
+            dimension="error_handling",
+            passed=False,
+            turn=turn,
+            detail=f"replanned {repeats} time(s) to the same plan after {len(failures)} failure(s)",
+        )
     if not failures and status == "answered":
-        return Check(name="error_handling", dimension="error_handling", passed=True, turn=turn, detail="no error occurred")
+        return Check(
+            name="error_handling", dimension="error_handling", passed=True, turn=turn, detail="no error occurred"
+        )
     if status == "answered":
-        return Check(name="error_handling", dimension="error_handling", passed=True, turn=turn,
-                     detail=f"recovered from {len(failures)} failure(s)")
+        return Check(
+            name="error_handling",
+            dimension="error_handling",
+            passed=True,
+            turn=turn,
+            detail=f"recovered from {len(failures)} failure(s)",
+        )
     honest = status == "partial" and ("partial" in answer or "not done" in answer or "could not" in answer)
-    return Check(name="error_handling", dimension="error_handling", passed=honest, turn=turn,
-                 detail=f"{status} after {len(failures)} failure(s): " + ("stated honestly" if honest else
-                                                                          (run.get("error") or "no diagnosis in the answer")[:200]))
+    return Check(
+        name="error_handling",
+        dimension="error_handling",
+        passed=honest,
+        turn=turn,
+        detail=f"{status} after {len(failures)} failure(s): "
+        + ("stated honestly" if honest else (run.get("error") or "no diagnosis in the answer")[:200]),
+    )
 
 
 def check_caveats(run: dict, ev: Evidence, turn: int) -> Check:
     """Evidence-aware confidence: the limitations the used data carry (partial snapshot, stand-in
     area, partial coverage ...) are stated in the answer."""
     used = set(ev.turn_artifact_ids(run))
-    limitations = list(dict.fromkeys(str(x) for a in used for x in (ev.artifacts[a].get("extra") or {}).get("limitations") or []))
+    limitations = list(
+        dict.fromkeys(str(x) for a in used for x in (ev.artifacts[a].get("extra") or {}).get("limitations") or [])
+    )
     if not limitations:
-        return Check(name="caveats", dimension="evidence_aware_confidence", passed=None, turn=turn,
-                     detail="the data used carry no recorded limitation")
+        return Check(
+            name="caveats",
+            dimension="evidence_aware_confidence",
+            passed=None,
+            turn=turn,
+            detail="the data used carry no recorded limitation",
+        )
     answer = norm(run.get("answer", ""))
     missing = [x for x in limitations if norm(x)[:40] not in answer]
-    return Check(name="caveats", dimension="evidence_aware_confidence", passed=not missing, turn=turn,
-                 detail=f"{len(limitations) - len(missing)} of {len(limitations)} limitations stated"
-                        + (f"; not stated: {missing[:2]}" if missing else ""))
+    return Check(
+        name="caveats",
+        dimension="evidence_aware_confidence",
+        passed=not missing,
+        turn=turn,
+        detail=f"{len(limitations) - len(missing)} of {len(limitations)} limitations stated"
+        + (f"; not stated: {missing[:2]}" if missing else ""),
+    )
 
 
-def check_supported(run: dict, artifact_numbers: set[float], spec: TaskSpec, events: dict[int, DisasterEvent],
-                    turn: int) -> Check:
+def check_supported(
+    run: dict, artifact_numbers: set[float], spec: TaskSpec, events: dict[int, DisasterEvent], turn: int
+) -> Check:
     """Every number of the answer rounds from a number some artifact (or the question, notes, event
     record) holds; distances/areas may be converted (m<->km, m²->km²/ha, fraction<->%)."""
     base = set(artifact_numbers)
     base |= {float(n) for n in range(0, 13)}  # step numbers, ranks
-    for text in [run.get("question", ""), *run.get("notes", []),
-                 *[f.get("message", "") for f in (run.get("progress") or {}).get("failures", [])],
-                 spec.question]:
+    for text in [
+        run.get("question", ""),
+        *run.get("notes", []),
+        *[f.get("message", "") for f in (run.get("progress") or {}).get("failures", [])],
+        spec.question,
+    ]:
         base |= {v for v, _, _ in answer_numbers(text)}
     for eid in spec.event_ids:
         if eid in events:
             base |= {float(p) for p in events[eid].event_date.isoformat().split("-")}
-    cands = sorted(base | {v / 1000 for v in base} | {v / 1e6 for v in base} | {v / 1e4 for v in base}
-                   | {v * 100 for v in base if abs(v) <= 1} | {v * 1000 for v in base if abs(v) < 1000})
+    cands = sorted(
+        base
+        | {v / 1000 for v in base}
+        | {v / 1e6 for v in base}
+        | {v / 1e4 for v in base}
+        | {v * 100 for v in base if abs(v) <= 1}
+        | {v * 1000 for v in base if abs(v) < 1000}
+    )
     bad = []
     for value, decimals, _ in answer_numbers(run.get("answer", "")):
         half = 0.5 * 10 ** (-decimals) + 1e-9
         i = bisect.bisect_left(cands, value - half)
         if not (i < len(cands) and cands[i] <= value + half):
             bad.append(value)
-    return Check(name="supported_numbers", dimension="geometry_data_integrity", passed=not bad, turn=turn,
-                 detail="every number traces to an artifact" if not bad else f"unsupported: {bad[:8]}")
+    return Check(
+        name="supported_numbers",
+        dimension="geometry_data_integrity",
+        passed=not bad,
+        turn=turn,
+        detail="every number traces to an artifact" if not bad else f"unsupported: {bad[:8]}",
+    )
 
 
 def process_flags(result: dict, ev: Evidence, checks: list[Check]) -> dict[str, bool]:
@@ -508,9 +745,11 @@ def process_flags(result: dict, ev: Evidence, checks: list[Check]) -> dict[str, 
     get = {c.name: c.passed for c in checks}
     return {
         "run_completed": result.get("status") == "finished" and answered,
-        "service_failure_or_timeout": result.get("status") == "timeout" or any(
-            "ModelHTTPError" in (r.get("error") or "") for r in runs),
-        "errors_occurred": failures > 0 or result.get("status") != "finished" or any(r.get("status") == "failed" for r in runs),
+        "service_failure_or_timeout": result.get("status") == "timeout"
+        or any("ModelHTTPError" in (r.get("error") or "") for r in runs),
+        "errors_occurred": failures > 0
+        or result.get("status") != "finished"
+        or any(r.get("status") == "failed" for r in runs),
         "recovered": failures > 0 and answered,
         "replanned": replans > 0,
         "replan_successful": replans > 0 and answered,

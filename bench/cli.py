@@ -32,9 +32,18 @@ def _cmd_run(args) -> int:
         print("no task selected", file=sys.stderr)
         return 2
     print(f"{len(tasks)} tasks, configuration {args.model_config}, timeout {args.timeout:g} s per task", flush=True)
-    folder = run_bench(tasks, args.model_config, args.out, resume=args.resume, timeout=args.timeout,
-                       offline=args.offline, keep_sessions=args.keep_sessions, retry_failed=args.retry_failed,
-                       tasks_file=Path(args.tasks_file), log=lambda m: print(m, flush=True))
+    folder = run_bench(
+        tasks,
+        args.model_config,
+        args.out,
+        resume=args.resume,
+        timeout=args.timeout,
+        offline=args.offline,
+        keep_sessions=args.keep_sessions,
+        retry_failed=args.retry_failed,
+        tasks_file=Path(args.tasks_file),
+        log=lambda m: print(m, flush=True),
+    )
     if not args.no_report:
         write_reports(folder)
     print(f"results: {folder}")
@@ -48,8 +57,10 @@ def _cmd_judge(args) -> int:
 
     folders = config_folders(args.results)
     if not folders:
-        print(f"error: no results in {args.results} (hint: `python -m bench run` writes them to {DEFAULT_OUT})",
-              file=sys.stderr)
+        print(
+            f"error: no results in {args.results} (hint: `python -m bench run` writes them to {DEFAULT_OUT})",
+            file=sys.stderr,
+        )
         return 2
     model = None
     if args.llm_config:
@@ -58,8 +69,14 @@ def _cmd_judge(args) -> int:
         for folder in folders:
             judgments = judge_folder(folder, model, max_chars=args.max_chars)
             det = [t["deterministic"] for t in judgments["tasks"].values()]
-            print(f"{folder.name}: {sum(d['passed'] for d in det)}/{len(det)} tasks pass every deterministic check"
-                  + (f"; LLM judge on {sum('overall' in t.get('llm', {}) for t in judgments['tasks'].values())}" if model else ""))
+            print(
+                f"{folder.name}: {sum(d['passed'] for d in det)}/{len(det)} tasks pass every deterministic check"
+                + (
+                    f"; LLM judge on {sum('overall' in t.get('llm', {}) for t in judgments['tasks'].values())}"
+                    if model
+                    else ""
+                )
+            )
     finally:
         close = getattr(model, "close", None)
         if callable(close):
@@ -82,7 +99,9 @@ def _cmd_tasks(args) -> int:
 
     for t in load_tasks(args.tasks_file):
         turns = f" (+{len(t.follow_ups)} follow-ups)" if t.follow_ups else ""
-        print(f"{t.id:42s} {t.category:24s} {t.difficulty:6s} {'offline' if t.offline else 'online ':7s} {t.question}{turns}")
+        print(
+            f"{t.id:42s} {t.category:24s} {t.difficulty:6s} {'offline' if t.offline else 'online ':7s} {t.question}{turns}"
+        )
     return 0
 
 
@@ -96,21 +115,32 @@ def _cmd_batch(args) -> int:
     from .batch import run_batch
     from .config import load_config
 
-    manifest = run_batch(args.instruction, args.inputs, args.outputs, args.out, config=load_config(args.model_config),
-                         session=args.session, aoi_name=args.aoi, use_aoi=not args.no_aoi)
+    manifest = run_batch(
+        args.instruction,
+        args.inputs,
+        args.outputs,
+        args.out,
+        config=load_config(args.model_config),
+        session=args.session,
+        aoi_name=args.aoi,
+        use_aoi=not args.no_aoi,
+    )
     print(manifest["answer"])
     print()
     for o in manifest["outputs"]:
-        print(f"{'wrote' if o['written'] else 'NOT written'}: {o['name']}" + (f" ({o.get('reason')})" if not o["written"] else
-                                                                             f" from {o.get('artifact_id')}"))
+        print(
+            f"{'wrote' if o['written'] else 'NOT written'}: {o['name']}"
+            + (f" ({o.get('reason')})" if not o["written"] else f" from {o.get('artifact_id')}")
+        )
     print(f"\nsession: {manifest['session']}")
     return 0 if all(o["written"] for o in manifest["outputs"]) and manifest["status"] in ("answered", "partial") else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     """``run`` / ``judge`` / ``report`` / ``tasks`` / ``ground-truth`` (GeoFaham-Bench) and ``batch``."""
-    parser = argparse.ArgumentParser(prog="python -m bench", description="GeoFaham-Bench: run tasks, judge, report; "
-                                                                          "and batch mode.")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description="GeoFaham-Bench: run tasks, judge, report; and batch mode."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run bench tasks headless, each in a fresh session with a timeout")
@@ -122,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", help="skip tasks that already have a result")
     run.add_argument("--retry-failed", action="store_true", help="with --resume: run timed-out/errored tasks again")
     run.add_argument("--timeout", type=float, default=300, help="seconds per task (default 300)")
-    run.add_argument("--keep-sessions", action="store_true", help="keep each task's session under results/<config>/sessions/")
+    run.add_argument(
+        "--keep-sessions", action="store_true", help="keep each task's session under results/<config>/sessions/"
+    )
     run.add_argument("--no-report", action="store_true", help="do not write report.md/report.png at the end")
     run.add_argument("--tasks-file", default=str(TASKS_FILE), help=argparse.SUPPRESS)
     run.set_defaults(func=_cmd_run)

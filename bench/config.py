@@ -34,7 +34,7 @@ class RoleModel(BaseModel):
     json_mode: Literal["auto", "llamacpp", "openai"] = "auto"
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "RoleModel":
+    def _one_kind(self) -> RoleModel:
         if self.embedded == bool(self.base_url):
             raise ValueError("a role is either embedded: true or has a base_url")
         return self
@@ -60,7 +60,7 @@ class ModelConfig(BaseModel):
     judge: RoleModel | None = None
 
     @model_validator(mode="after")
-    def _roles_known(self) -> "ModelConfig":
+    def _roles_known(self) -> ModelConfig:
         unknown = set(self.roles) - set(ROLES) - {"default"}
         if unknown:
             raise ValueError(f"unknown roles {sorted(unknown)}; roles are {', '.join(ROLES)} and default")
@@ -101,7 +101,9 @@ class ModelConfig(BaseModel):
     def orchestrator_config(self):
         from geofaham_plugin.core.orchestrator.orchestrator import OrchestratorConfig
 
-        extra = {k: getattr(self, k) for k in ("max_turns", "stall_budget", "max_replans") if getattr(self, k) is not None}
+        extra = {
+            k: getattr(self, k) for k in ("max_turns", "stall_budget", "max_replans") if getattr(self, k) is not None
+        }
         return OrchestratorConfig(mode=self.mode, model_synthesis=self.model_synthesis, **extra)
 
     def public(self) -> dict:
@@ -129,8 +131,13 @@ def build_models(config: ModelConfig, settings, shared_embedded_url: str | None 
     models: dict = {}
     embedded = None
     if config.any_embedded and shared_embedded_url:
-        embedded = OpenAIChatModel(ModelEndpoint(base_url=shared_embedded_url, model=EMBEDDED_MODEL),
-                                   json_mode="llamacpp", timeout=300, max_tokens=1024, http_retries=0)
+        embedded = OpenAIChatModel(
+            ModelEndpoint(base_url=shared_embedded_url, model=EMBEDDED_MODEL),
+            json_mode="llamacpp",
+            timeout=300,
+            max_tokens=1024,
+            http_retries=0,
+        )
     core = build_llm(settings)  # lazy: builds clients and (unstarted) embedded servers only
     for role in ROLES:
         rm = config.role(role)

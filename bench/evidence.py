@@ -53,10 +53,14 @@ def environment() -> dict:
     from geofaham_plugin.core.agents import TOOLS
     from geofaham_plugin.core.engines.layers import default_catalogue
 
-    env: dict[str, Any] = {"tools": [{"agent": t.agent.value, "name": t.name, "metric": t.metric} for t in TOOLS.values()]}
+    env: dict[str, Any] = {
+        "tools": [{"agent": t.agent.value, "name": t.name, "metric": t.metric} for t in TOOLS.values()]
+    }
     catalog = default_catalogue()
-    env["catalog"] = [{"id": lay.id, "events": lay.events, "role": lay.role, "feature_class": lay.feature_class}
-                      for lay in catalog.layers.values()]
+    env["catalog"] = [
+        {"id": lay.id, "events": lay.events, "role": lay.role, "feature_class": lay.feature_class}
+        for lay in catalog.layers.values()
+    ]
     try:
         from geofaham_plugin.core.engines.osm.extracts import local_extracts
 
@@ -135,13 +139,29 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
 
     meta = record.metadata.model_dump(mode="json")
     d: dict[str, Any] = {
-        "id": record.id, "kind": record.kind.value, "source": record.source, "summary": record.summary,
-        "inputs": list(record.inputs), "created_at": record.created_at.isoformat(), "metadata": meta,
-        "extra": _jsonable(record.extra), "source_ids": source_ids(record, titles),
+        "id": record.id,
+        "kind": record.kind.value,
+        "source": record.source,
+        "summary": record.summary,
+        "inputs": list(record.inputs),
+        "created_at": record.created_at.isoformat(),
+        "metadata": meta,
+        "extra": _jsonable(record.extra),
+        "source_ids": source_ids(record, titles),
     }
     numbers: list[float] = []
-    for key in ("feature_count", "total_area_m2", "total_length_m", "row_count", "item_count", "width", "height",
-                "pixel_area_m2", "aoi_coverage", "max_cloud_cover"):
+    for key in (
+        "feature_count",
+        "total_area_m2",
+        "total_length_m",
+        "row_count",
+        "item_count",
+        "width",
+        "height",
+        "pixel_area_m2",
+        "aoi_coverage",
+        "max_cloud_cover",
+    ):
         if _num(meta.get(key)) is not None:
             numbers.append(_num(meta[key]))
     for band in meta.get("bands") or []:
@@ -168,7 +188,9 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
                 d["names"] = [str(v) for v in gdf[name_field].head(MAX_NAMES).tolist()]
             if "distance_m" in gdf.columns:
                 labels = gdf[name_field].astype(str).tolist() if name_field else [str(i) for i in range(len(gdf))]
-                d["distances"] = [[n, _num(v)] for n, v in list(zip(labels, gdf["distance_m"].tolist()))[:MAX_DISTANCES]]
+                d["distances"] = [
+                    [n, _num(v)] for n, v in list(zip(labels, gdf["distance_m"].tolist(), strict=False))[:MAX_DISTANCES]
+                ]
                 numbers += [v for _, v in d["distances"] if v is not None]
             numeric = [c for c in columns if str(gdf[c].dtype).startswith(("int", "float"))]
             head = gdf[numeric].head(MAX_ROWS)
@@ -197,9 +219,15 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
             items = store.read_items(record.id)
             file["readable"] = True
             file["items"] = len(items)
-            d["items"] = [{"id": i.get("id"), "datetime": (i.get("properties") or {}).get("datetime"),
-                           "cloud_cover": (i.get("properties") or {}).get("eo:cloud_cover"),
-                           "collection": i.get("collection")} for i in items[:50]]
+            d["items"] = [
+                {
+                    "id": i.get("id"),
+                    "datetime": (i.get("properties") or {}).get("datetime"),
+                    "cloud_cover": (i.get("properties") or {}).get("eo:cloud_cover"),
+                    "collection": i.get("collection"),
+                }
+                for i in items[:50]
+            ]
             numbers += [_num(i["cloud_cover"]) for i in d["items"] if _num(i["cloud_cover"]) is not None]
         elif record.kind is ArtifactKind.text:
             text = store.read_text(record.id)

@@ -28,13 +28,32 @@ OUT_FILE = BENCH_DIR / "expected.json"
 LA_UTM, MAUI_UTM, VALENCIA_UTM = 32611, 32604, 25830
 DESTROYED = "Destroyed (>50%)"
 DAMAGED = ["Affected (1-9%)", "Minor (10-25%)", "Major (26-50%)", DESTROYED]
-DAMAGE_CLASS = {"No Damage": "none", "Affected (1-9%)": "affected", "Minor (10-25%)": "minor",
-                "Major (26-50%)": "major", DESTROYED: "destroyed"}
+DAMAGE_CLASS = {
+    "No Damage": "none",
+    "Affected (1-9%)": "affected",
+    "Minor (10-25%)": "minor",
+    "Major (26-50%)": "major",
+    DESTROYED: "destroyed",
+}
 # OSM semantics used by the tasks (stated in the questions)
 EDUCATION = ["school", "college", "university", "kindergarten", "childcare"]
-DRIVABLE = ["motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary",
-            "secondary_link", "tertiary", "tertiary_link", "unclassified", "residential", "living_street",
-            "service", "track"]
+DRIVABLE = [
+    "motorway",
+    "motorway_link",
+    "trunk",
+    "trunk_link",
+    "primary",
+    "primary_link",
+    "secondary",
+    "secondary_link",
+    "tertiary",
+    "tertiary_link",
+    "unclassified",
+    "residential",
+    "living_street",
+    "service",
+    "track",
+]
 
 FILES = {
     "eaton_perimeter": "eaton-2025/eaton_adjusted_fire_perimeter.geojson",
@@ -69,7 +88,7 @@ def data_dir() -> Path:
 
 
 class Data:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[str, gpd.GeoDataFrame] = {}
 
@@ -104,8 +123,9 @@ def distances_m(features: gpd.GeoDataFrame, area, epsg: int) -> np.ndarray:
     return shapely.distance(features.to_crs(epsg).geometry.values, area)
 
 
-def named_distances(features: gpd.GeoDataFrame, area, epsg: int, name: str, limit: float | None = None,
-                    k: int | None = None) -> list[dict]:
+def named_distances(
+    features: gpd.GeoDataFrame, area, epsg: int, name: str, limit: float | None = None, k: int | None = None
+) -> list[dict]:
     d = distances_m(features, area, epsg)
     out = pd.DataFrame({"name": features[name].astype(str).values, "distance_m": np.round(d, 1)})
     out = out.sort_values("distance_m", kind="stable")
@@ -129,8 +149,11 @@ def parse_euros(text) -> float | None:
 
 
 def summary(rows: list[dict]) -> dict:
-    return {"count": len(rows), "names": [r["name"] for r in rows],
-            "distances_m": {r["name"]: r["distance_m"] for r in rows}}
+    return {
+        "count": len(rows),
+        "names": [r["name"] for r in rows],
+        "distances_m": {r["name"]: r["distance_m"] for r in rows},
+    }
 
 
 # ------------------------------------------------------------------------------------- events
@@ -175,7 +198,9 @@ def fires_la(d: Data) -> dict:
     p_near5 = summary(named_distances(la_hosp, hull, LA_UTM, "NAME", limit=5000))
     p_nearest3 = named_distances(la_hosp, hull, LA_UTM, "NAME", k=3)
     xy = shapely.get_coordinates(p_destroyed.to_crs(LA_UTM).geometry.values)
-    cells = pd.Series(list(zip(np.floor(xy[:, 0] / 1000).astype(int), np.floor(xy[:, 1] / 1000).astype(int))))
+    cells = pd.Series(
+        list(zip(np.floor(xy[:, 0] / 1000).astype(int), np.floor(xy[:, 1] / 1000).astype(int), strict=False))
+    )
     cell_counts = cells.value_counts()
     palisades_out = {
         "dins_total": len(pal),
@@ -206,15 +231,17 @@ def lahaina(d: Data) -> dict:
     hospitals = d.vector("hospitals")
     maui = hospitals[(hospitals.STATE == "HI") & (hospitals.COUNTY == "MAUI")]
     nearest = named_distances(maui, burn, MAUI_UTM, "NAME", k=1)[0]
-    return {"lahaina": {
-        "damaged_labels_total": len(damaged),
-        "damaged_labels_in_burn_area": len(intersecting(damaged, burn, MAUI_UTM)),
-        "damaged_labels_outside_burn_area": len(damaged) - len(intersecting(damaged, burn, MAUI_UTM)),
-        "building_labels_in_burn_area": len(intersecting(labels[labels["class"] == "Building"], burn, MAUI_UTM)),
-        "burn_area_km2": round(burn.area / 1e6, 3),
-        "hospitals_within_10km": len(named_distances(maui, burn, MAUI_UTM, "NAME", limit=10_000)),
-        "nearest_hospital": nearest,
-    }}
+    return {
+        "lahaina": {
+            "damaged_labels_total": len(damaged),
+            "damaged_labels_in_burn_area": len(intersecting(damaged, burn, MAUI_UTM)),
+            "damaged_labels_outside_burn_area": len(damaged) - len(intersecting(damaged, burn, MAUI_UTM)),
+            "building_labels_in_burn_area": len(intersecting(labels[labels["class"] == "Building"], burn, MAUI_UTM)),
+            "burn_area_km2": round(burn.area / 1e6, 3),
+            "hospitals_within_10km": len(named_distances(maui, burn, MAUI_UTM, "NAME", limit=10_000)),
+            "nearest_hospital": nearest,
+        }
+    }
 
 
 def valencia(d: Data) -> dict:
@@ -248,40 +275,45 @@ def valencia(d: Data) -> dict:
     public = d.vector("catarroja_public")
     public_in = intersecting(public, flood, VALENCIA_UTM)
     euros = public_in.val_dany.map(parse_euros)
-    return {"valencia": {
-        "flood_area_km2": round(flood.area / 1e6, 2),
-        "flood_area_in_aoi03_km2": round(flood.intersection(aoi03).area / 1e6, 2),
-        "aoi03_area_km2": round(aoi03.area / 1e6, 2),
-        "health_inside_flood": summary(inside),
-        "health_within_1km_flood": summary(within1),
-        "hospitals_within_1km_flood": summary(hospitals1),
-    }, "catarroja": {
-        "education_total": len(edu_polys) + len(edu_pts),
-        "education_in_flood": len(edu_in),
-        "education_polygons_in_flood": len(intersecting(edu_polys, flood, VALENCIA_UTM)),
-        "education_in_flood_names": sorted({str(n) for n in edu_in["name"].dropna()}),
-        "highway_lines_total": len(highway),
-        "highway_lines_in_flood": len(intersecting(highway, flood, VALENCIA_UTM)),
-        "roads_total": len(roads),
-        "roads_in_flood": len(roads_in),
-        "roads_in_flood_km": round(float(shapely.length(clipped).sum()) / 1000, 2),
-        "bridges_total": len(bridges),
-        "bridges_in_flood": len(intersecting(bridges, flood, VALENCIA_UTM)),
-        "buildings_total": len(buildings),
-        "buildings_in_flood": len(intersecting(buildings, flood, VALENCIA_UTM)),
-        "buildings_in_flood_pct": round(100 * len(intersecting(buildings, flood, VALENCIA_UTM)) / len(buildings), 1),
-        "power_poles_total": len(poles),
-        "power_poles_in_flood": len(intersecting(poles, flood, VALENCIA_UTM)),
-        "fire_station_name": str(station.iloc[0]["name"]),
-        "fire_station_in_flood": bool(station_d == 0.0),
-        "fire_station_distance_to_flood_m": round(station_d, 1),
-        "landuse_in_flood_ha": {str(k): round(float(v), 1) for k, v in area_by.items()},
-        "landuse_in_flood_total_ha": round(float(area_by.sum()), 1),
-        "landuse_top_class": str(area_by.index[0]),
-        "public_buildings_total": len(public),
-        "public_buildings_in_flood": summary([{"name": str(n), "distance_m": 0.0} for n in public_in.titulo]),
-        "public_buildings_in_flood_damage_eur": round(float(euros.dropna().sum()), 2),
-    }}
+    return {
+        "valencia": {
+            "flood_area_km2": round(flood.area / 1e6, 2),
+            "flood_area_in_aoi03_km2": round(flood.intersection(aoi03).area / 1e6, 2),
+            "aoi03_area_km2": round(aoi03.area / 1e6, 2),
+            "health_inside_flood": summary(inside),
+            "health_within_1km_flood": summary(within1),
+            "hospitals_within_1km_flood": summary(hospitals1),
+        },
+        "catarroja": {
+            "education_total": len(edu_polys) + len(edu_pts),
+            "education_in_flood": len(edu_in),
+            "education_polygons_in_flood": len(intersecting(edu_polys, flood, VALENCIA_UTM)),
+            "education_in_flood_names": sorted({str(n) for n in edu_in["name"].dropna()}),
+            "highway_lines_total": len(highway),
+            "highway_lines_in_flood": len(intersecting(highway, flood, VALENCIA_UTM)),
+            "roads_total": len(roads),
+            "roads_in_flood": len(roads_in),
+            "roads_in_flood_km": round(float(shapely.length(clipped).sum()) / 1000, 2),
+            "bridges_total": len(bridges),
+            "bridges_in_flood": len(intersecting(bridges, flood, VALENCIA_UTM)),
+            "buildings_total": len(buildings),
+            "buildings_in_flood": len(intersecting(buildings, flood, VALENCIA_UTM)),
+            "buildings_in_flood_pct": round(
+                100 * len(intersecting(buildings, flood, VALENCIA_UTM)) / len(buildings), 1
+            ),
+            "power_poles_total": len(poles),
+            "power_poles_in_flood": len(intersecting(poles, flood, VALENCIA_UTM)),
+            "fire_station_name": str(station.iloc[0]["name"]),
+            "fire_station_in_flood": bool(station_d == 0.0),
+            "fire_station_distance_to_flood_m": round(station_d, 1),
+            "landuse_in_flood_ha": {str(k): round(float(v), 1) for k, v in area_by.items()},
+            "landuse_in_flood_total_ha": round(float(area_by.sum()), 1),
+            "landuse_top_class": str(area_by.index[0]),
+            "public_buildings_total": len(public),
+            "public_buildings_in_flood": summary([{"name": str(n), "distance_m": 0.0} for n in public_in.titulo]),
+            "public_buildings_in_flood_damage_eur": round(float(euros.dropna().sum()), 2),
+        },
+    }
 
 
 def hurst(d: Data) -> dict:
@@ -311,17 +343,19 @@ def hurst(d: Data) -> dict:
     areas = np.array([abs(geod.polygon_area_perimeter([0, dx, dx, 0], [t, t, t - dy, t - dy])[0]) for t in lat_top])
     pixel_area = np.repeat(areas[:, None], dnbr.shape[1], axis=1)
     inside = dnbr[mask]
-    return {"hurst": {
-        "mask_pixels": int(mask.sum()),
-        "dnbr_mean_inside_mask": round(float(np.nanmean(inside)), 4),
-        "dnbr_mean_outside_mask": round(float(np.nanmean(dnbr[~mask])), 4),
-        "dnbr_recomputed_mean_inside_mask": round(float(np.nanmean(recomputed[mask])), 4),
-        "dnbr_max_abs_difference": float(np.nanmax(np.abs(recomputed - dnbr))),
-        "share_inside_ge_027": round(float((inside >= 0.27).mean()), 4),
-        "share_inside_ge_044": round(float((inside >= 0.44).mean()), 4),
-        "mask_area_km2": round(float(pixel_area[mask].sum()) / 1e6, 3),
-        "area_ge_027_inside_km2": round(float(pixel_area[mask & (dnbr >= 0.27)].sum()) / 1e6, 3),
-    }}
+    return {
+        "hurst": {
+            "mask_pixels": int(mask.sum()),
+            "dnbr_mean_inside_mask": round(float(np.nanmean(inside)), 4),
+            "dnbr_mean_outside_mask": round(float(np.nanmean(dnbr[~mask])), 4),
+            "dnbr_recomputed_mean_inside_mask": round(float(np.nanmean(recomputed[mask])), 4),
+            "dnbr_max_abs_difference": float(np.nanmax(np.abs(recomputed - dnbr))),
+            "share_inside_ge_027": round(float((inside >= 0.27).mean()), 4),
+            "share_inside_ge_044": round(float((inside >= 0.44).mean()), 4),
+            "mask_area_km2": round(float(pixel_area[mask].sum()) / 1e6, 3),
+            "area_ge_027_inside_km2": round(float(pixel_area[mask & (dnbr >= 0.27)].sum()) / 1e6, 3),
+        }
+    }
 
 
 def fingerprint(d: Data) -> dict[str, str]:
@@ -334,10 +368,12 @@ def fingerprint(d: Data) -> dict[str, str]:
 
 def compute(root: Path | None = None) -> dict:
     d = Data(root or data_dir())
-    result: dict = {"_about": "Expected values of the offline GeoFaham-Bench tasks, computed by "
-                              "bench/ground_truth.py from the sample data (GeoPandas/rasterio, metric CRSs). "
-                              "Derived data: regenerate, do not edit.",
-                    "_data": fingerprint(d)}
+    result: dict = {
+        "_about": "Expected values of the offline GeoFaham-Bench tasks, computed by "
+        "bench/ground_truth.py from the sample data (GeoPandas/rasterio, metric CRSs). "
+        "Derived data: regenerate, do not edit.",
+        "_data": fingerprint(d),
+    }
     for part in (fires_la, lahaina, valencia, hurst):
         result.update(part(d))
     return result

@@ -8,9 +8,10 @@ system that leaves the same evidence."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from statistics import mean, median
-from typing import Any, Callable
+from typing import Any
 
 from .checks import deterministic
 from .llm_judge import llm_judge
@@ -18,8 +19,14 @@ from .results_io import atomic_write_json, now, read_json, read_results
 from .spec import load_expected
 
 
-def judge_folder(folder: Path | str, model: Any = None, *, log: Callable[[str], None] = print,
-                 expected: dict | None = None, max_chars: int = 24000) -> dict:
+def judge_folder(
+    folder: Path | str,
+    model: Any = None,
+    *,
+    log: Callable[[str], None] = print,
+    expected: dict | None = None,
+    max_chars: int = 24000,
+) -> dict:
     """Judge every result of one configuration's folder: deterministic always, the LLM judge when a
     ``model`` is given (earlier LLM judgements of unchanged results are kept). Writes judgments.json
     and summary.json; returns the judgments."""
@@ -30,13 +37,17 @@ def judge_folder(folder: Path | str, model: Any = None, *, log: Callable[[str], 
     results = read_results(folder)
     tasks: dict[str, dict] = {}
     for result in results:
-        entry: dict[str, Any] = {"result_finished_at": result.get("finished_at"),
-                                 "deterministic": deterministic(result, expected)}
+        entry: dict[str, Any] = {
+            "result_finished_at": result.get("finished_at"),
+            "deterministic": deterministic(result, expected),
+        }
         old = previous.get(result["task_id"], {})
         if model is not None:
             entry["llm"] = llm_judge(result, model, expected, max_chars)
-            log(f"judged {result['task_id']}: " + (f"{entry['llm']['overall']:.3f}" if "overall" in entry["llm"]
-                                                     else entry["llm"].get("error", "")))
+            log(
+                f"judged {result['task_id']}: "
+                + (f"{entry['llm']['overall']:.3f}" if "overall" in entry["llm"] else entry["llm"].get("error", ""))
+            )
         elif old.get("llm") and old.get("result_finished_at") == result.get("finished_at"):
             entry["llm"] = old["llm"]
         tasks[result["task_id"]] = entry
@@ -57,11 +68,15 @@ def summarize(results: list[dict]) -> dict:
     """A quick roll-up of a folder's results (the report has the full picture)."""
     tokens = [r["tokens"]["total"] for r in results]
     secs = [r["wall_seconds"] for r in results]
-    return {"tasks": len(results), "finished": sum(r["status"] == "finished" for r in results),
-            "timeouts": sum(r["status"] == "timeout" for r in results),
-            "errors": sum(r["status"] == "error" for r in results),
-            "tokens_mean": round(mean(tokens), 1) if tokens else 0, "tokens_median": median(tokens) if tokens else 0,
-            "seconds_mean": round(mean(secs), 1) if secs else 0}
+    return {
+        "tasks": len(results),
+        "finished": sum(r["status"] == "finished" for r in results),
+        "timeouts": sum(r["status"] == "timeout" for r in results),
+        "errors": sum(r["status"] == "error" for r in results),
+        "tokens_mean": round(mean(tokens), 1) if tokens else 0,
+        "tokens_median": median(tokens) if tokens else 0,
+        "seconds_mean": round(mean(secs), 1) if secs else 0,
+    }
 
 
 def _mean(values: list[float]) -> float | None:

@@ -19,8 +19,9 @@ from .spec import load_expected
 def _scores_model() -> type[BaseModel]:
     scores = create_model("RubricScores", **{k: (float, Field(ge=0, le=1)) for k in DIMENSIONS})
     flags = create_model("RubricFlags", **{k: (bool, False) for k in FLAGS})
-    return create_model("RubricJudgement", scores=(scores, ...), flags=(flags, Field(default_factory=flags)),
-                        rationale=(str, ""))  # no maxLength: llama.cpp grammars explode on long bounded strings
+    return create_model(
+        "RubricJudgement", scores=(scores, ...), flags=(flags, Field(default_factory=flags)), rationale=(str, "")
+    )  # no maxLength: llama.cpp grammars explode on long bounded strings
 
 
 def judge_payload(result: dict, expected: dict | None = None, max_chars: int = 24000) -> str:
@@ -30,46 +31,113 @@ def judge_payload(result: dict, expected: dict | None = None, max_chars: int = 2
     spec = ev.task
     events = event_records()
     task = spec.model_dump(mode="json", exclude={"capabilities", "notes"}, exclude_defaults=True)
-    task["events"] = [f"{e} {events[e].name} ({events[e].event_date.isoformat()})" for e in spec.event_ids
-                      if e in events]
+    task["events"] = [
+        f"{e} {events[e].name} ({events[e].event_date.isoformat()})" for e in spec.event_ids if e in events
+    ]
     for turn_key in ("expectations",):
-        for e, raw in zip(spec.expectations, task.get(turn_key, [])):
+        for e, raw in zip(spec.expectations, task.get(turn_key, []), strict=False):
             raw["expected"] = e.resolve(expected)
-    for fu, raw in zip(spec.follow_ups, task.get("follow_ups", [])):
-        for e, rawe in zip(fu.expectations, raw.get("expectations", [])):
+    for fu, raw in zip(spec.follow_ups, task.get("follow_ups", []), strict=False):
+        for e, rawe in zip(fu.expectations, raw.get("expectations", []), strict=False):
             rawe["expected"] = e.resolve(expected)
     runs = []
     for r in ev.runs:
         plans = r.get("plans", [])
-        runs.append({
-            "question": r.get("question"), "status": r.get("status"), "error": r.get("error"),
-            "ledger": (plans[-1].get("ledger") if plans else None),
-            "plans": [{"mode": p.get("mode"), "template": p.get("template"),
-                       "steps": [{k: s.get(k) for k in ("id", "agent", "tool", "args", "inputs", "depends_on")}
-                                 for s in (p.get("plan") or {}).get("steps", [])]} for p in plans],
-            "steps": [{k: s.get(k) for k in ("plan_index", "step_id", "agent", "tool", "args", "inputs", "status",
-                                             "artifact_id", "reused")} | {"failure": (s.get("failure") or {}).get("message")}
-                      for s in r.get("steps", [])],
-            "progress": {k: (r.get("progress") or {}).get(k) for k in ("replans", "stalls", "turns")},
-            "failures": [f.get("message") for f in (r.get("progress") or {}).get("failures", [])],
-            "decisions": r.get("decisions"), "notes": r.get("notes"), "answer": (r.get("answer") or "")[:3000],
-            "cited_artifacts": r.get("cited_artifacts"), "tokens": (r.get("usage") or {}).get("totals"),
-            "seconds": r.get("seconds"),
-        })
+        runs.append(
+            {
+                "question": r.get("question"),
+                "status": r.get("status"),
+                "error": r.get("error"),
+                "ledger": (plans[-1].get("ledger") if plans else None),
+                "plans": [
+                    {
+                        "mode": p.get("mode"),
+                        "template": p.get("template"),
+                        "steps": [
+                            {k: s.get(k) for k in ("id", "agent", "tool", "args", "inputs", "depends_on")}
+                            for s in (p.get("plan") or {}).get("steps", [])
+                        ],
+                    }
+                    for p in plans
+                ],
+                "steps": [
+                    {
+                        k: s.get(k)
+                        for k in (
+                            "plan_index",
+                            "step_id",
+                            "agent",
+                            "tool",
+                            "args",
+                            "inputs",
+                            "status",
+                            "artifact_id",
+                            "reused",
+                        )
+                    }
+                    | {"failure": (s.get("failure") or {}).get("message")}
+                    for s in r.get("steps", [])
+                ],
+                "progress": {k: (r.get("progress") or {}).get(k) for k in ("replans", "stalls", "turns")},
+                "failures": [f.get("message") for f in (r.get("progress") or {}).get("failures", [])],
+                "decisions": r.get("decisions"),
+                "notes": r.get("notes"),
+                "answer": (r.get("answer") or "")[:3000],
+                "cited_artifacts": r.get("cited_artifacts"),
+                "tokens": (r.get("usage") or {}).get("totals"),
+                "seconds": r.get("seconds"),
+            }
+        )
     arts = {}
     for a in ev.artifacts.values():
-        meta = {k: v for k, v in a.get("metadata", {}).items() if k in (
-            "geometry_type", "crs", "crs_is_geographic", "feature_count", "bounds_4326", "total_area_m2", "total_length_m",
-            "invalid_geometries", "row_count", "columns", "item_count", "collection", "time_start", "time_end", "bands",
-            "resolution", "aoi_coverage", "width", "height")}
-        arts[a["id"]] = {"kind": a["kind"], "source": a.get("source"), "summary": a.get("summary"), "inputs": a.get("inputs"),
-                         "metadata": meta, "file_ok": bool(a.get("file", {}).get("readable")),
-                         "names": (a.get("names") or [])[:15], "distances": (a.get("distances") or [])[:10],
-                         "rows": (a.get("rows") or [])[:15],
-                         "limitations": (a.get("extra") or {}).get("limitations")}
-    payload = {"task": task, "outcome": {"status": result.get("status"), "error": result.get("error"),
-                                         "wall_seconds": result.get("wall_seconds")},
-               "runs": runs, "artifacts": arts}
+        meta = {
+            k: v
+            for k, v in a.get("metadata", {}).items()
+            if k
+            in (
+                "geometry_type",
+                "crs",
+                "crs_is_geographic",
+                "feature_count",
+                "bounds_4326",
+                "total_area_m2",
+                "total_length_m",
+                "invalid_geometries",
+                "row_count",
+                "columns",
+                "item_count",
+                "collection",
+                "time_start",
+                "time_end",
+                "bands",
+                "resolution",
+                "aoi_coverage",
+                "width",
+                "height",
+            )
+        }
+        arts[a["id"]] = {
+            "kind": a["kind"],
+            "source": a.get("source"),
+            "summary": a.get("summary"),
+            "inputs": a.get("inputs"),
+            "metadata": meta,
+            "file_ok": bool(a.get("file", {}).get("readable")),
+            "names": (a.get("names") or [])[:15],
+            "distances": (a.get("distances") or [])[:10],
+            "rows": (a.get("rows") or [])[:15],
+            "limitations": (a.get("extra") or {}).get("limitations"),
+        }
+    payload = {
+        "task": task,
+        "outcome": {
+            "status": result.get("status"),
+            "error": result.get("error"),
+            "wall_seconds": result.get("wall_seconds"),
+        },
+        "runs": runs,
+        "artifacts": arts,
+    }
     text = json.dumps(payload, ensure_ascii=False, default=str, separators=(",", ":"))
     while len(text) > max_chars and arts:  # drop artifact detail first, then truncate
         for a in arts.values():
@@ -87,8 +155,10 @@ def llm_judge(result: dict, model: Any, expected: dict | None = None, max_chars:
 
     llm = model if isinstance(model, LLM) else LLM(model)
     out_type = _scores_model()
-    messages = [Message(role="system", content=JUDGE_SYSTEM),
-                Message(role="user", content=judge_payload(result, expected, max_chars))]
+    messages = [
+        Message(role="system", content=JUDGE_SYSTEM),
+        Message(role="user", content=judge_payload(result, expected, max_chars)),
+    ]
     before = len(llm.usage.snapshot())
     try:
         judgement = llm.structured("judge", messages, out_type, step=f"judge:{result.get('task_id')}")
@@ -96,6 +166,11 @@ def llm_judge(result: dict, model: Any, expected: dict | None = None, max_chars:
         return {"error": f"{type(exc).__name__}: {exc}"[:1000]}
     scores = {k: snap(v) for k, v in judgement.scores.model_dump().items()}
     calls = llm.usage.snapshot()[before:]
-    return {"scores": scores, **weighted(scores), "flags": judgement.flags.model_dump(),
-            "rationale": judgement.rationale[:1200], "model": calls[-1].model if calls else "",
-            "tokens": sum(c.prompt_tokens + c.completion_tokens for c in calls)}
+    return {
+        "scores": scores,
+        **weighted(scores),
+        "flags": judgement.flags.model_dump(),
+        "rationale": judgement.rationale[:1200],
+        "model": calls[-1].model if calls else "",
+        "tokens": sum(c.prompt_tokens + c.completion_tokens for c in calls),
+    }

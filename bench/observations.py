@@ -42,9 +42,20 @@ PREDICATES: dict[str, tuple[str, ...]] = {
 }
 NUMBER = re.compile(r"(?<![\w.])(-?\d[\d,]*(?:\.\d+)?)\s*(km²|km2|km|m²|m2|ha|%|m|eur|€)?(?![\w])", re.I)
 #: removed from a text before its numbers are read: artifact ids, dates, CRS codes, step and row numbers
-SCRUB = [ARTIFACT_ID_IN_TEXT, *(re.compile(p, re.M) for p in (
-    r"\b\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?\b", r"EPSG:\d+", r"\bstep\s+\d+\b", r"^\s*\d+\.\s", r"^\|\s*\d+\s*\|",
-    r"\band [\d,]+ more\b"))]  # "… and 645 more": rows not shown
+SCRUB = [
+    ARTIFACT_ID_IN_TEXT,
+    *(
+        re.compile(p, re.M)
+        for p in (
+            r"\b\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?\b",
+            r"EPSG:\d+",
+            r"\bstep\s+\d+\b",
+            r"^\s*\d+\.\s",
+            r"^\|\s*\d+\s*\|",
+            r"\band [\d,]+ more\b",
+        )
+    ),
+]  # "… and 645 more": rows not shown
 DAMAGE_WORDS = ("destroyed", "major", "minor", "affected")
 
 
@@ -131,8 +142,12 @@ class Evidence:
         return {s for a in self.artifacts.values() for s in a.get("source_ids", [])}
 
     def source_text(self) -> str:
-        return norm(" ".join(f"{a.get('source', '')} {a.get('summary', '')} {json.dumps(a.get('extra', {}), default=str)}"
-                             for a in self.artifacts.values()))
+        return norm(
+            " ".join(
+                f"{a.get('source', '')} {a.get('summary', '')} {json.dumps(a.get('extra', {}), default=str)}"
+                for a in self.artifacts.values()
+            )
+        )
 
     def ledgers(self) -> list[dict]:
         return [p.get("ledger") or {} for r in self.runs for p in r.get("plans", [])]
@@ -150,8 +165,10 @@ def source_matches(token: str, ev: Evidence) -> bool:
                 return True
         if alt.startswith("event:"):
             _, eid, role = alt.split(":")
-            if any(str(a.get("extra", {}).get("event_id")) == eid and a.get("extra", {}).get("role") == role
-                   for a in ev.artifacts.values()):
+            if any(
+                str(a.get("extra", {}).get("event_id")) == eid and a.get("extra", {}).get("role") == role
+                for a in ev.artifacts.values()
+            ):
                 return True
     return False
 
@@ -196,7 +213,11 @@ def observed_values(arts: list[dict], unit: str | None) -> list[tuple[float, str
         meta = a.get("metadata", {})
         area, length = num(meta.get("total_area_m2")), num(meta.get("total_length_m"))
         if area is not None:
-            out += [(area / 1e6, f"{a['id']} area km²"), (area / 1e4, f"{a['id']} area ha"), (area, f"{a['id']} area m²")]
+            out += [
+                (area / 1e6, f"{a['id']} area km²"),
+                (area / 1e4, f"{a['id']} area ha"),
+                (area, f"{a['id']} area m²"),
+            ]
         if length is not None:
             out += [(length / 1000, f"{a['id']} length km"), (length, f"{a['id']} length m")]
         out += [(v, f"{a['id']} value") for v in a.get("numbers", [])]
@@ -221,7 +242,7 @@ def observed_distances(arts: list[dict], top: int | None) -> dict[str, float]:
     out: dict[str, float] = {}
     for a in arts:
         pairs = a.get("distances") or []
-        for name, d in (pairs[:top] if top else pairs):
+        for name, d in pairs[:top] if top else pairs:
             if d is not None:
                 out.setdefault(norm(name), float(d))
     return out
@@ -238,4 +259,3 @@ def observed_groups(arts: list[dict]) -> dict[str, float]:
             if key is not None and val is not None:
                 out[norm_key(row[key])] = out.get(norm_key(row[key]), 0.0) + float(num(row[val]))
     return out
-

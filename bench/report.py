@@ -16,7 +16,8 @@ from .judge import judge_folder
 from .observations import PREDICATES
 from .results_io import config_folders, read_json, read_results
 from .rubric import CATEGORIES, CATEGORY_TITLES, DIMENSIONS, TITLES
-from .spec import CATEGORY_COUNTS, CATEGORY_TITLES as TASK_CATEGORY_TITLES
+from .spec import CATEGORY_COUNTS
+from .spec import CATEGORY_TITLES as TASK_CATEGORY_TITLES
 
 TOKEN_GOAL = 25_000
 DIFFICULTIES = ("simple", "medium", "hard")
@@ -85,22 +86,41 @@ def rows_of(results: list[dict], judgments: dict) -> list[dict]:
         det = j.get("deterministic", {})
         llm = j.get("llm", {})
         runs = [t["run"] for t in r.get("turns", [])]
-        rows.append({
-            "id": r["task_id"], "category": r["task"]["category"], "difficulty": r["task"]["difficulty"],
-            "offline": r["task"]["offline"], "status": r["status"],
-            "turns": "/".join(x.get("status", "?") for x in runs) or "–",
-            "score": det.get("score"), "passed": det.get("passed"), "accuracy": det.get("accuracy"),
-            "proxy": det.get("rubric_proxy"),
-            "llm": llm.get("overall"), "llm_scores": llm.get("scores") or {}, "llm_flags": llm.get("flags") or {},
-            "llm_model": llm.get("model"),
-            "tokens": r.get("tokens", {}).get("total", 0), "prompt": r.get("tokens", {}).get("prompt", 0),
-            "completion": r.get("tokens", {}).get("completion", 0), "calls": r.get("tokens", {}).get("calls", 0),
-            "seconds": r.get("wall_seconds", 0.0), "flags": det.get("flags", {}), "by_dimension": det.get("by_dimension", {}),
-            "failed": [c["name"] + (f"@{c['turn']}" if c.get("turn") else "") for c in det.get("checks", []) if c["passed"] is False],
-            "capabilities": capabilities.get(r["task_id"], r["task"].get("capabilities", [])),
-            "templates": sorted({p.get("template") or p.get("mode", "") for x in runs for p in x.get("plans", [])} - {""}),
-            "replans": sum((x.get("progress") or {}).get("replans", 0) for x in runs),
-        })
+        rows.append(
+            {
+                "id": r["task_id"],
+                "category": r["task"]["category"],
+                "difficulty": r["task"]["difficulty"],
+                "offline": r["task"]["offline"],
+                "status": r["status"],
+                "turns": "/".join(x.get("status", "?") for x in runs) or "–",
+                "score": det.get("score"),
+                "passed": det.get("passed"),
+                "accuracy": det.get("accuracy"),
+                "proxy": det.get("rubric_proxy"),
+                "llm": llm.get("overall"),
+                "llm_scores": llm.get("scores") or {},
+                "llm_flags": llm.get("flags") or {},
+                "llm_model": llm.get("model"),
+                "tokens": r.get("tokens", {}).get("total", 0),
+                "prompt": r.get("tokens", {}).get("prompt", 0),
+                "completion": r.get("tokens", {}).get("completion", 0),
+                "calls": r.get("tokens", {}).get("calls", 0),
+                "seconds": r.get("wall_seconds", 0.0),
+                "flags": det.get("flags", {}),
+                "by_dimension": det.get("by_dimension", {}),
+                "failed": [
+                    c["name"] + (f"@{c['turn']}" if c.get("turn") else "")
+                    for c in det.get("checks", [])
+                    if c["passed"] is False
+                ],
+                "capabilities": capabilities.get(r["task_id"], r["task"].get("capabilities", [])),
+                "templates": sorted(
+                    {p.get("template") or p.get("mode", "") for x in runs for p in x.get("plans", [])} - {""}
+                ),
+                "replans": sum((x.get("progress") or {}).get("replans", 0) for x in runs),
+            }
+        )
     return rows
 
 
@@ -120,13 +140,18 @@ def headline(rows: list[dict]) -> dict[str, Any]:
         "det_pass": sum(bool(r["passed"]) for r in rows),
         "det_score": _avg([r["score"] for r in rows if r["score"] is not None]),
         "rubric_proxy": _avg([r["proxy"] for r in rows if r["proxy"] is not None]),
-        "accuracy": _avg(acc), "accuracy_tasks": len(acc),
-        "llm_overall": _avg(llm), "llm_tasks": len(llm),
+        "accuracy": _avg(acc),
+        "accuracy_tasks": len(acc),
+        "llm_overall": _avg(llm),
+        "llm_tasks": len(llm),
         "llm_models": sorted({r["llm_model"] for r in rows if r.get("llm_model")}),
-        "tokens_mean": _avg(tokens), "tokens_median": median(tokens) if tokens else None,
-        "prompt_mean": _avg([r["prompt"] for r in rows]), "completion_mean": _avg([r["completion"] for r in rows]),
+        "tokens_mean": _avg(tokens),
+        "tokens_median": median(tokens) if tokens else None,
+        "prompt_mean": _avg([r["prompt"] for r in rows]),
+        "completion_mean": _avg([r["completion"] for r in rows]),
         "calls_mean": _avg([r["calls"] for r in rows]),
-        "seconds_mean": _avg(secs), "seconds_median": median(secs) if secs else None,
+        "seconds_mean": _avg(secs),
+        "seconds_median": median(secs) if secs else None,
         "error_rate": len(err) / n if n else None,
         "recovery_rate": (sum(r["flags"].get("recovered", False) for r in err) / len(err)) if err else None,
         "replan_rate": sum(r["flags"].get("replanned", False) for r in rows) / n if n else None,
@@ -155,8 +180,13 @@ def chart(rows: list[dict], title: str, path: Path) -> Path | None:
     ax.bar(x, acc, w, label="answer accuracy (expected values)", color="#7fb069")
     if any(v is not None for v in llm):
         ax.bar([i + w for i in x], [v or 0 for v in llm], w, label="LLM judge (rubric)", color="#e09f3e")
-    ax.set_xticks(x, [TASK_CATEGORY_TITLES[c].replace(" and ", " &\n").replace("-of-", "-of-\n") for c in cats],
-                  rotation=35, ha="right", fontsize=8)
+    ax.set_xticks(
+        x,
+        [TASK_CATEGORY_TITLES[c].replace(" and ", " &\n").replace("-of-", "-of-\n") for c in cats],
+        rotation=35,
+        ha="right",
+        fontsize=8,
+    )
     ax.set_ylim(0, 1.3)  # room for the legend above the bars
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_title("Scores per task category")
@@ -167,7 +197,9 @@ def chart(rows: list[dict], title: str, path: Path) -> Path | None:
     det_dim = [_avg([r["by_dimension"][d] for r in rows if d in r["by_dimension"]]) for d in dims]
     llm_dim = [_avg([r["llm_scores"][d] for r in rows if d in r["llm_scores"]]) for d in dims]
     y = list(range(len(dims)))
-    ax.barh([i - 0.2 for i in y], [v or 0 for v in det_dim], 0.4, label="deterministic checks (pass rate)", color="#3b6ea5")
+    ax.barh(
+        [i - 0.2 for i in y], [v or 0 for v in det_dim], 0.4, label="deterministic checks (pass rate)", color="#3b6ea5"
+    )
     if any(v is not None for v in llm_dim):
         ax.barh([i + 0.2 for i in y], [v or 0 for v in llm_dim], 0.4, label="LLM judge", color="#e09f3e")
     ax.set_yticks(y, [TITLES[d] for d in dims], fontsize=8)
@@ -213,65 +245,98 @@ def render(folder: Path) -> tuple[str, dict]:
     if config.get("description"):
         L += [config["description"], ""]
     roles = config.get("roles", {})
-    L += [f"Planner mode **{config.get('mode', '?')}**; models: "
-          + ", ".join(f"{role}: {'embedded local model' if m.get('embedded') else m.get('model', '?') + ' @ ' + str(m.get('base_url'))}"
-                      for role, m in roles.items()) + ".",
-          f"{h['tasks']} tasks ({sum(r['offline'] for r in rows)} offline). Results: `{folder}`.", ""]
+    L += [
+        f"Planner mode **{config.get('mode', '?')}**; models: "
+        + ", ".join(
+            f"{role}: {'embedded local model' if m.get('embedded') else m.get('model', '?') + ' @ ' + str(m.get('base_url'))}"
+            for role, m in roles.items()
+        )
+        + ".",
+        f"{h['tasks']} tasks ({sum(r['offline'] for r in rows)} offline). Results: `{folder}`.",
+        "",
+    ]
     tok_goal = "met" if h["tokens_mean"] is not None and h["tokens_mean"] <= TOKEN_GOAL else "not met"
-    L += ["## Headline", "", "| Measure | Value |", "|---|---|",
-          f"| Tasks finished / timed out / errors | {h['finished']} / {h['timeouts']} / {h['errors']} |",
-          f"| Tasks answered in every turn | {_pct(h['answered'], h['tasks'])} |",
-          f"| Deterministic: tasks passing every check | {_pct(h['det_pass'], h['tasks'])} |",
-          f"| Deterministic: mean check score | {_fmt(h['det_score'])} |",
-          f"| Deterministic rubric proxy (paper weights over the checks' dimensions) | {_fmt(h['rubric_proxy'])} |",
-          f"| Answer accuracy (expected values within tolerance, {h['accuracy_tasks']} tasks with references) | {_fmt(h['accuracy'])} |",
-          "| LLM judge overall (13-dimension rubric) | "
-          + (f"{_fmt(h['llm_overall'])} ({h['llm_tasks']} tasks; judge: {', '.join(h['llm_models']) or '?'})" if h["llm_tasks"] else "not run (`bench judge RESULTS --llm-config FILE`)") + " |",
-          f"| Tokens per task, mean / median | {h['tokens_mean'] or 0:,.0f} / {h['tokens_median'] or 0:,.0f} "
-          f"(prompt {h['prompt_mean'] or 0:,.0f}, completion {h['completion_mean'] or 0:,.0f}; goal ≤ {TOKEN_GOAL:,}: {tok_goal}) |",
-          f"| Model calls per task, mean | {_fmt(h['calls_mean'], 1)} |",
-          f"| Wall time per task, mean / median | {_fmt(h['seconds_mean'], 1)} s / {_fmt(h['seconds_median'], 1)} s |",
-          f"| Error rate (a failure, timeout or failed run) | {_fmt(h['error_rate'], 2)} |",
-          f"| Recovery rate (errors, yet answered) | {_fmt(h['recovery_rate'], 2)} |",
-          f"| Replan rate | {_fmt(h['replan_rate'], 2)} |",
-          f"| Timeout rate | {_fmt(h['timeout_rate'], 2)} |", "",
-          "![scores, tokens and wall time](report.png)", ""]
+    L += [
+        "## Headline",
+        "",
+        "| Measure | Value |",
+        "|---|---|",
+        f"| Tasks finished / timed out / errors | {h['finished']} / {h['timeouts']} / {h['errors']} |",
+        f"| Tasks answered in every turn | {_pct(h['answered'], h['tasks'])} |",
+        f"| Deterministic: tasks passing every check | {_pct(h['det_pass'], h['tasks'])} |",
+        f"| Deterministic: mean check score | {_fmt(h['det_score'])} |",
+        f"| Deterministic rubric proxy (paper weights over the checks' dimensions) | {_fmt(h['rubric_proxy'])} |",
+        f"| Answer accuracy (expected values within tolerance, {h['accuracy_tasks']} tasks with references) | {_fmt(h['accuracy'])} |",
+        "| LLM judge overall (13-dimension rubric) | "
+        + (
+            f"{_fmt(h['llm_overall'])} ({h['llm_tasks']} tasks; judge: {', '.join(h['llm_models']) or '?'})"
+            if h["llm_tasks"]
+            else "not run (`bench judge RESULTS --llm-config FILE`)"
+        )
+        + " |",
+        f"| Tokens per task, mean / median | {h['tokens_mean'] or 0:,.0f} / {h['tokens_median'] or 0:,.0f} "
+        f"(prompt {h['prompt_mean'] or 0:,.0f}, completion {h['completion_mean'] or 0:,.0f}; goal ≤ {TOKEN_GOAL:,}: {tok_goal}) |",
+        f"| Model calls per task, mean | {_fmt(h['calls_mean'], 1)} |",
+        f"| Wall time per task, mean / median | {_fmt(h['seconds_mean'], 1)} s / {_fmt(h['seconds_median'], 1)} s |",
+        f"| Error rate (a failure, timeout or failed run) | {_fmt(h['error_rate'], 2)} |",
+        f"| Recovery rate (errors, yet answered) | {_fmt(h['recovery_rate'], 2)} |",
+        f"| Replan rate | {_fmt(h['replan_rate'], 2)} |",
+        f"| Timeout rate | {_fmt(h['timeout_rate'], 2)} |",
+        "",
+        "![scores, tokens and wall time](report.png)",
+        "",
+    ]
 
     def group_table(key: str, values: list[str], titles: dict[str, str]) -> list[str]:
-        out = [f"| {key.title()} | Tasks | Passing all checks | Check score | Accuracy | LLM overall | Tokens (mean) | Time (mean, s) |",
-               "|---|---|---|---|---|---|---|---|"]
+        out = [
+            f"| {key.title()} | Tasks | Passing all checks | Check score | Accuracy | LLM overall | Tokens (mean) | Time (mean, s) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for v in values:
             rs = [r for r in rows if r[key] == v]
             if not rs:
                 continue
-            out.append(f"| {titles.get(v, v)} | {len(rs)} | {_pct(sum(bool(r['passed']) for r in rs), len(rs))} | "
-                       f"{_fmt(_avg([r['score'] for r in rs if r['score'] is not None]))} | "
-                       f"{_fmt(_avg([r['accuracy'] for r in rs if r['accuracy'] is not None]))} | "
-                       f"{_fmt(_avg([r['llm'] for r in rs if r['llm'] is not None]))} | "
-                       f"{_avg([r['tokens'] for r in rs]) or 0:,.0f} | {_fmt(_avg([r['seconds'] for r in rs]), 1)} |")
+            out.append(
+                f"| {titles.get(v, v)} | {len(rs)} | {_pct(sum(bool(r['passed']) for r in rs), len(rs))} | "
+                f"{_fmt(_avg([r['score'] for r in rs if r['score'] is not None]))} | "
+                f"{_fmt(_avg([r['accuracy'] for r in rs if r['accuracy'] is not None]))} | "
+                f"{_fmt(_avg([r['llm'] for r in rs if r['llm'] is not None]))} | "
+                f"{_avg([r['tokens'] for r in rs]) or 0:,.0f} | {_fmt(_avg([r['seconds'] for r in rs]), 1)} |"
+            )
         return out
 
     L += ["## Per category", ""] + group_table("category", list(CATEGORY_COUNTS), TASK_CATEGORY_TITLES) + [""]
     L += ["## Per difficulty", ""] + group_table("difficulty", list(DIFFICULTIES), {}) + [""]
 
-    L += ["## Per rubric dimension", "",
-          "Deterministic: mean over tasks of the share of the invariant checks mapped to the dimension that passed (n = tasks with such checks). "
-          "LLM judge: mean of the 0 / .25 / .5 / .75 / 1 scores.", "",
-          "| Category (weight) | Dimension | Deterministic checks | LLM judge |", "|---|---|---|---|"]
+    L += [
+        "## Per rubric dimension",
+        "",
+        "Deterministic: mean over tasks of the share of the invariant checks mapped to the dimension that passed (n = tasks with such checks). "
+        "LLM judge: mean of the 0 / .25 / .5 / .75 / 1 scores.",
+        "",
+        "| Category (weight) | Dimension | Deterministic checks | LLM judge |",
+        "|---|---|---|---|",
+    ]
     for cat, (weight, dims) in CATEGORIES.items():
         for key, title, _ in dims:
             vals = [r["by_dimension"][key] for r in rows if key in r["by_dimension"]]
             lv = [r["llm_scores"][key] for r in rows if key in r["llm_scores"]]
-            L.append(f"| {CATEGORY_TITLES[cat]} ({weight:.0%}) | {title} | "
-                     + (f"{mean(vals):.3f} (n={len(vals)})" if vals else "–") + f" | {_fmt(_avg(lv))} |")
+            L.append(
+                f"| {CATEGORY_TITLES[cat]} ({weight:.0%}) | {title} | "
+                + (f"{mean(vals):.3f} (n={len(vals)})" if vals else "–")
+                + f" | {_fmt(_avg(lv))} |"
+            )
     L.append("")
 
     flag_names = sorted({k for r in rows for k in r["flags"]})
     L += ["## Diagnostic flags", "", "| Flag | Tasks (deterministic) | Tasks (LLM judge) |", "|---|---|---|"]
     for f in flag_names:
         llm_n = [r for r in rows if f in r["llm_flags"]]
-        L.append(f"| {f} | {sum(bool(r['flags'].get(f)) for r in rows)} | "
-                 + (str(sum(bool(r["llm_flags"][f]) for r in llm_n)) if llm_n else "–") + " |")
+        L.append(
+            f"| {f} | {sum(bool(r['flags'].get(f)) for r in rows)} | "
+            + (str(sum(bool(r["llm_flags"][f]) for r in llm_n)) if llm_n else "–")
+            + " |"
+        )
     L.append("")
 
     gaps: dict[str, list[str]] = defaultdict(list)
@@ -284,27 +349,41 @@ def render(folder: Path) -> tuple[str, dict]:
             elif status is None:
                 unknown[cap].append(r["id"])
     ready = [r for r in rows if all(capability_status(c, env) is not False for c in r["capabilities"])]
-    L += ["## Capability gaps", "",
-          f"What the tasks need that the core does not offer today (tools: {len(env.get('tools', []))}, catalogue layers: "
-          f"{len(env.get('catalog', []))}, guided templates: {', '.join(env.get('templates', [])) or '–'}). "
-          f"{len(ready)} of {len(rows)} tasks have every capability they need; they pass all checks in "
-          f"{_pct(sum(bool(r['passed']) for r in ready), len(ready))}.", ""]
+    L += [
+        "## Capability gaps",
+        "",
+        f"What the tasks need that the core does not offer today (tools: {len(env.get('tools', []))}, catalogue layers: "
+        f"{len(env.get('catalog', []))}, guided templates: {', '.join(env.get('templates', [])) or '–'}). "
+        f"{len(ready)} of {len(rows)} tasks have every capability they need; they pass all checks in "
+        f"{_pct(sum(bool(r['passed']) for r in ready), len(ready))}.",
+        "",
+    ]
     if gaps:
         L += ["| Missing capability | Tasks |", "|---|---|"]
-        L += [f"| `{cap}` | {', '.join(ids)} |" for cap, ids in sorted(gaps.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+        L += [
+            f"| `{cap}` | {', '.join(ids)} |" for cap, ids in sorted(gaps.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ]
     if unknown:
-        L += ["", "Not checkable from the environment (judged from the runs): "
-              + "; ".join(f"`{cap}` ({len(ids)} tasks)" for cap, ids in sorted(unknown.items()))]
+        L += [
+            "",
+            "Not checkable from the environment (judged from the runs): "
+            + "; ".join(f"`{cap}` ({len(ids)} tasks)" for cap, ids in sorted(unknown.items())),
+        ]
     L.append("")
 
-    L += ["## Per task", "",
-          "| Task | Category | Difficulty | Offline | Outcome (turns) | Plan | Check score | All pass | Accuracy | LLM | Tokens | Time (s) | Failed checks |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    L += [
+        "## Per task",
+        "",
+        "| Task | Category | Difficulty | Offline | Outcome (turns) | Plan | Check score | All pass | Accuracy | LLM | Tokens | Time (s) | Failed checks |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in sorted(rows, key=lambda r: (list(CATEGORY_COUNTS).index(r["category"]), r["id"])):
-        L.append(f"| {r['id']} | {TASK_CATEGORY_TITLES[r['category']]} | {r['difficulty']} | {'yes' if r['offline'] else 'no'} | "
-                 f"{r['status']} ({r['turns']}) | {', '.join(r['templates']) or '–'} | {_fmt(r['score'], 2)} | "
-                 f"{'yes' if r['passed'] else 'no'} | {_fmt(r['accuracy'], 2)} | {_fmt(r['llm'], 2)} | {r['tokens']:,} | "
-                 f"{r['seconds']:.0f} | {', '.join(r['failed'][:6]) + (' …' if len(r['failed']) > 6 else '') or '–'} |")
+        L.append(
+            f"| {r['id']} | {TASK_CATEGORY_TITLES[r['category']]} | {r['difficulty']} | {'yes' if r['offline'] else 'no'} | "
+            f"{r['status']} ({r['turns']}) | {', '.join(r['templates']) or '–'} | {_fmt(r['score'], 2)} | "
+            f"{'yes' if r['passed'] else 'no'} | {_fmt(r['accuracy'], 2)} | {_fmt(r['llm'], 2)} | {r['tokens']:,} | "
+            f"{r['seconds']:.0f} | {', '.join(r['failed'][:6]) + (' …' if len(r['failed']) > 6 else '') or '–'} |"
+        )
     L.append("")
     return "\n".join(L), h
 
@@ -316,8 +395,11 @@ def write_report(folder: Path | str) -> tuple[Path, Path | None, dict]:
     md = folder / "report.md"
     md.write_text(text, encoding="utf-8")
     results, judgments, meta = _load(folder)
-    png = chart(rows_of(results, judgments), f"GeoFaham-Bench — {meta.get('config', {}).get('name', folder.name)}",
-                folder / "report.png")
+    png = chart(
+        rows_of(results, judgments),
+        f"GeoFaham-Bench — {meta.get('config', {}).get('name', folder.name)}",
+        folder / "report.png",
+    )
     return md, png, h
 
 
@@ -325,8 +407,10 @@ def write_reports(results: Path | str, log=print) -> list[tuple[Path, Path | Non
     out = []
     for folder in config_folders(results):
         md, png, h = write_report(folder)
-        log(f"{folder.name}: {h['tasks']} tasks, {h['det_pass']} pass every check, check score {_fmt(h['det_score'])}, "
+        log(
+            f"{folder.name}: {h['tasks']} tasks, {h['det_pass']} pass every check, check score {_fmt(h['det_score'])}, "
             f"accuracy {_fmt(h['accuracy'])}, LLM {_fmt(h['llm_overall'])}, tokens/task mean {h['tokens_mean'] or 0:,.0f} "
-            f"median {h['tokens_median'] or 0:,.0f}, {_fmt(h['seconds_mean'], 1)} s/task -> {md}")
+            f"median {h['tokens_median'] or 0:,.0f}, {_fmt(h['seconds_mean'], 1)} s/task -> {md}"
+        )
         out.append((md, png, h))
     return out

@@ -13,67 +13,126 @@ SCALE = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 #: category -> (weight, [(dimension key, title, definition)])
 CATEGORIES: dict[str, tuple[float, list[tuple[str, str, str]]]] = {
-    "task_outcome": (0.35, [
-        ("answer_accuracy", "Answer Accuracy",
-         "The final answer agrees with the expected findings: counts, rankings, distances, areas, classifications "
-         "and affected entities fall within the specification's tolerances. Alternative valid workflows may give "
-         "slightly different values if consistent with the executed analysis. Unsupported caveats do not "
-         "compensate for an incorrect answer."),
-        ("answer_completeness", "Answer Completeness",
-         "Every requested part is addressed: statistics, rankings, comparisons, explanations and output artifacts. "
-         "A correct text answer is incomplete when a requested GeoJSON, raster, table or map artifact is missing."),
-    ]),
-    "geospatial_method": (0.30, [
-        ("data_selection_correctness", "Data Selection Correctness",
-         "The correct disaster record, event, area of interest, layers, attributes, imagery collections and map "
-         "features were used. Penalise an administrative boundary used in place of a hazard footprint, the wrong "
-         "event, irrelevant data or an omitted required source."),
-        ("spatial_temporal_logic", "Spatial-Temporal Logic",
-         "Event-date consistency, pre/post windows, buffer distances, spatial joins, predicate semantics, order of "
-         "dependent operations and handling of missing data answer the task (the logic, not numeric quality)."),
-        ("geometric_operation_quality", "Geometric Operation Quality",
-         "Appropriate geometric methods: metric distances, areas and lengths in a projected CRS or geodesically "
-         "(never planar degrees), sound predicates, invalid geometries handled, precision kept. Full credit when no "
-         "non-trivial geometric operation is required."),
-        ("geometry_data_integrity", "Geometry Data Integrity",
-         "Geometric and numeric results come from an executed deterministic engine (PostGIS, GeoPandas, Shapely, "
-         "GDAL, rasterio), not inferred by a language model from coordinate text. Full credit when no geometry "
-         "computation is involved."),
-        ("implementation_correctness", "Implementation Correctness",
-         "Tool calls, SQL or code executed successfully and produced the result claimed. Penalise failed steps "
-         "treated as successful, empty outputs read as valid zero results, and discrepancies between executed "
-         "outputs and reported values."),
-    ]),
-    "reproducibility": (0.15, [
-        ("structured_result_evidence", "Structured Result Evidence",
-         "Complete, machine-readable evidence exists for the final output (final answer, run trace, Response Store "
-         "entries and metadata)."),
-        ("method_traceability", "Method Traceability",
-         "An evaluator can tell which data sources, operations and intermediate steps produced the answer."),
-        ("artifact_quality", "Artifact Quality",
-         "Requested layers, rasters, tables or maps were produced and are relevant, plausible, usable and "
-         "consistent with the answer; missing, empty or irrelevant artifacts score lower."),
-    ]),
-    "compliance": (0.10, [
-        ("benchmark_rule_compliance", "Benchmark Rule Compliance",
-         "Only the supplied inputs, read-only data access, approved libraries and listed endpoints were used: no "
-         "ground-truth files, no database writes, no undisclosed sources; task-specific source and execution rules "
-         "are respected."),
-    ]),
-    "robustness": (0.10, [
-        ("error_handling", "Error Handling",
-         "Failed queries, service errors, empty results, invalid code, insufficient coverage and timeouts are "
-         "diagnosed and handled (revised workflow or a supported partial answer). Full credit when no error "
-         "occurred and the evidence confirms success."),
-        ("evidence_aware_confidence", "Evidence-Aware Confidence",
-         "The certainty of the answer matches the evidence: unsupported results stated confidently are penalised, "
-         "as are generic caveats that name no actual limitation (coverage, data snapshot, failed operation)."),
-    ]),
+    "task_outcome": (
+        0.35,
+        [
+            (
+                "answer_accuracy",
+                "Answer Accuracy",
+                "The final answer agrees with the expected findings: counts, rankings, distances, areas, classifications "
+                "and affected entities fall within the specification's tolerances. Alternative valid workflows may give "
+                "slightly different values if consistent with the executed analysis. Unsupported caveats do not "
+                "compensate for an incorrect answer.",
+            ),
+            (
+                "answer_completeness",
+                "Answer Completeness",
+                "Every requested part is addressed: statistics, rankings, comparisons, explanations and output artifacts. "
+                "A correct text answer is incomplete when a requested GeoJSON, raster, table or map artifact is missing.",
+            ),
+        ],
+    ),
+    "geospatial_method": (
+        0.30,
+        [
+            (
+                "data_selection_correctness",
+                "Data Selection Correctness",
+                "The correct disaster record, event, area of interest, layers, attributes, imagery collections and map "
+                "features were used. Penalise an administrative boundary used in place of a hazard footprint, the wrong "
+                "event, irrelevant data or an omitted required source.",
+            ),
+            (
+                "spatial_temporal_logic",
+                "Spatial-Temporal Logic",
+                "Event-date consistency, pre/post windows, buffer distances, spatial joins, predicate semantics, order of "
+                "dependent operations and handling of missing data answer the task (the logic, not numeric quality).",
+            ),
+            (
+                "geometric_operation_quality",
+                "Geometric Operation Quality",
+                "Appropriate geometric methods: metric distances, areas and lengths in a projected CRS or geodesically "
+                "(never planar degrees), sound predicates, invalid geometries handled, precision kept. Full credit when no "
+                "non-trivial geometric operation is required.",
+            ),
+            (
+                "geometry_data_integrity",
+                "Geometry Data Integrity",
+                "Geometric and numeric results come from an executed deterministic engine (PostGIS, GeoPandas, Shapely, "
+                "GDAL, rasterio), not inferred by a language model from coordinate text. Full credit when no geometry "
+                "computation is involved.",
+            ),
+            (
+                "implementation_correctness",
+                "Implementation Correctness",
+                "Tool calls, SQL or code executed successfully and produced the result claimed. Penalise failed steps "
+                "treated as successful, empty outputs read as valid zero results, and discrepancies between executed "
+                "outputs and reported values.",
+            ),
+        ],
+    ),
+    "reproducibility": (
+        0.15,
+        [
+            (
+                "structured_result_evidence",
+                "Structured Result Evidence",
+                "Complete, machine-readable evidence exists for the final output (final answer, run trace, Response Store "
+                "entries and metadata).",
+            ),
+            (
+                "method_traceability",
+                "Method Traceability",
+                "An evaluator can tell which data sources, operations and intermediate steps produced the answer.",
+            ),
+            (
+                "artifact_quality",
+                "Artifact Quality",
+                "Requested layers, rasters, tables or maps were produced and are relevant, plausible, usable and "
+                "consistent with the answer; missing, empty or irrelevant artifacts score lower.",
+            ),
+        ],
+    ),
+    "compliance": (
+        0.10,
+        [
+            (
+                "benchmark_rule_compliance",
+                "Benchmark Rule Compliance",
+                "Only the supplied inputs, read-only data access, approved libraries and listed endpoints were used: no "
+                "ground-truth files, no database writes, no undisclosed sources; task-specific source and execution rules "
+                "are respected.",
+            ),
+        ],
+    ),
+    "robustness": (
+        0.10,
+        [
+            (
+                "error_handling",
+                "Error Handling",
+                "Failed queries, service errors, empty results, invalid code, insufficient coverage and timeouts are "
+                "diagnosed and handled (revised workflow or a supported partial answer). Full credit when no error "
+                "occurred and the evidence confirms success.",
+            ),
+            (
+                "evidence_aware_confidence",
+                "Evidence-Aware Confidence",
+                "The certainty of the answer matches the evidence: unsupported results stated confidently are penalised, "
+                "as are generic caveats that name no actual limitation (coverage, data snapshot, failed operation).",
+            ),
+        ],
+    ),
 }
 DIMENSIONS: list[str] = [key for _, dims in CATEGORIES.values() for key, _, _ in dims]
 TITLES: dict[str, str] = {key: title for _, dims in CATEGORIES.values() for key, title, _ in dims}
-CATEGORY_TITLES = {"task_outcome": "Task Outcome", "geospatial_method": "Geospatial Method",
-                   "reproducibility": "Reproducibility", "compliance": "Compliance", "robustness": "Robustness"}
+CATEGORY_TITLES = {
+    "task_outcome": "Task Outcome",
+    "geospatial_method": "Geospatial Method",
+    "reproducibility": "Reproducibility",
+    "compliance": "Compliance",
+    "robustness": "Robustness",
+}
 assert len(DIMENSIONS) == 13 and abs(sum(w for w, _ in CATEGORIES.values()) - 1.0) < 1e-9
 
 #: the cross-system judge's binary diagnostic flags (they do not change the score)
@@ -131,6 +190,6 @@ JUDGE_SYSTEM = (
     + "\n".join(f"- {key} ({TITLES[key]}): {text}" for _, dims in CATEGORIES.values() for key, _, text in dims)
     + "\n\nDiagnostic flags (true/false, independent of the scores):\n"
     + "\n".join(f"- {key}: {text}" for key, text in FLAGS.items())
-    + "\n\nReply with one JSON object only: {\"scores\": {<dimension>: number, ...all 13}, \"flags\": {<flag>: "
-    "true/false, ...}, \"rationale\": \"at most 80 words naming the decisive evidence\"}."
+    + '\n\nReply with one JSON object only: {"scores": {<dimension>: number, ...all 13}, "flags": {<flag>: '
+    'true/false, ...}, "rationale": "at most 80 words naming the decisive evidence"}.'
 )

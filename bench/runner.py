@@ -25,8 +25,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .config import DEFAULT_CONFIG, ModelConfig, build_models, load_config
 from .results_io import atomic_write_json, now, read_json, read_result, session_run_records
@@ -48,13 +49,24 @@ def token_totals(calls: list[dict]) -> dict:
         acc["calls"] += 1
     prompt = sum(v["prompt"] for v in by_role.values())
     completion = sum(v["completion"] for v in by_role.values())
-    return {"prompt": prompt, "completion": completion, "total": prompt + completion,
-            "calls": sum(v["calls"] for v in by_role.values()), "by_role": by_role}
+    return {
+        "prompt": prompt,
+        "completion": completion,
+        "total": prompt + completion,
+        "calls": sum(v["calls"] for v in by_role.values()),
+        "by_role": by_role,
+    }
 
 
 # ------------------------------------------------------------------------------------ one task
-def run_task_in_session(task: TaskSpec, config: ModelConfig, session: Path, *, shared_url: str | None = None,
-                        on_event: Callable | None = None) -> dict:
+def run_task_in_session(
+    task: TaskSpec,
+    config: ModelConfig,
+    session: Path,
+    *,
+    shared_url: str | None = None,
+    on_event: Callable | None = None,
+) -> dict:
     """Run every turn of ``task`` in the session folder ``session``; returns the result dict (without
     the runner's wall time). Used by the child process, and directly by tests."""
     from geofaham_plugin.core.llm import LLM, UsageLedger
@@ -90,8 +102,9 @@ def run_task_in_session(task: TaskSpec, config: ModelConfig, session: Path, *, s
             close = getattr(model, "close", None)
             if callable(close):
                 close()
-    result.update(turns=turns, artifacts=digest_store(store), tools=tool_flags(), tokens=token_totals(all_calls),
-                  events=events)
+    result.update(
+        turns=turns, artifacts=digest_store(store), tools=tool_flags(), tokens=token_totals(all_calls), events=events
+    )
     store.close()
     return result
 
@@ -101,7 +114,9 @@ def _event_recorder(usage_path: Path, done: list[dict], llm, counts: dict[str, i
 
     def seen(event) -> None:
         counts[event.type] = counts.get(event.type, 0) + 1
-        atomic_write_json(usage_path, {"done": done, "current": [c.model_dump(mode="json") for c in llm.usage.snapshot()]})
+        atomic_write_json(
+            usage_path, {"done": done, "current": [c.model_dump(mode="json") for c in llm.usage.snapshot()]}
+        )
         if forward:
             forward(event)
 
@@ -129,15 +144,22 @@ def partial_result(session: Path, error: str) -> dict:
             artifacts = digest_store(store)
         finally:
             store.close()
-    return {"status": "timeout", "error": error, "turns": turns, "artifacts": artifacts, "tools": tool_flags(),
-            "tokens": token_totals(calls), "events": {}}
+    return {
+        "status": "timeout",
+        "error": error,
+        "turns": turns,
+        "artifacts": artifacts,
+        "tools": tool_flags(),
+        "tokens": token_totals(calls),
+        "events": {},
+    }
 
 
 # ------------------------------------------------------------------------------ shared server
 class SharedModelServer:
     """One embedded llama.cpp server for the whole bench (started only when real models may run)."""
 
-    def __init__(self, config: ModelConfig, log: Callable[[str], None]):
+    def __init__(self, config: ModelConfig, log: Callable[[str], None]) -> None:
         self.server = None
         self.log = log
         from geofaham_plugin.core.llm import real_models_blocked
@@ -185,8 +207,17 @@ def _kill_group(proc: subprocess.Popen, grace: float = 10) -> None:
             continue
 
 
-def run_one(task: TaskSpec, config_path: Path, config: ModelConfig, tasks_file: Path, *, timeout: float,
-            offline: bool, shared_url: str | None, keep_session: Path | None = None) -> dict:
+def run_one(
+    task: TaskSpec,
+    config_path: Path,
+    config: ModelConfig,
+    tasks_file: Path,
+    *,
+    timeout: float,
+    offline: bool,
+    shared_url: str | None,
+    keep_session: Path | None = None,
+) -> dict:
     """Run ``task`` in a child process with a fresh session; returns the full result."""
     session = Path(tempfile.mkdtemp(prefix=f"geofaham-bench-{task.id}-"))
     result_file = session.parent / (session.name + ".result.json")
@@ -196,12 +227,28 @@ def run_one(task: TaskSpec, config_path: Path, config: ModelConfig, tasks_file: 
         env["GEOFAHAM_OFFLINE"] = "1"
     if shared_url:
         env[SHARED_URL_ENV] = shared_url
-    cmd = [sys.executable, "-m", "bench.runner", "--child", "--task", task.id, "--tasks-file", str(tasks_file),
-           "--config", str(config_path), "--session", str(session), "--result", str(result_file)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.runner",
+        "--child",
+        "--task",
+        task.id,
+        "--tasks-file",
+        str(tasks_file),
+        "--config",
+        str(config_path),
+        "--session",
+        str(session),
+        "--result",
+        str(result_file),
+    ]
     started, t0 = now(), time.monotonic()
     log_path = session.parent / (session.name + ".log")
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             proc.wait(timeout)
             timed_out = False
@@ -217,8 +264,17 @@ def run_one(task: TaskSpec, config_path: Path, config: ModelConfig, tasks_file: 
     else:
         result = partial_result(session, f"the task process exited with code {proc.returncode} without a result")
         result["status"] = "error"
-    result.update(schema=RESULT_SCHEMA, task_id=task.id, task=task.model_dump(mode="json"), config=config.public(),
-                  started_at=started, finished_at=now(), wall_seconds=seconds, offline_mode=offline, timeout_s=timeout)
+    result.update(
+        schema=RESULT_SCHEMA,
+        task_id=task.id,
+        task=task.model_dump(mode="json"),
+        config=config.public(),
+        started_at=started,
+        finished_at=now(),
+        wall_seconds=seconds,
+        offline_mode=offline,
+        timeout_s=timeout,
+    )
     if result["status"] != "finished":
         result["log_tail"] = child_log
     if keep_session is not None:
@@ -238,8 +294,9 @@ def child_main(args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # atexit handlers (an embedded server) run
     tasks = {t.id: t for t in load_tasks(args.tasks_file)}
     config = load_config(args.config)
-    result = run_task_in_session(tasks[args.task], config, Path(args.session),
-                                 shared_url=os.environ.get(SHARED_URL_ENV) or None)
+    result = run_task_in_session(
+        tasks[args.task], config, Path(args.session), shared_url=os.environ.get(SHARED_URL_ENV) or None
+    )
     atomic_write_json(Path(args.result), result)
     return 0
 
@@ -249,21 +306,35 @@ def result_path(out: Path, config: ModelConfig, task_id: str) -> Path:
     return out / config.name / f"{task_id}.json"
 
 
-def run_bench(tasks: list[TaskSpec], config_path: Path | str = DEFAULT_CONFIG, out: Path | str = DEFAULT_OUT, *,
-              resume: bool = False, timeout: float = 300, offline: bool = False, keep_sessions: bool = False,
-              retry_failed: bool = False, tasks_file: Path = TASKS_FILE, log: Callable[[str], None] = print) -> Path:
+def run_bench(
+    tasks: list[TaskSpec],
+    config_path: Path | str = DEFAULT_CONFIG,
+    out: Path | str = DEFAULT_OUT,
+    *,
+    resume: bool = False,
+    timeout: float = 300,
+    offline: bool = False,
+    keep_sessions: bool = False,
+    retry_failed: bool = False,
+    tasks_file: Path = TASKS_FILE,
+    log: Callable[[str], None] = print,
+) -> Path:
     """Run ``tasks`` with the configuration file ``config_path``; returns the configuration's results folder."""
     from .evidence import environment
     from .judge import judge_folder
 
     config_path = Path(config_path)
     config = load_config(config_path)
-    config_path = config_path if config_path.exists() else Path(__file__).parent / "configs" / f"{config_path.name}.json"
+    config_path = (
+        config_path if config_path.exists() else Path(__file__).parent / "configs" / f"{config_path.name}.json"
+    )
     folder = Path(out) / config.name
     folder.mkdir(parents=True, exist_ok=True)
     load_expected()  # derived data: generated now if missing, so judging never races the runs
-    atomic_write_json(folder / "config.json", {"config": config.public(), "environment": environment(),
-                                               "tasks_file": str(tasks_file), "updated_at": now()})
+    atomic_write_json(
+        folder / "config.json",
+        {"config": config.public(), "environment": environment(), "tasks_file": str(tasks_file), "updated_at": now()},
+    )
     server = SharedModelServer(config, log)
     try:
         for i, task in enumerate(tasks, start=1):
@@ -275,15 +346,25 @@ def run_bench(tasks: list[TaskSpec], config_path: Path | str = DEFAULT_CONFIG, o
                     continue
             shared = server.url
             keep = folder / "sessions" / task.id if keep_sessions else None
-            result = run_one(task, config_path, config, tasks_file, timeout=timeout, offline=offline,
-                             shared_url=shared, keep_session=keep)
+            result = run_one(
+                task,
+                config_path,
+                config,
+                tasks_file,
+                timeout=timeout,
+                offline=offline,
+                shared_url=shared,
+                keep_session=keep,
+            )
             if result["status"] == "timeout":
                 server.restart()  # drop the killed task's generation, if any
             atomic_write_json(path, result)
             runs = [t["run"] for t in result.get("turns", [])]
             states = "/".join(r.get("status", "?") for r in runs) or "-"
-            log(f"[{i}/{len(tasks)}] {task.id}: {result['status']} ({states}), {result['wall_seconds']:.0f} s, "
-                f"{result['tokens']['total']:,} tokens")
+            log(
+                f"[{i}/{len(tasks)}] {task.id}: {result['status']} ({states}), {result['wall_seconds']:.0f} s, "
+                f"{result['tokens']['total']:,} tokens"
+            )
     finally:
         server.stop()
     judge_folder(folder)

@@ -24,24 +24,49 @@ BENCH_DIR = Path(__file__).resolve().parent
 TASKS_FILE = BENCH_DIR / "tasks.json"
 EXPECTED_FILE = BENCH_DIR / "expected.json"
 
-Category = Literal["poi_impact", "infrastructure", "clustering_aggregation", "building_damage", "comparative",
-                   "flood", "burn_intensity", "land_cover", "population", "satellite_imagery"]
-Persona = Literal["gis_analyst", "humanitarian_worker", "government_official", "infrastructure_planner",
-                  "emergency_coordinator"]
+Category = Literal[
+    "poi_impact",
+    "infrastructure",
+    "clustering_aggregation",
+    "building_damage",
+    "comparative",
+    "flood",
+    "burn_intensity",
+    "land_cover",
+    "population",
+    "satellite_imagery",
+]
+Persona = Literal[
+    "gis_analyst", "humanitarian_worker", "government_official", "infrastructure_planner", "emergency_coordinator"
+]
 Difficulty = Literal["simple", "medium", "hard"]
 OutputKind = Literal["answer", "vector", "raster", "table", "item_set"]
 
 #: the issue's (and the paper's Table 5) category sizes
 CATEGORY_COUNTS: dict[str, int] = {
-    "poi_impact": 11, "infrastructure": 8, "clustering_aggregation": 7, "building_damage": 4, "comparative": 4,
-    "flood": 2, "burn_intensity": 1, "land_cover": 1, "population": 1, "satellite_imagery": 1,
+    "poi_impact": 11,
+    "infrastructure": 8,
+    "clustering_aggregation": 7,
+    "building_damage": 4,
+    "comparative": 4,
+    "flood": 2,
+    "burn_intensity": 1,
+    "land_cover": 1,
+    "population": 1,
+    "satellite_imagery": 1,
 }
 DIFFICULTY_SHARES: dict[str, float] = {"hard": 0.6, "medium": 0.3, "simple": 0.1}
 CATEGORY_TITLES: dict[str, str] = {
-    "poi_impact": "Point-of-interest impact", "infrastructure": "Infrastructure", "clustering_aggregation":
-    "Clustering and aggregation", "building_damage": "Building damage", "comparative": "Comparative",
-    "flood": "Flood", "burn_intensity": "Burn intensity", "land_cover": "Land cover",
-    "population": "Population and humanitarian", "satellite_imagery": "Satellite imagery",
+    "poi_impact": "Point-of-interest impact",
+    "infrastructure": "Infrastructure",
+    "clustering_aggregation": "Clustering and aggregation",
+    "building_damage": "Building damage",
+    "comparative": "Comparative",
+    "flood": "Flood",
+    "burn_intensity": "Burn intensity",
+    "land_cover": "Land cover",
+    "population": "Population and humanitarian",
+    "satellite_imagery": "Satellite imagery",
 }
 
 
@@ -133,18 +158,25 @@ class TaskSpec(Strict):
     category: Category
     difficulty: Difficulty
     # disaster context
-    event_ids: list[int] = Field(description="acceptable event-table records (snapshots of one fire count "
-                                             "as one); empty when the task is on no table record")
+    event_ids: list[int] = Field(
+        description="acceptable event-table records (snapshots of one fire count "
+        "as one); empty when the task is on no table record"
+    )
     event_date: date | None = None
     aoi: AOISpec
     # what is asked
     target_feature: str | None = Field(default=None, description="feature class or layer asked about")
     buffer_m: float | None = None
     time_windows: list[TimeWindowSpec] = Field(default_factory=list)
-    required_sources: list[str] = Field(default_factory=list, description="source tokens, see observations.source_matches")
-    required_predicates: list[str] = Field(default_factory=list, description="spatial predicates/operations, see observations.PREDICATES")
-    crs_constraints: list[Literal["metric_for_distance", "metric_for_area", "geodesic_or_projected",
-                                  "preserve_source_crs"]] = Field(default_factory=list)
+    required_sources: list[str] = Field(
+        default_factory=list, description="source tokens, see observations.source_matches"
+    )
+    required_predicates: list[str] = Field(
+        default_factory=list, description="spatial predicates/operations, see observations.PREDICATES"
+    )
+    crs_constraints: list[
+        Literal["metric_for_distance", "metric_for_area", "geodesic_or_projected", "preserve_source_crs"]
+    ] = Field(default_factory=list)
     output: OutputKind = "answer"
     artifacts: list[ArtifactSpec] = Field(default_factory=list)
     expectations: list[Expectation] = Field(default_factory=list)
@@ -152,12 +184,13 @@ class TaskSpec(Strict):
     follow_ups: list[Turn] = Field(default_factory=list)
     # running
     offline: bool = Field(description="runnable fully on the sample data in ../shared/data")
-    capabilities: list[str] = Field(default_factory=list, description="tools the task needs (agent.tool); "
-                                                                      "missing ones are reported as gaps")
+    capabilities: list[str] = Field(
+        default_factory=list, description="tools the task needs (agent.tool); missing ones are reported as gaps"
+    )
     notes: str = ""
 
     @model_validator(mode="after")
-    def _consistent(self) -> "TaskSpec":
+    def _consistent(self) -> TaskSpec:
         if self.offline:
             for e in self.all_expectations():
                 if e.ref is None and e.value is None:
@@ -169,8 +202,13 @@ class TaskSpec(Strict):
 
     def turns(self) -> list[Turn]:
         """The first question and the follow-ups, as turns."""
-        first = Turn(question=self.question, expectations=self.expectations, output=self.output,
-                     artifacts=self.artifacts, required_predicates=self.required_predicates)
+        first = Turn(
+            question=self.question,
+            expectations=self.expectations,
+            output=self.output,
+            artifacts=self.artifacts,
+            required_predicates=self.required_predicates,
+        )
         return [first, *self.follow_ups]
 
     def all_expectations(self) -> list[Expectation]:

@@ -11,10 +11,10 @@ import os
 import traceback
 
 import qgis.utils
-from qgis.utils import iface
 from qgis.core import Qgis, QgsProject
 from qgis.PyQt.QtCore import QCoreApplication, QEvent, QTimer
 from qgis.PyQt.QtWidgets import QAction, QDockWidget, QMenu
+from qgis.utils import iface
 
 PLUGIN = "geofaham"
 DOCK = "GeoFahamDock"
@@ -87,7 +87,9 @@ def ask_question(report, then):
             "seconds": clock.elapsed() / 1000,
             "transcript": dock.transcript_text(),
             "groups": [g.name() for g in root.findGroups()],
-            "layers": [[node.layer().name(), node.layer().featureCount()] for g in root.findGroups() for node in g.findLayers()],
+            "layers": [
+                [node.layer().name(), node.layer().featureCount()] for g in root.findGroups() for node in g.findLayers()
+            ],
         }
         then()
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = (ROOT.parent / "shared" / "data") if (ROOT.parent / "shared" / "data").is_dir() else Path("/work/shared/data")
+SHARED_DATA = (
+    (ROOT.parent / "shared" / "data") if (ROOT.parent / "shared" / "data").is_dir() else Path("/work/shared/data")
+)
 
 
 def load_plugin_package(name: str = "geofaham"):

@@ -16,18 +16,38 @@ CORE = "geofaham_plugin.core"
 
 # floor of each part; longest prefix wins. A module may import its own floor and any floor below.
 FLOORS: dict[str, int] = {
-    f"{CORE}.domain": 0, f"{CORE}.config": 0, f"{CORE}.errors": 0, "geofaham_plugin.deps": 0,
-    f"{CORE}.store": 1, f"{CORE}.llm": 1,
-    f"{CORE}.engines": 2, f"{CORE}.aoi": 2,
+    f"{CORE}.domain": 0,
+    f"{CORE}.config": 0,
+    f"{CORE}.errors": 0,
+    "geofaham_plugin.deps": 0,
+    f"{CORE}.store": 1,
+    f"{CORE}.llm": 1,
+    f"{CORE}.engines": 2,
+    f"{CORE}.aoi": 2,
     f"{CORE}.agents": 3,
-    f"{CORE}.planning": 4, f"{CORE}.prompts": 4,
+    f"{CORE}.planning": 4,
+    f"{CORE}.prompts": 4,
     f"{CORE}.orchestrator": 5,
-    f"{CORE}.export": 6, f"{CORE}.cli": 6, f"{CORE}.__main__": 6, CORE: 6,
-    "geofaham_plugin.ui": 7, "geofaham_plugin.__main__": 7, "geofaham_plugin": 7,
+    f"{CORE}.export": 6,
+    f"{CORE}.cli": 6,
+    f"{CORE}.__main__": 6,
+    CORE: 6,
+    "geofaham_plugin.ui": 7,
+    "geofaham_plugin.__main__": 7,
+    "geofaham_plugin": 7,
     "bench": 8,
 }
-FLOOR_NAMES = {0: "ground floor (domain, config, errors)", 1: "store/llm", 2: "engines", 3: "agents",
-               4: "planning", 5: "orchestrator", 6: "core entry points (cli, export)", 7: "ui", 8: "bench"}
+FLOOR_NAMES = {
+    0: "ground floor (domain, config, errors)",
+    1: "store/llm",
+    2: "engines",
+    3: "agents",
+    4: "planning",
+    5: "orchestrator",
+    6: "core entry points (cli, export)",
+    7: "ui",
+    8: "bench",
+}
 # store and llm share a floor but are independent of each other
 SIBLINGS_APART = ((f"{CORE}.store", f"{CORE}.llm"),)
 QT_OR_QGIS = ("qgis", "PyQt5", "PyQt6", "sip")
@@ -94,25 +114,39 @@ def test_floors_cover_every_module():
 
 def test_no_import_runs_upward():
     edges, _ = _graph()
-    upward = [f"{a} ({FLOOR_NAMES[_floor(a)]}) imports {b} ({FLOOR_NAMES[_floor(b)]})"
-              for a, targets in edges.items() for b in targets if _floor(b) > _floor(a)]
+    upward = [
+        f"{a} ({FLOOR_NAMES[_floor(a)]}) imports {b} ({FLOOR_NAMES[_floor(b)]})"
+        for a, targets in edges.items()
+        for b in targets
+        if _floor(b) > _floor(a)
+    ]
     for left, right in SIBLINGS_APART:
-        upward += [f"{a} imports {b}: store and llm are independent" for a, targets in edges.items() for b in targets
-                   if (a.startswith(left) and b.startswith(right)) or (a.startswith(right) and b.startswith(left))]
+        upward += [
+            f"{a} imports {b}: store and llm are independent"
+            for a, targets in edges.items()
+            for b in targets
+            if (a.startswith(left) and b.startswith(right)) or (a.startswith(right) and b.startswith(left))
+        ]
     assert not upward, "\n".join(sorted(upward))
 
 
 def test_core_is_headless():
     _, external = _graph()
-    offending = [f"{m} imports {pkg}" for m, pkgs in external.items() if m.startswith(CORE)
-                 for pkg in pkgs if pkg in QT_OR_QGIS]
+    offending = [
+        f"{m} imports {pkg}" for m, pkgs in external.items() if m.startswith(CORE) for pkg in pkgs if pkg in QT_OR_QGIS
+    ]
     assert not offending, "\n".join(sorted(offending))
 
 
 def test_product_never_imports_bench():
     edges, _ = _graph()
-    offending = [f"{a} imports {b}" for a, targets in edges.items() if a.startswith("geofaham_plugin")
-                 for b in targets if b == "bench" or b.startswith("bench.")]
+    offending = [
+        f"{a} imports {b}"
+        for a, targets in edges.items()
+        if a.startswith("geofaham_plugin")
+        for b in targets
+        if b == "bench" or b.startswith("bench.")
+    ]
     assert not offending
     # nor smuggles the repository root onto sys.path to reach it; the one exception is the raster sandbox's
     # child process, which runs isolated (python -I) and is handed the path of the plugin's own package
@@ -176,10 +210,13 @@ def test_no_import_cycles():
     assert not cycles, "\n".join(" <-> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("edges, expected", [
-    ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, [["a", "b", "c"]]),
-    ({"a": {"b"}, "b": {"c"}}, []),
-])
+@pytest.mark.parametrize(
+    "edges, expected",
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, [["a", "b", "c"]]),
+        ({"a": {"b"}, "b": {"c"}}, []),
+    ],
+)
 def test_cycle_finder_finds_cycles(edges, expected):
     assert _cycles(edges) == expected
 

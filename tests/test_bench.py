@@ -14,6 +14,7 @@ from collections import Counter
 import geopandas as gpd
 import pandas as pd
 import pytest
+from conftest import ROOT
 from shapely.geometry import box
 
 from bench.checks import deterministic
@@ -24,7 +25,6 @@ from bench.observations import answer_numbers, event_records
 from bench.results_io import session_run_records
 from bench.rubric import CATEGORIES, DIMENSIONS, weighted
 from bench.spec import CATEGORY_COUNTS, DIFFICULTY_SHARES, load_expected, load_tasks, select_tasks
-from conftest import ROOT
 from geofaham_plugin.core.domain.events import load_events
 from geofaham_plugin.core.llm import ScriptedModel
 
@@ -63,8 +63,13 @@ def test_task_file_validates_with_the_issue_proportions(tasks):
     assert dict(Counter(t.category for t in tasks)) == CATEGORY_COUNTS
     difficulty = Counter(t.difficulty for t in tasks)
     assert {k: round(v / len(tasks), 2) for k, v in difficulty.items()} == DIFFICULTY_SHARES
-    assert set(Counter(t.persona for t in tasks)) == {"gis_analyst", "humanitarian_worker", "government_official",
-                                                      "infrastructure_planner", "emergency_coordinator"}
+    assert set(Counter(t.persona for t in tasks)) == {
+        "gis_analyst",
+        "humanitarian_worker",
+        "government_official",
+        "infrastructure_planner",
+        "emergency_coordinator",
+    }
     multi = [t for t in tasks if t.follow_ups]
     assert len(multi) == 2 and sum(len(t.follow_ups) for t in multi) == 4
     assert sum(t.offline for t in tasks) >= 15
@@ -128,15 +133,30 @@ def test_runner_records_and_the_deterministic_judge_passes(bench_results):
         assert result["tokens"]["total"] == 0  # guided mode: the pre-pass left one template, no model call
         assert result["artifacts"] and all(a["file"]["readable"] for a in result["artifacts"].values())
     multi = json.loads((folder / "clu_eaton_damage_mt.json").read_text())
-    assert [t["question"] for t in multi["turns"]][1:] == ["Now only the destroyed ones", "Break them down by structure type"]
+    assert [t["question"] for t in multi["turns"]][1:] == [
+        "Now only the destroyed ones",
+        "Break them down by structure type",
+    ]
     judgments = json.loads((folder / "judgments.json").read_text())["tasks"]
     for task_id in RUN_TASKS:
         det = judgments[task_id]["deterministic"]
         failed = [c for c in det["checks"] if c["passed"] is False]
         assert det["passed"] and not failed, failed
     names = {c["name"] for c in judgments["poi_eaton_hospitals_5km"]["deterministic"]["checks"] if c["passed"]}
-    assert {"event", "aoi", "sources", "predicates", "metric_crs", "artifacts", "value:count", "value:names",
-            "value:distances", "states:count", "supported_numbers", "no_db_write"} <= names
+    assert {
+        "event",
+        "aoi",
+        "sources",
+        "predicates",
+        "metric_crs",
+        "artifacts",
+        "value:count",
+        "value:names",
+        "value:distances",
+        "states:count",
+        "supported_numbers",
+        "no_db_write",
+    } <= names
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["tasks"] == 3 and summary["deterministic_pass"] == 3
 
@@ -167,8 +187,9 @@ def test_resume_skips_finished_tasks(bench_results):
 def test_a_timeout_is_recorded_and_judged(tmp_path):
     from bench.runner import run_bench
 
-    folder = run_bench(select_tasks(load_tasks(), ["dmg_palisades_destroyed"]), out=tmp_path, timeout=0.2,
-                       log=lambda _: None)
+    folder = run_bench(
+        select_tasks(load_tasks(), ["dmg_palisades_destroyed"]), out=tmp_path, timeout=0.2, log=lambda _: None
+    )
     result = json.loads((folder / "dmg_palisades_destroyed.json").read_text())
     assert result["status"] == "timeout" and "timed out" in result["error"]
     det = json.loads((folder / "judgments.json").read_text())["tasks"]["dmg_palisades_destroyed"]["deterministic"]
@@ -198,7 +219,9 @@ def test_llm_judge_scores_the_rubric_with_a_scripted_model(bench_results):
     result = json.loads((folder / "poi_eaton_hospitals_5km.json").read_text())
     scores = {k: 1.0 for k in DIMENSIONS} | {"answer_accuracy": 0.8, "evidence_aware_confidence": 0.5}
     missing_some = {"scores": {k: 1.0 for k in DIMENSIONS[:4]}}
-    model = ScriptedModel({"judge": [missing_some, {"scores": scores, "flags": {"run_completed": True}, "rationale": "ok"}]})
+    model = ScriptedModel(
+        {"judge": [missing_some, {"scores": scores, "flags": {"run_completed": True}, "rationale": "ok"}]}
+    )
     out = llm_judge(result, model)
     assert "Field required" in model.calls[1].last_user  # the incomplete reply went back with the error
     prompt = model.calls[0].messages[-1].content
@@ -239,19 +262,29 @@ def test_batch_mode_writes_the_requested_outputs(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
     gpd.GeoDataFrame({"name": ["Altadena"]}, geometry=[box(-118.17, 34.17, -118.11, 34.21)], crs=4326).to_file(
-        inputs / "study_area.geojson")
-    pd.DataFrame({"name": ["shelter A", "shelter B"],
-                  "WKT": ["POINT (-118.14 34.19)", "POINT (-118.12 34.18)"]}).to_csv(inputs / "shelters.csv", index=False)
+        inputs / "study_area.geojson"
+    )
+    pd.DataFrame(
+        {"name": ["shelter A", "shelter B"], "WKT": ["POINT (-118.14 34.19)", "POINT (-118.12 34.18)"]}
+    ).to_csv(inputs / "shelters.csv", index=False)
     (inputs / "notes.txt").write_text("not a layer")
-    outputs = [{"name": "hospitals_5km.geojson", "format": "GeoJSON", "geometry_type": "Point"},
-               {"name": "hospitals_5km.csv", "format": "CSV", "geometry_type": "Point"},
-               {"name": "area.gpkg", "format": "GPKG", "geometry_type": "MultiPolygon", "source": "aoi"},
-               {"name": "answer.md"},
-               {"name": "burn.tif", "format": "GeoTIFF"}]
+    outputs = [
+        {"name": "hospitals_5km.geojson", "format": "GeoJSON", "geometry_type": "Point"},
+        {"name": "hospitals_5km.csv", "format": "CSV", "geometry_type": "Point"},
+        {"name": "area.gpkg", "format": "GPKG", "geometry_type": "MultiPolygon", "source": "aoi"},
+        {"name": "answer.md"},
+        {"name": "burn.tif", "format": "GeoTIFF"},
+    ]
     spec = tmp_path / "outputs.json"
     spec.write_text(json.dumps({"outputs": outputs}))
-    manifest = run_batch("Which hospitals are within 5 km of this area?", inputs, spec, tmp_path / "out",
-                         session=tmp_path / "session", log=lambda _: None)
+    manifest = run_batch(
+        "Which hospitals are within 5 km of this area?",
+        inputs,
+        spec,
+        tmp_path / "out",
+        session=tmp_path / "session",
+        log=lambda _: None,
+    )
     assert manifest["status"] == "answered"
     files = {i["file"]: i for i in manifest["inputs"]}
     assert files["shelters.csv"]["features"] == 2 and "aoi_artifact_id" in files["study_area.geojson"]
@@ -259,7 +292,12 @@ def test_batch_mode_writes_the_requested_outputs(tmp_path):
     written = {o["name"]: o for o in manifest["outputs"]}
     assert not written["burn.tif"]["written"] and "no raster" in written["burn.tif"]["reason"]
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["answer.md", "area.gpkg", "hospitals_5km.csv", "hospitals_5km.geojson"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "answer.md",
+        "area.gpkg",
+        "hospitals_5km.csv",
+        "hospitals_5km.geojson",
+    ]
     hospitals = gpd.read_file(out / "hospitals_5km.geojson")
     assert len(hospitals) > 0 and set(hospitals.geom_type) == {"Point"} and "distance_m" in hospitals.columns
     table = pd.read_csv(out / "hospitals_5km.csv")
@@ -296,9 +334,16 @@ def test_cli_commands_parse_and_list_tasks(capsys):
 def test_python_m_bench_is_the_entry_point(tmp_path):
     """``python -m bench`` runs from the repository root; a results folder that does not exist is one
     clear line, not a traceback."""
+
     def bench(*args):
-        return subprocess.run([sys.executable, "-m", "bench", *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=120, env=os.environ | {"GEOFAHAM_BLOCK_REAL_MODELS": "1"})
+        return subprocess.run(
+            [sys.executable, "-m", "bench", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=os.environ | {"GEOFAHAM_BLOCK_REAL_MODELS": "1"},
+        )
 
     helped = bench("--help")
     assert helped.returncode == 0 and "usage: python -m bench" in helped.stdout
@@ -327,11 +372,20 @@ def test_session_run_records_prefer_the_final_record(tmp_path):
     runs.mkdir()
     for i, run_id in enumerate(("r_first", "r_second", "r_third")):
         state = runs / f"{run_id}.state.json"
-        state.write_text(json.dumps({"run_id": run_id, "question": f"q{i}", "status": "running",
-                                     "started_at": f"2025-01-0{i + 1}T00:00:00Z"}))
+        state.write_text(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "question": f"q{i}",
+                    "status": "running",
+                    "started_at": f"2025-01-0{i + 1}T00:00:00Z",
+                }
+            )
+        )
         os.utime(state, (1000 + i, 1000 + i))  # oldest first, by start and by file time alike
-    (runs / "r_second.json").write_text(json.dumps({"run_id": "r_second", "question": "q1", "status": "answered",
-                                                    "started_at": "2025-01-02T00:00:00Z"}))
+    (runs / "r_second.json").write_text(
+        json.dumps({"run_id": "r_second", "question": "q1", "status": "answered", "started_at": "2025-01-02T00:00:00Z"})
+    )
     (runs / "memo.json").write_text("{}")
     records = session_run_records(tmp_path, {"r_third"})
     assert [(r["run_id"], r["status"]) for r in records] == [("r_first", "running"), ("r_second", "answered")]
@@ -340,6 +394,9 @@ def test_session_run_records_prefer_the_final_record(tmp_path):
 
 def test_run_records_are_read_in_one_place():
     """Run records are read through bench.results_io.session_run_records only (it will read the run log)."""
-    readers = [p.name for p in (ROOT / "bench").glob("*.py")  # globs of run files, paths of saved states
-               if p.name != "results_io.py" and any(x in p.read_text(encoding="utf-8") for x in ('"r_*', 'state.json"'))]
+    readers = [
+        p.name
+        for p in (ROOT / "bench").glob("*.py")  # globs of run files, paths of saved states
+        if p.name != "results_io.py" and any(x in p.read_text(encoding="utf-8") for x in ('"r_*', 'state.json"'))
+    ]
     assert not readers

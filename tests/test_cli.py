@@ -9,14 +9,19 @@ import subprocess
 import sys
 
 import geopandas as gpd
-from shapely.geometry import box
-
 from conftest import ROOT
+from shapely.geometry import box
 
 
 def ask(*args, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "geofaham_plugin", "ask", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", "ask", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def test_ask_answers_the_eaton_hospitals_question_offline(tmp_path):
@@ -62,8 +67,14 @@ def test_ask_follow_up_continues_the_last_run_of_the_session(tmp_path):
 def product_cli(*args, cwd, timeout=120):
     """``python -m geofaham_plugin ...`` from another folder (the package found through PYTHONPATH)."""
     env = os.environ | {"PYTHONPATH": str(ROOT), "GEOFAHAM_BLOCK_REAL_MODELS": "1"}
-    return subprocess.run([sys.executable, "-m", "geofaham_plugin", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def test_bench_commands_run_python_m_bench_in_the_users_folder(tmp_path):
@@ -104,5 +115,6 @@ def test_bench_commands_without_the_bench_say_so_in_one_line(monkeypatch, capsys
     assert cli.main(["bench", "tasks"]) == 2
     assert cli.main(["batch", "--instruction", "q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and all("bench is not installed with the plugin" in line and "python -m bench" in line
-                                 for line in err)
+    assert len(err) == 2 and all(
+        "bench is not installed with the plugin" in line and "python -m bench" in line for line in err
+    )

@@ -41,17 +41,38 @@ def test_remote_server_for_all_roles_with_a_per_role_override():
 
 def test_cli_config_prints_the_resolved_settings():
     env = {"GEOFAHAM_STAC_URL": "https://planetarycomputer.microsoft.com/api/stac/v1", "PATH": "/usr/bin"}
-    out = subprocess.run([sys.executable, "-m", "geofaham_plugin", "config"], env=env, capture_output=True, cwd=ROOT,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", "config"],
+        env=env,
+        capture_output=True,
+        cwd=ROOT,
+        text=True,
+        check=True,
+    ).stdout
     assert json.loads(out)["stac"]["url"] == "https://planetarycomputer.microsoft.com/api/stac/v1"
 
 
 # ------------------------------------------------------------------------------ one rule for yes/no
-@pytest.mark.parametrize("raw, expected", [
-    ("1", True), ("true", True), ("yes", True), ("on", True), ("TRUE", True), (" Yes ", True), ("On", True),
-    ("0", False), ("false", False), ("no", False), ("off", False), ("", False), ("  ", False), ("OFF", False),
-    (None, False),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("1", True),
+        ("true", True),
+        ("yes", True),
+        ("on", True),
+        ("TRUE", True),
+        (" Yes ", True),
+        ("On", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("off", False),
+        ("", False),
+        ("  ", False),
+        ("OFF", False),
+        (None, False),
+    ],
+)
 def test_yes_no_values_follow_one_rule_for_every_flag(raw, expected):
     assert parse_bool("GEOFAHAM_X", raw) is expected
     env = {} if raw is None else {"GEOFAHAM_OFFLINE": raw, "GEOFAHAM_BLOCK_REAL_MODELS": raw}
@@ -68,17 +89,22 @@ def test_anything_else_is_one_line_naming_the_variable(raw):
     assert "1/true/yes/on" in text and err.value.variable == "GEOFAHAM_OFFLINE"
 
 
-@pytest.mark.parametrize("variable, raw, words", [
-    ("GEOFAHAM_SANDBOX_CPU_S", "abc", "integer"),
-    ("GEOFAHAM_SANDBOX_MEMORY_MB", "12", "greater than or equal to 256"),
-    ("GEOFAHAM_OVERPASS_TIMEOUT", "soon", "number"),
-    ("GEOFAHAM_OVERPASS_RETRIES", "-1", "greater than or equal to 0"),
-    ("GEOFAHAM_STAC_PROVIDER", "google", "earth-search"),
-    ("GEOFAHAM_STORE_CRASH_AT", "later", "staged"),
-])
+@pytest.mark.parametrize(
+    "variable, raw, words",
+    [
+        ("GEOFAHAM_SANDBOX_CPU_S", "abc", "integer"),
+        ("GEOFAHAM_SANDBOX_MEMORY_MB", "12", "greater than or equal to 256"),
+        ("GEOFAHAM_OVERPASS_TIMEOUT", "soon", "number"),
+        ("GEOFAHAM_OVERPASS_RETRIES", "-1", "greater than or equal to 0"),
+        ("GEOFAHAM_STAC_PROVIDER", "google", "earth-search"),
+        ("GEOFAHAM_STORE_CRASH_AT", "later", "staged"),
+    ],
+)
 def test_numbers_and_choices_that_do_not_parse_name_the_variable(variable, raw, words):
     with pytest.raises(ConfigError) as err:
-        settings_from_env({variable: raw}) if variable != "GEOFAHAM_STORE_CRASH_AT" else TestHooks.from_env({variable: raw})
+        settings_from_env({variable: raw}) if variable != "GEOFAHAM_STORE_CRASH_AT" else TestHooks.from_env(
+            {variable: raw}
+        )
     text = str(err.value)
     assert text.startswith(f"{variable}={raw!r} is not valid") and words in text and "\n" not in text
     assert "unset it for the default" in text
@@ -86,8 +112,11 @@ def test_numbers_and_choices_that_do_not_parse_name_the_variable(variable, raw, 
 
 def _sample(annotation, default):
     """A value of the field's type that differs from its default: (as written in the environment, as parsed)."""
-    options = [annotation] if get_origin(annotation) is Literal else \
-        [a for a in get_args(annotation) if a is not type(None)] or [annotation]
+    options = (
+        [annotation]
+        if get_origin(annotation) is Literal
+        else [a for a in get_args(annotation) if a is not type(None)] or [annotation]
+    )
     kind = options[0]
     if kind is bool:
         return "yes", True
@@ -101,8 +130,9 @@ def _sample(annotation, default):
     return "http://example.test/x", "http://example.test/x"
 
 
-@pytest.mark.parametrize("group, field", [(g, f) for g, cls in {**GROUPS, "hooks": TestHooks}.items()
-                                          for f in cls.model_fields])
+@pytest.mark.parametrize(
+    "group, field", [(g, f) for g, cls in {**GROUPS, "hooks": TestHooks}.items() for f in cls.model_fields]
+)
 def test_every_documented_variable_is_parsed_into_its_field(group, field):
     cls = GROUPS.get(group, TestHooks)
     info = cls.model_fields[field]
@@ -138,9 +168,13 @@ def test_readme_documents_every_variable_with_its_meaning_and_default():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     rows = config.variables_markdown().splitlines()
     missing = [row for row in rows if row not in readme.splitlines()]
-    assert not missing, "README.md is out of date; paste `python -m geofaham_plugin config --variables`:\n" + "\n".join(missing)
+    assert not missing, "README.md is out of date; paste `python -m geofaham_plugin config --variables`:\n" + "\n".join(
+        missing
+    )
     names = {name for name, _, _ in config.variables()}
-    assert {f.json_schema_extra["env"] for cls in (*GROUPS.values(), TestHooks) for f in cls.model_fields.values()} <= names
+    assert {
+        f.json_schema_extra["env"] for cls in (*GROUPS.values(), TestHooks) for f in cls.model_fields.values()
+    } <= names
 
 
 def test_config_docstring_lists_the_same_variables():
@@ -150,17 +184,32 @@ def test_config_docstring_lists_the_same_variables():
 def test_no_product_module_reads_a_geofaham_variable_itself():
     """config.py parses every GEOFAHAM_* variable; elsewhere they arrive as Settings (or a group's from_env)."""
     pattern = re.compile(r"(environ(\.get)?|getenv)\s*[(\[]\s*['\"]GEOFAHAM_")
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "geofaham_plugin").rglob("*.py")
-                 if p.name != "config.py" and pattern.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "geofaham_plugin").rglob("*.py")
+        if p.name != "config.py" and pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert not offenders
 
 
 def test_cli_prints_the_variable_table_and_one_line_for_a_bad_value():
-    out = subprocess.run([sys.executable, "-m", "geofaham_plugin", "config", "--variables"], capture_output=True,
-                         cwd=ROOT, text=True, env={"PATH": "/usr/bin"}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", "config", "--variables"],
+        capture_output=True,
+        cwd=ROOT,
+        text=True,
+        env={"PATH": "/usr/bin"},
+        check=True,
+    ).stdout
     assert out.strip() == config.variables_markdown()
-    bad = subprocess.run([sys.executable, "-m", "geofaham_plugin", "config"], capture_output=True, cwd=ROOT, text=True,
-                         env={"PATH": "/usr/bin", "GEOFAHAM_OFFLINE": "perhaps"})
+    bad = subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", "config"],
+        capture_output=True,
+        cwd=ROOT,
+        text=True,
+        env={"PATH": "/usr/bin", "GEOFAHAM_OFFLINE": "perhaps"},
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    assert bad.stderr.strip().splitlines() == ["error: GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; "
-                                               "use 1/true/yes/on or 0/false/no/off"]
+    assert bad.stderr.strip().splitlines() == [
+        "error: GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; use 1/true/yes/on or 0/false/no/off"
+    ]

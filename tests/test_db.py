@@ -21,13 +21,13 @@ import numpy as np
 import pytest
 import shapely
 import shapely.ops
+from conftest import ROOT, SHARED_DATA
 from pyproj import Geod, Transformer
 from shapely.geometry import Point, Polygon
 
-from conftest import ROOT, SHARED_DATA
-from geofaham_plugin.core.engines.layers import default_catalogue
 from geofaham_plugin.core.engines.db import ArtifactFile, SpatialEngine, open_engine
 from geofaham_plugin.core.engines.db.loaders import load_file, load_samples
+from geofaham_plugin.core.engines.layers import default_catalogue
 from geofaham_plugin.core.errors import ToolFailed
 
 GEOD = Geod(ellps="WGS84")
@@ -61,6 +61,7 @@ def loaded_engine(kind: str) -> SpatialEngine:
             def drop(e=engine, f=folder) -> None:
                 e.close()
                 shutil.rmtree(f, ignore_errors=True)
+
         engine.init(reset=True)
         load_samples(engine, SHARED_DATA)
         atexit.register(drop)
@@ -103,8 +104,9 @@ def test_schema_seeds_all_17_events_with_rough_aoi(engine):
 
 def test_spatial_indexes_exist(engine):
     if engine.name == "postgis":
-        rows = engine.run_sql("SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
-                              "AND indexdef LIKE '%gist%'").rows
+        rows = engine.run_sql(
+            "SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexdef LIKE '%gist%'"
+        ).rows
         indexed = {t for t, _ in rows}
         assert any("geography" in d for _, d in rows)
     else:
@@ -118,7 +120,12 @@ def test_load_log_records_repairs_skips_and_choices(engine):
     burn = log[("lahaina_burn", "burn_perimeters")]
     assert (burn["read_count"], burn["loaded_count"], burn["repaired_count"]) == (7, 7, 2)
     labels = log[("lahaina_labels", "damage")]
-    assert (labels["read_count"], labels["loaded_count"], labels["skipped_count"], labels["repaired_count"]) == (106, 79, 27, 1)
+    assert (labels["read_count"], labels["loaded_count"], labels["skipped_count"], labels["repaired_count"]) == (
+        106,
+        79,
+        27,
+        1,
+    )
     assert "Background" in labels["notes"]
     pal = log[("palisades_dins", "damage")]
     assert (pal["event_id"], pal["loaded_count"]) == (14, 11988)
@@ -129,10 +136,14 @@ def test_load_log_records_repairs_skips_and_choices(engine):
 
 
 def test_microsoft_labels_keep_raw_and_map_documented_classes(engine):
-    rows = engine.run_sql("SELECT raw_damage, damage_class, is_damaged, count(*) FROM damage WHERE event_id = 16 "
-                          "GROUP BY 1, 2, 3 ORDER BY 1").rows
-    assert [(r[0], r[1], bool(r[2]), r[3]) for r in rows] == [("Building", "none", False, 44),
-                                                              ("Damaged Building", None, True, 35)]
+    rows = engine.run_sql(
+        "SELECT raw_damage, damage_class, is_damaged, count(*) FROM damage WHERE event_id = 16 "
+        "GROUP BY 1, 2, 3 ORDER BY 1"
+    ).rows
+    assert [(r[0], r[1], bool(r[2]), r[3]) for r in rows] == [
+        ("Building", "none", False, 44),
+        ("Damaged Building", None, True, 35),
+    ]
 
 
 def test_reloading_a_source_replaces_its_rows(engine):
@@ -144,8 +155,9 @@ def test_reloading_a_source_replaces_its_rows(engine):
 def test_eaton_reprojection_is_right(engine):
     """The perimeter came in EPSG:26911: back in that CRS it measures the README's 62.88 km²; its
     geodesic area (status) matches pyproj's on the original polygon."""
-    planar = engine.run_sql("SELECT ST_Area(ST_Transform(geom, 26911)) / 1e6 FROM burn_perimeters "
-                            "WHERE source = 'eaton_perimeter'").rows[0][0]
+    planar = engine.run_sql(
+        "SELECT ST_Area(ST_Transform(geom, 26911)) / 1e6 FROM burn_perimeters WHERE source = 'eaton_perimeter'"
+    ).rows[0][0]
     assert planar == pytest.approx(62.88, abs=0.005)
     reference = abs(GEOD.geometry_area_perimeter(eaton_perimeter_4326())[0]) / 1e6
     hazard = next(h for h in engine.status()["hazards"] if h["source"] == "eaton_perimeter")
@@ -174,9 +186,18 @@ def test_valencia_public_buildings_and_health_facilities_in_the_flood(engine):
     assert len(buildings) == 20 and len(got_b) == 9  # README: 9 of the 20
     assert sorted(got_b["name"]) == sorted(buildings[buildings.intersects(flood)]["titulo"])
     got_h = engine.select_inside("features", 6, feature_class="healthcare", source_layer="valencia_health")
-    assert sorted(got_h["name"]) == sorted(health[health.intersects(flood)]["equipamien"]) == sorted([
-        "CONSULTORIO AUXILIAR BARRIO LA TORRE", "CONSULTORIO AUXILIAR HORNO DE ALCEDO",
-        "CENTRO DE SALUD CASTELLAR-OLIVERAL", "CONSULTORIO AUXILIAR EL PALMAR"])
+    assert (
+        sorted(got_h["name"])
+        == sorted(health[health.intersects(flood)]["equipamien"])
+        == sorted(
+            [
+                "CONSULTORIO AUXILIAR BARRIO LA TORRE",
+                "CONSULTORIO AUXILIAR HORNO DE ALCEDO",
+                "CENTRO DE SALUD CASTELLAR-OLIVERAL",
+                "CONSULTORIO AUXILIAR EL PALMAR",
+            ]
+        )
+    )
     near = engine.select_within("features", 6, 1000, feature_class="healthcare", source_layer="valencia_health")
     # independent: metres in ETRS89 / UTM 30N, the README's CRS for this flood
     ref = health.to_crs(25830).distance(gpd.GeoSeries([flood], crs=4326).to_crs(25830).iloc[0]) <= 1000
@@ -187,15 +208,19 @@ def test_valencia_public_buildings_and_health_facilities_in_the_flood(engine):
 def test_eaton_hospitals_within_5km_with_geodesic_distances(engine):
     area = eaton_perimeter_4326()
     hospitals = gpd.read_file(HOSPITALS)
-    reference = {name: nearest_geodesic_m(p, area) for name, p in zip(hospitals["NAME"], hospitals.geometry)}
+    reference = {
+        name: nearest_geodesic_m(p, area) for name, p in zip(hospitals["NAME"], hospitals.geometry, strict=False)
+    }
     expected = sorted((d, n) for n, d in reference.items() if d <= 5000)
     got = engine.select_within("features", 11, 5000, feature_class="healthcare")
     assert len(got) == len(expected) == 7  # README: 7 within 5 km
     assert list(got["name"]) == [n for _, n in expected]
-    for name, dist in zip(got["name"], got["distance_m"]):
+    for name, dist in zip(got["name"], got["distance_m"], strict=False):
         assert abs(dist - reference[name]) < 1.0, (name, dist, reference[name])
-    by_name = dict(zip(got["name"], got["distance_m"]))
-    assert got["name"].iloc[0] == "AURORA LAS ENCINAS HOSPITAL" and round(by_name[got["name"].iloc[0]] / 1000, 2) == 2.09
+    by_name = dict(zip(got["name"], got["distance_m"], strict=False))
+    assert (
+        got["name"].iloc[0] == "AURORA LAS ENCINAS HOSPITAL" and round(by_name[got["name"].iloc[0]] / 1000, 2) == 2.09
+    )
     assert round(by_name["HUNTINGTON HOSPITAL"] / 1000, 2) == 4.75
     assert not len(engine.select_within("features", 11, 1000, feature_class="healthcare"))  # none within 1 km
     assert got.crs.to_epsg() == 4326
@@ -205,7 +230,9 @@ def test_palisades_hull_stand_in_and_hospitals(engine):
     got = engine.select_within("features", 14, 5000, feature_class="healthcare")
     assert len(got) == 3  # README: 3 within 5 km of the hull of the Destroyed DINS points
     assert got["name"].iloc[0].startswith("SANTA MONICA") and round(got["distance_m"].iloc[0] / 1000, 2) == 2.88
-    assert "stand-in" in next(r["notes"] for r in engine.status()["load_log"] if r["source_layer"] == "palisades_destroyed_hull")
+    assert "stand-in" in next(
+        r["notes"] for r in engine.status()["load_log"] if r["source_layer"] == "palisades_destroyed_hull"
+    )
 
 
 def test_lahaina_damaged_labels_inside_burn_area(engine):
@@ -243,7 +270,9 @@ def test_load_file_generic_geojson_repairs_and_counts(engine, tmp_path):
     gdf.to_file(path, driver="GeoJSON")
     report = load_file(engine, path, table="features", event_id=6, feature_class="shelters")
     assert (report.read, report.loaded, report.repaired) == (2, 2, 1)
-    rows = engine.run_sql("SELECT name, ST_IsValid(geom) FROM features WHERE source_layer = 'shelters' ORDER BY name").rows
+    rows = engine.run_sql(
+        "SELECT name, ST_IsValid(geom) FROM features WHERE source_layer = 'shelters' ORDER BY name"
+    ).rows
     assert [(r[0], bool(r[1])) for r in rows] == [("Shelter A", True), ("Shelter B", True)]
     load_file(engine, path, table="features", event_id=6, feature_class="shelters")  # reload: replaced
     assert engine.run_sql("SELECT count(*) FROM features WHERE source_layer = 'shelters'").rows[0][0] == 2
@@ -265,8 +294,10 @@ def test_both_engines_agree():
 
 
 def test_query_result_exports_a_layer(engine):
-    result = engine.run_sql("SELECT id, name, tags, geom FROM features WHERE feature_class = 'healthcare' "
-                            "AND event_id IS NULL ORDER BY id", row_cap=5)
+    result = engine.run_sql(
+        "SELECT id, name, tags, geom FROM features WHERE feature_class = 'healthcare' AND event_id IS NULL ORDER BY id",
+        row_cap=5,
+    )
     assert result.truncated and len(result.rows) == 5 and result.geometry_columns == ["geom"]
     gdf = result.to_gdf()
     assert gdf.crs.to_epsg() == 4326 and gdf.geometry.geom_type.eq("Point").all()
@@ -309,8 +340,14 @@ def test_postgis_reconnects_after_losing_its_connection():
 
 # --------------------------------------------------------------------------------------------- CLI
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "geofaham_plugin", "db", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "GEOFAHAM_DATA_DIR": str(SHARED_DATA), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", "db", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "GEOFAHAM_DATA_DIR": str(SHARED_DATA), **(env or {})},
+    )
 
 
 def test_cli_init_load_status_sql_spatialite(tmp_path):

@@ -30,8 +30,12 @@ def test_embedded_qwen_plans_the_eaton_hospitals_question(tmp_path, record_prope
         llm.close()
         store.close()
     (call,) = [c for c in llm.usage.snapshot() if c.role == "planner"]
-    report = {"prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
-              "attempts": call.attempts, "seconds_incl_server_start": round(seconds, 1)}
+    report = {
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "attempts": call.attempts,
+        "seconds_incl_server_start": round(seconds, 1),
+    }
     for key, value in report.items():
         record_property(key, value)
     with capsys.disabled():

@@ -20,14 +20,18 @@ import geopandas as gpd
 import pandas as pd
 import pytest
 import shapely
-
 from conftest import ROOT, SHARED_DATA
-from geofaham_plugin.core.domain.feature_classes import (CLASSES_FILE, class_words, feature_class_names,
-                                                          feature_class_specs)
+from test_db import DSN, loaded_engine
+
+from geofaham_plugin.core.domain.feature_classes import (
+    CLASSES_FILE,
+    class_words,
+    feature_class_names,
+    feature_class_specs,
+)
 from geofaham_plugin.core.domain.geodesy import geodesic_area_m2
 from geofaham_plugin.core.engines import vector_ops as ops
 from geofaham_plugin.core.engines.layers import CATALOGUE_FILE, LayerCatalogue
-from test_db import DSN, loaded_engine
 
 CATALOGUE = LayerCatalogue(SHARED_DATA)
 DB_ENGINES = ("spatialite", "postgis")
@@ -41,8 +45,13 @@ def _layers(role: str) -> list[str]:
 
 def _cases(role: str) -> list[tuple[str, int]]:
     """(layer, event) for every event the layer serves that has a hazard layer."""
-    return [(layer.id, e) for layer in CATALOGUE.layers.values() if layer.role == role for e in layer.events
-            if CATALOGUE.find(event_id=e, role="hazard")]
+    return [
+        (layer.id, e)
+        for layer in CATALOGUE.layers.values()
+        if layer.role == role
+        for e in layer.events
+        if CATALOGUE.find(event_id=e, role="hazard")
+    ]
 
 
 def _engine(kind: str):
@@ -118,8 +127,7 @@ def test_osm_features_per_class_inside_the_hazard(engine_kind, layer_id, event_i
     got = engine.select_inside("features", event_id, source_layer=layer_id)
     assert _by_class(got["feature_class"]) == expected
     for feature_class, n in expected.items():  # the class filter the Vector agent uses answers the same
-        assert len(engine.select_inside("features", event_id, feature_class=feature_class,
-                                        source_layer=layer_id)) == n
+        assert len(engine.select_inside("features", event_id, feature_class=feature_class, source_layer=layer_id)) == n
 
 
 @pytest.mark.parametrize("engine_kind", DB_ENGINES)
@@ -147,8 +155,9 @@ def test_palisades_snapshot_serves_12_13_14_stored_once(engine_kind):
     near = [list(engine.select_within("features", e, 5000, feature_class="healthcare")["name"]) for e in (12, 13, 14)]
     assert near[0] == near[1] == near[2] and len(near[0]) == 3  # README: 3 hospitals within 5 km of the hull
     for role in ("damage", "hazard"):  # the file route picks the same layer for each record
-        assert [layer.id for layer in CATALOGUE.find(event_id=12, role=role)] == \
-               [layer.id for layer in CATALOGUE.find(event_id=14, role=role)]
+        assert [layer.id for layer in CATALOGUE.find(event_id=12, role=role)] == [
+            layer.id for layer in CATALOGUE.find(event_id=14, role=role)
+        ]
 
 
 def test_every_catalogue_layer_is_loaded_once_by_both_databases():
@@ -170,10 +179,17 @@ def _json_files() -> list[Path]:
 
 
 def test_exactly_one_layer_catalogue_and_one_class_file():
-    catalogues = [p for p in _json_files() if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
-                  and isinstance(json.loads(p.read_text(encoding="utf-8")).get("layers"), list)]
-    class_files = [p for p in _json_files()
-                   if "selectors" in p.read_text(encoding="utf-8") or '"words"' in p.read_text(encoding="utf-8")]
+    catalogues = [
+        p
+        for p in _json_files()
+        if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
+        and isinstance(json.loads(p.read_text(encoding="utf-8")).get("layers"), list)
+    ]
+    class_files = [
+        p
+        for p in _json_files()
+        if "selectors" in p.read_text(encoding="utf-8") or '"words"' in p.read_text(encoding="utf-8")
+    ]
     assert catalogues == [CATALOGUE_FILE] and class_files == [CLASSES_FILE]
     assert not (CATALOGUE_FILE.parent / "osm_extracts.json").exists()  # folded into the catalogue
     paths = {layer.path for layer in CATALOGUE.layers.values() if layer.path}
@@ -198,8 +214,13 @@ def test_no_second_list_of_layers_or_classes_in_code():
     paths = {layer.path for layer in CATALOGUE.layers.values() if layer.path}
     # OSM tag keys and values (healthcare, power, landuse ...) may be listed by OSM code; class names and
     # question words that are not tags may not
-    tags = {s for spec in feature_class_specs().values() for sel in spec.selectors for k, v in sel.items()
-            for s in [k, *(v if isinstance(v, list) else [v] if isinstance(v, str) else [])]}
+    tags = {
+        s
+        for spec in feature_class_specs().values()
+        for sel in spec.selectors
+        for k, v in sel.items()
+        for s in [k, *(v if isinstance(v, list) else [v] if isinstance(v, str) else [])]
+    }
     classes = set(feature_class_names()) - tags
     words = {w for ws in class_words().values() for w in ws} - tags
     raw_damage = {v for scale in CATALOGUE.damage_scales.values() for v in scale.values}
@@ -208,8 +229,12 @@ def test_no_second_list_of_layers_or_classes_in_code():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node, strings in _string_collections(tree):
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
-            for name, vocabulary in (("layer ids", layer_ids), ("feature classes", classes),
-                                     ("class words", words), ("raw damage values", raw_damage)):
+            for name, vocabulary in (
+                ("layer ids", layer_ids),
+                ("feature classes", classes),
+                ("class words", words),
+                ("raw damage values", raw_damage),
+            ):
                 if len(vocabulary & set(strings)) >= 3:
                     offenders.append(f"{where} lists {name}")
         for node in ast.walk(tree):
@@ -218,5 +243,5 @@ def test_no_second_list_of_layers_or_classes_in_code():
     assert not offenders
     assert not hasattr(loaders, "SAMPLE_LAYERS") and not hasattr(loaders, "osm_class")
     assert not hasattr(loaders, "PALISADES_EVENT") and not hasattr(loaders, "MS_LABELS")
-    assert maps.FEATURE_CLASSES == feature_class_names()
-    assert prepass.ENTITY_WORDS == class_words()
+    assert feature_class_names() == maps.FEATURE_CLASSES
+    assert class_words() == prepass.ENTITY_WORDS

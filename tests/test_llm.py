@@ -14,8 +14,17 @@ from pydantic import BaseModel, Field
 from geofaham_plugin.core.config import ModelEndpoint, settings_from_env
 from geofaham_plugin.core.domain.names import Role
 from geofaham_plugin.core.errors import GeoFahamBug, ModelHTTPError, ModelOutputError, ModelRetry, RealModelBlocked
-from geofaham_plugin.core.llm import (LLM, EmbeddedServer, Message, ModelFileMissing, OpenAIChatModel,
-                                      ScriptedModel, UsageLedger, build_llm, extract_json)
+from geofaham_plugin.core.llm import (
+    LLM,
+    EmbeddedServer,
+    Message,
+    ModelFileMissing,
+    OpenAIChatModel,
+    ScriptedModel,
+    UsageLedger,
+    build_llm,
+    extract_json,
+)
 from geofaham_plugin.core.llm.embedded import EmbeddedChatModel, free_port
 
 
@@ -42,9 +51,15 @@ def test_structured_happy_path_sends_the_schema_and_records_usage():
 
 def test_responses_may_be_dicts_models_callables_or_a_function():
     seen = []
-    model = ScriptedModel({"maps": [{"event": "flood", "distance_m": 1}, Event(event="wildfire", distance_m=2),
-                                    lambda msgs, schema: seen.append(schema["title"]) or {"event": "earthquake",
-                                                                                          "distance_m": 3}]})
+    model = ScriptedModel(
+        {
+            "maps": [
+                {"event": "flood", "distance_m": 1},
+                Event(event="wildfire", distance_m=2),
+                lambda msgs, schema: seen.append(schema["title"]) or {"event": "earthquake", "distance_m": 3},
+            ]
+        }
+    )
     llm = LLM(model)  # one model for every role
     assert [llm.structured("maps", ASK, Event).event for _ in range(3)] == ["flood", "wildfire", "earthquake"]
     assert seen == ["Event"]
@@ -164,8 +179,10 @@ def test_openai_mode_sends_json_schema_and_free_text_sends_none(mock_openai):
     model.chat(ASK, schema=Event.model_json_schema())
     model.chat(ASK)
     fmt = mock_openai.requests[0]["body"]["response_format"]
-    assert fmt == {"type": "json_schema",
-                   "json_schema": {"name": "Event", "schema": Event.model_json_schema(), "strict": False}}
+    assert fmt == {
+        "type": "json_schema",
+        "json_schema": {"name": "Event", "schema": Event.model_json_schema(), "strict": False},
+    }
     assert "response_format" not in mock_openai.requests[1]["body"]
     assert mock_openai.requests[0]["auth"] == "Bearer sk-test"
 
@@ -218,4 +235,3 @@ def test_server_that_dies_reports_its_log(tmp_path):
     assert "Failed to load model" in err.value.body and time.monotonic() - start < 60 and not server.running
     assert server.log_path is not None and server.log_path.is_file()  # kept after a failure, for the user
     shutil.rmtree(server.log_path.parent)
-

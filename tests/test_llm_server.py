@@ -46,9 +46,13 @@ def port_open(port: int) -> bool:
 def test_structured_output_from_the_real_server(smol_server):
     assert os.environ.get("GEOFAHAM_BLOCK_REAL_MODELS") is None
     llm = LLM({"vector": EmbeddedChatModel(smol_server, max_tokens=128)}, max_retries=2)
-    messages = [Message(role="system", content="You extract facts as JSON."),
-                Message(role="user", content="A river flooded the town 250 metres from the school. "
-                                             "Give the event and the distance in metres.")]
+    messages = [
+        Message(role="system", content="You extract facts as JSON."),
+        Message(
+            role="user",
+            content="A river flooded the town 250 metres from the school. Give the event and the distance in metres.",
+        ),
+    ]
     start = time.monotonic()
     result = llm.structured("vector", messages, Event, step="s1")
     TIMINGS["structured_s"] = round(time.monotonic() - start, 2)

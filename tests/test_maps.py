@@ -16,20 +16,20 @@ import pandas as pd
 import pyogrio
 import pytest
 import shapely
+from conftest import SHARED_DATA
 from shapely.geometry import Polygon, box
 
-from conftest import SHARED_DATA
 from geofaham_plugin.core.agents import maps
 from geofaham_plugin.core.agents.base import ToolContext, get_tool
 from geofaham_plugin.core.aoi import register_aoi, register_aoi_file
 from geofaham_plugin.core.config import settings_from_env
+from geofaham_plugin.core.domain.events import get_event
 from geofaham_plugin.core.domain.feature_classes import feature_class_specs
 from geofaham_plugin.core.domain.geodesy import bbox_area_km2
-from geofaham_plugin.core.engines.osm import extracts, overpass, query
-from geofaham_plugin.core.engines.layers import default_catalogue
 from geofaham_plugin.core.engines.geocode import geocode
+from geofaham_plugin.core.engines.layers import default_catalogue
+from geofaham_plugin.core.engines.osm import extracts, overpass, query
 from geofaham_plugin.core.errors import ModelRetry, ToolFailed
-from geofaham_plugin.core.domain.events import get_event
 from geofaham_plugin.core.store.models import ArtifactKind
 
 CATARROJA = SHARED_DATA / "valencia-2024" / "osm-catarroja"
@@ -49,8 +49,11 @@ def _offline(monkeypatch):
 
 def context(store, overpass_url: str = "http://127.0.0.1:9/api/interpreter") -> ToolContext:
     """The run's settings: this test's environment (offline switch, Overpass bounds) and ``overpass_url``."""
-    return ToolContext(store=store, layers=default_catalogue(),
-                       settings=settings_from_env({**os.environ, "GEOFAHAM_OVERPASS_URL": overpass_url}))
+    return ToolContext(
+        store=store,
+        layers=default_catalogue(),
+        settings=settings_from_env({**os.environ, "GEOFAHAM_OVERPASS_URL": overpass_url}),
+    )
 
 
 def run(ctx, tool: str, args: dict, **inputs):
@@ -63,11 +66,21 @@ class Scripted(BaseHTTPRequestHandler):
 
     def _answer(self, body: bytes) -> None:
         server = self.server
-        server.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                "form": urllib.parse.parse_qs(body.decode()), "at": time.monotonic()})
+        server.requests.append(
+            {
+                "method": self.command,
+                "path": self.path,
+                "headers": dict(self.headers),
+                "form": urllib.parse.parse_qs(body.decode()),
+                "at": time.monotonic(),
+            }
+        )
         status, headers, payload = server.script.pop(0) if server.script else (500, {}, "script exhausted")
-        data = payload if isinstance(payload, bytes) else (json.dumps(payload) if not isinstance(payload, str)
-                                                             else payload).encode()
+        data = (
+            payload
+            if isinstance(payload, bytes)
+            else (json.dumps(payload) if not isinstance(payload, str) else payload).encode()
+        )
         self.send_response(status)
         headers = {"Content-Type": "application/json", **headers}
         for k, v in headers.items():
@@ -108,25 +121,63 @@ def ring(*pts):
 
 HOSPITAL = {"amenity": "hospital", "building": "yes", "name": "Mbagathi Hospital"}
 OVERPASS_OK = {
-    "version": 0.6, "generator": "Overpass API 0.7.62.1 084b4234", "osm3s": {"copyright": "ODbL"},
+    "version": 0.6,
+    "generator": "Overpass API 0.7.62.1 084b4234",
+    "osm3s": {"copyright": "ODbL"},
     "elements": [
-        {"type": "node", "id": 101, "lat": -1.295, "lon": 36.805,
-         "tags": {"amenity": "pharmacy", "name": "Uhuru Chemists"}},
-        {"type": "node", "id": 102, "lat": -1.290, "lon": 36.810, "tags": {"amenity": "clinic", "healthcare": "clinic"}},
+        {
+            "type": "node",
+            "id": 101,
+            "lat": -1.295,
+            "lon": 36.805,
+            "tags": {"amenity": "pharmacy", "name": "Uhuru Chemists"},
+        },
+        {
+            "type": "node",
+            "id": 102,
+            "lat": -1.290,
+            "lon": 36.810,
+            "tags": {"amenity": "clinic", "healthcare": "clinic"},
+        },
         # in the bbox but outside the triangle: clipped
         {"type": "node", "id": 103, "lat": -1.265, "lon": 36.835, "tags": {"amenity": "doctors", "name": "Outside"}},
-        {"type": "way", "id": 201, "nodes": [1, 2, 3, 4, 1], "tags": HOSPITAL,
-         "geometry": ring((36.812, -1.297), (36.815, -1.297), (36.815, -1.294), (36.812, -1.294), (36.812, -1.297))},
-        {"type": "relation", "id": 301, "tags": {"type": "multipolygon", "amenity": "hospital", "name": "Campus"},
-         "members": [  # the outer ring in two ways, one inner ring, a label node
-             {"type": "way", "ref": 1, "role": "outer",
-              "geometry": ring((36.801, -1.299), (36.809, -1.299), (36.809, -1.291))},
-             {"type": "way", "ref": 2, "role": "outer",
-              "geometry": ring((36.809, -1.291), (36.801, -1.291), (36.801, -1.299))},
-             {"type": "way", "ref": 3, "role": "inner",
-              "geometry": ring((36.804, -1.296), (36.806, -1.296), (36.806, -1.294), (36.804, -1.294), (36.804, -1.296))},
-             {"type": "node", "ref": 9, "role": "label", "lat": -1.295, "lon": 36.805}]},
-    ]}
+        {
+            "type": "way",
+            "id": 201,
+            "nodes": [1, 2, 3, 4, 1],
+            "tags": HOSPITAL,
+            "geometry": ring((36.812, -1.297), (36.815, -1.297), (36.815, -1.294), (36.812, -1.294), (36.812, -1.297)),
+        },
+        {
+            "type": "relation",
+            "id": 301,
+            "tags": {"type": "multipolygon", "amenity": "hospital", "name": "Campus"},
+            "members": [  # the outer ring in two ways, one inner ring, a label node
+                {
+                    "type": "way",
+                    "ref": 1,
+                    "role": "outer",
+                    "geometry": ring((36.801, -1.299), (36.809, -1.299), (36.809, -1.291)),
+                },
+                {
+                    "type": "way",
+                    "ref": 2,
+                    "role": "outer",
+                    "geometry": ring((36.809, -1.291), (36.801, -1.291), (36.801, -1.299)),
+                },
+                {
+                    "type": "way",
+                    "ref": 3,
+                    "role": "inner",
+                    "geometry": ring(
+                        (36.804, -1.296), (36.806, -1.296), (36.806, -1.294), (36.804, -1.294), (36.804, -1.296)
+                    ),
+                },
+                {"type": "node", "ref": 9, "role": "label", "lat": -1.295, "lon": 36.805},
+            ],
+        },
+    ],
+}
 
 
 def nairobi_aoi(store, geometry=NAIROBI):
@@ -135,7 +186,7 @@ def nairobi_aoi(store, geometry=NAIROBI):
 
 # ----------------------------------------------------------------------------------- classes
 def test_feature_classes_are_data_and_compile_to_overpass_ql():
-    assert maps.FEATURE_CLASSES == tuple(feature_class_specs())
+    assert tuple(feature_class_specs()) == maps.FEATURE_CLASSES
     for name in maps.FEATURE_CLASSES:
         ql = overpass.overpass_ql(query.class_query(name), (36.8, -1.3, 36.84, -1.26), timeout_s=60, limit=11)
         assert ql.startswith("[out:json][timeout:60][bbox:-1.3000000,36.8000000,-1.2600000,36.8400000];")
@@ -155,7 +206,9 @@ def test_feature_classes_are_data_and_compile_to_overpass_ql():
 def test_overpass_success_nodes_way_and_multipolygon_relation(store, server):
     server.script.append((200, {}, OVERPASS_OK))
     aoi = nairobi_aoi(store)
-    record = run(context(store, server.url + "/api/interpreter"), "get_features", {"feature_class": "healthcare"}, aoi=aoi)
+    record = run(
+        context(store, server.url + "/api/interpreter"), "get_features", {"feature_class": "healthcare"}, aoi=aoi
+    )
     (request,) = server.requests
     ql = request["form"]["data"][0]
     assert request["path"] == "/api/interpreter" and "GeoFaham" in request["headers"]["User-Agent"]
@@ -170,7 +223,7 @@ def test_overpass_success_nodes_way_and_multipolygon_relation(store, server):
     assert gdf.loc[201, "osm_type"] == "way" and gdf.loc[201].geometry.geom_type == "Polygon"
     campus = gdf.loc[301].geometry
     assert gdf.loc[301, "osm_type"] == "relation" and campus.geom_type == "Polygon"
-    assert len(campus.interiors) == 1 and campus.area == pytest.approx(0.008 ** 2 - 0.002 ** 2)
+    assert len(campus.interiors) == 1 and campus.area == pytest.approx(0.008**2 - 0.002**2)
 
 
 def test_overpass_429_is_retried_with_a_short_backoff(store, server):
@@ -210,12 +263,25 @@ def test_overpass_504_fails_typed_after_the_retry_bound(store, server):
     assert len(server.requests) == 3  # the first try and GEOFAHAM_OVERPASS_RETRIES=2 more
 
 
-@pytest.mark.parametrize("content_type,body", [
-    ("application/json", {"version": 0.6, "elements": [],
-                          "remark": 'runtime error: Query timed out in "query" at line 3 after 26 seconds.'}),
-    ("text/html; charset=utf-8", '<?xml version="1.0"?><html><body><p><strong style="color:#FF0000">Error</strong>: '
-                                 "runtime error: Query run out of memory using about 2048 MB of RAM.</p></body></html>"),
-], ids=["json_remark", "html_page"])
+@pytest.mark.parametrize(
+    "content_type,body",
+    [
+        (
+            "application/json",
+            {
+                "version": 0.6,
+                "elements": [],
+                "remark": 'runtime error: Query timed out in "query" at line 3 after 26 seconds.',
+            },
+        ),
+        (
+            "text/html; charset=utf-8",
+            '<?xml version="1.0"?><html><body><p><strong style="color:#FF0000">Error</strong>: '
+            "runtime error: Query run out of memory using about 2048 MB of RAM.</p></body></html>",
+        ),
+    ],
+    ids=["json_remark", "html_page"],
+)
 def test_overpass_runtime_error_inside_http_200_is_a_timeout(store, server, content_type, body):
     server.script.append((200, {"Content-Type": content_type}, body))
     with pytest.raises(ToolFailed) as err:
@@ -226,8 +292,12 @@ def test_overpass_runtime_error_inside_http_200_is_a_timeout(store, server, cont
 
 def test_overpass_empty_result_is_registered_with_zero_features(store, server):
     server.script.append((200, {}, {"version": 0.6, "elements": []}))
-    record = run(context(store, server.url), "get_features", {"feature_class": "shelters", "buffer_m": 200},
-                 aoi=nairobi_aoi(store))
+    record = run(
+        context(store, server.url),
+        "get_features",
+        {"feature_class": "shelters", "buffer_m": 200},
+        aoi=nairobi_aoi(store),
+    )
     assert record.metadata.feature_count == 0 and record.extra["source_kind"] == "overpass"
     assert record.extra["buffer_m"] == 200 and record.summary.startswith("0 shelters features within 200 m")
 
@@ -290,7 +360,8 @@ def test_catarroja_schools_in_the_flood_from_the_offline_extract(store, flood_un
     expected = 11 + int(hits(school_points, flood_union).sum())
     assert record.metadata.feature_count == expected
     assert set(out["osm_id"]) == set(edu[hits(edu, flood_union)]["osm_id"]) | set(
-        school_points[hits(school_points, flood_union)]["osm_id"])
+        school_points[hits(school_points, flood_union)]["osm_id"]
+    )
 
 
 def test_catarroja_buildings_and_highways_in_the_flood(store, flood_union):
@@ -338,8 +409,10 @@ def test_pbf_extract_counts_match_an_independent_read(store, feature_class):
 
 def test_pbf_other_tags_are_parsed(store):
     record = run(context(store), "get_tagged_features", {"tags": {"surface": "asphalt"}, "bbox": TEST_PBF_BBOX})
-    expected = sum(int(_pbf_layer(layer)["other_tags"].fillna("").str.contains('"surface"=>"asphalt"').sum())
-                   for layer in ("points", "lines", "multilinestrings", "multipolygons"))
+    expected = sum(
+        int(_pbf_layer(layer)["other_tags"].fillna("").str.contains('"surface"=>"asphalt"').sum())
+        for layer in ("points", "lines", "multilinestrings", "multipolygons")
+    )
     assert expected > 0 and record.metadata.feature_count == expected
     assert set(store.read_vector(record.id)["surface"]) == {"asphalt"}
     assert extracts.parse_other_tags('"a"=>"1","b:c"=>"x \\"y\\""') == {"a": "1", "b:c": 'x "y"'}
@@ -365,8 +438,18 @@ def test_geocode_offline():
 
 def test_geocode_online_uses_nominatim_with_a_user_agent(server, monkeypatch):
     monkeypatch.setenv("GEOFAHAM_NOMINATIM_URL", server.url + "/search")
-    server.script.append((200, {}, [{"display_name": "Zzyzx Road, San Bernardino County, California",
-                                     "boundingbox": ["35.13", "35.15", "-116.11", "-116.09"]}]))
+    server.script.append(
+        (
+            200,
+            {},
+            [
+                {
+                    "display_name": "Zzyzx Road, San Bernardino County, California",
+                    "boundingbox": ["35.13", "35.15", "-116.11", "-116.09"],
+                }
+            ],
+        )
+    )
     name, bbox, source = geocode("Zzyzx Road")
     assert source == "nominatim" and bbox == (-116.11, 35.13, -116.09, 35.15) and name.startswith("Zzyzx Road")
     (request,) = server.requests
@@ -387,8 +470,11 @@ def test_get_features_at_registers_the_area_it_used(store):
     # a local layer keeps answering where it covers the area, even with nothing found
     lahaina = run(ctx, "get_features_at", {"feature_class": "healthcare", "place": "Lahaina"})
     assert lahaina.extra["source_kind"] == "local_layer" and lahaina.metadata.feature_count == 0
-    for bad in ({"feature_class": "roads"}, {"feature_class": "roads", "place": "Paiporta", "bbox": [0, 0, 1, 1]},
-                {"feature_class": "roads", "bbox": [1, 0, 0, 1]}):
+    for bad in (
+        {"feature_class": "roads"},
+        {"feature_class": "roads", "place": "Paiporta", "bbox": [0, 0, 1, 1]},
+        {"feature_class": "roads", "bbox": [1, 0, 0, 1]},
+    ):
         with pytest.raises(ModelRetry):
             run(ctx, "get_features_at", bad)
     with pytest.raises(ToolFailed) as err:
@@ -410,8 +496,10 @@ def test_local_layer_still_answers_eaton_hospitals(store):
 def test_get_tagged_features_needs_the_area_exactly_once(store):
     ctx = context(store)
     aoi = nairobi_aoi(store)
-    for args, inputs in (({"tags": {"amenity": "school"}}, {}),
-                         ({"tags": {"amenity": "school"}, "place": "Paiporta"}, {"aoi": aoi})):
+    for args, inputs in (
+        ({"tags": {"amenity": "school"}}, {}),
+        ({"tags": {"amenity": "school"}, "place": "Paiporta"}, {"aoi": aoi}),
+    ):
         with pytest.raises(ModelRetry):
             run(ctx, "get_tagged_features", args, **inputs)
     with pytest.raises(ModelRetry):  # a tag value must be a string, a list of strings or true

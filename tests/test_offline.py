@@ -22,7 +22,9 @@ from geofaham_plugin.core.errors import ToolFailed
 
 YES = ["1", "true", "yes", "on", "TRUE", "On"]
 NO = ["0", "false", "no", "off", ""]
-CASES = [pytest.param(v, True, id=f"offline={v!r}") for v in YES] + [pytest.param(v, False, id=f"online={v!r}") for v in NO]
+CASES = [pytest.param(v, True, id=f"offline={v!r}") for v in YES] + [
+    pytest.param(v, False, id=f"online={v!r}") for v in NO
+]
 # a triangle in Nairobi: no catalogue layer or local extract covers it, so only Overpass could answer
 NAIROBI = Polygon([(36.80, -1.30), (36.84, -1.30), (36.80, -1.26)])
 HOSPITAL = {"type": "node", "id": 7, "lat": -1.29, "lon": 36.81, "tags": {"amenity": "hospital", "name": "Mbagathi"}}
@@ -48,13 +50,20 @@ class Recorder(BaseHTTPRequestHandler):
         if self.path.startswith("/search"):
             return self._json([{"display_name": "Zzyzx Road", "boundingbox": ["35.13", "35.15", "-116.11", "-116.09"]}])
         url = self.server.url + "/stac"
-        return self._json({"type": "Catalog", "id": "mock", "stac_version": "1.0.0", "description": "mock",
-                           "conformsTo": ["https://api.stacspec.org/v1.0.0/core",
-                                          "https://api.stacspec.org/v1.0.0/item-search"],
-                           "links": [{"rel": "self", "href": url, "type": "application/json"},
-                                     {"rel": "root", "href": url, "type": "application/json"},
-                                     {"rel": "search", "href": url + "/search", "type": "application/geo+json",
-                                      "method": "POST"}]})
+        return self._json(
+            {
+                "type": "Catalog",
+                "id": "mock",
+                "stac_version": "1.0.0",
+                "description": "mock",
+                "conformsTo": ["https://api.stacspec.org/v1.0.0/core", "https://api.stacspec.org/v1.0.0/item-search"],
+                "links": [
+                    {"rel": "self", "href": url, "type": "application/json"},
+                    {"rel": "root", "href": url, "type": "application/json"},
+                    {"rel": "search", "href": url + "/search", "type": "application/geo+json", "method": "POST"},
+                ],
+            }
+        )
 
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -118,8 +127,13 @@ def test_offline_stops_nominatim(server, monkeypatch, value, offline):
 @pytest.mark.parametrize("value, offline", CASES)
 def test_offline_stops_stac_api_searches(store, server, monkeypatch, value, offline):
     monkeypatch.setenv("GEOFAHAM_OFFLINE", value)
-    args = {"window": "explicit", "start": "2025-01-01", "end": "2025-01-05", "bbox": [-118.2, 34.15, -118.1, 34.25],
-            "collections": ["sentinel-2-l2a"]}
+    args = {
+        "window": "explicit",
+        "start": "2025-01-01",
+        "end": "2025-01-05",
+        "bbox": [-118.2, 34.15, -118.1, 34.25],
+        "collections": ["sentinel-2-l2a"],
+    }
     with pytest.raises(ToolFailed) as err:
         TOOLS["search_imagery"].run(run_context(store), args, {})
     if offline:
@@ -142,6 +156,9 @@ def test_offline_set_in_settings_beats_an_online_environment(store, server, monk
     with pytest.raises(ToolFailed):
         geocode("Zzyzx Road", ctx.settings)
     with pytest.raises(ToolFailed, match="offline mode is on"):
-        TOOLS["search_imagery"].run(ctx, {"window": "explicit", "start": "2025-01-01", "end": "2025-01-05",
-                                          "bbox": [-118.2, 34.15, -118.1, 34.25]}, {})
+        TOOLS["search_imagery"].run(
+            ctx,
+            {"window": "explicit", "start": "2025-01-01", "end": "2025-01-05", "bbox": [-118.2, 34.15, -118.1, 34.25]},
+            {},
+        )
     assert server.requests == []

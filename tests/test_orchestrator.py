@@ -13,12 +13,12 @@ from pyproj import Geod
 from shapely.geometry import Point, Polygon
 
 from geofaham_plugin.core.aoi import register_aoi
+from geofaham_plugin.core.domain.names import AgentName
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.llm import LLM, ScriptedModel
-from geofaham_plugin.core.domain.names import AgentName
 from geofaham_plugin.core.orchestrator.ledgers import StepStatus
-from geofaham_plugin.core.planning.plan import Plan, PlanStep, TaskLedger
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from geofaham_plugin.core.planning.plan import Plan, PlanStep, TaskLedger
 from geofaham_plugin.core.planning.planner import PlanResult
 
 EATON_Q = "Which hospitals are within 5 km of the Eaton fire perimeter?"
@@ -36,8 +36,15 @@ def free_plan(*steps: dict, intent: str = "test") -> dict:
 
 
 def step(id_: int, agent: str, tool: str, args: dict, inputs: dict | None = None, out: str = "vector") -> dict:
-    return {"id": id_, "agent": agent, "goal": f"{tool} step", "tool": tool, "args": args,
-            "inputs": inputs or {}, "expected_output": out}
+    return {
+        "id": id_,
+        "agent": agent,
+        "goal": f"{tool} step",
+        "tool": tool,
+        "args": args,
+        "inputs": inputs or {},
+        "expected_output": out,
+    }
 
 
 LOAD_EATON = step(1, "vector", "load_event_layer", {"event_id": 11, "role": "hazard"})
@@ -84,15 +91,37 @@ def test_guided_eaton_hospitals_end_to_end(store):
 
 # ---------------------------------------------------------------------------- input validity
 def test_hallucinated_id_and_unproduced_output_are_caught_before_dispatch(store):
-    plan = Plan(steps=[
-        PlanStep(id=1, agent=AgentName.vector, goal="load", tool="load_event_layer",
-                 args={"event_id": 11, "role": "hazard"}, expected_output="vector"),
-        PlanStep(id=2, agent=AgentName.vector, goal="buffer a layer that does not exist", tool="buffer",
-                 args={"distance_m": 500}, inputs={"layer": "a_deadbeef"}, expected_output="vector"),
-        # consumes step 2's planned output without declaring the dependency
-        PlanStep(id=3, agent=AgentName.vector, goal="count", tool="count", args={},
-                 inputs={"layer": "step:2"}, expected_output="table"),
-    ])
+    plan = Plan(
+        steps=[
+            PlanStep(
+                id=1,
+                agent=AgentName.vector,
+                goal="load",
+                tool="load_event_layer",
+                args={"event_id": 11, "role": "hazard"},
+                expected_output="vector",
+            ),
+            PlanStep(
+                id=2,
+                agent=AgentName.vector,
+                goal="buffer a layer that does not exist",
+                tool="buffer",
+                args={"distance_m": 500},
+                inputs={"layer": "a_deadbeef"},
+                expected_output="vector",
+            ),
+            # consumes step 2's planned output without declaring the dependency
+            PlanStep(
+                id=3,
+                agent=AgentName.vector,
+                goal="count",
+                tool="count",
+                args={},
+                inputs={"layer": "step:2"},
+                expected_output="table",
+            ),
+        ]
+    )
     skip = {"action": "skip_step", "reason": "continue"}
     orch, model, _ = orchestrator(store, {"progress": [skip, skip]}, stall_budget=5)
     record = orch.execute_plan("test", PlanResult(ledger=TaskLedger(intent="t"), plan=plan, mode="free"))
@@ -124,17 +153,33 @@ def test_distance_on_epsg4326_layers_is_geodesic_to_within_a_metre(store):
     rng = np.random.default_rng(7)
     lon, lat = -118.13, 34.19
     pts = [Point(lon + dx, lat + dy) for dx, dy in rng.uniform(-0.05, 0.05, size=(40, 2))]
-    features = store.register_vector(gpd.GeoDataFrame({"name": [f"p{i}" for i in range(40)]}, geometry=pts, crs=4326),
-                                     source="test", summary="points")
-    ref_point = store.register_vector(gpd.GeoDataFrame({"n": [1]}, geometry=[Point(lon, lat)], crs=4326),
-                                      source="test", summary="reference point")
-    square = Polygon([(lon - .01, lat - .01), (lon + .01, lat - .01), (lon + .01, lat + .01), (lon - .01, lat + .01)])
+    features = store.register_vector(
+        gpd.GeoDataFrame({"name": [f"p{i}" for i in range(40)]}, geometry=pts, crs=4326),
+        source="test",
+        summary="points",
+    )
+    ref_point = store.register_vector(
+        gpd.GeoDataFrame({"n": [1]}, geometry=[Point(lon, lat)], crs=4326), source="test", summary="reference point"
+    )
+    square = Polygon(
+        [(lon - 0.01, lat - 0.01), (lon + 0.01, lat - 0.01), (lon + 0.01, lat + 0.01), (lon - 0.01, lat + 0.01)]
+    )
     ref_poly = register_aoi(store, gpd.GeoDataFrame(geometry=[square], crs=4326))
     geod = Geod(ellps="WGS84")
     for reference in (ref_point, ref_poly):
-        plan = Plan(steps=[PlanStep(id=1, agent=AgentName.vector, goal="near", tool="within_distance",
-                                    args={"distance_m": 3000}, inputs={"features": features.id, "reference": reference.id},
-                                    expected_output="vector")])
+        plan = Plan(
+            steps=[
+                PlanStep(
+                    id=1,
+                    agent=AgentName.vector,
+                    goal="near",
+                    tool="within_distance",
+                    args={"distance_m": 3000},
+                    inputs={"features": features.id, "reference": reference.id},
+                    expected_output="vector",
+                )
+            ]
+        )
         orch, _, _ = orchestrator(store, {})
         record = orch.execute_plan("near", PlanResult(ledger=TaskLedger(intent="t"), plan=plan, mode="free"))
         assert record.status == "answered"
@@ -162,9 +207,11 @@ def test_distance_on_epsg4326_layers_is_geodesic_to_within_a_metre(store):
 
 # --------------------------------------------------------------------------- stalls and replanning
 def test_empty_result_stalls_then_replanning_succeeds(store):
-    near = lambda search: free_plan(LOAD_EATON,  # noqa: E731
-                                    step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": search}, {"aoi": "step:1"}),
-                                    step(3, "vector", "nearest", {"k": 2}, {"features": "step:2", "reference": "step:1"}))
+    near = lambda search: free_plan(
+        LOAD_EATON,  # noqa: E731
+        step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": search}, {"aoi": "step:1"}),
+        step(3, "vector", "nearest", {"k": 2}, {"features": "step:2", "reference": "step:1"}),
+    )
     script = {"planner": [near(500), near(10000)], "progress": [{"action": "replan", "reason": "search wider"}]}
     orch, model, events = orchestrator(store, script, mode="free")
     record = orch.run("The two hospitals nearest to the Eaton fire")
@@ -193,7 +240,10 @@ def test_an_empty_final_result_is_an_answer_not_a_stall(store):
 
 def test_stall_budget_exhausted_gives_an_honest_partial_answer(store):
     tornado = lambda role: free_plan(step(1, "vector", "load_event_layer", {"event_id": 1, "role": role}))  # noqa: E731
-    script = {"planner": [tornado("hazard"), tornado("damage")], "progress": [{"action": "replan", "reason": "try again"}] * 2}
+    script = {
+        "planner": [tornado("hazard"), tornado("damage")],
+        "progress": [{"action": "replan", "reason": "try again"}] * 2,
+    }
     orch, _, _ = orchestrator(store, script, mode="free", stall_budget=1)
     record = orch.run("Which buildings were hit by the St. Louis tornado?")
     assert record.status == "partial"
@@ -224,7 +274,9 @@ def test_malformed_model_json_is_retried_with_the_error(store):
 
 
 def test_malformed_model_json_past_the_bound_is_a_typed_failure(store):
-    orch, model, _ = orchestrator(store, {"planner": ["nope", "still nope", '{"template": "x"}']}, always_ask_model=True)
+    orch, model, _ = orchestrator(
+        store, {"planner": ["nope", "still nope", '{"template": "x"}']}, always_ask_model=True
+    )
     record = orch.run(EATON_Q)
     assert record.status == "failed"
     assert record.error.startswith("ModelOutputError")
@@ -236,9 +288,13 @@ def test_malformed_model_json_past_the_bound_is_a_typed_failure(store):
 def test_cancel_between_steps_then_resume_from_the_saved_state(store):
     choice = {"template": "features_near_hazard", "feature_class": "healthcare", "distance_m": 5000}
     cancel = threading.Event()
-    orch = Orchestrator(store, LLM(ScriptedModel({"planner": [choice]})), cancel=cancel,
-                        config=OrchestratorConfig(always_ask_model=True),
-                        on_event=lambda e: cancel.set() if e.type == "step_finished" else None)
+    orch = Orchestrator(
+        store,
+        LLM(ScriptedModel({"planner": [choice]})),
+        cancel=cancel,
+        config=OrchestratorConfig(always_ask_model=True),
+        on_event=lambda e: cancel.set() if e.type == "step_finished" else None,
+    )
     record = orch.run(EATON_Q)
     assert record.status == "cancelled" and len(store) == 1
     assert "Cancelled" in record.answer
@@ -261,10 +317,20 @@ def test_empty_aoi_is_refused_with_a_message(store):
 
 
 def test_specialist_chooses_the_tool_seeing_only_its_instruction_and_input_metadata(store):
-    plan = free_plan(LOAD_EATON, {"id": 2, "agent": "vector", "goal": "Buffer the burn area by one kilometre",
-                                  "inputs": {"layer": "step:1"}, "expected_output": "vector"})
-    script = {"planner": [plan], "vector": [{"tool": "buffer", "args": {"distance_m": -5}},
-                                            {"tool": "buffer", "args": {"distance_m": 1000}}]}
+    plan = free_plan(
+        LOAD_EATON,
+        {
+            "id": 2,
+            "agent": "vector",
+            "goal": "Buffer the burn area by one kilometre",
+            "inputs": {"layer": "step:1"},
+            "expected_output": "vector",
+        },
+    )
+    script = {
+        "planner": [plan],
+        "vector": [{"tool": "buffer", "args": {"distance_m": -5}}, {"tool": "buffer", "args": {"distance_m": 1000}}],
+    }
     orch, model, _ = orchestrator(store, script, mode="free")
     record = orch.run("Buffer the Eaton burn area by 1 km")
     assert record.status == "answered"
@@ -272,7 +338,9 @@ def test_specialist_chooses_the_tool_seeing_only_its_instruction_and_input_metad
     first, retry = [c for c in model.calls if c.role == "vector"]
     prompt = first.messages[-1].content
     assert "Buffer the burn area by one kilometre" in prompt and store.get(record.steps[0].artifact_id).id in prompt
-    assert "EPSG:26911" in prompt and "coordinates" not in prompt and "Eaton fire" not in prompt  # no question, no coords
+    assert (
+        "EPSG:26911" in prompt and "coordinates" not in prompt and "Eaton fire" not in prompt
+    )  # no question, no coords
     assert "distance_m" in retry.last_user  # the invalid argument went back with the error
 
 
@@ -280,8 +348,9 @@ def test_a_planned_tool_of_another_specialist_is_refused_without_a_model_call():
     from geofaham_plugin.core.orchestrator.toolchoice import ToolChoice, choose_tool
 
     model = ScriptedModel({})
-    wrong = PlanStep(id=2, agent=AgentName.maps, goal="buffer", tool="buffer", args={"distance_m": 5},
-                     expected_output="vector")
+    wrong = PlanStep(
+        id=2, agent=AgentName.maps, goal="buffer", tool="buffer", args={"distance_m": 5}, expected_output="vector"
+    )
     failure = choose_tool(LLM(model), wrong, {})
     assert failure.check == "plan_adherence" and "maps has no tool 'buffer'" in failure.message
     unknown = wrong.model_copy(update={"agent": AgentName.vector, "tool": "teleport"})
@@ -333,8 +402,11 @@ def test_export_a_run_as_a_self_contained_folder(store, tmp_path):
 def test_unnamed_features_read_unnamed_in_the_answer_table(store):
     from geofaham_plugin.core.orchestrator.synthesis import describe_vector
 
-    gdf = gpd.GeoDataFrame({"name": ["Escola", None], "distance_m": [10.0, 20.0]},
-                           geometry=[Point(-0.4, 39.4), Point(-0.41, 39.4)], crs=4326)
+    gdf = gpd.GeoDataFrame(
+        {"name": ["Escola", None], "distance_m": [10.0, 20.0]},
+        geometry=[Point(-0.4, 39.4), Point(-0.41, 39.4)],
+        crs=4326,
+    )
     record = store.register_vector(gdf, source="test", summary="schools", extra={"name_field": "name"})
     _, table = describe_vector(store, record)
     assert "(unnamed)" in table and "None" not in table

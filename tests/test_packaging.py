@@ -8,9 +8,23 @@ import zipfile
 
 from conftest import ROOT
 
-REQUIRED_FIELDS = ["name", "qgisMinimumVersion", "description", "about", "version", "author", "email",
-                   "homepage", "tracker", "repository", "tags", "icon", "experimental",
-                   "hasProcessingProvider", "license"]
+REQUIRED_FIELDS = [
+    "name",
+    "qgisMinimumVersion",
+    "description",
+    "about",
+    "version",
+    "author",
+    "email",
+    "homepage",
+    "tracker",
+    "repository",
+    "tags",
+    "icon",
+    "experimental",
+    "hasProcessingProvider",
+    "license",
+]
 
 
 def test_metadata_has_every_field_the_repository_expects():
@@ -28,8 +42,14 @@ def test_metadata_has_every_field_the_repository_expects():
 
 def test_pb_tool_zip_contains_the_plugin_and_nothing_else(tmp_path):
     deploy = tmp_path / "plugins"
-    subprocess.run([str(ROOT / ".venv" / "bin" / "pb_tool"), "zip", "-n", "-p", str(deploy)], cwd=ROOT,
-                   input="y\n" * 5, text=True, check=True, capture_output=True)
+    subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "pb_tool"), "zip", "-n", "-p", str(deploy)],
+        cwd=ROOT,
+        input="y\n" * 5,
+        text=True,
+        check=True,
+        capture_output=True,
+    )
     built = ROOT / "geofaham.zip"
     target = tmp_path / "geofaham.zip"
     shutil.move(built, target)

@@ -6,11 +6,17 @@ from datetime import date, timedelta
 
 import pytest
 
-from geofaham_plugin.core.domain.events import get_event, load_events, load_gazetteer
 from geofaham_plugin.core.domain.damage import DamageClass
+from geofaham_plugin.core.domain.events import get_event, load_events, load_gazetteer
 from geofaham_plugin.core.planning.facts import PrepassFacts
-from geofaham_plugin.core.planning.prepass import (DEFAULT_POST_DAYS, DEFAULT_PRE_DAYS, extract_dates,
-                                                   extract_distances, normalise, prepass)
+from geofaham_plugin.core.planning.prepass import (
+    DEFAULT_POST_DAYS,
+    DEFAULT_PRE_DAYS,
+    extract_dates,
+    extract_distances,
+    normalise,
+    prepass,
+)
 
 ANY = ["affected", "minor", "major", "destroyed"]
 FIRES = [11, 14, 13, 12, 16]  # fire events, latest first (Eaton and the Palisades snapshots, then Lahaina)
@@ -23,104 +29,293 @@ def window(start: str, end: str, label: str) -> dict[str, str]:
 
 # question -> every fact that is not empty (all others must stay empty); JSON form: dates are ISO strings.
 CASES: list[tuple[str, dict]] = [
-    ("Which hospitals are within 5 km of the Eaton fire perimeter?",
-     {"event_id": 11, "event_candidates": FIRES, "distances_m": [5000.0], "target_entities": ["healthcare"]}),
-    ("How many buildings were destroyed in the Palisades fire on January 9, 2025?",
-     {"event_id": 13, "event_candidates": [13, 14, 12, 11, 16], "dates": ["2025-01-09"],
-      "damage_classes": ["destroyed"], "target_entities": ["buildings"], "wants_count": True}),
-    ("Palisades fire damage on 2025-01-08",
-     {"event_id": 12, "event_candidates": [12, 14, 13, 11, 16], "dates": ["2025-01-08"], "damage_classes": ANY}),
+    (
+        "Which hospitals are within 5 km of the Eaton fire perimeter?",
+        {"event_id": 11, "event_candidates": FIRES, "distances_m": [5000.0], "target_entities": ["healthcare"]},
+    ),
+    (
+        "How many buildings were destroyed in the Palisades fire on January 9, 2025?",
+        {
+            "event_id": 13,
+            "event_candidates": [13, 14, 12, 11, 16],
+            "dates": ["2025-01-09"],
+            "damage_classes": ["destroyed"],
+            "target_entities": ["buildings"],
+            "wants_count": True,
+        },
+    ),
+    (
+        "Palisades fire damage on 2025-01-08",
+        {"event_id": 12, "event_candidates": [12, 14, 13, 11, 16], "dates": ["2025-01-08"], "damage_classes": ANY},
+    ),
     ("the Palisades", {"event_id": 14, "event_candidates": [14, 13, 12]}),
-    ("Show damaged buildings from the Maui wildfire",
-     {"event_id": 16, "event_candidates": [16, 11, 14, 13, 12], "damage_classes": ANY,
-      "target_entities": ["buildings"], "places": ["Maui"]}),
-    ("Hurricane Melissa in Montego Bay: destroyed homes within 500 m of the coast",
-     {"event_id": 3, "event_candidates": [3, 2, 7], "distances_m": [500.0], "damage_classes": ["destroyed"],
-      "target_entities": ["buildings"], "places": ["Montego Bay"]}),
-    ("Top 10 schools near Black River",  # "River" is part of a place name, not a waterway
-     {"event_id": 2, "event_candidates": [2], "k": 10, "target_entities": ["education"], "places": ["Black River"]}),
-    ("Hurricane Melissa damage in Jamaica",  # two Melissa records and no place to decide
-     {"event_candidates": [3, 2, 7], "damage_classes": ANY, "places": ["Jamaica"]}),
-    ("DANA floods in Valencia: schools within 1.5 kilometers of the flood extent",
-     {"event_id": 6, "event_candidates": [6, 17, 8, 4, 10, 9], "distances_m": [1500.0],
-      "target_entities": ["education"], "places": ["Valencia"]}),
-    ("Bridges in Paiporta within 300 metres of the river",
-     {"event_id": 6, "event_candidates": [6], "distances_m": [300.0], "target_entities": ["bridges", "waterways"],
-      "places": ["Paiporta"]}),
-    ("Which is the nearest hospital to Paiporta?",
-     {"event_id": 6, "event_candidates": [6], "k": 1, "target_entities": ["healthcare"], "places": ["Paiporta"]}),
-    ("Roads inside the Lahaina 2023 burn area",
-     {"event_id": 16, "event_candidates": FIRES[-1:] + FIRES[:-1], "target_entities": ["roads"],
-      "places": ["Lahaina"]}),
-    ("The Mandalay earthquake: 3 nearest hospitals",
-     {"event_id": 15, "event_candidates": [15], "k": 3, "target_entities": ["healthcare"], "places": ["Mandalay"]}),
-    ("Burma quake: heavily damaged buildings",
-     {"event_id": 15, "event_candidates": [15], "damage_classes": ["major", "destroyed"],
-      "target_entities": ["buildings"], "places": ["Myanmar"]}),
-    ("St. Louis tornado: damaged houses within 2 miles",
-     {"event_id": 1, "event_candidates": [1], "distances_m": [3218.688], "damage_classes": ANY,
-      "target_entities": ["buildings"], "places": ["Saint Louis"]}),
-    ("Cyclone Chido: where are the shelters?",
-     {"event_id": 5, "event_candidates": [5, 17, 8], "target_entities": ["shelters"]}),
-    ("Porto Alegre floods: which roads and bridges were flooded?",
-     {"event_id": 4, "event_candidates": [4, 17, 8, 6, 10, 9], "target_entities": ["roads", "bridges"],
-      "places": ["Porto Alegre"]}),
-    ("Minor damage in Busia, Kenya, within 300 metres of the canal",
-     {"event_id": 10, "event_candidates": [10, 9], "distances_m": [300.0], "damage_classes": ["minor"],
-      "target_entities": ["waterways"], "places": ["Busia", "Kenya"]}),
-    ("Altadena buildings that were not destroyed",
-     {"event_id": 11, "event_candidates": [11], "damage_classes": ["none", "affected", "minor", "major"],
-      "target_entities": ["buildings"], "places": ["Altadena"]}),
-    ("Buildings that were not damaged in the Eaton fire",
-     {"event_id": 11, "event_candidates": FIRES, "damage_classes": ["none"], "target_entities": ["buildings"]}),
-    ("Severely damaged or intact homes in Altadena",
-     {"event_id": 11, "event_candidates": [11], "damage_classes": ["major", "destroyed", "none"],
-      "target_entities": ["buildings"], "places": ["Altadena"]}),
-    ("The five closest fire stations to Pasadena",  # "fire station" is no fire
-     {"event_id": 11, "event_candidates": [11], "k": 5, "target_entities": ["emergency_services"],
-      "places": ["Pasadena"]}),
-    ("Satellite imagery two weeks before the Eaton fire",
-     {"event_id": 11, "event_candidates": FIRES, "windows": [window("2024-12-27", "2025-01-09", "pre")]}),
-    ("Sentinel-2 imagery a month after the Lahaina fire",
-     {"event_id": 16, "event_candidates": FIRES[-1:] + FIRES[:-1],
-      "windows": [window("2023-08-08", "2023-09-07", "post")], "places": ["Lahaina"]}),
-    ("Before and after imagery of the Palisades fire",  # defaults around the latest snapshot (2025-01-10)
-     {"event_id": 14, "event_candidates": [14, 13, 12, 11, 16],
-      "windows": [window("2024-12-11", "2025-01-09", "pre"), window("2025-01-10", "2025-02-09", "post")]}),
-    ("Eaton fire imagery two weeks before and after",
-     {"event_id": 11, "event_candidates": FIRES,
-      "windows": [window("2024-12-27", "2025-01-09", "pre"), window("2025-01-10", "2025-01-24", "post")]}),
-    ("Eaton fire imagery the week before and a fortnight after",
-     {"event_id": 11, "event_candidates": FIRES,
-      "windows": [window("2025-01-03", "2025-01-09", "pre"), window("2025-01-10", "2025-01-24", "post")]}),
-    ("Colombo floods after Cyclone Ditwah: pre-event and post-event imagery",
-     {"event_id": 17, "event_candidates": [17, 8, 5, 6, 4, 10, 9], "places": ["Colombo"],
-      "windows": [window("2025-10-31", "2025-11-29", "pre"), window("2025-11-30", "2025-12-30", "post")]}),
-    ("Nairobi flood extent 30 days after, by damage class",
-     {"event_id": 9, "event_candidates": [9, 17, 8, 6, 4, 10], "places": ["Nairobi"], "group_by": "damage class",
-      "windows": [window("2024-05-01", "2024-05-31", "post")]}),
-    ("How many structures were destroyed by structure type in the Palisades fire?",
-     {"event_id": 14, "event_candidates": [14, 13, 12, 11, 16], "damage_classes": ["destroyed"],
-      "target_entities": ["buildings"], "wants_count": True, "group_by": "structure type"}),
-    ("Number of clinics per neighbourhood in Valencia",
-     {"event_id": 6, "event_candidates": [6], "target_entities": ["healthcare"], "places": ["Valencia"],
-      "wants_count": True, "group_by": "neighbourhood"}),
-    ("Count water towers, substations and cell towers in Aceh after Cyclone Senyar",
-     {"event_id": 8, "event_candidates": [8, 17, 5], "windows": [window("2025-11-29", "2025-12-29", "post")],
-      "target_entities": ["water", "power", "telecom"], "places": ["Aceh"], "wants_count": True}),
-    ("Buildings in Pacific Palisades affected by the fire, by damage class",  # "affected by" is no class
-     {"event_id": 14, "event_candidates": [14, 13, 12, 11, 16], "target_entities": ["buildings"],
-      "places": ["Pacific Palisades"], "group_by": "damage class"}),
-    ("How many buildings were destroyed within 2 km of the river?",  # no event named
-     {"distances_m": [2000.0], "damage_classes": ["destroyed"], "target_entities": ["buildings", "waterways"],
-      "wants_count": True}),
+    (
+        "Show damaged buildings from the Maui wildfire",
+        {
+            "event_id": 16,
+            "event_candidates": [16, 11, 14, 13, 12],
+            "damage_classes": ANY,
+            "target_entities": ["buildings"],
+            "places": ["Maui"],
+        },
+    ),
+    (
+        "Hurricane Melissa in Montego Bay: destroyed homes within 500 m of the coast",
+        {
+            "event_id": 3,
+            "event_candidates": [3, 2, 7],
+            "distances_m": [500.0],
+            "damage_classes": ["destroyed"],
+            "target_entities": ["buildings"],
+            "places": ["Montego Bay"],
+        },
+    ),
+    (
+        "Top 10 schools near Black River",  # "River" is part of a place name, not a waterway
+        {"event_id": 2, "event_candidates": [2], "k": 10, "target_entities": ["education"], "places": ["Black River"]},
+    ),
+    (
+        "Hurricane Melissa damage in Jamaica",  # two Melissa records and no place to decide
+        {"event_candidates": [3, 2, 7], "damage_classes": ANY, "places": ["Jamaica"]},
+    ),
+    (
+        "DANA floods in Valencia: schools within 1.5 kilometers of the flood extent",
+        {
+            "event_id": 6,
+            "event_candidates": [6, 17, 8, 4, 10, 9],
+            "distances_m": [1500.0],
+            "target_entities": ["education"],
+            "places": ["Valencia"],
+        },
+    ),
+    (
+        "Bridges in Paiporta within 300 metres of the river",
+        {
+            "event_id": 6,
+            "event_candidates": [6],
+            "distances_m": [300.0],
+            "target_entities": ["bridges", "waterways"],
+            "places": ["Paiporta"],
+        },
+    ),
+    (
+        "Which is the nearest hospital to Paiporta?",
+        {"event_id": 6, "event_candidates": [6], "k": 1, "target_entities": ["healthcare"], "places": ["Paiporta"]},
+    ),
+    (
+        "Roads inside the Lahaina 2023 burn area",
+        {
+            "event_id": 16,
+            "event_candidates": FIRES[-1:] + FIRES[:-1],
+            "target_entities": ["roads"],
+            "places": ["Lahaina"],
+        },
+    ),
+    (
+        "The Mandalay earthquake: 3 nearest hospitals",
+        {"event_id": 15, "event_candidates": [15], "k": 3, "target_entities": ["healthcare"], "places": ["Mandalay"]},
+    ),
+    (
+        "Burma quake: heavily damaged buildings",
+        {
+            "event_id": 15,
+            "event_candidates": [15],
+            "damage_classes": ["major", "destroyed"],
+            "target_entities": ["buildings"],
+            "places": ["Myanmar"],
+        },
+    ),
+    (
+        "St. Louis tornado: damaged houses within 2 miles",
+        {
+            "event_id": 1,
+            "event_candidates": [1],
+            "distances_m": [3218.688],
+            "damage_classes": ANY,
+            "target_entities": ["buildings"],
+            "places": ["Saint Louis"],
+        },
+    ),
+    (
+        "Cyclone Chido: where are the shelters?",
+        {"event_id": 5, "event_candidates": [5, 17, 8], "target_entities": ["shelters"]},
+    ),
+    (
+        "Porto Alegre floods: which roads and bridges were flooded?",
+        {
+            "event_id": 4,
+            "event_candidates": [4, 17, 8, 6, 10, 9],
+            "target_entities": ["roads", "bridges"],
+            "places": ["Porto Alegre"],
+        },
+    ),
+    (
+        "Minor damage in Busia, Kenya, within 300 metres of the canal",
+        {
+            "event_id": 10,
+            "event_candidates": [10, 9],
+            "distances_m": [300.0],
+            "damage_classes": ["minor"],
+            "target_entities": ["waterways"],
+            "places": ["Busia", "Kenya"],
+        },
+    ),
+    (
+        "Altadena buildings that were not destroyed",
+        {
+            "event_id": 11,
+            "event_candidates": [11],
+            "damage_classes": ["none", "affected", "minor", "major"],
+            "target_entities": ["buildings"],
+            "places": ["Altadena"],
+        },
+    ),
+    (
+        "Buildings that were not damaged in the Eaton fire",
+        {"event_id": 11, "event_candidates": FIRES, "damage_classes": ["none"], "target_entities": ["buildings"]},
+    ),
+    (
+        "Severely damaged or intact homes in Altadena",
+        {
+            "event_id": 11,
+            "event_candidates": [11],
+            "damage_classes": ["major", "destroyed", "none"],
+            "target_entities": ["buildings"],
+            "places": ["Altadena"],
+        },
+    ),
+    (
+        "The five closest fire stations to Pasadena",  # "fire station" is no fire
+        {
+            "event_id": 11,
+            "event_candidates": [11],
+            "k": 5,
+            "target_entities": ["emergency_services"],
+            "places": ["Pasadena"],
+        },
+    ),
+    (
+        "Satellite imagery two weeks before the Eaton fire",
+        {"event_id": 11, "event_candidates": FIRES, "windows": [window("2024-12-27", "2025-01-09", "pre")]},
+    ),
+    (
+        "Sentinel-2 imagery a month after the Lahaina fire",
+        {
+            "event_id": 16,
+            "event_candidates": FIRES[-1:] + FIRES[:-1],
+            "windows": [window("2023-08-08", "2023-09-07", "post")],
+            "places": ["Lahaina"],
+        },
+    ),
+    (
+        "Before and after imagery of the Palisades fire",  # defaults around the latest snapshot (2025-01-10)
+        {
+            "event_id": 14,
+            "event_candidates": [14, 13, 12, 11, 16],
+            "windows": [window("2024-12-11", "2025-01-09", "pre"), window("2025-01-10", "2025-02-09", "post")],
+        },
+    ),
+    (
+        "Eaton fire imagery two weeks before and after",
+        {
+            "event_id": 11,
+            "event_candidates": FIRES,
+            "windows": [window("2024-12-27", "2025-01-09", "pre"), window("2025-01-10", "2025-01-24", "post")],
+        },
+    ),
+    (
+        "Eaton fire imagery the week before and a fortnight after",
+        {
+            "event_id": 11,
+            "event_candidates": FIRES,
+            "windows": [window("2025-01-03", "2025-01-09", "pre"), window("2025-01-10", "2025-01-24", "post")],
+        },
+    ),
+    (
+        "Colombo floods after Cyclone Ditwah: pre-event and post-event imagery",
+        {
+            "event_id": 17,
+            "event_candidates": [17, 8, 5, 6, 4, 10, 9],
+            "places": ["Colombo"],
+            "windows": [window("2025-10-31", "2025-11-29", "pre"), window("2025-11-30", "2025-12-30", "post")],
+        },
+    ),
+    (
+        "Nairobi flood extent 30 days after, by damage class",
+        {
+            "event_id": 9,
+            "event_candidates": [9, 17, 8, 6, 4, 10],
+            "places": ["Nairobi"],
+            "group_by": "damage class",
+            "windows": [window("2024-05-01", "2024-05-31", "post")],
+        },
+    ),
+    (
+        "How many structures were destroyed by structure type in the Palisades fire?",
+        {
+            "event_id": 14,
+            "event_candidates": [14, 13, 12, 11, 16],
+            "damage_classes": ["destroyed"],
+            "target_entities": ["buildings"],
+            "wants_count": True,
+            "group_by": "structure type",
+        },
+    ),
+    (
+        "Number of clinics per neighbourhood in Valencia",
+        {
+            "event_id": 6,
+            "event_candidates": [6],
+            "target_entities": ["healthcare"],
+            "places": ["Valencia"],
+            "wants_count": True,
+            "group_by": "neighbourhood",
+        },
+    ),
+    (
+        "Count water towers, substations and cell towers in Aceh after Cyclone Senyar",
+        {
+            "event_id": 8,
+            "event_candidates": [8, 17, 5],
+            "windows": [window("2025-11-29", "2025-12-29", "post")],
+            "target_entities": ["water", "power", "telecom"],
+            "places": ["Aceh"],
+            "wants_count": True,
+        },
+    ),
+    (
+        "Buildings in Pacific Palisades affected by the fire, by damage class",  # "affected by" is no class
+        {
+            "event_id": 14,
+            "event_candidates": [14, 13, 12, 11, 16],
+            "target_entities": ["buildings"],
+            "places": ["Pacific Palisades"],
+            "group_by": "damage class",
+        },
+    ),
+    (
+        "How many buildings were destroyed within 2 km of the river?",  # no event named
+        {
+            "distances_m": [2000.0],
+            "damage_classes": ["destroyed"],
+            "target_entities": ["buildings", "waterways"],
+            "wants_count": True,
+        },
+    ),
     ("Los Angeles fire", {"event_candidates": FIRES, "places": ["Los Angeles"]}),  # Eaton or Palisades
     ("Where did the earthquake hit?", {"event_candidates": [15]}),  # a type alone names no event
-    ("What happened between 2025-01-01 and 2025-01-20 near the fire?",
-     {"event_candidates": FIRES, "dates": ["2025-01-01", "2025-01-20"],
-      "windows": [window("2025-01-01", "2025-01-20", "explicit")]}),
-    ("Buffers of a mile, half a kilometre, 1,000 m and 1.5 kilometers around a 10 km2 area",
-     {"distances_m": [1609.344, 500.0, 1000.0, 1500.0]}),
+    (
+        "What happened between 2025-01-01 and 2025-01-20 near the fire?",
+        {
+            "event_candidates": FIRES,
+            "dates": ["2025-01-01", "2025-01-20"],
+            "windows": [window("2025-01-01", "2025-01-20", "explicit")],
+        },
+    ),
+    (
+        "Buffers of a mile, half a kilometre, 1,000 m and 1.5 kilometers around a 10 km2 area",
+        {"distances_m": [1609.344, 500.0, 1000.0, 1500.0]},
+    ),
 ]
 
 
@@ -140,7 +335,10 @@ def test_event_table_has_the_17_bench_records() -> None:
     assert table[8] == ("cyclone", "Aceh", "Indonesia", "2025-11-29", ["building damage", "flood map"])
     assert table[17] == ("cyclone", "Colombo", "Sri Lanka", "2025-11-30", ["building damage", "flood map"])
     assert [(e.name, e.event_date.day) for e in events if e.id in (12, 13, 14)] == [
-        ("Palisades Fire", 8), ("Palisades Fire", 9), ("Palisades Fire", 10)]
+        ("Palisades Fire", 8),
+        ("Palisades Fire", 9),
+        ("Palisades Fire", 10),
+    ]
     for event in events:
         assert event.aliases and all(a == a.lower() for a in event.aliases)
         minx, miny, maxx, maxy = event.bbox_4326
@@ -165,7 +363,8 @@ def test_event_table_copies_are_independent() -> None:
 def test_prepass_against_a_given_event_list() -> None:
     eaton = get_event(11)
     assert prepass("Lahaina fire", events=[eaton]).model_dump(exclude={"question"}) == (
-        PrepassFacts(question="", event_candidates=[11]).model_dump(exclude={"question"}))
+        PrepassFacts(question="", event_candidates=[11]).model_dump(exclude={"question"})
+    )
     assert prepass("Altadena", events=[eaton]).places == ["Altadena"]
 
 
@@ -174,66 +373,117 @@ def test_default_windows_use_the_documented_constants() -> None:
     event_date = get_event(16).event_date
     assert [(w.label, w.start, w.end) for w in facts.windows] == [
         ("pre", event_date - timedelta(days=DEFAULT_PRE_DAYS), event_date - timedelta(days=1)),
-        ("post", event_date, event_date + timedelta(days=DEFAULT_POST_DAYS))]
+        ("post", event_date, event_date + timedelta(days=DEFAULT_POST_DAYS)),
+    ]
 
 
 def test_windows_need_a_resolved_event() -> None:
     assert prepass("imagery two weeks before the fire").windows == []
 
 
-@pytest.mark.parametrize(("text", "metres"), [
-    ("5km", [5000.0]), ("500m buffer", [500.0]), ("within a mile", [1609.344]), ("300 metres", [300.0]),
-    ("half a kilometre", [500.0]), ("a quarter mile", [402.336]), ("100 ft", [30.48]), ("two miles", [3218.688]),
-    ("10-km radius", [10000.0]), ("2 km² and 3 km2", []), ("3 months, 5 min, 10 am", []),
-])
+@pytest.mark.parametrize(
+    ("text", "metres"),
+    [
+        ("5km", [5000.0]),
+        ("500m buffer", [500.0]),
+        ("within a mile", [1609.344]),
+        ("300 metres", [300.0]),
+        ("half a kilometre", [500.0]),
+        ("a quarter mile", [402.336]),
+        ("100 ft", [30.48]),
+        ("two miles", [3218.688]),
+        ("10-km radius", [10000.0]),
+        ("2 km² and 3 km2", []),
+        ("3 months, 5 min, 10 am", []),
+    ],
+)
 def test_distances(text: str, metres: list[float]) -> None:
     assert extract_distances(normalise(text)) == metres
 
 
-@pytest.mark.parametrize(("text", "dates"), [
-    ("2025-01-07", [date(2025, 1, 7)]), ("January 7, 2025", [date(2025, 1, 7)]),
-    ("7 January 2025", [date(2025, 1, 7)]), ("Jan 7 2025", [date(2025, 1, 7)]),
-    ("Jan. 7th, 2025 and 8th of January 2025", [date(2025, 1, 7), date(2025, 1, 8)]),
-    ("7/1/2025", []), ("2025-02-30", []),  # ambiguous numeric forms and impossible dates are not read
-])
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("2025-01-07", [date(2025, 1, 7)]),
+        ("January 7, 2025", [date(2025, 1, 7)]),
+        ("7 January 2025", [date(2025, 1, 7)]),
+        ("Jan 7 2025", [date(2025, 1, 7)]),
+        ("Jan. 7th, 2025 and 8th of January 2025", [date(2025, 1, 7), date(2025, 1, 8)]),
+        ("7/1/2025", []),
+        ("2025-02-30", []),  # ambiguous numeric forms and impossible dates are not read
+    ],
+)
 def test_dates(text: str, dates: list[date]) -> None:
     assert [d for d, _ in extract_dates(normalise(text))] == dates
 
 
-@pytest.mark.parametrize(("text", "k"), [
-    ("3 nearest shelters", 3), ("five closest clinics", 5), ("top 10 schools", 10), ("the nearest hospital", 1),
-    ("the nearest 4 schools", 4), ("nearest hospitals within 2 km", None),
-])
+@pytest.mark.parametrize(
+    ("text", "k"),
+    [
+        ("3 nearest shelters", 3),
+        ("five closest clinics", 5),
+        ("top 10 schools", 10),
+        ("the nearest hospital", 1),
+        ("the nearest 4 schools", 4),
+        ("nearest hospitals within 2 km", None),
+    ],
+)
 def test_k(text: str, k: int | None) -> None:
     assert prepass(text).k == k
 
 
-@pytest.mark.parametrize(("text", "entities"), [
-    ("pharmacies and universities", ["healthcare", "education"]), ("a health facility", ["healthcare"]),
-    ("police and shelters", ["emergency_services", "shelters"]), ("streets, highways and bridges", ["roads", "bridges"]),
-    ("power lines and a water treatment plant", ["power", "water"]), ("cell towers", ["telecom"]),
-    ("streams and canals", ["waterways"]), ("nursing homes", ["healthcare"]), ("houses and homes", ["buildings"]),
-])
+@pytest.mark.parametrize(
+    ("text", "entities"),
+    [
+        ("pharmacies and universities", ["healthcare", "education"]),
+        ("a health facility", ["healthcare"]),
+        ("police and shelters", ["emergency_services", "shelters"]),
+        ("streets, highways and bridges", ["roads", "bridges"]),
+        ("power lines and a water treatment plant", ["power", "water"]),
+        ("cell towers", ["telecom"]),
+        ("streams and canals", ["waterways"]),
+        ("nursing homes", ["healthcare"]),
+        ("houses and homes", ["buildings"]),
+    ],
+)
 def test_target_entities(text: str, entities: list[str]) -> None:
     assert prepass(f"Show {text}").target_entities == entities
 
 
-@pytest.mark.parametrize(("text", "group_by"), [
-    ("by structure type", "structure type"), ("per building category", "structure category"),
-    ("per neighbourhood", "neighbourhood"), ("by neighborhood", "neighbourhood"), ("by damage class", "damage class"),
-    ("for each city", "city"), ("by community", "community"), ("destroyed by the fire", None),
-])
+@pytest.mark.parametrize(
+    ("text", "group_by"),
+    [
+        ("by structure type", "structure type"),
+        ("per building category", "structure category"),
+        ("per neighbourhood", "neighbourhood"),
+        ("by neighborhood", "neighbourhood"),
+        ("by damage class", "damage class"),
+        ("for each city", "city"),
+        ("by community", "community"),
+        ("destroyed by the fire", None),
+    ],
+)
 def test_group_by(text: str, group_by: str | None) -> None:
     assert prepass(f"Count buildings {text}").group_by == group_by
 
 
-@pytest.mark.parametrize(("text", "classes"), [
-    ("destroyed", [DamageClass.destroyed]), ("damaged", ANY), ("any damage", ANY),
-    ("not destroyed", ["none", "affected", "minor", "major"]),
-    ("weren't destroyed", ["none", "affected", "minor", "major"]),
-    ("major damage", ["major", "destroyed"]), ("minor damage", ["minor"]), ("classed as affected", ["affected"]),
-    ("undamaged", ["none"]), ("no damage", ["none"]), ("damaged or destroyed", ANY),
-    ("destroyed or damaged", ["destroyed", "affected", "minor", "major"]), ("damage assessment", []),
-])
+@pytest.mark.parametrize(
+    ("text", "classes"),
+    [
+        ("destroyed", [DamageClass.destroyed]),
+        ("damaged", ANY),
+        ("any damage", ANY),
+        ("not destroyed", ["none", "affected", "minor", "major"]),
+        ("weren't destroyed", ["none", "affected", "minor", "major"]),
+        ("major damage", ["major", "destroyed"]),
+        ("minor damage", ["minor"]),
+        ("classed as affected", ["affected"]),
+        ("undamaged", ["none"]),
+        ("no damage", ["none"]),
+        ("damaged or destroyed", ANY),
+        ("destroyed or damaged", ["destroyed", "affected", "minor", "major"]),
+        ("damage assessment", []),
+    ],
+)
 def test_damage_classes(text: str, classes: list[str]) -> None:
     assert prepass(text).damage_classes == [DamageClass(c) for c in classes]

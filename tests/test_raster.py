@@ -14,6 +14,7 @@ import pytest
 import rasterio
 import shapely
 from affine import Affine
+from conftest import SHARED_DATA
 from pyproj import Geod
 from shapely.geometry import Polygon, box
 
@@ -23,8 +24,6 @@ from geofaham_plugin.core.engines.raster import compute, ops
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-
-from conftest import SHARED_DATA
 
 HURST = SHARED_DATA / "raster" / "hurst-2025"
 UTM = "EPSG:32611"
@@ -67,11 +66,21 @@ def _scenes() -> tuple[dict, dict, np.ndarray, np.ndarray]:
     return pre, post, severity, flood
 
 
-def write_scene(path: Path, bands: dict, crs: str, transform: Affine, descriptions=DESCRIPTIONS, time: str | None = None) -> Path:
-    profile = {"driver": "GTiff", "width": W, "height": H, "count": len(BAND_ORDER), "dtype": "float32", "crs": crs,
-               "transform": transform, "nodata": float("nan")}
+def write_scene(
+    path: Path, bands: dict, crs: str, transform: Affine, descriptions=DESCRIPTIONS, time: str | None = None
+) -> Path:
+    profile = {
+        "driver": "GTiff",
+        "width": W,
+        "height": H,
+        "count": len(BAND_ORDER),
+        "dtype": "float32",
+        "crs": crs,
+        "transform": transform,
+        "nodata": float("nan"),
+    }
     with rasterio.open(path, "w", **profile) as dst:
-        for i, (name, desc) in enumerate(zip(BAND_ORDER, descriptions), start=1):
+        for i, (name, desc) in enumerate(zip(BAND_ORDER, descriptions, strict=False), start=1):
             dst.write(bands[name], i)
             dst.set_band_description(i, desc)
         if time:
@@ -121,7 +130,9 @@ def test_indices_classes_and_thresholds_follow_their_documented_definitions():
     assert ops.flood_classes(post, pre).tolist() == [1, 2, 0, 255]
     assert ops.change_mask(pre, post, 0.2, "increase").tolist() == [1, 0, 0, 255]  # change detection: post − pre
     assert ops.change_mask(post, pre, 0.2, "decrease").tolist() == [1, 0, 0, 255]
-    assert rx.canonical_band("B8") == "nir" and rx.canonical_band("B12") == "swir22" and rx.canonical_band("SCL") == "scl"
+    assert (
+        rx.canonical_band("B8") == "nir" and rx.canonical_band("B12") == "swir22" and rx.canonical_band("SCL") == "scl"
+    )
     assert rx.asset_key_for({"B08": {}, "B8A": {}}, "nir") == "B08"
     assert rx.asset_key_for({"nir08": {}, "swir22": {}}, "nir") == "nir08"  # Landsat's NIR
     # the same operations stay lazy on dask arrays and give the same numbers
@@ -152,8 +163,17 @@ def test_windowed_lazy_reads_resample_onto_a_common_grid(tmp_path):
     # a 10 m raster whose 2 x 2 blocks are constant, read onto the 20 m grid: exact block values
     fine = np.kron(np.arange(H * W, dtype="float32").reshape(H, W), np.ones((2, 2), dtype="float32"))
     fine_path = tmp_path / "fine.tif"
-    with rasterio.open(fine_path, "w", driver="GTiff", width=2 * W, height=2 * H, count=1, dtype="float32", crs=UTM,
-                       transform=Affine(10, 0, 380_000, 0, -10, 3_800_000)) as dst:
+    with rasterio.open(
+        fine_path,
+        "w",
+        driver="GTiff",
+        width=2 * W,
+        height=2 * H,
+        count=1,
+        dtype="float32",
+        crs=UTM,
+        transform=Affine(10, 0, 380_000, 0, -10, 3_800_000),
+    ) as dst:
         dst.write(fine, 1)
         dst.set_band_description(1, "nir")
     grid = rx.Grid(UTM, UTM_T, W, H)
@@ -182,12 +202,20 @@ def test_item_set_composite_masks_clouds_with_scl_and_takes_the_median(tmp_path)
         assets = {}
         for name, arr in [*scene.items(), ("scl", scl)]:
             p = tmp_path / f"{day}_{name}.tif"
-            with rasterio.open(p, "w", driver="GTiff", width=W, height=H, count=1, dtype=arr.dtype, crs=UTM,
-                               transform=UTM_T) as dst:
+            with rasterio.open(
+                p, "w", driver="GTiff", width=W, height=H, count=1, dtype=arr.dtype, crs=UTM, transform=UTM_T
+            ) as dst:
                 dst.write(arr, 1)
             assets[name] = {"href": str(p)}
-        items.append({"type": "Feature", "id": day, "properties": {"datetime": f"{day}T18:00:00Z", "eo:cloud_cover": 30 if cloudy else 1},
-                      "assets": assets, "geometry": None})
+        items.append(
+            {
+                "type": "Feature",
+                "id": day,
+                "properties": {"datetime": f"{day}T18:00:00Z", "eo:cloud_cover": 30 if cloudy else 1},
+                "assets": assets,
+                "geometry": None,
+            }
+        )
     scene_grid = rx.Grid(UTM, UTM_T, W, H)
     aoi = rx.io.reproject_geometry(box(380_300, 3_799_100, 381_100, 3_799_700), UTM, "EPSG:4326")
     grid = rx.grid_for_items(items, ["nir", "swir22"], aoi)  # on the items' lattice, over the AOI only
@@ -218,18 +246,24 @@ def test_burned_and_flooded_areas_are_exact_to_one_pixel(ctx, tmp_path, crs, tra
     pixel = 400.0 if crs == UTM else float(_row_cell_areas(transform, H).max())
     d = run(ctx, "dnbr", pre=pre, post=post)
     assert d.metadata.crs == crs and d.inputs == [pre.id, post.id] and d.extra["index"] == "dnbr"
-    assert d.metadata.time_start.isoformat().startswith("2024-12-20") and d.metadata.time_end.isoformat().startswith("2025-01-20")
+    assert d.metadata.time_start.isoformat().startswith("2024-12-20") and d.metadata.time_end.isoformat().startswith(
+        "2025-01-20"
+    )
     sev = run(ctx, "burn_severity", dnbr=d)
     areas = {row["label"]: row for row in sev.extra["class_areas"]}
     for cls, label in enumerate(ops.DNBR_LABELS):
         assert areas[label]["pixels"] == int((severity == cls).sum())
-        assert abs(areas[label]["area_m2"] - _expected_area(severity, [cls], transform, crs)) < min(pixel, 1e-6 * areas[label]["area_m2"] + 1)
+        assert abs(areas[label]["area_m2"] - _expected_area(severity, [cls], transform, crs)) < min(
+            pixel, 1e-6 * areas[label]["area_m2"] + 1
+        )
     burned = _expected_area(severity, [1, 2, 3, 4], transform, crs)
     assert abs(sev.extra["highlight_km2"] * 1e6 - burned) <= pixel
     assert f"{burned / 1e6:.2f} km²" in sev.summary
     fl = run(ctx, "flood_extent", {"index": "mndwi"}, post=post, pre=pre)
     rows = {r["label"]: r for r in fl.extra["class_areas"]}
-    assert rows["flooded"]["pixels"] == int((flood == 1).sum()) and rows["permanent water"]["pixels"] == int((flood == 2).sum())
+    assert rows["flooded"]["pixels"] == int((flood == 1).sum()) and rows["permanent water"]["pixels"] == int(
+        (flood == 2).sum()
+    )
     assert abs(rows["flooded"]["area_m2"] - _expected_area(flood, [1], transform, crs)) <= pixel
     assert abs(fl.extra["highlight_km2"] * 1e6 - _expected_area(flood, [1], transform, crs)) <= pixel
     # without the pre scene, permanent water counts as water (and the limitation says so)
@@ -250,7 +284,9 @@ def test_polygonised_area_equals_pixel_count_times_pixel_area(ctx, tmp_path, crs
         assert row["pixels"] == int((severity == row["class"]).sum())
         assert row["area_m2"] == pytest.approx(expected, rel=1e-6)
     # the store's own (independent, geodesic) measure of the layer agrees
-    assert polys.metadata.total_area_m2 == pytest.approx(_expected_area(severity, [1, 2, 3, 4], transform, crs), rel=2e-3)
+    assert polys.metadata.total_area_m2 == pytest.approx(
+        _expected_area(severity, [1, 2, 3, 4], transform, crs), rel=2e-3
+    )
     assert polys.metadata.geometry_type in ("MultiPolygon", "Mixed", "Polygon")
 
 
@@ -258,8 +294,18 @@ def test_zonal_stats_match_a_hand_computation(ctx, tmp_path):
     values = np.arange(H * W, dtype="float32").reshape(H, W) / 100
     values[10:12, 10:40] = np.nan
     path = tmp_path / "values.tif"
-    with rasterio.open(path, "w", driver="GTiff", width=W, height=H, count=1, dtype="float32", crs=UTM,
-                       transform=UTM_T, nodata=float("nan")) as dst:
+    with rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=W,
+        height=H,
+        count=1,
+        dtype="float32",
+        crs=UTM,
+        transform=UTM_T,
+        nodata=float("nan"),
+    ) as dst:
         dst.write(values, 1)
         dst.set_band_description(1, "ndvi")
     raster = ctx.store.register_raster_file(path, source="test", summary="values")
@@ -285,8 +331,9 @@ def test_zonal_stats_match_a_hand_computation(ctx, tmp_path):
 
 def test_band_time_and_input_checks_fail_before_any_read(ctx, tmp_path):
     pre, post, _, _ = _register_pair(ctx, tmp_path, UTM, UTM_T)
-    only_rgb = write_scene(tmp_path / "rgb.tif", _scenes()[0], UTM, UTM_T,
-                           descriptions=["B02", "B03", "B04", "B05", "B06", "B07"])
+    only_rgb = write_scene(
+        tmp_path / "rgb.tif", _scenes()[0], UTM, UTM_T, descriptions=["B02", "B03", "B04", "B05", "B06", "B07"]
+    )
     rgb = ctx.store.register_raster_file(only_rgb, source="test", summary="no nir")
     with pytest.raises(ToolFailed, match="lacks band.*nir.*swir22") as err:
         run(ctx, "dnbr", pre=rgb, post=post)
@@ -300,8 +347,9 @@ def test_band_time_and_input_checks_fail_before_any_read(ctx, tmp_path):
     with pytest.raises(ToolFailed, match="not a class raster"):
         run(ctx, "polygonize", raster=ndvi)
     # mndwi without swir16 falls back to ndwi, with a note
-    no_swir = write_scene(tmp_path / "noswir.tif", _scenes()[1], UTM, UTM_T,
-                          descriptions=["B02", "B03", "B04", "B08", "B05", "B12"])
+    no_swir = write_scene(
+        tmp_path / "noswir.tif", _scenes()[1], UTM, UTM_T, descriptions=["B02", "B03", "B04", "B08", "B05", "B12"]
+    )
     post_ns = ctx.store.register_raster_file(no_swir, source="test", summary="no swir16")
     out = run(ctx, "flood_extent", {"index": "mndwi"}, post=post_ns)
     assert out.extra["index"] == "ndwi" and any("NDWI" in n for n in ctx.notes)
@@ -319,7 +367,9 @@ def test_the_same_graph_runs_on_a_dask_cluster(ctx, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     pre, post, _, _ = _register_pair(ctx, tmp_path, UTM, UTM_T)
     local = rasterio.open(ctx.store.abs_path(run(ctx, "dnbr", pre=pre, post=post).id)).read(1)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         monkeypatch.setenv(compute.SCHEDULER_ENV, cluster.scheduler_address)
         try:
             assert compute.client() is not None
@@ -333,9 +383,11 @@ def test_the_same_graph_runs_on_a_dask_cluster(ctx, tmp_path, monkeypatch):
 @pytest.fixture()
 def hurst(ctx):
     reg = ctx.store.register_raster_file
-    return (reg(HURST / "HURST_20250107_s2_pre_fire.tif", source="user.raster", summary="Hurst pre-fire S2"),
-            reg(HURST / "HURST_20250107_s2_post_fire.tif", source="user.raster", summary="Hurst post-fire S2"),
-            reg(HURST / "HURST_20250107_fire_mask.tif", source="user.raster", summary="Hurst FRAP fire mask"))
+    return (
+        reg(HURST / "HURST_20250107_s2_pre_fire.tif", source="user.raster", summary="Hurst pre-fire S2"),
+        reg(HURST / "HURST_20250107_s2_post_fire.tif", source="user.raster", summary="Hurst post-fire S2"),
+        reg(HURST / "HURST_20250107_fire_mask.tif", source="user.raster", summary="Hurst FRAP fire mask"),
+    )
 
 
 def test_hurst_dnbr_matches_the_reference_and_the_mean_inside_the_mask(ctx, hurst):
@@ -356,14 +408,38 @@ def test_hurst_dnbr_matches_the_reference_and_the_mean_inside_the_mask(ctx, hurs
 
 def test_orchestrated_hurst_run_answers_with_the_mean_dnbr_inside_the_fire_mask(store, hurst):
     pre, post, mask = hurst
-    plan = {"ledger": {"intent": "mean dNBR inside the Hurst fire perimeter", "requested_output": "answer"},
-            "plan": {"steps": [
-                {"id": 1, "agent": "raster", "goal": "Compute dNBR from the pre- and post-fire scenes",
-                 "inputs": {"pre": pre.id, "post": post.id}, "expected_output": "raster"},
-                {"id": 2, "agent": "raster", "tool": "polygonize", "goal": "Trace the fire mask classes",
-                 "args": {"classes": [0, 1]}, "inputs": {"raster": mask.id}, "expected_output": "vector"},
-                {"id": 3, "agent": "raster", "tool": "zonal_stats", "goal": "Mean dNBR inside and outside the mask",
-                 "args": {"by": "label"}, "inputs": {"raster": "step:1", "zones": "step:2"}, "expected_output": "text"}]}}
+    plan = {
+        "ledger": {"intent": "mean dNBR inside the Hurst fire perimeter", "requested_output": "answer"},
+        "plan": {
+            "steps": [
+                {
+                    "id": 1,
+                    "agent": "raster",
+                    "goal": "Compute dNBR from the pre- and post-fire scenes",
+                    "inputs": {"pre": pre.id, "post": post.id},
+                    "expected_output": "raster",
+                },
+                {
+                    "id": 2,
+                    "agent": "raster",
+                    "tool": "polygonize",
+                    "goal": "Trace the fire mask classes",
+                    "args": {"classes": [0, 1]},
+                    "inputs": {"raster": mask.id},
+                    "expected_output": "vector",
+                },
+                {
+                    "id": 3,
+                    "agent": "raster",
+                    "tool": "zonal_stats",
+                    "goal": "Mean dNBR inside and outside the mask",
+                    "args": {"by": "label"},
+                    "inputs": {"raster": "step:1", "zones": "step:2"},
+                    "expected_output": "text",
+                },
+            ]
+        },
+    }
     model = ScriptedModel({"planner": [plan], "raster": [{"tool": "dnbr", "args": {}}]})
     orch = Orchestrator(store, LLM(model), config=OrchestratorConfig(mode="free"))
     record = orch.run("What is the mean dNBR inside the Hurst fire perimeter?")
@@ -388,12 +464,22 @@ def test_raster_templates_compile_into_typed_tool_chains(store):
     templates = load_templates()
     facts = prepass("Map the burn severity of the Eaton fire from Sentinel-2")
     assert rank_templates(facts)[0][0] == "burn_severity"
-    result = Planner(LLM(ScriptedModel({"planner": [{"template": "burn_severity"}]})), always_ask_model=True).plan(facts, store)
+    result = Planner(LLM(ScriptedModel({"planner": [{"template": "burn_severity"}]})), always_ask_model=True).plan(
+        facts, store
+    )
     assert [(s.agent.value, s.tool) for s in result.plan.steps] == [
-        ("vector", "load_event_layer"), ("stac", "search_imagery"), ("stac", "search_imagery"), ("raster", "dnbr"),
-        ("raster", "burn_severity")]
+        ("vector", "load_event_layer"),
+        ("stac", "search_imagery"),
+        ("stac", "search_imagery"),
+        ("raster", "dnbr"),
+        ("raster", "burn_severity"),
+    ]
     dnbr_step = result.plan.steps[3]
-    assert dnbr_step.inputs == {"pre": "step:2", "post": "step:3", "aoi": "step:1"} and dnbr_step.depends_on == [1, 2, 3]
+    assert dnbr_step.inputs == {"pre": "step:2", "post": "step:3", "aoi": "step:1"} and dnbr_step.depends_on == [
+        1,
+        2,
+        3,
+    ]
     assert result.plan.steps[1].args["window"] == "pre" and result.plan.steps[2].args["days"] == 30
     flood = compile_template(templates["flood_mapping"], {}, event_id=6, event_name="Valencia DANA flood")
     assert [s.tool for s in flood.steps] == ["event_aoi", "search_imagery", "search_imagery", "flood_extent"]

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = [pytest.mark.real_qgis, pytest.mark.slow]
@@ -25,8 +24,12 @@ def run_real_qgis(tmp_path: Path, screenshot: bool = False, **env) -> dict:
     for inherited in ("QGIS_CUSTOM_CONFIG_PATH", "QGIS_OPTIONS_PATH"):  # set by pytest-qgis for itself
         environ.pop(inherited, None)
     proc = subprocess.Popen(
-        [str(ROOT / "scripts" / "run_qgis.sh")], env=environ, start_new_session=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [str(ROOT / "scripts" / "run_qgis.sh")],
+        env=environ,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         out, _ = proc.communicate(timeout=180)
@@ -40,8 +43,15 @@ def run_real_qgis(tmp_path: Path, screenshot: bool = False, **env) -> dict:
     return result
 
 
-EMPTY = {"docks": 0, "docks_visible": 0, "dock_titles": [], "actions": [], "menus": 0,
-         "plugin_menu_entries": [], "toolbar_actions": []}
+EMPTY = {
+    "docks": 0,
+    "docks_visible": 0,
+    "dock_titles": [],
+    "actions": [],
+    "menus": 0,
+    "plugin_menu_entries": [],
+    "toolbar_actions": [],
+}
 
 
 def test_plugin_loads_in_real_qgis_and_reload_unload_leave_nothing(tmp_path):
@@ -82,8 +92,12 @@ def test_real_qgis_without_dependencies_shows_the_install_command(tmp_path):
 def test_a_question_typed_into_the_dock_is_answered_in_real_qgis(tmp_path):
     # real QGIS, real GDAL/GEOS of QGIS loaded alongside ours; the embedded defaults (this question needs
     # no model call in guided mode)
-    r = run_real_qgis(tmp_path, screenshot=True, QUESTION="Which hospitals are within 5 km of the Eaton fire perimeter?",
-                      GEOFAHAM_SESSIONS=str(tmp_path / "sessions"))
+    r = run_real_qgis(
+        tmp_path,
+        screenshot=True,
+        QUESTION="Which hospitals are within 5 km of the Eaton fire perimeter?",
+        GEOFAHAM_SESSIONS=str(tmp_path / "sessions"),
+    )
     assert r["errors"] == []
     q = r["question"]
     assert q["status"] == "answered", q["transcript"]

@@ -23,8 +23,18 @@ def payload_classes() -> dict[str, type]:
 
 def test_every_event_kind_has_its_own_payload_model():
     kinds = set(typing.get_args(ev.EventKind))
-    assert kinds == {"ledger", "plan", "step_started", "step_finished", "artifact", "check_failed", "replan",
-                     "answer", "error", "cancelled"}
+    assert kinds == {
+        "ledger",
+        "plan",
+        "step_started",
+        "step_finished",
+        "artifact",
+        "check_failed",
+        "replan",
+        "answer",
+        "error",
+        "cancelled",
+    }
     classes = payload_classes()
     assert set(classes) == kinds and len(set(classes.values())) == len(kinds)
 
@@ -53,11 +63,17 @@ def test_an_event_round_trips_through_json_as_its_own_class():
 def test_the_orchestrator_emits_typed_payloads(store):
     events: list[ev.RunEvent] = []
     choice = {"template": "features_near_hazard", "feature_class": "healthcare", "distance_m": 5000}
-    orch = Orchestrator(store, LLM(ScriptedModel({"planner": [choice]})), on_event=events.append,
-                        config=OrchestratorConfig(always_ask_model=True))
+    orch = Orchestrator(
+        store,
+        LLM(ScriptedModel({"planner": [choice]})),
+        on_event=events.append,
+        config=OrchestratorConfig(always_ask_model=True),
+    )
     record = orch.run(EATON_Q)
     assert record.status == "answered"
-    assert [e.type for e in events] == ["ledger", "plan"] + ["step_started", "artifact", "step_finished"] * 3 + ["answer"]
+    assert [e.type for e in events] == ["ledger", "plan"] + ["step_started", "artifact", "step_finished"] * 3 + [
+        "answer"
+    ]
     ledger, plan = events[0].payload, events[1].payload
     assert isinstance(ledger, ev.LedgerEvent) and ledger.ledger.disaster_event_id == 11
     assert isinstance(plan, ev.PlanEvent) and plan.template == "features_near_hazard" and plan.index == 1
@@ -82,18 +98,36 @@ def test_failures_errors_and_cancellation_are_typed_events(store):
 
     events.clear()
     cancel = threading.Event()
-    orch = Orchestrator(store, LLM(ScriptedModel({})), cancel=cancel,
-                        on_event=lambda e: (events.append(e), e.type == "step_finished" and cancel.set()))
+    orch = Orchestrator(
+        store,
+        LLM(ScriptedModel({})),
+        cancel=cancel,
+        on_event=lambda e: (events.append(e), e.type == "step_finished" and cancel.set()),
+    )
     record = orch.run(EATON_Q)
     assert record.status == "cancelled"
     assert [type(e.payload) for e in events[-2:]] == [ev.CancelledEvent, ev.AnswerEvent]
 
     events.clear()
-    tornado = {"ledger": {"intent": "t", "disaster_event_id": 1},
-               "plan": {"steps": [{"id": 1, "agent": "vector", "goal": "load", "tool": "load_event_layer",
-                                   "args": {"event_id": 1, "role": "hazard"}, "expected_output": "vector"}]}}
+    tornado = {
+        "ledger": {"intent": "t", "disaster_event_id": 1},
+        "plan": {
+            "steps": [
+                {
+                    "id": 1,
+                    "agent": "vector",
+                    "goal": "load",
+                    "tool": "load_event_layer",
+                    "args": {"event_id": 1, "role": "hazard"},
+                    "expected_output": "vector",
+                }
+            ]
+        },
+    }
     script = {"planner": [tornado, tornado], "progress": [{"action": "replan", "reason": "again"}]}
-    orch = Orchestrator(store, LLM(ScriptedModel(script)), on_event=events.append, config=OrchestratorConfig(mode="free"))
+    orch = Orchestrator(
+        store, LLM(ScriptedModel(script)), on_event=events.append, config=OrchestratorConfig(mode="free")
+    )
     orch.run("Which buildings were hit by the St. Louis tornado?")
     failed = next(e.payload for e in events if e.type == "check_failed")
     assert isinstance(failed, ev.CheckFailedEvent) and isinstance(failed.failure, Failure) and failed.step == 1

@@ -11,14 +11,14 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
-
 from conftest import ROOT
 from helpers.runlog_crash_child import version
+from pydantic import ValidationError
+
 from geofaham_plugin.core.domain.names import AgentName
 from geofaham_plugin.core.llm import CallRecord, UsageLedger
 from geofaham_plugin.core.orchestrator.ledgers import Failure, StepStatus
@@ -34,7 +34,7 @@ from geofaham_plugin.core.orchestrator.runlog import (
 
 CHILD = ROOT / "tests" / "helpers" / "runlog_crash_child.py"
 OLD_RECORD = ROOT / "tests" / "helpers" / "run_record_2026_11.json"
-T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
 def a_run(run_id: str, *, started: int, finished: int | None, status: str = "answered") -> RunRecord:
@@ -42,14 +42,35 @@ def a_run(run_id: str, *, started: int, finished: int | None, status: str = "ans
     usage.add(CallRecord(role="planner", step="plan1", model="scripted", prompt_tokens=812, completion_tokens=40))
     usage.add(CallRecord(role="vector", step="step2", model="scripted", prompt_tokens=300, completion_tokens=12))
     return RunRecord(
-        run_id=run_id, question=f"question of {run_id}", status=status,
+        run_id=run_id,
+        question=f"question of {run_id}",
+        status=status,
         started_at=T0 + timedelta(minutes=started),
         finished_at=T0 + timedelta(minutes=finished) if finished is not None else None,
-        steps=[StepRecord(plan_index=1, step_id=1, agent=AgentName.vector, tool="load_event_layer",
-                          args={"event_id": 11}, status=StepStatus.done, artifact_id="a_0000aaaa", seconds=0.4),
-               StepRecord(plan_index=1, step_id=2, agent=AgentName.maps, tool="get_features", inputs={"aoi": "a_0000aaaa"},
-                          status=StepStatus.failed, failure=Failure(step_id=2, check="tool", kind="empty", message="none"))],
-        answer="**7** features" if finished is not None else "", usage=RunUsage.from_ledger(usage))
+        steps=[
+            StepRecord(
+                plan_index=1,
+                step_id=1,
+                agent=AgentName.vector,
+                tool="load_event_layer",
+                args={"event_id": 11},
+                status=StepStatus.done,
+                artifact_id="a_0000aaaa",
+                seconds=0.4,
+            ),
+            StepRecord(
+                plan_index=1,
+                step_id=2,
+                agent=AgentName.maps,
+                tool="get_features",
+                inputs={"aoi": "a_0000aaaa"},
+                status=StepStatus.failed,
+                failure=Failure(step_id=2, check="tool", kind="empty", message="none"),
+            ),
+        ],
+        answer="**7** features" if finished is not None else "",
+        usage=RunUsage.from_ledger(usage),
+    )
 
 
 # ----------------------------------------------------------------------------------------- round trip
@@ -94,14 +115,21 @@ def test_round_trip_write_list_load_last_resume_state_and_memo(tmp_path):
     assert reopened.recall(key) == "a_0000cccc" and len(reopened.memo()) == 2
     # nothing but the records, the states and the memo in the folder (no temporary files left behind)
     assert sorted(p.name for p in log.runs_dir.iterdir()) == [
-        "memo.json", "r_00000001.json", "r_00000001.state.json", "r_00000002.json", "r_00000002.state.json",
-        "r_00000003.state.json"]
+        "memo.json",
+        "r_00000001.json",
+        "r_00000001.state.json",
+        "r_00000002.json",
+        "r_00000002.state.json",
+        "r_00000003.state.json",
+    ]
 
 
 def test_memo_keys_match_the_ones_older_releases_wrote():
     """Memo files written before the run log existed keep working: the signature is the same string."""
-    assert memo_key("buffer", {"distance_m": 500}, {"layer": "a_0000aaaa"}) == \
-        '["buffer", {"distance_m": 500}, {"layer": "a_0000aaaa"}]'
+    assert (
+        memo_key("buffer", {"distance_m": 500}, {"layer": "a_0000aaaa"})
+        == '["buffer", {"distance_m": 500}, {"layer": "a_0000aaaa"}]'
+    )
 
 
 def test_orchestrator_runs_go_through_the_run_log(store):
@@ -172,8 +200,15 @@ def child_env() -> dict[str, str]:
 
 
 def spawn(session: Path, run_id: str, mode: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(CHILD), str(session), run_id, mode], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(), cwd=ROOT)
+    return subprocess.Popen(
+        [sys.executable, str(CHILD), str(session), run_id, mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+    )
 
 
 def test_a_process_killed_between_write_and_replace_leaves_the_old_record(tmp_path):

@@ -49,25 +49,42 @@ def session(tmp_path):
 
 
 def test_the_precheck_refuses_forbidden_constructs_before_anything_runs():
-    problems = sandbox.check_code("import os\nfrom subprocess import run\nx = ().__class__\neval('1')\nimport numpy._core")
+    problems = sandbox.check_code(
+        "import os\nfrom subprocess import run\nx = ().__class__\neval('1')\nimport numpy._core"
+    )
     text = " | ".join(problems)
-    for needle in ("'os' is not allowed", "'subprocess' is not allowed", "'.__class__'", "'eval' is not allowed",
-                   "'numpy._core' is not allowed"):
+    for needle in (
+        "'os' is not allowed",
+        "'subprocess' is not allowed",
+        "'.__class__'",
+        "'eval' is not allowed",
+        "'numpy._core' is not allowed",
+    ):
         assert needle in text
-    assert sandbox.check_code("import numpy as np\nimport rasterio\nfrom shapely.geometry import box\nx = np.ones(3)") == []
+    assert (
+        sandbox.check_code("import numpy as np\nimport rasterio\nfrom shapely.geometry import box\nx = np.ones(3)")
+        == []
+    )
 
 
 def test_forbidden_import_is_refused_by_the_precheck_and_at_run_time(session):
     contained(run("import socket\nsocket.socket()", session), "rejected", "import of 'socket' is not allowed")
-    contained(run("import importlib\nimportlib.import_module('os')", session, precheck=False),
-              "violation", "import of 'importlib' is not allowed")
+    contained(
+        run("import importlib\nimportlib.import_module('os')", session, precheck=False),
+        "violation",
+        "import of 'importlib' is not allowed",
+    )
     contained(run("from numpy import _core", session, precheck=False), "violation", "private name")
 
 
 def test_a_socket_is_refused(session):
     # numpy-only code cannot name socket; give it the module to prove the runtime layers stop it
-    result = run("import socket\ns = socket.socket()\ns.connect(('1.1.1.1', 80))", session, precheck=False,
-                 allowed_modules=sandbox.ALLOWED_MODULES + ("socket",))
+    result = run(
+        "import socket\ns = socket.socket()\ns.connect(('1.1.1.1', 80))",
+        session,
+        precheck=False,
+        allowed_modules=sandbox.ALLOWED_MODULES + ("socket",),
+    )
     contained(result, "violation", "network access is not allowed")
     # an allowed library reaching for the network is stopped too
     contained(run("import pandas as pd\npd.read_csv('http://example.com/data.csv')", session), "violation", "network")
@@ -82,22 +99,35 @@ def test_reading_etc_passwd_or_outside_the_session_is_refused(session):
     # C code (GDAL) opens files without Python's audit hooks: the kernel (Landlock) refuses instead
     if "landlock ABI" in " ".join(run("x = 1", session).isolation):
         contained(run(f"import rasterio\nrasterio.open({str(outside)!r})", session), "violation", "Permission denied")
-    ok = run("print(open(inputs['a']['path']).read())", session,
-             inputs={"a": {"path": str(session / "inside.txt")}})
+    ok = run("print(open(inputs['a']['path']).read())", session, inputs={"a": {"path": str(session / "inside.txt")}})
     assert ok.ok and "session data" in ok.stdout
 
 
 def test_spawning_a_process_is_refused(session):
     contained(run("import subprocess\nsubprocess.run(['id'])", session), "rejected", "'subprocess' is not allowed")
-    contained(run("import subprocess\nsubprocess.run(['id'])", session, precheck=False,
-                  allowed_modules=sandbox.ALLOWED_MODULES + ("subprocess",)), "violation", "starting processes")
-    contained(run("import os\nos.system('id')", session, precheck=False, allowed_modules=sandbox.ALLOWED_MODULES + ("os",)),
-              "violation", "starting processes")
+    contained(
+        run(
+            "import subprocess\nsubprocess.run(['id'])",
+            session,
+            precheck=False,
+            allowed_modules=sandbox.ALLOWED_MODULES + ("subprocess",),
+        ),
+        "violation",
+        "starting processes",
+    )
+    contained(
+        run("import os\nos.system('id')", session, precheck=False, allowed_modules=sandbox.ALLOWED_MODULES + ("os",)),
+        "violation",
+        "starting processes",
+    )
 
 
 def test_allocating_10_gb_hits_the_memory_limit(session):
-    contained(run("a = np.ones(10 * 1024 ** 3, dtype=np.uint8)\nprint(a.sum())", session), "memory",
-              "memory limit of 2048 MB exceeded")
+    contained(
+        run("a = np.ones(10 * 1024 ** 3, dtype=np.uint8)\nprint(a.sum())", session),
+        "memory",
+        "memory limit of 2048 MB exceeded",
+    )
 
 
 def test_an_infinite_loop_hits_the_cpu_limit_and_a_sleeper_the_wall_clock(session):
@@ -106,8 +136,17 @@ def test_an_infinite_loop_hits_the_cpu_limit_and_a_sleeper_the_wall_clock(sessio
     assert time.monotonic() - t0 < 10
     sleepy = "import time\nwhile True:\n    time.sleep(0.05)"
     t0 = time.monotonic()
-    contained(run(sleepy, session, precheck=False, allowed_modules=sandbox.ALLOWED_MODULES + ("time",),
-                  limits=sandbox.Limits(cpu_s=30, wall_s=1.0)), "timeout", "wall-clock limit of 1 s")
+    contained(
+        run(
+            sleepy,
+            session,
+            precheck=False,
+            allowed_modules=sandbox.ALLOWED_MODULES + ("time",),
+            limits=sandbox.Limits(cpu_s=30, wall_s=1.0),
+        ),
+        "timeout",
+        "wall-clock limit of 1 s",
+    )
     assert time.monotonic() - t0 < 5
 
 
@@ -131,8 +170,17 @@ def test_isolation_layers_are_reported(session):
 
 # ------------------------------------------------------------------------- the tool, end to end
 def _raster(path: Path) -> Path:
-    with rasterio.open(path, "w", driver="GTiff", width=30, height=20, count=2, dtype="float32", crs="EPSG:32611",
-                       transform=Affine(20, 0, 380_000, 0, -20, 3_800_000)) as dst:
+    with rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=30,
+        height=20,
+        count=2,
+        dtype="float32",
+        crs="EPSG:32611",
+        transform=Affine(20, 0, 380_000, 0, -20, 3_800_000),
+    ) as dst:
         dst.write(np.full((20, 30), 3000, "float32"), 1)
         dst.write(np.full((20, 30), 1000, "float32"), 2)
         dst.descriptions = ("B08", "B04")
@@ -141,13 +189,15 @@ def _raster(path: Path) -> Path:
 
 def test_run_python_registers_outputs_with_computed_metadata(ctx, store, tmp_path):
     scene = store.register_raster_file(_raster(tmp_path / "scene.tif"), source="test", summary="scene")
-    code = ("import pandas as pd\n"
-            "bands, grid = gr.read_raster(inputs['a'])\n"
-            "ndvi = gr.normalized_difference(bands['nir'], bands['red'])\n"
-            "gr.save_table('stats', pd.DataFrame({'mean': [float(np.nanmean(ndvi))]}))\n"
-            "gr.save_raster('ndvi', ndvi, grid)\n"
-            "RESULT = 'ndvi.tif'\n"
-            "print('done')\n")
+    code = (
+        "import pandas as pd\n"
+        "bands, grid = gr.read_raster(inputs['a'])\n"
+        "ndvi = gr.normalized_difference(bands['nir'], bands['red'])\n"
+        "gr.save_table('stats', pd.DataFrame({'mean': [float(np.nanmean(ndvi))]}))\n"
+        "gr.save_raster('ndvi', ndvi, grid)\n"
+        "RESULT = 'ndvi.tif'\n"
+        "print('done')\n"
+    )
     before = len(store)
     rec = TOOLS["run_python"].run(ctx, {"code": code}, {"a": scene})
     assert rec.kind.value == "raster" and rec.inputs == [scene.id] and rec.source == "raster.run_python:ndvi.tif"
@@ -160,13 +210,17 @@ def test_run_python_registers_outputs_with_computed_metadata(ctx, store, tmp_pat
     assert not list((store.session_dir / ".staging").glob("sandbox-*"))  # the run folder is gone
 
 
-@pytest.mark.parametrize("code,kind", [
-    ("import socket\nsocket.socket()", "invalid_input"),
-    ("open('/etc/passwd').read()", "invalid_input"),
-    ("gr.save_text('partial', 'half done')\nimport os", "invalid_input"),
-    ("gr.save_text('partial', 'half done')\na = np.ones(10 * 1024 ** 3, dtype=np.uint8)", "error"),
-    ("gr.save_text('partial', 'half done')\nraise ValueError('model bug')", "error"),
-], ids=["socket", "passwd", "import", "memory", "exception"])
+@pytest.mark.parametrize(
+    "code,kind",
+    [
+        ("import socket\nsocket.socket()", "invalid_input"),
+        ("open('/etc/passwd').read()", "invalid_input"),
+        ("gr.save_text('partial', 'half done')\nimport os", "invalid_input"),
+        ("gr.save_text('partial', 'half done')\na = np.ones(10 * 1024 ** 3, dtype=np.uint8)", "error"),
+        ("gr.save_text('partial', 'half done')\nraise ValueError('model bug')", "error"),
+    ],
+    ids=["socket", "passwd", "import", "memory", "exception"],
+)
 def test_a_failed_run_registers_nothing(ctx, store, code, kind):
     ctx.settings = ctx.settings.updated(sandbox={"memory_mb": 2048})
     before = store.ids()

@@ -85,19 +85,23 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     layer_work = session.main_thread_work
     assert len(layer_work) == 3
     other = [(b - a) * 1000 for a, b in gaps if not any(a <= end and b >= start for start, end in layer_work)]
-    print(f"longest main-thread gap outside layer creation: {max(other):.1f} ms over {len(other)} ticks; "
-          f"with layer creation: {max((b - a) * 1000 for a, b in gaps):.1f} ms")
+    print(
+        f"longest main-thread gap outside layer creation: {max(other):.1f} ms over {len(other)} ticks; "
+        f"with layer creation: {max((b - a) * 1000 for a, b in gaps):.1f} ms"
+    )
     assert len(other) > 10 and max(other) < 50
     # typed events crossed the thread and reached the dock: the plan as PlanSteps, the steps' outcomes
     assert [e.type for e in events][:2] == ["ledger", "plan"] and events[-1].type == "answer"
     assert all(isinstance(e.payload, RunEventPayloadTypes) for e in events)
     (steps,) = shown
     assert all(isinstance(s, PlanStep) for s in steps) and [s.tool for s in steps] == [s.tool for s in record.steps]
-    assert [e.payload.artifact.id for e in events if isinstance(e.payload, ArtifactEvent)] == \
-        [s.artifact_id for s in record.steps]
+    assert [e.payload.artifact.id for e in events if isinstance(e.payload, ArtifactEvent)] == [
+        s.artifact_id for s in record.steps
+    ]
     rows = [dock.plan_view.topLevelItem(i) for i in range(dock.plan_view.topLevelItemCount())]
-    assert [(r.text(0), r.text(1), r.text(2), r.text(3)) for r in rows] == \
-        [(str(s.step_id), f"{s.agent.value}.{s.tool}", "done", s.artifact_id) for s in record.steps]
+    assert [(r.text(0), r.text(1), r.text(2), r.text(3)) for r in rows] == [
+        (str(s.step_id), f"{s.agent.value}.{s.tool}", "done", s.artifact_id) for s in record.steps
+    ]
     assert rows[0].toolTip(1) == steps[0].goal
 
 
@@ -184,7 +188,9 @@ def test_digitised_polygon_becomes_the_aoi(session, qgis_iface):
     canvas.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
     tool = PolygonTool(canvas)
     got = []
-    tool.polygonFinished.connect(lambda g: got.append(session.aoi_from_geometry(g, canvas.mapSettings().destinationCrs())))
+    tool.polygonFinished.connect(
+        lambda g: got.append(session.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()))
+    )
     for x, y in ((-118.17, 34.17), (-118.11, 34.17), (-118.11, 34.21)):
         tool.add_point(QgsPointXY(x, y))
     tool.finish()
@@ -212,7 +218,9 @@ def test_use_as_aoi_action_on_a_layer(plugin_package, qgis_iface, tmp_path, monk
         QgsProject.instance().clear()
 
 
-def test_project_save_clear_reopen_restores_the_session_and_follow_ups_work(plugin_package, qgis_iface, tmp_path, monkeypatch):
+def test_project_save_clear_reopen_restores_the_session_and_follow_ups_work(
+    plugin_package, qgis_iface, tmp_path, monkeypatch
+):
     monkeypatch.setenv("GEOFAHAM_SESSIONS", str(tmp_path / "sessions"))
     plugin = plugin_package.classFactory(qgis_iface)
     plugin.initGui()
@@ -275,17 +283,32 @@ def test_raster_artifacts_get_a_legend(tmp_path):
 
     def write(name, data, dtype):
         path = tmp_path / f"{name}.tif"
-        with rasterio.open(path, "w", driver="GTiff", width=8, height=8, count=1, dtype=dtype, crs="EPSG:32611",
-                           transform=from_origin(400000, 3780000, 20, 20)) as dst:
+        with rasterio.open(
+            path,
+            "w",
+            driver="GTiff",
+            width=8,
+            height=8,
+            count=1,
+            dtype=dtype,
+            crs="EPSG:32611",
+            transform=from_origin(400000, 3780000, 20, 20),
+        ) as dst:
             dst.write(data.astype(dtype), 1)
         return path
 
-    severity = store.register_raster_file(write("sev", np.arange(64).reshape(8, 8) % 5, "uint8"),
-                                          source="raster.burn_severity", summary="burn severity",
-                                          extra={"classes": {"0": "unburned", "1": "low", "2": "moderate-low",
-                                                             "3": "moderate-high", "4": "high"}})
-    dnbr = store.register_raster_file(write("dnbr", np.linspace(-0.2, 0.9, 64).reshape(8, 8), "float32"),
-                                      source="raster.dnbr", summary="dNBR", extra={"stats": {"min": -0.2, "max": 0.9}})
+    severity = store.register_raster_file(
+        write("sev", np.arange(64).reshape(8, 8) % 5, "uint8"),
+        source="raster.burn_severity",
+        summary="burn severity",
+        extra={"classes": {"0": "unburned", "1": "low", "2": "moderate-low", "3": "moderate-high", "4": "high"}},
+    )
+    dnbr = store.register_raster_file(
+        write("dnbr", np.linspace(-0.2, 0.9, 64).reshape(8, 8), "float32"),
+        source="raster.dnbr",
+        summary="dNBR",
+        extra={"stats": {"min": -0.2, "max": 0.9}},
+    )
     layer = layer_for_artifact(severity, store)
     assert isinstance(layer.renderer(), QgsPalettedRasterRenderer)
     assert [c.label for c in layer.renderer().classes()] == ["unburned", "low", "moderate-low", "moderate-high", "high"]

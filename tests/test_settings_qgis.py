@@ -46,10 +46,16 @@ def test_remote_endpoint_with_key_from_the_auth_manager(qgis_iface, mock_openai,
     planner_model.setText("gpt-4.1")
     assert dialog.test_connection(), dialog.test_result.text()
     assert "Connected to gpt-4.1" in dialog.test_result.text()
-    assert mock_openai.requests[-1]["auth"] == f"Bearer {SECRET}" and mock_openai.requests[-1]["body"]["model"] == "gpt-4.1"
+    assert (
+        mock_openai.requests[-1]["auth"] == f"Bearer {SECRET}"
+        and mock_openai.requests[-1]["body"]["model"] == "gpt-4.1"
+    )
 
     settings = settings_from_qgis({})
-    assert settings.endpoint(Role.vector).base_url == server and settings.endpoint(Role.vector).model == "qwen2.5-32b-instruct"
+    assert (
+        settings.endpoint(Role.vector).base_url == server
+        and settings.endpoint(Role.vector).model == "qwen2.5-32b-instruct"
+    )
     assert settings.endpoint(Role.planner).api_key.get_secret_value() == SECRET
     # the key is nowhere on disk but in QGIS's encrypted auth database
     QgsSettings().sync()
@@ -99,8 +105,14 @@ def test_qgis_proxy_settings_reach_the_core_http_clients():
 # ------------------------------------------------------------- offline, endpoints, data folder, sandbox
 def test_dialog_round_trip_through_qgssettings_to_the_settings_object(qgis_iface, tmp_path, monkeypatch):
     monkeypatch.setenv("GEOFAHAM_OFFLINE", "0")
-    for name in ("GEOFAHAM_STAC_URL", "GEOFAHAM_OVERPASS_URL", "GEOFAHAM_NOMINATIM_URL", "GEOFAHAM_DATA_DIR",
-                 "GEOFAHAM_SANDBOX_CPU_S", "GEOFAHAM_SANDBOX_MEMORY_MB"):
+    for name in (
+        "GEOFAHAM_STAC_URL",
+        "GEOFAHAM_OVERPASS_URL",
+        "GEOFAHAM_NOMINATIM_URL",
+        "GEOFAHAM_DATA_DIR",
+        "GEOFAHAM_SANDBOX_CPU_S",
+        "GEOFAHAM_SANDBOX_MEMORY_MB",
+    ):
         monkeypatch.delenv(name, raising=False)
     dialog = SettingsDialog(qgis_iface.mainWindow())
     # a fresh dialog shows what the environment gives
@@ -184,15 +196,25 @@ def test_offline_and_sandbox_limits_set_in_qgis_reach_the_engines(qgis_iface, st
         dialog.sandbox_memory.setValue(1280)
         dialog.save()
         ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_qgis())
-        aoi = register_aoi(store, gpd.GeoDataFrame(geometry=[box(36.80, -1.30, 36.84, -1.26)], crs=4326), name="Nairobi")
+        aoi = register_aoi(
+            store, gpd.GeoDataFrame(geometry=[box(36.80, -1.30, 36.84, -1.26)], crs=4326), name="Nairobi"
+        )
         with pytest.raises(ToolFailed, match="offline"):
             TOOLS["get_features"].run(ctx, {"feature_class": "healthcare"}, {"aoi": aoi})
         with pytest.raises(ToolFailed) as err:
             geocode("Zzyzx Road", ctx.settings)
         assert "offline" in err.value.hint
         with pytest.raises(ToolFailed, match="offline mode is on"):
-            TOOLS["search_imagery"].run(ctx, {"window": "explicit", "start": "2025-01-01", "end": "2025-01-05",
-                                              "bbox": [-118.2, 34.15, -118.1, 34.25]}, {})
+            TOOLS["search_imagery"].run(
+                ctx,
+                {
+                    "window": "explicit",
+                    "start": "2025-01-01",
+                    "end": "2025-01-05",
+                    "bbox": [-118.2, 34.15, -118.1, 34.25],
+                },
+                {},
+            )
         assert httpd.requests == []
         record = TOOLS["run_python"].run(ctx, {"code": "gr.save_text('note', 'qgis limits')"}, {})
         assert "rlimits cpu=9s as=1280MB" in record.extra["isolation"]

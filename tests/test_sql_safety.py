@@ -9,13 +9,19 @@ import time
 
 import geopandas as gpd
 import pytest
-
 from conftest import SHARED_DATA
-from geofaham_plugin.core.engines.sql_safety import (QueryError, UnsafeSQL, check_select, denied_function,
-                                                     rewrite_placeholders, tokenize)
+from test_db import engine, loaded_engine  # noqa: F401 - the parametrized fixture over both engines
+
+from geofaham_plugin.core.engines.sql_safety import (
+    QueryError,
+    UnsafeSQL,
+    check_select,
+    denied_function,
+    rewrite_placeholders,
+    tokenize,
+)
 from geofaham_plugin.core.errors import ModelRetry, ToolFailed
 from geofaham_plugin.core.store.store import ResponseStore
-from test_db import engine, loaded_engine  # noqa: F401 - the parametrized fixture over both engines
 
 TABLES = ("events", "damage", "flood_extents", "burn_perimeters", "features", "load_log")
 DIALECTS = ("postgres", "sqlite")
@@ -23,56 +29,62 @@ DIALECTS = ("postgres", "sqlite")
 
 # ------------------------------------------------------------------------------------ the checker
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("sql", [
-    "SELECT 1",
-    "select count(*) from damage;",
-    "SELECT 1;  ;\n-- trailing comment",
-    "WITH x AS (SELECT id FROM damage) SELECT count(*) FROM x",
-    "(SELECT 1) UNION (SELECT 2)",
-    "SELECT 'a; DROP TABLE damage; --' AS s",
-    "SELECT \"delete\", \"insert\" FROM t -- DELETE FROM damage; DROP TABLE x",
-    "SELECT 1 /* ; DROP TABLE damage */",
-    "SELECT replace(name, 'a', 'b') FROM features",
-    "SELECT ST_Area(ST_Transform(geom, 26911)) FROM burn_perimeters WHERE source = 'x'",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1",
+        "select count(*) from damage;",
+        "SELECT 1;  ;\n-- trailing comment",
+        "WITH x AS (SELECT id FROM damage) SELECT count(*) FROM x",
+        "(SELECT 1) UNION (SELECT 2)",
+        "SELECT 'a; DROP TABLE damage; --' AS s",
+        'SELECT "delete", "insert" FROM t -- DELETE FROM damage; DROP TABLE x',
+        "SELECT 1 /* ; DROP TABLE damage */",
+        "SELECT replace(name, 'a', 'b') FROM features",
+        "SELECT ST_Area(ST_Transform(geom, 26911)) FROM burn_perimeters WHERE source = 'x'",
+    ],
+)
 def test_checker_accepts_single_reads(sql, dialect):
     assert check_select(sql, dialect).lstrip().upper().startswith(("SELECT", "WITH", "("))
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("sql, why", [
-    ("INSERT INTO damage (event_id) VALUES (1)", "only SELECT or WITH"),
-    ("UPDATE damage SET raw_damage = 'x'", "only SELECT or WITH"),
-    ("DELETE FROM damage", "only SELECT or WITH"),
-    ("DROP TABLE damage", "only SELECT or WITH"),
-    ("CREATE TABLE x (a int)", "only SELECT or WITH"),
-    ("ALTER TABLE damage ADD COLUMN x int", "only SELECT or WITH"),
-    ("SELECT 1; DROP TABLE damage", "more than one statement"),
-    ("SELECT 1; SELECT 2", "more than one statement"),
-    ("COPY damage TO '/tmp/x'", "only SELECT or WITH"),
-    ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
-    ("SELECT pg_catalog.pg_read_binary_file('/etc/passwd')", "pg_read_binary_file"),
-    ("SELECT \"pg_read_file\" /* hidden */ ('/etc/passwd')", "pg_read_file"),
-    ("SELECT * FROM pg_ls_dir('.')", "pg_ls_dir"),
-    ("SELECT lo_import('/etc/passwd')", "lo_import"),
-    ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
-    ("SELECT dblink('host=x', 'DROP TABLE damage')", "dblink"),
-    ("SELECT set_config('role', 'geofaham', true)", "set_config"),
-    ("SET TRANSACTION READ WRITE", "only SELECT or WITH"),
-    ("SELECT 1 FROM damage FOR UPDATE", "UPDATE"),
-    ("SELECT * INTO copy_of_damage FROM damage", "INTO"),
-    ("WITH gone AS (DELETE FROM damage RETURNING id) SELECT count(*) FROM gone", "DELETE"),
-    ("ATTACH DATABASE '/tmp/x.sqlite' AS x", "only SELECT or WITH"),
-    ("SELECT load_extension('mod_spatialite')", "load_extension"),
-    ("SELECT readfile('/etc/passwd')", "readfile"),
-    ("SELECT writefile('/tmp/x', 'y')", "writefile"),
-    ("SELECT SqlProc_Execute(x) FROM t", "sqlproc_execute"),
-    ("SELECT DropGeoTable('damage')", "dropgeotable"),
-    ("PRAGMA writable_schema = 1", "only SELECT or WITH"),
-    ("SELECT 'unterminated", "unterminated"),
-    ("SELECT 1 /* unterminated", "unterminated"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "sql, why",
+    [
+        ("INSERT INTO damage (event_id) VALUES (1)", "only SELECT or WITH"),
+        ("UPDATE damage SET raw_damage = 'x'", "only SELECT or WITH"),
+        ("DELETE FROM damage", "only SELECT or WITH"),
+        ("DROP TABLE damage", "only SELECT or WITH"),
+        ("CREATE TABLE x (a int)", "only SELECT or WITH"),
+        ("ALTER TABLE damage ADD COLUMN x int", "only SELECT or WITH"),
+        ("SELECT 1; DROP TABLE damage", "more than one statement"),
+        ("SELECT 1; SELECT 2", "more than one statement"),
+        ("COPY damage TO '/tmp/x'", "only SELECT or WITH"),
+        ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
+        ("SELECT pg_catalog.pg_read_binary_file('/etc/passwd')", "pg_read_binary_file"),
+        ("SELECT \"pg_read_file\" /* hidden */ ('/etc/passwd')", "pg_read_file"),
+        ("SELECT * FROM pg_ls_dir('.')", "pg_ls_dir"),
+        ("SELECT lo_import('/etc/passwd')", "lo_import"),
+        ("SELECT lo_export(1, '/tmp/x')", "lo_export"),
+        ("SELECT dblink('host=x', 'DROP TABLE damage')", "dblink"),
+        ("SELECT set_config('role', 'geofaham', true)", "set_config"),
+        ("SET TRANSACTION READ WRITE", "only SELECT or WITH"),
+        ("SELECT 1 FROM damage FOR UPDATE", "UPDATE"),
+        ("SELECT * INTO copy_of_damage FROM damage", "INTO"),
+        ("WITH gone AS (DELETE FROM damage RETURNING id) SELECT count(*) FROM gone", "DELETE"),
+        ("ATTACH DATABASE '/tmp/x.sqlite' AS x", "only SELECT or WITH"),
+        ("SELECT load_extension('mod_spatialite')", "load_extension"),
+        ("SELECT readfile('/etc/passwd')", "readfile"),
+        ("SELECT writefile('/tmp/x', 'y')", "writefile"),
+        ("SELECT SqlProc_Execute(x) FROM t", "sqlproc_execute"),
+        ("SELECT DropGeoTable('damage')", "dropgeotable"),
+        ("PRAGMA writable_schema = 1", "only SELECT or WITH"),
+        ("SELECT 'unterminated", "unterminated"),
+        ("SELECT 1 /* unterminated", "unterminated"),
+        ("", "empty"),
+    ],
+)
 def test_checker_refuses_with_reason_and_hint(sql, why, dialect):
     with pytest.raises(UnsafeSQL) as exc:
         check_select(sql, dialect)
@@ -103,17 +115,33 @@ def test_checker_follows_each_dialects_quoting():
 
 
 def test_denied_functions():
-    for name in ("pg_read_file", "PG_LS_DIR", "pg_catalog.lo_import", "dblink_exec", "load_extension", "ImportSHP",
-                 "ExportGeoJSON", "BlobToFile", "InitSpatialMetadata", "CreateSpatialIndex", "set_config",
-                 "query_to_xml", "nextval", "pg_advisory_lock"):
+    for name in (
+        "pg_read_file",
+        "PG_LS_DIR",
+        "pg_catalog.lo_import",
+        "dblink_exec",
+        "load_extension",
+        "ImportSHP",
+        "ExportGeoJSON",
+        "BlobToFile",
+        "InitSpatialMetadata",
+        "CreateSpatialIndex",
+        "set_config",
+        "query_to_xml",
+        "nextval",
+        "pg_advisory_lock",
+    ):
         assert denied_function(name), name
     for name in ("ST_Intersects", "ST_Distance", "count", "replace", "json_extract", "GeodesicLength", "ST_Transform"):
         assert not denied_function(name), name
 
 
 def test_placeholders_are_rewritten_or_refused():
-    sql, used = rewrite_placeholders("SELECT * FROM {{a_0123abcd}} a JOIN {{ a_0123abcd }} b ON true, {{a_ffffffff}}",
-                                     {"a_0123abcd": "x", "a_ffffffff": "y"}, lambda i: f"t_{i}")
+    sql, used = rewrite_placeholders(
+        "SELECT * FROM {{a_0123abcd}} a JOIN {{ a_0123abcd }} b ON true, {{a_ffffffff}}",
+        {"a_0123abcd": "x", "a_ffffffff": "y"},
+        lambda i: f"t_{i}",
+    )
     assert sql == "SELECT * FROM t_a_0123abcd a JOIN t_a_0123abcd b ON true, t_a_ffffffff"
     assert used == ["a_0123abcd", "a_ffffffff"]
     with pytest.raises(UnsafeSQL, match="unknown artifact") as exc:
@@ -155,10 +183,11 @@ def test_dangerous_queries_are_refused_and_change_nothing(engine):
 
 def test_runaway_query_is_cut_by_the_timeout(engine):
     before = counts(engine)
-    runaway = ("SELECT count(*) FROM generate_series(1, 100000000) a, generate_series(1, 100000000) b"
-               if engine.name == "postgis" else
-               "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
-               "SELECT count(*) FROM n a, damage b")
+    runaway = (
+        "SELECT count(*) FROM generate_series(1, 100000000) a, generate_series(1, 100000000) b"
+        if engine.name == "postgis"
+        else "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n a, damage b"
+    )
     started = time.monotonic()
     with pytest.raises(ToolFailed) as exc:
         engine.run_sql(runaway, timeout_s=1.0)
@@ -168,15 +197,18 @@ def test_runaway_query_is_cut_by_the_timeout(engine):
     assert engine.run_sql("SELECT 1").rows == [(1,)]  # the engine is usable afterwards
 
 
-@pytest.mark.parametrize("sql", [
-    "DELETE FROM damage",
-    "DROP TABLE damage",
-    "INSERT INTO events (id, type, name) VALUES (99, 'x', 'x')",
-    "WITH gone AS (DELETE FROM damage RETURNING id) SELECT count(*) FROM gone",
-    "SELECT set_config('transaction_read_only', 'off', true)",
-    "ATTACH DATABASE '/tmp/gf_attached.sqlite' AS evil",
-    "SELECT load_extension('mod_spatialite')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM damage",
+        "DROP TABLE damage",
+        "INSERT INTO events (id, type, name) VALUES (99, 'x', 'x')",
+        "WITH gone AS (DELETE FROM damage RETURNING id) SELECT count(*) FROM gone",
+        "SELECT set_config('transaction_read_only', 'off', true)",
+        "ATTACH DATABASE '/tmp/gf_attached.sqlite' AS evil",
+        "SELECT load_extension('mod_spatialite')",
+    ],
+)
 def test_the_database_refuses_even_if_the_checker_were_bypassed(engine, monkeypatch, sql):
     """Defense in depth: PostGIS READ ONLY transaction as the read-only role, SpatiaLite read-only file
     plus authorizer; whatever gets through the checker still cannot change anything."""
@@ -193,7 +225,9 @@ def test_postgis_runs_free_sql_as_the_read_only_role():
     engine = loaded_engine("postgis")
     if engine.read_only_role is None:
         pytest.skip("role geofaham_ro is missing (scripts/setup.sh postgis creates it)")
-    assert engine.run_sql("SELECT current_user, current_setting('transaction_read_only')").rows == [("geofaham_ro", "on")]
+    assert engine.run_sql("SELECT current_user, current_setting('transaction_read_only')").rows == [
+        ("geofaham_ro", "on")
+    ]
 
 
 def test_row_cap_and_fixable_errors(engine):
@@ -214,9 +248,10 @@ def test_placeholder_joins_a_store_artifact_without_coordinates_in_sql(engine, t
         engine.trace = sent.append
         try:
             result = engine.run_sql(
-                "SELECT d.damage_class, count(*) AS n FROM damage d JOIN {{%s}} p ON ST_Intersects(d.geom, p.geom) "
-                "WHERE d.event_id = 11 GROUP BY d.damage_class ORDER BY n DESC" % rec.id,
-                {rec.id: store.abs_path(rec.id)})
+                f"SELECT d.damage_class, count(*) AS n FROM damage d JOIN {{{{{rec.id}}}}} p ON ST_Intersects(d.geom, p.geom) "
+                "WHERE d.event_id = 11 GROUP BY d.damage_class ORDER BY n DESC",
+                {rec.id: store.abs_path(rec.id)},
+            )
         finally:
             engine.trace = None
     assert sum(n for _, n in result.rows) == 5431

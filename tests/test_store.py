@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import geopandas as gpd
@@ -21,10 +21,11 @@ import pandas as pd
 import pyogrio
 import pytest
 import rasterio
+from conftest import ROOT, SHARED_DATA
 from rasterio.transform import from_origin
 from shapely.geometry import LineString, Point, box
 
-from conftest import ROOT, SHARED_DATA
+from geofaham_plugin.core.domain.ids import ARTIFACT_ID as ID_RE
 from geofaham_plugin.core.errors import GeoFahamError
 from geofaham_plugin.core.store import (
     CRASH_ENV,
@@ -35,7 +36,6 @@ from geofaham_plugin.core.store import (
     UnknownArtifact,
 )
 from geofaham_plugin.core.store import describe as store_inspect
-from geofaham_plugin.core.domain.ids import ARTIFACT_ID as ID_RE
 from geofaham_plugin.core.store.store import CRASH_EXIT_CODE
 
 EATON = SHARED_DATA / "eaton-2025" / "eaton_adjusted_fire_perimeter.geojson"
@@ -50,8 +50,16 @@ def write_utm_raster(path: Path, width: int = 1024, height: int = 768, when: str
     """A uint16 GeoTIFF in EPSG:32611 with 10 m pixels near Eaton; value 0 is nodata (a block)."""
     data = (np.arange(width * height, dtype=np.uint32).reshape(height, width) % 1000 + 1).astype("uint16")
     data[:100, :200] = 0
-    profile = dict(driver="GTiff", width=width, height=height, count=1, dtype="uint16", crs="EPSG:32611",
-                   transform=from_origin(395_000, 3_788_000, 10, 10), nodata=0)
+    profile = dict(
+        driver="GTiff",
+        width=width,
+        height=height,
+        count=1,
+        dtype="uint16",
+        crs="EPSG:32611",
+        transform=from_origin(395_000, 3_788_000, 10, 10),
+        nodata=0,
+    )
     with rasterio.open(path, "w", **profile) as dst:
         dst.write(data, 1)
         dst.set_band_description(1, "burn_index")
@@ -62,7 +70,9 @@ def write_utm_raster(path: Path, width: int = 1024, height: int = 768, when: str
 
 # ------------------------------------------------------------------------------------- vector metadata
 def test_eaton_perimeter_metadata_is_computed_geodesically(store):
-    rec = store.register_vector(gpd.read_file(EATON), source="user.aoi", summary="Eaton perimeter", kind=ArtifactKind.aoi)
+    rec = store.register_vector(
+        gpd.read_file(EATON), source="user.aoi", summary="Eaton perimeter", kind=ArtifactKind.aoi
+    )
     m = rec.metadata
     assert ID_RE.match(rec.id) and rec.kind is ArtifactKind.aoi and rec.path == f"artifacts/{rec.id}.gpkg"
     assert (m.crs, m.crs_is_geographic, m.crs_units, m.feature_count) == ("EPSG:26911", False, "metre", 1)
@@ -78,11 +88,19 @@ def test_eaton_perimeter_metadata_is_computed_geodesically(store):
 def test_dins_points_metadata(store):
     rec = store.register_vector(gpd.read_file(DINS), source="data.dins", summary="DINS Eaton")
     m = rec.metadata
-    assert (m.feature_count, m.geometry_type, m.crs, m.crs_is_geographic, m.crs_units) == (5805, "Point", "EPSG:4326", True, "degree")
+    assert (m.feature_count, m.geometry_type, m.crs, m.crs_is_geographic, m.crs_units) == (
+        5805,
+        "Point",
+        "EPSG:4326",
+        True,
+        "degree",
+    )
     assert {"DAMAGE", "STRUCTURETYPE", "OBJECTID"} <= {f.name for f in m.fields}
     assert "geometry" not in {f.name for f in m.fields}
     assert m.total_area_m2 is None and m.total_length_m is None
-    assert m.bounds_4326.minx == pytest.approx(-118.163, abs=1e-3) and m.bounds_4326.maxy == pytest.approx(34.208, abs=1e-3)
+    assert m.bounds_4326.minx == pytest.approx(-118.163, abs=1e-3) and m.bounds_4326.maxy == pytest.approx(
+        34.208, abs=1e-3
+    )
     assert len(store.read_vector(rec.id)) == 5805
 
 
@@ -101,13 +119,17 @@ def test_geodesic_length_and_area_against_known_values():
     # the same line in UTM 31N must give the same geodesic length (not planar UTM metres)
     assert store_inspect.vector_metadata(line.to_crs(32631)).total_length_m == pytest.approx(111_319.49, rel=1e-4)
     cw = gpd.GeoDataFrame(geometry=[box(0, 0, 1, 1).reverse()], crs=4326)  # clockwise ring
-    assert store_inspect.vector_metadata(cw).total_area_m2 == pytest.approx(12_308_778_361, rel=1e-4)  # 1°×1° at the equator
+    assert store_inspect.vector_metadata(cw).total_area_m2 == pytest.approx(
+        12_308_778_361, rel=1e-4
+    )  # 1°×1° at the equator
 
 
 def test_vector_time_range_from_datetime_column():
-    gdf = gpd.GeoDataFrame({"t": pd.to_datetime(["2025-01-08T10:00", "2025-01-07T06:00"])}, geometry=[Point(0, 0), Point(1, 1)], crs=4326)
+    gdf = gpd.GeoDataFrame(
+        {"t": pd.to_datetime(["2025-01-08T10:00", "2025-01-07T06:00"])}, geometry=[Point(0, 0), Point(1, 1)], crs=4326
+    )
     m = store_inspect.vector_metadata(gdf)
-    assert m.time_start == datetime(2025, 1, 7, 6, tzinfo=timezone.utc) and m.time_end == datetime(2025, 1, 8, 10, tzinfo=timezone.utc)
+    assert m.time_start == datetime(2025, 1, 7, 6, tzinfo=UTC) and m.time_end == datetime(2025, 1, 8, 10, tzinfo=UTC)
 
 
 def test_geopackage_round_trip_keeps_crs_and_field_types(store):
@@ -132,8 +154,13 @@ def test_geopackage_round_trip_keeps_crs_and_field_types(store):
     assert pd.api.types.is_datetime64_any_dtype(back["seen"])
     assert pd.to_datetime(back["seen"], utc=True).tolist() == gdf["seen"].tolist()
     types = {f.name: f.type for f in rec.metadata.fields}
-    assert types["count"] == "int64" and types["ratio"] == "float64" and types["flag"] == "bool" and types["seen"].startswith("datetime64")
-    assert rec.metadata.time_start == datetime(2025, 1, 7, 18, tzinfo=timezone.utc)
+    assert (
+        types["count"] == "int64"
+        and types["ratio"] == "float64"
+        and types["flag"] == "bool"
+        and types["seen"].startswith("datetime64")
+    )
+    assert rec.metadata.time_start == datetime(2025, 1, 7, 18, tzinfo=UTC)
     assert back.geometry.geom_equals(gdf.geometry).all()
 
 
@@ -169,8 +196,11 @@ def test_synthetic_raster_becomes_cog_with_exact_stats(store, tmp_path):
     assert (band.min, band.max) == (valid.min(), valid.max()) and band.mean == pytest.approx(valid.mean(), rel=1e-12)
     assert m.pixel_area_m2 == 100 and m.resolution == (10.0, 10.0) and (m.width, m.height) == (1024, 768)
     assert (m.crs, m.crs_is_geographic) == ("EPSG:32611", False)
-    assert -118.2 < m.bounds_4326.minx < m.bounds_4326.maxx < -117.9 and 34.1 < m.bounds_4326.miny < m.bounds_4326.maxy < 34.3
-    assert m.time == m.time_start == m.time_end == datetime(2025, 1, 20, 18, 30, tzinfo=timezone.utc)
+    assert (
+        -118.2 < m.bounds_4326.minx < m.bounds_4326.maxx < -117.9
+        and 34.1 < m.bounds_4326.miny < m.bounds_4326.maxy < 34.3
+    )
+    assert m.time == m.time_start == m.time_end == datetime(2025, 1, 20, 18, 30, tzinfo=UTC)
 
 
 def test_large_raster_stats_come_from_a_decimated_read(tmp_path, monkeypatch):
@@ -195,8 +225,15 @@ def test_geographic_raster_gets_a_geodesic_pixel_area(store):
 
 # ----------------------------------------------------------------------------------- other artifacts
 def test_table_text_and_item_set_round_trips(store):
-    df = pd.DataFrame({"i": np.array([1, 2], dtype="int32"), "f": [0.1, 0.2], "s": ["a", "b"], "b": [True, False],
-                       "t": pd.to_datetime(["2025-01-07", "2025-01-08"], utc=True)})
+    df = pd.DataFrame(
+        {
+            "i": np.array([1, 2], dtype="int32"),
+            "f": [0.1, 0.2],
+            "s": ["a", "b"],
+            "b": [True, False],
+            "t": pd.to_datetime(["2025-01-07", "2025-01-08"], utc=True),
+        }
+    )
     t = store.register_table(df, source="stats.zonal", summary="zonal stats")
     back = store.read_table(t.id)
     assert back.dtypes.astype(str).tolist() == df.dtypes.astype(str).tolist()
@@ -208,14 +245,28 @@ def test_table_text_and_item_set_round_trips(store):
     assert store.read_text(x.id) == text and x.metadata.chars == len(text) and x.inputs == [t.id]
 
     items = [
-        {"type": "Feature", "id": "S2A_1", "bbox": [-118.3, 34.0, -117.9, 34.4], "properties": {"datetime": "2025-01-20T18:40:00Z"}, "geometry": None},
-        {"type": "Feature", "id": "S2B_2", "bbox": [-118.5, 34.1, -118.0, 34.5], "properties": {"datetime": "2025-01-25T18:40:00Z"}, "geometry": None},
+        {
+            "type": "Feature",
+            "id": "S2A_1",
+            "bbox": [-118.3, 34.0, -117.9, 34.4],
+            "properties": {"datetime": "2025-01-20T18:40:00Z"},
+            "geometry": None,
+        },
+        {
+            "type": "Feature",
+            "id": "S2B_2",
+            "bbox": [-118.5, 34.1, -118.0, 34.5],
+            "properties": {"datetime": "2025-01-25T18:40:00Z"},
+            "geometry": None,
+        },
     ]
     meta = ItemSetMeta(collection="sentinel-2-l2a", time_start=None, time_end=None, item_count=99, aoi_coverage=0.97)
     s = store.register_item_set(items, meta, source="stac.search", summary="S2 after the fire")
-    assert s.metadata.item_count == 2 and s.metadata.aoi_coverage == 0.97  # count from the items, coverage from the search
+    assert (
+        s.metadata.item_count == 2 and s.metadata.aoi_coverage == 0.97
+    )  # count from the items, coverage from the search
     assert s.metadata.bounds_4326 == Bounds(minx=-118.5, miny=34.0, maxx=-117.9, maxy=34.5)
-    assert s.metadata.time_start == datetime(2025, 1, 20, 18, 40, tzinfo=timezone.utc)
+    assert s.metadata.time_start == datetime(2025, 1, 20, 18, 40, tzinfo=UTC)
     assert store.read_items(s.id) == items
     with pytest.raises(ValueError):
         store.read_text(s.id)
@@ -229,10 +280,16 @@ def test_find_and_overlapping_by_space_and_time(store, tmp_path):
     write_utm_raster(tmp_path / "r.tif", width=64, height=64, when="2025:01:20 18:30:00")
     raster = store.register_raster_file(tmp_path / "r.tif", source="raster.dnbr", summary="dNBR")
     pts = [Point(-118.1, 34.2), Point(-118.05, 34.19)]
-    old = store.register_vector(gpd.GeoDataFrame({"t": pd.to_datetime(["2020-06-01", "2020-06-02"])}, geometry=pts, crs=4326),
-                                source="data.old", summary="2020 survey")
-    new = store.register_vector(gpd.GeoDataFrame({"t": pd.to_datetime(["2025-01-10", "2025-01-12"])}, geometry=pts, crs=4326),
-                                source="data.new", summary="2025 survey")
+    old = store.register_vector(
+        gpd.GeoDataFrame({"t": pd.to_datetime(["2020-06-01", "2020-06-02"])}, geometry=pts, crs=4326),
+        source="data.old",
+        summary="2020 survey",
+    )
+    new = store.register_vector(
+        gpd.GeoDataFrame({"t": pd.to_datetime(["2025-01-10", "2025-01-12"])}, geometry=pts, crs=4326),
+        source="data.new",
+        summary="2025 survey",
+    )
     note = store.register_text("notes", source="report", summary="notes")
 
     assert [r.id for r in store.find(kind=ArtifactKind.aoi)] == [eaton.id]
@@ -248,16 +305,20 @@ def test_find_and_overlapping_by_space_and_time(store, tmp_path):
     assert valencia.id not in near_eaton and note.id not in near_eaton
     assert {r.id for r in store.overlapping(gpd.read_file(VALENCIA_AOI).geometry[0])} == {valencia.id}
     assert store.overlapping(Bounds(minx=10, miny=10, maxx=11, maxy=11)) == []
-    jan_2025 = {r.id for r in store.overlapping(eaton.metadata.bounds_4326, datetime(2025, 1, 1), datetime(2025, 1, 31))}
+    jan_2025 = {
+        r.id for r in store.overlapping(eaton.metadata.bounds_4326, datetime(2025, 1, 1), datetime(2025, 1, 31))
+    }
     assert jan_2025 == {eaton.id, dins.id, raster.id, new.id}  # untimed layers match, the 2020 survey does not
-    after_15th = {r.id for r in store.overlapping(None, time_start=datetime(2025, 1, 15, tzinfo=timezone.utc), kind="vector")}
+    after_15th = {r.id for r in store.overlapping(None, time_start=datetime(2025, 1, 15, tzinfo=UTC), kind="vector")}
     assert after_15th == {dins.id, valencia.id}  # open-ended query; the timed surveys end before it
     assert {r.id for r in store.overlapping(None)} == set(store.ids())
 
 
 def test_reopen_from_disk_gives_the_same_records(tmp_path):
     with ResponseStore(tmp_path / "s") as s:
-        a = s.register_vector(gpd.read_file(EATON), source="user.aoi", summary="Eaton", kind=ArtifactKind.aoi, extra={"buffer_m": 150})
+        a = s.register_vector(
+            gpd.read_file(EATON), source="user.aoi", summary="Eaton", kind=ArtifactKind.aoi, extra={"buffer_m": 150}
+        )
         b = s.register_text("hello", source="report", summary="t", inputs=[a.id])
         before = s.records()
     with ResponseStore(tmp_path / "s") as s:
@@ -365,7 +426,11 @@ def child_env(crash_at: str | None = None) -> dict[str, str]:
 def run_child(session: Path, source_tif: Path, seed: int, crash_at: str | None = None, count: int = 10_000):
     return subprocess.Popen(
         [sys.executable, str(CHILD), str(session), str(source_tif), str(seed), str(count)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(crash_at), cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(crash_at),
+        cwd=ROOT,
     )
 
 
@@ -380,9 +445,11 @@ def test_crash_hook_leaves_no_record_and_recovery_cleans_up(tmp_path, crash_at):
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == CRASH_EXIT_CODE, err
         assert "registered" not in out
-        leftovers = list((session / ".staging").iterdir()) if crash_at == "staged" else [
-            p for p in (session / "artifacts").iterdir() if not p.name.startswith(first.id)
-        ]
+        leftovers = (
+            list((session / ".staging").iterdir())
+            if crash_at == "staged"
+            else [p for p in (session / "artifacts").iterdir() if not p.name.startswith(first.id)]
+        )
         assert leftovers, "the hook should have left a file behind"
         with sqlite3.connect(session / "store.sqlite") as db:
             assert [r[0] for r in db.execute("SELECT id FROM artifacts")] == [first.id]

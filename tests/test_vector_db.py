@@ -25,18 +25,33 @@ def settings(tmp_path_factory):
 def run_plan(tmp_path, settings, steps, scripted=None):
     store = ResponseStore(tmp_path / "s")
     plan = {"ledger": {"intent": "t", "disaster_event_id": 11}, "plan": {"steps": steps}}
-    orch = Orchestrator(store, LLM(ScriptedModel({"planner": [plan], **(scripted or {})})), settings=settings,
-                        config=OrchestratorConfig(mode="free"))
+    orch = Orchestrator(
+        store,
+        LLM(ScriptedModel({"planner": [plan], **(scripted or {})})),
+        settings=settings,
+        config=OrchestratorConfig(mode="free"),
+    )
     return store, orch.run("test")
 
 
 def test_damage_by_class_inside_the_hazard_matches_geopandas(tmp_path, settings):
     import geopandas as gpd
-
     from conftest import SHARED_DATA
 
-    store, record = run_plan(tmp_path, settings, [{"id": 1, "agent": "vector", "goal": "count", "tool": "damage_by_class",
-                                                   "args": {"event_id": 11}, "expected_output": "table"}])
+    store, record = run_plan(
+        tmp_path,
+        settings,
+        [
+            {
+                "id": 1,
+                "agent": "vector",
+                "goal": "count",
+                "tool": "damage_by_class",
+                "args": {"event_id": 11},
+                "expected_output": "table",
+            }
+        ],
+    )
     assert record.status == "answered", record.answer
     table = store.read_table(record.cited_artifacts[0]).set_index("value")["count"]
     dins = gpd.read_file(SHARED_DATA / "eaton-2025" / "DINS_2025_Eaton_Public_View_2025-01-14.geojson")
@@ -49,19 +64,44 @@ def test_damage_by_class_inside_the_hazard_matches_geopandas(tmp_path, settings)
 
 def test_free_sql_over_an_artifact_placeholder(tmp_path, settings):
     steps = [
-        {"id": 1, "agent": "vector", "goal": "hazard", "tool": "load_event_layer", "args": {"event_id": 11, "role": "hazard"},
-         "expected_output": "vector"},
-        {"id": 2, "agent": "vector", "goal": "buffer", "tool": "buffer", "args": {"distance_m": 5000},
-         "inputs": {"layer": "step:1"}, "expected_output": "vector"},
+        {
+            "id": 1,
+            "agent": "vector",
+            "goal": "hazard",
+            "tool": "load_event_layer",
+            "args": {"event_id": 11, "role": "hazard"},
+            "expected_output": "vector",
+        },
+        {
+            "id": 2,
+            "agent": "vector",
+            "goal": "buffer",
+            "tool": "buffer",
+            "args": {"distance_m": 5000},
+            "inputs": {"layer": "step:1"},
+            "expected_output": "vector",
+        },
     ]
     store, record = run_plan(tmp_path, settings, steps)
     zone = record.cited_artifacts[0]
-    sql = (f"SELECT f.name, f.geom FROM features f JOIN {{{{{zone}}}}} z ON ST_Intersects(f.geom, z.geom) "
-           "WHERE f.feature_class = 'healthcare' ORDER BY f.name")
-    sql_step = [{"id": 1, "agent": "vector", "goal": "sql", "tool": "sql_features", "args": {"sql": sql},
-                 "expected_output": "vector"}]
+    sql = (
+        f"SELECT f.name, f.geom FROM features f JOIN {{{{{zone}}}}} z ON ST_Intersects(f.geom, z.geom) "
+        "WHERE f.feature_class = 'healthcare' ORDER BY f.name"
+    )
+    sql_step = [
+        {
+            "id": 1,
+            "agent": "vector",
+            "goal": "sql",
+            "tool": "sql_features",
+            "args": {"sql": sql},
+            "expected_output": "vector",
+        }
+    ]
     plan = {"ledger": {"intent": "t"}, "plan": {"steps": sql_step}}
-    orch = Orchestrator(store, LLM(ScriptedModel({"planner": [plan]})), settings=settings, config=OrchestratorConfig(mode="free"))
+    orch = Orchestrator(
+        store, LLM(ScriptedModel({"planner": [plan]})), settings=settings, config=OrchestratorConfig(mode="free")
+    )
     result = orch.run("hospitals in the 5 km zone")
     assert result.status == "answered", result.answer
     out = store.get(result.cited_artifacts[0])
@@ -70,8 +110,16 @@ def test_free_sql_over_an_artifact_placeholder(tmp_path, settings):
 
 
 def test_unsafe_sql_goes_back_as_a_failure_not_a_write(tmp_path, settings):
-    steps = [{"id": 1, "agent": "vector", "goal": "sql", "tool": "sql_table", "args": {"sql": "DELETE FROM damage"},
-              "expected_output": "table"}]
+    steps = [
+        {
+            "id": 1,
+            "agent": "vector",
+            "goal": "sql",
+            "tool": "sql_table",
+            "args": {"sql": "DELETE FROM damage"},
+            "expected_output": "table",
+        }
+    ]
     store, record = run_plan(tmp_path, settings, steps, {"progress": [{"action": "finish", "reason": "refused"}]})
     assert record.status == "partial" and len(store) == 0
     (failure,) = record.progress.failures

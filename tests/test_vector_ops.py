@@ -31,16 +31,19 @@ def test_dbscan_finds_clusters_in_metres_whatever_the_crs():
 
 
 def test_clip_dissolve_and_sum():
-    roads = gpd.GeoDataFrame({"kind": ["a", "b", "a"]},
-                             geometry=[LineString([(0, 0), (10, 0)]), LineString([(0, 5), (4, 5)]), LineString([(20, 0), (30, 0)])],
-                             crs=32630)
+    roads = gpd.GeoDataFrame(
+        {"kind": ["a", "b", "a"]},
+        geometry=[LineString([(0, 0), (10, 0)]), LineString([(0, 5), (4, 5)]), LineString([(20, 0), (30, 0)])],
+        crs=32630,
+    )
     flood = gpd.GeoDataFrame(geometry=[box(2, -1, 8, 6)], crs=32630)
     clipped = ops.clip(roads, flood)
     assert sorted(round(g.length, 6) for g in clipped.geometry) == [2.0, 6.0]
     merged = ops.dissolve(roads, "kind").set_index("kind")
     assert merged.loc["a", "count"] == 2 and merged.loc["b", "count"] == 1
-    hospitals = gpd.GeoDataFrame({"BEDS": [100, 250, -999, None], "TYPE": ["x", "y", "x", "x"]},
-                                 geometry=[Point(0, 0)] * 4, crs=4326)
+    hospitals = gpd.GeoDataFrame(
+        {"BEDS": [100, 250, -999, None], "TYPE": ["x", "y", "x", "x"]}, geometry=[Point(0, 0)] * 4, crs=4326
+    )
     table = ops.sum_by(hospitals, "BEDS", "TYPE").set_index("value")
     assert table.loc["y", "sum"] == 250 and table.loc["x", "count"] == 2  # None is not counted
     with pytest.raises(ToolFailed, match="no field 'beds'"):

@@ -58,8 +58,13 @@ def _cmd_ask(args) -> int:
     try:
         aoi_id = register_aoi_file(store, args.aoi).id if args.aoi else None
         mode = args.mode or ("free" if all(not settings.endpoint(r).embedded for r in ("planner",)) else "guided")
-        orchestrator = Orchestrator(store, llm, settings=settings, on_event=show,
-                                    config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"))
+        orchestrator = Orchestrator(
+            store,
+            llm,
+            settings=settings,
+            on_event=show,
+            config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"),
+        )
         previous = orchestrator.last_run() if args.follow_up else None
         if args.follow_up and previous is None:
             print("note: no earlier run in this session; answering afresh", file=sys.stderr)
@@ -87,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--aoi", help="a vector file with the area of interest")
     ask.add_argument("--session", help="session folder (default: ~/geofaham-sessions/<time>)")
     ask.add_argument("--mode", choices=("guided", "free"), help="planner mode (default: guided for the embedded model)")
-    ask.add_argument("--follow-up", action="store_true",
-                     help="continue the session's last run (reuse its facts and artifacts)")
+    ask.add_argument(
+        "--follow-up", action="store_true", help="continue the session's last run (reuse its facts and artifacts)"
+    )
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)
     _add_db_commands(sub)
@@ -113,8 +119,11 @@ def run_bench_command(argv: list[str]) -> int:
     repository root on its PYTHONPATH; returns the child's exit code."""
     root = bench_root()
     if root is None:
-        print("error: the bench is not installed with the plugin (hint: it lives in bench/ of the GeoFaham "
-              "repository; run `python -m bench --help` from a clone)", file=sys.stderr)
+        print(
+            "error: the bench is not installed with the plugin (hint: it lives in bench/ of the GeoFaham "
+            "repository; run `python -m bench --help` from a clone)",
+            file=sys.stderr,
+        )
         return 2
     command = argv[1:] if argv[0] == "bench" else argv  # bench run ... -> run ...; batch ... -> batch ...
     env = dict(os.environ)
@@ -126,8 +135,10 @@ def run_bench_command(argv: list[str]) -> int:
 def _add_bench_commands(sub: argparse._SubParsersAction) -> None:
     """``bench`` and ``batch`` in the help; :func:`main` hands their arguments to
     :func:`run_bench_command` untouched (``python -m geofaham_plugin bench --help`` is the bench's help)."""
-    helps = {"bench": "GeoFaham-Bench: run tasks, judge, report (python -m bench; needs bench/ of the repository)",
-             "batch": "instruction + input files -> requested output files (python -m bench batch)"}
+    helps = {
+        "bench": "GeoFaham-Bench: run tasks, judge, report (python -m bench; needs bench/ of the repository)",
+        "batch": "instruction + input files -> requested output files (python -m bench batch)",
+    }
     for name, help_ in helps.items():
         p = sub.add_parser(name, help=help_, add_help=False)
         p.add_argument("rest", nargs=argparse.REMAINDER)
@@ -150,6 +161,7 @@ def _add_db_commands(sub) -> None:
                 hint = exc.hint if isinstance(exc, ToolFailed) else None
                 print(f"error: {exc}" + (f" (hint: {hint})" if hint else ""), file=sys.stderr)
                 return 2
+
         return wrapped
 
     def init(engine, args) -> int:
@@ -159,8 +171,10 @@ def _add_db_commands(sub) -> None:
 
     def report(reports) -> int:
         for r in reports:
-            print(f"{r.source_layer:28} -> {r.table:15} event {r.event_id!s:4} read {r.read:6} loaded {r.loaded:6} "
-                  f"skipped {r.skipped:4} repaired {r.repaired:3}" + (f"  ({'; '.join(r.notes)})" if r.notes else ""))
+            print(
+                f"{r.source_layer:28} -> {r.table:15} event {r.event_id!s:4} read {r.read:6} loaded {r.loaded:6} "
+                f"skipped {r.skipped:4} repaired {r.repaired:3}" + (f"  ({'; '.join(r.notes)})" if r.notes else "")
+            )
         return 0
 
     def load(engine, args) -> int:
@@ -173,9 +187,21 @@ def _add_db_commands(sub) -> None:
         from .engines.db.loaders import load_file as load_one
 
         engine.init()
-        return report([load_one(engine, args.path, table=args.table, event_id=args.event, feature_class=args.cls,
-                                name_field=args.name_field, damage_field=args.damage_field, layer=args.layer,
-                                source_layer=args.source)])
+        return report(
+            [
+                load_one(
+                    engine,
+                    args.path,
+                    table=args.table,
+                    event_id=args.event,
+                    feature_class=args.cls,
+                    name_field=args.name_field,
+                    damage_field=args.damage_field,
+                    layer=args.layer,
+                    source_layer=args.source,
+                )
+            ]
+        )
 
     def status(engine, _args) -> int:
         print(json.dumps(engine.status(), indent=2, default=str, ensure_ascii=False))
@@ -202,7 +228,8 @@ def _add_db_commands(sub) -> None:
         return p
 
     command("init", "create the schema and the 17 event records", init).add_argument(
-        "--reset", action="store_true", help="drop GeoFaham's tables first")
+        "--reset", action="store_true", help="drop GeoFaham's tables first"
+    )
     p = command("load", "load every sample layer from the data folder", load)
     p.add_argument("--data-dir", help="sample data folder (default: GEOFAHAM_DATA_DIR or ../shared/data)")
     p.add_argument("--only", nargs="*", help="sample layer ids to load")

@@ -81,8 +81,9 @@ def parse_bool(variable: str, raw: str | None) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise ConfigError(f"{variable}={raw!r} is not a yes/no value", variable=variable,
-                      hint="use 1/true/yes/on or 0/false/no/off")
+    raise ConfigError(
+        f"{variable}={raw!r} is not a yes/no value", variable=variable, hint="use 1/true/yes/on or 0/false/no/off"
+    )
 
 
 def setting(env: str, meaning: str, default: Any = PydanticUndefined, *, shown: str | None = None, **field: Any) -> Any:
@@ -133,37 +134,53 @@ class SettingsGroup(BaseModel):
             error = exc.errors()[0]
             field = str(error["loc"][0])
             variable = cls.env_of(field)
-            raise ConfigError(f"{variable}={env[variable].strip()!r} is not valid ({error['msg']})", variable=variable,
-                              hint=f"expected: {cls.model_fields[field].description}; unset it for the default") from None
+            raise ConfigError(
+                f"{variable}={env[variable].strip()!r} is not valid ({error['msg']})",
+                variable=variable,
+                hint=f"expected: {cls.model_fields[field].description}; unset it for the default",
+            ) from None
 
 
 class NetworkSettings(SettingsGroup):
-    offline: bool = setting("GEOFAHAM_OFFLINE", "no network source is asked (Overpass, Nominatim, STAC APIs); "
-                            "local layers, extracts and gazetteers only", False, shown="off")
+    offline: bool = setting(
+        "GEOFAHAM_OFFLINE",
+        "no network source is asked (Overpass, Nominatim, STAC APIs); local layers, extracts and gazetteers only",
+        False,
+        shown="off",
+    )
 
 
 class OverpassSettings(SettingsGroup):
     url: str = setting("GEOFAHAM_OVERPASS_URL", "Overpass API endpoint", DEFAULT_OVERPASS_URL)
     timeout_s: float = setting("GEOFAHAM_OVERPASS_TIMEOUT", "seconds one Overpass query may run", 180.0, gt=0)
     retries: int = setting("GEOFAHAM_OVERPASS_RETRIES", "further attempts after HTTP 429/502/503/504", 3, ge=0)
-    backoff_s: float = setting("GEOFAHAM_OVERPASS_BACKOFF",
-                               "first wait between attempts in seconds, doubled each time", 2.0, ge=0)
-    area_cap_km2: float = setting("GEOFAHAM_OVERPASS_AREA_CAP_KM2",
-                                  "largest bounding box one Overpass query may cover, km²", 2500.0, gt=0)
-    feature_cap: int = setting("GEOFAHAM_OVERPASS_FEATURE_CAP", "most features one Overpass query may return",
-                               50_000, ge=1)
+    backoff_s: float = setting(
+        "GEOFAHAM_OVERPASS_BACKOFF", "first wait between attempts in seconds, doubled each time", 2.0, ge=0
+    )
+    area_cap_km2: float = setting(
+        "GEOFAHAM_OVERPASS_AREA_CAP_KM2", "largest bounding box one Overpass query may cover, km²", 2500.0, gt=0
+    )
+    feature_cap: int = setting(
+        "GEOFAHAM_OVERPASS_FEATURE_CAP", "most features one Overpass query may return", 50_000, ge=1
+    )
 
 
 class NominatimSettings(SettingsGroup):
-    url: str = setting("GEOFAHAM_NOMINATIM_URL",
-                       "Nominatim search endpoint for place names the offline gazetteers lack", DEFAULT_NOMINATIM_URL)
+    url: str = setting(
+        "GEOFAHAM_NOMINATIM_URL",
+        "Nominatim search endpoint for place names the offline gazetteers lack",
+        DEFAULT_NOMINATIM_URL,
+    )
 
 
 class StacSettings(SettingsGroup):
     url: str = setting("GEOFAHAM_STAC_URL", "STAC API, or a local folder of STAC items", DEFAULT_STAC_URL)
-    provider: StacProviderKind | None = setting("GEOFAHAM_STAC_PROVIDER",
-                                                "provider kind: earth-search, planetary-computer, stac-api or local", None,
-                                                shown="guessed from the URL")
+    provider: StacProviderKind | None = setting(
+        "GEOFAHAM_STAC_PROVIDER",
+        "provider kind: earth-search, planetary-computer, stac-api or local",
+        None,
+        shown="guessed from the URL",
+    )
     timeout_s: float = setting("GEOFAHAM_STAC_TIMEOUT", "seconds one STAC request may take", 20.0, gt=0)
     retries: int = setting("GEOFAHAM_STAC_RETRIES", "retries of a failed STAC request", 3, ge=0)
     backoff_s: float = setting("GEOFAHAM_STAC_BACKOFF", "backoff factor between STAC retries in seconds", 0.5, ge=0)
@@ -172,8 +189,9 @@ class StacSettings(SettingsGroup):
 
 class SandboxSettings(SettingsGroup):
     cpu_s: int = setting("GEOFAHAM_SANDBOX_CPU_S", "CPU seconds one sandboxed Python run may use", 120, ge=1)
-    memory_mb: int = setting("GEOFAHAM_SANDBOX_MEMORY_MB", "address space of one sandboxed Python run, MB", 3072,
-                             ge=256)
+    memory_mb: int = setting(
+        "GEOFAHAM_SANDBOX_MEMORY_MB", "address space of one sandboxed Python run, MB", 3072, ge=256
+    )
 
 
 def default_data_dir() -> Path:
@@ -185,12 +203,24 @@ def default_data_dir() -> Path:
 
 
 class PathSettings(SettingsGroup):
-    data_dir: Path = setting("GEOFAHAM_DATA_DIR", "folder of sample layers and OSM extracts",
-                             default_factory=default_data_dir, shown="../shared/data beside the repository")
-    cache_dir: Path = setting("GEOFAHAM_CACHE", "cache folder for models, wheels and the embedded database",
-                              default_factory=lambda: Path.home() / ".cache" / "geofaham", shown="~/.cache/geofaham")
-    sessions_dir: Path | None = setting("GEOFAHAM_SESSIONS", "folder of QGIS sessions", None,
-                                        shown="next to the saved project, else ~/geofaham-sessions")
+    data_dir: Path = setting(
+        "GEOFAHAM_DATA_DIR",
+        "folder of sample layers and OSM extracts",
+        default_factory=default_data_dir,
+        shown="../shared/data beside the repository",
+    )
+    cache_dir: Path = setting(
+        "GEOFAHAM_CACHE",
+        "cache folder for models, wheels and the embedded database",
+        default_factory=lambda: Path.home() / ".cache" / "geofaham",
+        shown="~/.cache/geofaham",
+    )
+    sessions_dir: Path | None = setting(
+        "GEOFAHAM_SESSIONS",
+        "folder of QGIS sessions",
+        None,
+        shown="next to the saved project, else ~/geofaham-sessions",
+    )
 
     @field_validator("data_dir", "cache_dir", "sessions_dir")
     @classmethod
@@ -199,15 +229,19 @@ class PathSettings(SettingsGroup):
 
 
 class DatabaseSettings(SettingsGroup):
-    pg_dsn: str | None = setting("GEOFAHAM_PG_DSN", "PostGIS database (libpq URI); unset: the embedded SpatiaLite "
-                                 "engine", None)
+    pg_dsn: str | None = setting(
+        "GEOFAHAM_PG_DSN", "PostGIS database (libpq URI); unset: the embedded SpatiaLite engine", None
+    )
 
 
 class ComputeSettings(SettingsGroup):
     """Read by the raster engine at each computation (no run passes it down; not a dialog setting)."""
 
-    dask_scheduler: str | None = setting("GEOFAHAM_DASK_SCHEDULER", "Dask scheduler address (tcp://host:8786) for "
-                                         "raster graphs; unset: local threads", None)
+    dask_scheduler: str | None = setting(
+        "GEOFAHAM_DASK_SCHEDULER",
+        "Dask scheduler address (tcp://host:8786) for raster graphs; unset: local threads",
+        None,
+    )
 
 
 class TestHooks(SettingsGroup):
@@ -215,10 +249,12 @@ class TestHooks(SettingsGroup):
 
     __test__ = False  # not a pytest test class
 
-    block_real_models: bool = setting("GEOFAHAM_BLOCK_REAL_MODELS",
-                                      "test hook: refuse every request to a real model server", False, shown="off")
+    block_real_models: bool = setting(
+        "GEOFAHAM_BLOCK_REAL_MODELS", "test hook: refuse every request to a real model server", False, shown="off"
+    )
     store_crash_at: Literal["staged", "moved"] | None = setting(
-        "GEOFAHAM_STORE_CRASH_AT", "test hook: the Response Store exits at staged or moved inside a registration", None)
+        "GEOFAHAM_STORE_CRASH_AT", "test hook: the Response Store exits at staged or moved inside a registration", None
+    )
 
 
 class ModelEndpoint(BaseModel):
@@ -237,8 +273,14 @@ class ModelEndpoint(BaseModel):
 
 #: the groups of :class:`Settings`, by field name
 GROUPS: dict[str, type[SettingsGroup]] = {
-    "network": NetworkSettings, "overpass": OverpassSettings, "nominatim": NominatimSettings, "stac": StacSettings,
-    "sandbox": SandboxSettings, "paths": PathSettings, "database": DatabaseSettings, "compute": ComputeSettings,
+    "network": NetworkSettings,
+    "overpass": OverpassSettings,
+    "nominatim": NominatimSettings,
+    "stac": StacSettings,
+    "sandbox": SandboxSettings,
+    "paths": PathSettings,
+    "database": DatabaseSettings,
+    "compute": ComputeSettings,
 }
 
 
@@ -330,12 +372,18 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
 # ------------------------------------------------------------------------------ documentation
 #: variables that are not one field of a group (the model endpoints, per role)
 _MODEL_VARIABLES: tuple[tuple[str, str, str], ...] = (
-    ("GEOFAHAM_LLM_BASE_URL", "OpenAI-compatible model server for every role; unset: the embedded local model",
-     "embedded llama.cpp"),
+    (
+        "GEOFAHAM_LLM_BASE_URL",
+        "OpenAI-compatible model server for every role; unset: the embedded local model",
+        "embedded llama.cpp",
+    ),
     ("GEOFAHAM_LLM_MODEL", "model name on that server", EMBEDDED_MODEL),
     ("GEOFAHAM_LLM_API_KEY", "API key of that server, read at run time and never written to disk", "none"),
-    ("GEOFAHAM_LLM_<ROLE>_BASE_URL", "the same for one role (" + ", ".join(r.value.upper() for r in Role)
-     + "); also _MODEL, _API_KEY", "the all-roles value"),
+    (
+        "GEOFAHAM_LLM_<ROLE>_BASE_URL",
+        "the same for one role (" + ", ".join(r.value.upper() for r in Role) + "); also _MODEL, _API_KEY",
+        "the all-roles value",
+    ),
 )
 
 

@@ -37,13 +37,24 @@ def export_run(store, run_id: str, destination: str | Path) -> Path:
         shutil.copy2(source, out / "artifacts" / source.name)
     (out / "run.json").write_text(stored, encoding="utf-8")  # the record exactly as the session holds it
     (out / "answer.md").write_text(f"# {record.question}\n\n{record.answer}\n", encoding="utf-8")
-    (out / "artifacts.json").write_text(json.dumps([a.model_dump(mode="json") for a in artifacts], indent=2),
-                                        encoding="utf-8")
-    lines = [f"# GeoFaham run {run_id}", "", f"Question: {record.question}", f"Status: {record.status}", "",
-             "- `answer.md`: the answer (numbers computed by the engines; artifact ids cited in brackets)",
-             "- `run.json`: the run record (ledgers, plans, steps, tool calls, tokens, timings)",
-             "- `artifacts.json`: metadata and lineage of every artifact", "- `artifacts/`:"]
-    lines += [f"  - `{Path(a.path).name}`: {a.kind.value} — {a.summary}" + (f" (from {', '.join(a.inputs)})" if a.inputs else "")
-              for a in artifacts]
+    (out / "artifacts.json").write_text(
+        json.dumps([a.model_dump(mode="json") for a in artifacts], indent=2), encoding="utf-8"
+    )
+    lines = [
+        f"# GeoFaham run {run_id}",
+        "",
+        f"Question: {record.question}",
+        f"Status: {record.status}",
+        "",
+        "- `answer.md`: the answer (numbers computed by the engines; artifact ids cited in brackets)",
+        "- `run.json`: the run record (ledgers, plans, steps, tool calls, tokens, timings)",
+        "- `artifacts.json`: metadata and lineage of every artifact",
+        "- `artifacts/`:",
+    ]
+    lines += [
+        f"  - `{Path(a.path).name}`: {a.kind.value} — {a.summary}"
+        + (f" (from {', '.join(a.inputs)})" if a.inputs else "")
+        for a in artifacts
+    ]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out

@@ -14,7 +14,7 @@ FREE_SYSTEM = (
     "You are the planner of a geospatial disaster-response system. Write a task ledger and a plan. "
     "Each plan step is one call of one typed tool by its agent; step inputs are artifact ids from the "
     "available artifacts or references 'step:N' to an earlier step's output. Never invent artifact ids. "
-    "Distances are in metres. Reply with one JSON object {\"ledger\": ..., \"plan\": ...} only."
+    'Distances are in metres. Reply with one JSON object {"ledger": ..., "plan": ...} only.'
 )
 
 PROGRESS_SYSTEM = (
@@ -25,7 +25,7 @@ PROGRESS_SYSTEM = (
 
 AGENT_SYSTEM = (
     "You are the {agent} specialist of a geospatial system. Choose one tool and its arguments for the "
-    "instruction, using only the listed input artifacts. Reply with JSON only: {{\"tool\": ..., \"args\": {{...}}}}."
+    'instruction, using only the listed input artifacts. Reply with JSON only: {{"tool": ..., "args": {{...}}}}.'
 )
 
 SYNTHESIS_SYSTEM = (

@@ -26,8 +26,9 @@ def layer_to_geodataframe(layer: QgsVectorLayer, selected_only: bool) -> gpd.Geo
 def aoi_from_layer(store, layer: QgsVectorLayer, *, selected_only: bool):
     gdf = layer_to_geodataframe(layer, selected_only)
     what = "selection of " if selected_only else ""
-    return register_aoi(store, gdf, source=f"user.aoi:{'selection' if selected_only else 'layer'}",
-                        name=f"{what}{layer.name()}")
+    return register_aoi(
+        store, gdf, source=f"user.aoi:{'selection' if selected_only else 'layer'}", name=f"{what}{layer.name()}"
+    )
 
 
 def aoi_from_geometry(store, geometry: QgsGeometry, crs, name: str = "digitised polygon"):
@@ -40,7 +41,7 @@ class PolygonTool(QgsMapTool):
 
     polygonFinished = pyqtSignal(object)  # noqa: N815  QgsGeometry in the canvas CRS
 
-    def __init__(self, canvas):
+    def __init__(self, canvas) -> None:
         super().__init__(canvas)
         self.points: list[QgsPointXY] = []
         self.band = QgsRubberBand(canvas, QgsWkbTypes.PolygonGeometry)

@@ -41,7 +41,7 @@ class ChatDock(QDockWidget):
     aoiDrawRequested = pyqtSignal()  # noqa: N815
     aoiClearRequested = pyqtSignal()  # noqa: N815
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None) -> None:
         super().__init__(tr("GeoFaham"), parent)
         self.setObjectName(DOCK_OBJECT_NAME)
         self.setAllowedAreas(Qt.LeftDockWidgetArea | Qt.RightDockWidgetArea)
@@ -56,7 +56,7 @@ class ChatDock(QDockWidget):
         self.transcript.setObjectName("GeoFahamTranscript")
         self.transcript.setOpenExternalLinks(True)
         self.transcript.setPlaceholderText(
-            tr("Ask a disaster-response question, e.g. \"Which hospitals lie within 1 km of the Eaton fire perimeter?\"")
+            tr('Ask a disaster-response question, e.g. "Which hospitals lie within 1 km of the Eaton fire perimeter?"')
         )
         self.plan_view = QTreeWidget(splitter)
         self.plan_view.setObjectName("GeoFahamPlan")
@@ -73,9 +73,11 @@ class ChatDock(QDockWidget):
         self.aoi_label.setObjectName("GeoFahamAoi")
         self.aoi_label.setWordWrap(True)
         aoi_row.addWidget(self.aoi_label, 1)
-        for name, text, signal in (("GeoFahamAoiSelection", tr("From selection"), self.aoiFromSelectionRequested),
-                                   ("GeoFahamAoiDraw", tr("Draw"), self.aoiDrawRequested),
-                                   ("GeoFahamAoiClear", tr("Clear"), self.aoiClearRequested)):
+        for name, text, signal in (
+            ("GeoFahamAoiSelection", tr("From selection"), self.aoiFromSelectionRequested),
+            ("GeoFahamAoiDraw", tr("Draw"), self.aoiDrawRequested),
+            ("GeoFahamAoiClear", tr("Clear"), self.aoiClearRequested),
+        ):
             button = QPushButton(text, body)
             button.setObjectName(name)
             button.clicked.connect(signal.emit)
@@ -130,7 +132,9 @@ class ChatDock(QDockWidget):
         """One row per plan step, all pending (a replan replaces the rows)."""
         self.plan_view.clear()
         for step in steps:
-            item = QTreeWidgetItem([str(step.id), f"{step.agent.value}.{step.tool or '?'}", self._status_text("pending"), ""])
+            item = QTreeWidgetItem(
+                [str(step.id), f"{step.agent.value}.{step.tool or '?'}", self._status_text("pending"), ""]
+            )
             item.setToolTip(1, step.goal)
             self.plan_view.addTopLevelItem(item)
         for column in range(3):
@@ -148,16 +152,23 @@ class ChatDock(QDockWidget):
 
     @staticmethod
     def _status_text(status: str) -> str:
-        return {"pending": tr("pending"), "running": tr("running"), "done": tr("done"), "failed": tr("failed"),
-                "reused": tr("reused"), "skipped": tr("skipped")}.get(status, status)
+        return {
+            "pending": tr("pending"),
+            "running": tr("running"),
+            "done": tr("done"),
+            "failed": tr("failed"),
+            "reused": tr("reused"),
+            "skipped": tr("skipped"),
+        }.get(status, status)
 
     def _on_plan_item(self, item, _column=0) -> None:
         if item.text(3):
             self.artifactActivated.emit(item.text(3))
 
     def set_aoi(self, text: str | None) -> None:
-        self.aoi_label.setText(tr("Area of interest: {aoi}").format(aoi=text) if text
-                               else tr("Area of interest: the disaster's own area"))
+        self.aoi_label.setText(
+            tr("Area of interest: {aoi}").format(aoi=text) if text else tr("Area of interest: the disaster's own area")
+        )
 
     # ------------------------------------------------------------------------------ transcript
     def append_user(self, text: str) -> None:

@@ -34,7 +34,9 @@ def layer_for_artifact(record, store):
         style_for(layer, record)
     else:
         style_raster(layer, record)
-    layer.setAbstract(f"GeoFaham artifact {record.id}\nsource: {record.source}\ninputs: {', '.join(record.inputs) or '-'}\n{record.summary}")
+    layer.setAbstract(
+        f"GeoFaham artifact {record.id}\nsource: {record.source}\ninputs: {', '.join(record.inputs) or '-'}\n{record.summary}"
+    )
     return layer
 
 

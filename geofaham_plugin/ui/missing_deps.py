@@ -12,7 +12,7 @@ def missing_dependencies_message(missing: list[Dependency]) -> str:
     names = ", ".join(dep.distribution for dep in missing)
     return tr(
         "GeoFaham cannot start because these Python packages are missing: {names}. "
-        "Install them with: {command} (or run \"{setup}\" in the GeoFaham source folder), "
+        'Install them with: {command} (or run "{setup}" in the GeoFaham source folder), '
         "then restart QGIS."
     ).format(names=names, command=pip_command(missing), setup=SETUP_COMMAND)
 
@@ -20,7 +20,7 @@ def missing_dependencies_message(missing: list[Dependency]) -> str:
 class MissingDependenciesPlugin:
     """Shows which packages are missing and the command that installs them; adds nothing else."""
 
-    def __init__(self, iface, missing: list[Dependency]):
+    def __init__(self, iface, missing: list[Dependency]) -> None:
         self.iface = iface
         self.missing = missing
         self.translator = None

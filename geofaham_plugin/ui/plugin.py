@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from qgis.core import QgsMapLayerType, QgsProject
@@ -18,7 +19,7 @@ ACTION_OBJECT_PREFIX = "GeoFaham"
 
 
 class GeoFahamPlugin:
-    def __init__(self, iface):
+    def __init__(self, iface) -> None:
         self.iface = iface
         self.translator = None
         self.dock: ChatDock | None = None
@@ -36,7 +37,9 @@ class GeoFahamPlugin:
         self.dock.questionSubmitted.connect(self.on_question)
         self.iface.addDockWidget(Qt.RightDockWidgetArea, self.dock)
 
-        self.dock.aoiFromSelectionRequested.connect(lambda: self._session().aoi_from_layer(self.iface.activeLayer(), True))
+        self.dock.aoiFromSelectionRequested.connect(
+            lambda: self._session().aoi_from_layer(self.iface.activeLayer(), True)
+        )
         self.dock.aoiDrawRequested.connect(lambda: self._session().start_drawing())
         self.dock.aoiClearRequested.connect(lambda: self._session().clear_aoi())
 
@@ -87,12 +90,13 @@ class GeoFahamPlugin:
             QgsApplication.processingRegistry().removeProvider(self.provider)
             self.provider = None
         project = QgsProject.instance()
-        for signal, slot in ((project.projectSaved, self._on_project_saved), (project.readProject, self._on_project_read),
-                             (project.cleared, self._on_project_cleared)):
-            try:
+        for signal, slot in (
+            (project.projectSaved, self._on_project_saved),
+            (project.readProject, self._on_project_read),
+            (project.cleared, self._on_project_cleared),
+        ):
+            with contextlib.suppress(TypeError):
                 signal.disconnect(slot)
-            except TypeError:
-                pass
         if self.use_as_aoi is not None:
             self.iface.removeCustomActionForLayerType(self.use_as_aoi)
             self.use_as_aoi.deleteLater()
@@ -197,7 +201,9 @@ class GeoFahamPlugin:
             return
         session_dir = Path(project.homePath()) / folder
         if not (session_dir / "store.sqlite").exists():
-            self.dock.append_error(tr("The GeoFaham session of this project is missing: {path}").format(path=session_dir))
+            self.dock.append_error(
+                tr("The GeoFaham session of this project is missing: {path}").format(path=session_dir)
+            )
             return
         self._close_session()
         import json
@@ -219,10 +225,8 @@ class GeoFahamPlugin:
 
     def _close_session(self) -> None:
         if self.session is not None:
-            try:
+            with contextlib.suppress(TypeError):
                 self.dock.cancelRequested.disconnect(self.session.cancel)
-            except TypeError:
-                pass
             self.session.close()
             self.session = None
 

@@ -56,8 +56,16 @@ class Session(QObject):
     layerAdded = pyqtSignal(object)  # noqa: N815
     runEvent = pyqtSignal(object)  # noqa: N815  core RunEvent, after the dock and the layer tree have shown it
 
-    def __init__(self, dock, *, iface=None, session_dir: Path | None = None, llm_factory=None, name: str | None = None,
-                 parent=None):
+    def __init__(
+        self,
+        dock,
+        *,
+        iface=None,
+        session_dir: Path | None = None,
+        llm_factory=None,
+        name: str | None = None,
+        parent=None,
+    ) -> None:
         super().__init__(parent)
         self.iface = iface
         self.aoi_id: str | None = None
@@ -70,8 +78,9 @@ class Session(QObject):
         apply_qgis_proxy()
         self.settings = settings_from_qgis()
         self.main_thread_work: list[tuple[float, float]] = []  # (start, end) of layer creation, for profiling
-        self.store = ResponseStore(session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_"),
-                                                                      self.settings))
+        self.store = ResponseStore(
+            session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_"), self.settings)
+        )
         self._llm_factory = llm_factory
         self._llm = None
         self.worker: RunWorker | None = None
@@ -94,12 +103,17 @@ class Session(QObject):
 
     def _orchestrator(self, *, on_event, cancel):
         from ..core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-
         from .settings import limits_from_qgis
 
         mode = "guided" if self.settings.endpoint("planner").embedded else "free"
-        return Orchestrator(self.store, self.llm, settings=self.settings, on_event=on_event, cancel=cancel,
-                            config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free", **limits_from_qgis()))
+        return Orchestrator(
+            self.store,
+            self.llm,
+            settings=self.settings,
+            on_event=on_event,
+            cancel=cancel,
+            config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free", **limits_from_qgis()),
+        )
 
     # ----------------------------------------------------------------------------------- runs
     @property
@@ -156,8 +170,12 @@ class Session(QObject):
             self.dock.append_error(record.answer)
         tokens = record.usage.total()
         summary = tr("{status} in {seconds:.1f} s · {prompt} + {completion} tokens · run {run}").format(
-            status=record.status, seconds=record.seconds, prompt=tokens.prompt, completion=tokens.completion,
-            run=record.run_id)
+            status=record.status,
+            seconds=record.seconds,
+            prompt=tokens.prompt,
+            completion=tokens.completion,
+            run=record.run_id,
+        )
         self.dock.status.setText(summary)
         QgsMessageLog.logMessage(summary, LOG_TAG, Qgis.Info)
         self.runFinished.emit(record)
@@ -165,7 +183,9 @@ class Session(QObject):
     def _on_crash(self, message: str, details: str) -> None:  # main thread
         QgsMessageLog.logMessage(details, LOG_TAG, Qgis.Critical)
         self.dock.set_busy(False, "")
-        self.dock.append_error(tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message))
+        self.dock.append_error(
+            tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message)
+        )
         self.runFinished.emit(None)
 
     # ---------------------------------------------------------------------------- persistence
@@ -176,8 +196,9 @@ class Session(QObject):
 
         path = self.store.session_dir / self.TRANSCRIPT
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"name": self.name, "aoi_id": self.aoi_id, "entries": self.dock.entries()}),
-                       encoding="utf-8")
+        tmp.write_text(
+            json.dumps({"name": self.name, "aoi_id": self.aoi_id, "entries": self.dock.entries()}), encoding="utf-8"
+        )
         os.replace(tmp, path)
 
     def restore(self) -> None:
@@ -192,8 +213,11 @@ class Session(QObject):
                 self.aoi_id = saved["aoi_id"]
                 self.dock.set_aoi(f"{self.aoi_id} · {self.store.get(self.aoi_id).summary}")
         self.records = RunLog(self.store.session_dir).finished_runs()
-        self.layers = [layer for layer in QgsProject.instance().mapLayers().values()
-                       if layer.customProperty("geofaham/artifact_id")]
+        self.layers = [
+            layer
+            for layer in QgsProject.instance().mapLayers().values()
+            if layer.customProperty("geofaham/artifact_id")
+        ]
 
     def relocate(self, new_dir: Path) -> None:
         """Move the session folder (e.g. next to a newly saved project) and re-point its layers."""
@@ -278,8 +302,11 @@ class Session(QObject):
         canvas = self.iface.mapCanvas()
         self._draw_tool = PolygonTool(canvas)
         self._draw_tool.polygonFinished.connect(
-            lambda g: (self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
-                       canvas.unsetMapTool(self._draw_tool)))
+            lambda g: (
+                self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
+                canvas.unsetMapTool(self._draw_tool),
+            )
+        )
         canvas.setMapTool(self._draw_tool)
 
     def clear_aoi(self) -> None:

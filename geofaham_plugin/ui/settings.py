@@ -88,8 +88,14 @@ def postgres_dsn(name: str) -> str | None:
         if QgsApplication.authManager().loadAuthenticationConfig(uri.authConfigId(), config, True):
             uri.setUsername(config.config("username"))
             uri.setPassword(config.config("password"))
-    parts = {"host": uri.host(), "port": uri.port(), "dbname": uri.database(), "user": uri.username(),
-             "password": uri.password(), "sslmode": "prefer"}
+    parts = {
+        "host": uri.host(),
+        "port": uri.port(),
+        "dbname": uri.database(),
+        "user": uri.username(),
+        "password": uri.password(),
+        "sslmode": "prefer",
+    }
     return " ".join(f"{k}={v}" for k, v in parts.items() if v)
 
 
@@ -120,9 +126,13 @@ def settings_from_qgis(env: Mapping[str, str] | None = None) -> Settings:
     use_embedded = s.value(_key("llm", "embedded"), True, type=bool)
     for role in Role:
         endpoint = base.endpoint(role)
-        url = s.value(_key("llm", role.value, "base_url"), "", type=str) or s.value(_key("llm", "base_url"), "", type=str)
+        url = s.value(_key("llm", role.value, "base_url"), "", type=str) or s.value(
+            _key("llm", "base_url"), "", type=str
+        )
         model = s.value(_key("llm", role.value, "model"), "", type=str) or s.value(_key("llm", "model"), "", type=str)
-        authcfg = s.value(_key("llm", role.value, "authcfg"), "", type=str) or s.value(_key("llm", "authcfg"), "", type=str)
+        authcfg = s.value(_key("llm", role.value, "authcfg"), "", type=str) or s.value(
+            _key("llm", "authcfg"), "", type=str
+        )
         update = {}
         if url and not use_embedded:
             update["base_url"] = url
@@ -165,9 +175,11 @@ def apply_qgis_proxy(environ: MutableMapping[str, str] | None = None) -> str | N
 
 def limits_from_qgis() -> dict:
     s = QgsSettings()
-    return {"max_turns": s.value(_key("limits", "max_turns"), 20, type=int),
-            "stall_budget": s.value(_key("limits", "stall_budget"), 3, type=int),
-            "max_replans": s.value(_key("limits", "max_replans"), 2, type=int)}
+    return {
+        "max_turns": s.value(_key("limits", "max_turns"), 20, type=int),
+        "stall_budget": s.value(_key("limits", "stall_budget"), 3, type=int),
+        "max_replans": s.value(_key("limits", "max_replans"), 2, type=int),
+    }
 
 
 def _save_override(s: QgsSettings, key: str, value: Any, inherited: Any) -> None:
@@ -204,7 +216,7 @@ class SettingsDialog(QDialog):
             name = role.value if role else None
             box = QGroupBox(tr("All roles") if role is None else tr("Role: {role}").format(role=name))
             inner = QFormLayout(box)
-            url = QLineEdit(s.value(_key("llm", *( [name] if name else []), "base_url"), "", type=str))
+            url = QLineEdit(s.value(_key("llm", *([name] if name else []), "base_url"), "", type=str))
             url.setPlaceholderText("https://api.openai.com/v1")
             model = QLineEdit(s.value(_key("llm", *([name] if name else []), "model"), "", type=str))
             auth = self._auth_selector(s.value(_key("llm", *([name] if name else []), "authcfg"), "", type=str))
@@ -249,8 +261,11 @@ class SettingsDialog(QDialog):
         form = QFormLayout(limits)
         current = limits_from_qgis()
         self.limit_boxes = {}
-        for key, label, top in (("max_turns", tr("Maximum turns"), 100), ("stall_budget", tr("Stall budget"), 20),
-                                ("max_replans", tr("Maximum replans"), 10)):
+        for key, label, top in (
+            ("max_turns", tr("Maximum turns"), 100),
+            ("stall_budget", tr("Stall budget"), 20),
+            ("max_replans", tr("Maximum replans"), 10),
+        ):
             box = QSpinBox()
             box.setRange(0, top)
             box.setValue(current[key])
@@ -325,8 +340,11 @@ class SettingsDialog(QDialog):
         if endpoint.embedded:
             path = settings.embedded_model_path
             ok = path.is_file()
-            self.test_result.setText(tr("Embedded model ready: {path}").format(path=path) if ok
-                                     else tr("Embedded model missing: run make setup ({path})").format(path=path))
+            self.test_result.setText(
+                tr("Embedded model ready: {path}").format(path=path)
+                if ok
+                else tr("Embedded model missing: run make setup ({path})").format(path=path)
+            )
             return ok
         from pydantic import BaseModel
 
@@ -338,9 +356,12 @@ class SettingsDialog(QDialog):
 
         try:
             LLM(OpenAIChatModel(endpoint, timeout=20, http_retries=0), max_retries=0).structured(
-                Role.planner, [Message(role="user", content='Reply with {"ok": true}')], Pong)
+                Role.planner, [Message(role="user", content='Reply with {"ok": true}')], Pong
+            )
         except GeoFahamError as exc:
             self.test_result.setText(tr("Connection failed: {error}").format(error=exc))
             return False
-        self.test_result.setText(tr("Connected to {model} at {url}").format(model=endpoint.model, url=endpoint.base_url))
+        self.test_result.setText(
+            tr("Connected to {model} at {url}").format(model=endpoint.model, url=endpoint.base_url)
+        )
         return True

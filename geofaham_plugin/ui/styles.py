@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from qgis.core import (QgsCategorizedSymbolRenderer, QgsFillSymbol, QgsMarkerSymbol, QgsRendererCategory,
-                       QgsSingleSymbolRenderer, QgsSymbol, QgsWkbTypes)
+from qgis.core import (
+    QgsCategorizedSymbolRenderer,
+    QgsFillSymbol,
+    QgsMarkerSymbol,
+    QgsRendererCategory,
+    QgsSingleSymbolRenderer,
+    QgsSymbol,
+    QgsWkbTypes,
+)
 
 DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
-    "none": "#1a9641", "affected": "#a6d96a", "minor": "#fdae61", "major": "#f46d43", "destroyed": "#b2182b",
+    "none": "#1a9641",
+    "affected": "#a6d96a",
+    "minor": "#fdae61",
+    "major": "#f46d43",
+    "destroyed": "#b2182b",
 }
 
 
@@ -15,8 +26,13 @@ def style_for(layer, record) -> None:
     geometry = layer.geometryType()
     fields = [f.name() for f in layer.fields()]
     if kind == "aoi":
-        layer.setRenderer(QgsSingleSymbolRenderer(QgsFillSymbol.createSimple(
-            {"color": "0,0,0,0", "outline_color": "230,120,20", "outline_width": "0.8", "outline_style": "dash"})))
+        layer.setRenderer(
+            QgsSingleSymbolRenderer(
+                QgsFillSymbol.createSimple(
+                    {"color": "0,0,0,0", "outline_color": "230,120,20", "outline_width": "0.8", "outline_style": "dash"}
+                )
+            )
+        )
     elif "damage_class" in fields:
         categories = []
         for value, colour in DAMAGE_COLOURS.items():
@@ -28,10 +44,15 @@ def style_for(layer, record) -> None:
         flood = "flood" in (record.summary or "").lower()
         fill = "60,130,220,90" if flood else "220,60,30,70"
         line = "30,90,200" if flood else "180,30,20"
-        layer.renderer().setSymbol(QgsFillSymbol.createSimple({"color": fill, "outline_color": line, "outline_width": "0.5"}))
+        layer.renderer().setSymbol(
+            QgsFillSymbol.createSimple({"color": fill, "outline_color": line, "outline_width": "0.5"})
+        )
     elif geometry == QgsWkbTypes.PointGeometry and "distance_m" in fields:
-        layer.renderer().setSymbol(QgsMarkerSymbol.createSimple(
-            {"name": "star", "color": "255,215,0", "outline_color": "60,60,60", "size": "4.5"}))
+        layer.renderer().setSymbol(
+            QgsMarkerSymbol.createSimple(
+                {"name": "star", "color": "255,215,0", "outline_color": "60,60,60", "size": "4.5"}
+            )
+        )
     layer.triggerRepaint()
 
 
@@ -48,8 +69,13 @@ FLOOD_COLOURS = {"water": "#2166ac", "flood": "#2166ac", "flooded": "#2166ac", "
 def style_raster(layer, record) -> None:
     """Class rasters (burn severity, flood extent, masks): a palette with the class names as legend;
     index rasters (NDVI, dNBR, ...): a colour ramp over the computed min/max."""
-    from qgis.core import (QgsColorRampShader, QgsPalettedRasterRenderer, QgsRasterShader, QgsSingleBandPseudoColorRenderer,
-                           QgsStyle)
+    from qgis.core import (
+        QgsColorRampShader,
+        QgsPalettedRasterRenderer,
+        QgsRasterShader,
+        QgsSingleBandPseudoColorRenderer,
+        QgsStyle,
+    )
 
     extra = record.extra
     classes = extra.get("classes")

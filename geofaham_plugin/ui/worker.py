@@ -14,8 +14,9 @@ class RunWorker(QThread):
     done = pyqtSignal(object)  # core RunRecord
     crashed = pyqtSignal(str, str)  # readable message, details for the log
 
-    def __init__(self, orchestrator_factory, question: str, aoi_artifact_id: str | None = None, previous=None,
-                 parent=None):
+    def __init__(
+        self, orchestrator_factory, question: str, aoi_artifact_id: str | None = None, previous=None, parent=None
+    ) -> None:
         super().__init__(parent)
         self._factory = orchestrator_factory
         self.question = question

@@ -22,10 +22,20 @@ class MockOpenAI:
                 if owner.status != 200:
                     payload = {"error": {"message": "boom", "type": "server_error"}}
                 else:
-                    payload = {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": owner.content}}],
-                               "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}}
+                    payload = {
+                        "id": "c1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": owner.content},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
+                    }
                 data = json.dumps(payload).encode()
                 self.send_response(owner.status)
                 self.send_header("Content-Type", "application/json")

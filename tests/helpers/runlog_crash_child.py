@@ -18,7 +18,7 @@ import io
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from geofaham_plugin.core.orchestrator import runlog
 from geofaham_plugin.core.orchestrator.runlog import RunLog, RunRecord
@@ -26,8 +26,14 @@ from geofaham_plugin.core.orchestrator.runlog import RunLog, RunRecord
 
 def version(run_id: str, n: int) -> RunRecord:
     """Version ``n`` of the run: its answer says which version it is and is long enough to take a while."""
-    return RunRecord(run_id=run_id, question="crash test", status="answered", answer=f"version {n} " + "x" * (n % 7 * 200_000),
-                     notes=[f"note {i}" for i in range(n % 5)], started_at=datetime(2026, 12, 1, tzinfo=timezone.utc))
+    return RunRecord(
+        run_id=run_id,
+        question="crash test",
+        status="answered",
+        answer=f"version {n} " + "x" * (n % 7 * 200_000),
+        notes=[f"note {i}" for i in range(n % 5)],
+        started_at=datetime(2026, 12, 1, tzinfo=UTC),
+    )
 
 
 class SlowFile:
@@ -38,7 +44,7 @@ class SlowFile:
 
     def write(self, data):
         for i in range(0, len(data), 65536):
-            self._fh.write(data[i:i + 65536])
+            self._fh.write(data[i : i + 65536])
             self._fh.flush()
             time.sleep(0.002)
         return len(data)
@@ -55,10 +61,12 @@ class SlowFile:
 
 def slow_disk() -> None:
     """Make every file opened for writing (``open``, ``io.open``, ``os.fdopen``) a :class:`SlowFile`."""
+
     def slow(opener):
         def wrapped(file, mode="r", *args, **kwargs):
             fh = opener(file, mode, *args, **kwargs)
             return SlowFile(fh) if any(c in mode for c in "wax+") else fh
+
         return wrapped
 
     builtins.open = io.open = slow(io.open)
@@ -69,6 +77,7 @@ def main() -> None:
     session, run_id, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     log = RunLog(session)
     if mode == "stall":
+
         def stalled_replace(src, dst):
             print("written", src, flush=True)
             time.sleep(120)

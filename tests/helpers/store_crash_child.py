@@ -30,12 +30,16 @@ def main() -> None:
         if choice == "vector":
             n = rng.randint(1, 400)
             xy = np.random.default_rng(seed + i).uniform([390_000, 3_780_000], [406_000, 3_789_000], (n, 2))
-            gdf = gpd.GeoDataFrame({"n": np.arange(n), "v": xy[:, 0] / 7}, geometry=[Point(x, y) for x, y in xy], crs=26911)
+            gdf = gpd.GeoDataFrame(
+                {"n": np.arange(n), "v": xy[:, 0] / 7}, geometry=[Point(x, y) for x, y in xy], crs=26911
+            )
             rec = store.register_vector(gdf, source="test.crash", summary=f"{n} points")
         elif choice == "text":
             rec = store.register_text("x" * rng.randint(0, 5000), source="test.crash", summary="text")
         elif choice == "table":
-            rec = store.register_table(pd.DataFrame({"k": range(rng.randint(0, 300))}), source="test.crash", summary="table")
+            rec = store.register_table(
+                pd.DataFrame({"k": range(rng.randint(0, 300))}), source="test.crash", summary="table"
+            )
         else:
             rec = store.register_raster_file(source_tif, source="test.crash", summary="raster")
         print("registered", rec.id, choice, flush=True)

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..config import Settings
+from ..domain.names import AgentName
 from ..engines.layers import LayerCatalogue
 from ..errors import GeoFahamBug, ModelRetry, ToolFailed
-from ..domain.names import AgentName
 from ..store.models import ArtifactKind, ArtifactRecord
 
 
@@ -86,10 +86,18 @@ TOOLS: dict[str, Tool] = {}
 ToolFn = Callable[..., ArtifactRecord]
 
 
-def tool(*, agent: AgentName, args: type[BaseModel], output: ArtifactKind, inputs: tuple[InputSpec, ...] = (),
-         metric: bool = False, overlap: tuple[str, str, str | None] | None = None,
-         field_arg: tuple[str, str] | None = None, optional_inputs: tuple[str, ...] = (),
-         accepts_empty: tuple[str, ...] = ()) -> Callable[[ToolFn], ToolFn]:
+def tool(
+    *,
+    agent: AgentName,
+    args: type[BaseModel],
+    output: ArtifactKind,
+    inputs: tuple[InputSpec, ...] = (),
+    metric: bool = False,
+    overlap: tuple[str, str, str | None] | None = None,
+    field_arg: tuple[str, str] | None = None,
+    optional_inputs: tuple[str, ...] = (),
+    accepts_empty: tuple[str, ...] = (),
+) -> Callable[[ToolFn], ToolFn]:
     """Register ``fn(ctx, args, **inputs) -> ArtifactRecord`` as a tool; the declaration is checked now."""
 
     def register(fn: ToolFn) -> ToolFn:
@@ -112,9 +120,19 @@ def tool(*, agent: AgentName, args: type[BaseModel], output: ArtifactKind, input
             raise GeoFahamBug(f"tool {name}: bad field_arg {field_arg}")
         fn._optional_inputs = set(optional_inputs)  # type: ignore[attr-defined]
         doc = inspect.getdoc(fn) or ""
-        TOOLS[name] = Tool(name=name, agent=agent, description=doc.split("\n\n")[0], args_model=args,
-                           inputs=inputs, output=output, fn=fn, metric=metric, overlap=overlap, field_arg=field_arg,
-                           accepts_empty=frozenset(accepts_empty))
+        TOOLS[name] = Tool(
+            name=name,
+            agent=agent,
+            description=doc.split("\n\n")[0],
+            args_model=args,
+            inputs=inputs,
+            output=output,
+            fn=fn,
+            metric=metric,
+            overlap=overlap,
+            field_arg=field_arg,
+            accepts_empty=frozenset(accepts_empty),
+        )
         return fn
 
     return register

@@ -16,11 +16,11 @@ import shapely
 from pydantic import BaseModel, Field, model_validator
 from shapely.geometry import box
 
-from ..engines import stac as engine
-from ..errors import ToolFailed
+from ..domain.events import get_event
 from ..domain.geometry import POLYGONAL
 from ..domain.names import AgentName
-from ..domain.events import get_event
+from ..engines import stac as engine
+from ..errors import ToolFailed
 from ..store.models import ArtifactKind, ArtifactRecord, ItemSetMeta
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
@@ -43,32 +43,46 @@ def event_aoi(ctx: ToolContext, args: EventAoiArgs) -> ArtifactRecord:
     """The event's area of interest (its rough extent from the event table) as an AOI polygon."""
     event = _event(args.event_id)
     if not event.bbox_4326:
-        raise ToolFailed(f"{event.name} has no extent in the event table", kind="not_found",
-                         hint="draw or load an AOI instead")
+        raise ToolFailed(
+            f"{event.name} has no extent in the event table", kind="not_found", hint="draw or load an AOI instead"
+        )
     gdf = gpd.GeoDataFrame({"name": [event.name]}, geometry=[box(*event.bbox_4326)], crs=4326)
-    return ctx.store.register_vector(gdf, source="stac.event_aoi", kind=ArtifactKind.aoi,
-                                     summary=f"area of interest of {event.name} (extent from the event table)",
-                                     extra={"event_id": event.id,
-                                            "limitations": [f"{event.name}: AOI is the event's rough bounding box"]})
+    return ctx.store.register_vector(
+        gdf,
+        source="stac.event_aoi",
+        kind=ArtifactKind.aoi,
+        summary=f"area of interest of {event.name} (extent from the event table)",
+        extra={"event_id": event.id, "limitations": [f"{event.name}: AOI is the event's rough bounding box"]},
+    )
 
 
 class SearchImageryArgs(BaseModel):
     window: Literal["pre", "post", "explicit"] = Field(
-        default="post", description="pre: the days before the event; post: the event day and after; explicit: start..end")
-    event_id: int | None = Field(default=None, description="event whose date anchors the window (and AOI if none given)")
+        default="post",
+        description="pre: the days before the event; post: the event day and after; explicit: start..end",
+    )
+    event_id: int | None = Field(
+        default=None, description="event whose date anchors the window (and AOI if none given)"
+    )
     event_date: date | None = Field(default=None, description="event date when no event_id")
     days: int = Field(default=30, ge=1, le=365, description="window length in days")
     start: date | None = Field(default=None, description="explicit window start")
     end: date | None = Field(default=None, description="explicit window end")
-    collections: list[str] = Field(default_factory=list, description="collections in fallback order; empty: provider default")
+    collections: list[str] = Field(
+        default_factory=list, description="collections in fallback order; empty: provider default"
+    )
     max_cloud_cover: float = Field(default=20, ge=0, le=100, description="maximum scene cloud cover, percent")
-    bands: list[str] = Field(default_factory=list, description="bands the analysis needs: nir, red, green, swir16, swir22 ...")
-    min_coverage: float = Field(default=0.95, gt=0, le=1, description="fraction of the AOI polygon the items must cover")
+    bands: list[str] = Field(
+        default_factory=list, description="bands the analysis needs: nir, red, green, swir16, swir22 ..."
+    )
+    min_coverage: float = Field(
+        default=0.95, gt=0, le=1, description="fraction of the AOI polygon the items must cover"
+    )
     max_items: int = Field(default=12, ge=1, le=100)
     bbox: list[float] | None = Field(default=None, min_length=4, max_length=4, description="AOI as lon/lat bbox")
 
     @model_validator(mode="after")
-    def _window(self) -> "SearchImageryArgs":
+    def _window(self) -> SearchImageryArgs:
         if self.window == "explicit" and not (self.start and self.end):
             raise ValueError("an explicit window needs start and end")
         if self.window != "explicit" and not (self.event_id or self.event_date):
@@ -78,8 +92,13 @@ class SearchImageryArgs(BaseModel):
         return self
 
 
-@tool(agent=S, args=SearchImageryArgs, output=ArtifactKind.item_set, optional_inputs=("aoi",),
-      inputs=(InputSpec("aoi", VECTOR_KINDS, POLYGONAL, "area of interest (optional: bbox or the event's extent)"),))
+@tool(
+    agent=S,
+    args=SearchImageryArgs,
+    output=ArtifactKind.item_set,
+    optional_inputs=("aoi",),
+    inputs=(InputSpec("aoi", VECTOR_KINDS, POLYGONAL, "area of interest (optional: bbox or the event's extent)"),),
+)
 def search_imagery(ctx: ToolContext, args: SearchImageryArgs, aoi: ArtifactRecord | None = None) -> ArtifactRecord:
     """Satellite scenes (Sentinel-2, Landsat) covering the AOI in a window before or after the event."""
     event = _event(args.event_id) if args.event_id is not None else None
@@ -89,26 +108,53 @@ def search_imagery(ctx: ToolContext, args: SearchImageryArgs, aoi: ArtifactRecor
     else:
         start, end = engine.event_window(args.event_date or event.event_date, args.window, args.days)
     provider = engine.provider_for(ctx.settings.stac.url, ctx.settings)
-    spec = engine.SearchSpec(aoi=geom, start=start, end=end, window=args.window, collections=list(args.collections),
-                             max_cloud=args.max_cloud_cover, bands=list(args.bands), min_coverage=args.min_coverage,
-                             max_items=args.max_items)
+    spec = engine.SearchSpec(
+        aoi=geom,
+        start=start,
+        end=end,
+        window=args.window,
+        collections=list(args.collections),
+        max_cloud=args.max_cloud_cover,
+        bands=list(args.bands),
+        min_coverage=args.min_coverage,
+        max_items=args.max_items,
+    )
     outcome = engine.search_with_recovery(provider, spec, ctx.cancel)
     ctx.notes += [f"imagery search ({args.window}): {n}" for n in outcome.notes]
     limitations = [f"{args.window}-event imagery: {n}" for n in outcome.notes]
     if outcome.coverage < 1:
         limitations.append(f"{args.window}-event imagery covers {outcome.coverage:.0%} of the AOI")
-    meta = ItemSetMeta(collection=outcome.collection, time_start=None, time_end=None, item_count=len(outcome.items),
-                       aoi_coverage=outcome.coverage, per_date_coverage=outcome.per_date, bands=outcome.bands,
-                       max_cloud_cover=outcome.max_cloud)
+    meta = ItemSetMeta(
+        collection=outcome.collection,
+        time_start=None,
+        time_end=None,
+        item_count=len(outcome.items),
+        aoi_coverage=outcome.coverage,
+        per_date_coverage=outcome.per_date,
+        bands=outcome.bands,
+        max_cloud_cover=outcome.max_cloud,
+    )
     dates = sorted(outcome.per_date)
     return ctx.store.register_item_set(
-        outcome.items, meta, source=f"stac.search_imagery:{provider.kind}", inputs=aoi_ids,
-        summary=(f"{len(outcome.items)} {outcome.collection} scenes ({args.window}-event, {dates[0]} to {dates[-1]}, "
-                 f"cloud <= {outcome.max_cloud:g} %) covering {outcome.coverage:.0%} of the AOI"),
-        extra={"provider": provider.kind, "stac_url": provider.url, "window": args.window,
-               "event_id": event.id if event else None, "start": outcome.start.isoformat(),
-               "end": outcome.end.isoformat(), "attempts": outcome.attempts, "limitations": limitations,
-               "aoi_wkt": shapely.to_wkt(geom, rounding_precision=7)},
+        outcome.items,
+        meta,
+        source=f"stac.search_imagery:{provider.kind}",
+        inputs=aoi_ids,
+        summary=(
+            f"{len(outcome.items)} {outcome.collection} scenes ({args.window}-event, {dates[0]} to {dates[-1]}, "
+            f"cloud <= {outcome.max_cloud:g} %) covering {outcome.coverage:.0%} of the AOI"
+        ),
+        extra={
+            "provider": provider.kind,
+            "stac_url": provider.url,
+            "window": args.window,
+            "event_id": event.id if event else None,
+            "start": outcome.start.isoformat(),
+            "end": outcome.end.isoformat(),
+            "attempts": outcome.attempts,
+            "limitations": limitations,
+            "aoi_wkt": shapely.to_wkt(geom, rounding_precision=7),
+        },
     )
 
 
@@ -122,7 +168,7 @@ def _aoi(ctx: ToolContext, aoi: ArtifactRecord | None, args: SearchImageryArgs, 
         return shapely.make_valid(geom), [aoi.id]
     if args.bbox:
         minx, miny, maxx, maxy = args.bbox
-        if not (minx < maxx and miny < maxy and -180 <= minx and maxx <= 180 and -90 <= miny and maxy <= 90):
+        if not (minx < maxx and miny < maxy and minx >= -180 and maxx <= 180 and miny >= -90 and maxy <= 90):
             raise ToolFailed(f"bbox {args.bbox} is not minx, miny, maxx, maxy in degrees", kind="invalid_input")
         return box(*args.bbox), []
     if event is not None and event.bbox_4326:

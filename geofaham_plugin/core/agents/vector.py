@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.damage import ANY_DAMAGE, DamageClass
+from ..domain.geometry import POLYGONAL
+from ..domain.ids import ARTIFACT_PLACEHOLDER
+from ..domain.names import AgentName
 from ..engines import vector_ops as ops
 from ..errors import ModelRetry, ToolFailed
-from ..domain.ids import ARTIFACT_PLACEHOLDER
-from ..domain.geometry import POLYGONAL
-from ..domain.names import AgentName
-from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
@@ -28,18 +28,33 @@ def load_event_layer(ctx: ToolContext, args: LoadEventLayerArgs) -> ArtifactReco
     """Load the disaster's hazard area (burn perimeter, flood extent) or building-damage layer."""
     layers = ctx.layers.find(event_id=args.event_id, role=args.role)
     if not layers:
-        raise ToolFailed(f"no {args.role} layer is available for event {args.event_id}", kind="not_found",
-                         hint="choose another event or provide the layer as an AOI/artifact")
+        raise ToolFailed(
+            f"no {args.role} layer is available for event {args.event_id}",
+            kind="not_found",
+            hint="choose another event or provide the layer as an AOI/artifact",
+        )
     layer = layers[0]
     data = ctx.layers.read(layer.id)
-    limitations = list(layer.limitations) + [n for n in data.notes if "skipped" in n] + (
-        [f"{data.repaired} invalid geometries repaired"] if data.repaired else [])
+    limitations = (
+        list(layer.limitations)
+        + [n for n in data.notes if "skipped" in n]
+        + ([f"{data.repaired} invalid geometries repaired"] if data.repaired else [])
+    )
     return ctx.store.register_vector(
-        data.gdf, source=f"vector.load_event_layer:{layer.id}", summary=layer.title,
-        extra={"layer_id": layer.id, "role": args.role, "event_id": args.event_id, "damage_field": layer.damage_field,
-               "damage_scale": layer.damage.scale if layer.damage else None,
-               "attribution": layer.attribution, "limitations": limitations, "repaired_geometries": data.repaired,
-               "name_field": layer.name_field},
+        data.gdf,
+        source=f"vector.load_event_layer:{layer.id}",
+        summary=layer.title,
+        extra={
+            "layer_id": layer.id,
+            "role": args.role,
+            "event_id": args.event_id,
+            "damage_field": layer.damage_field,
+            "damage_scale": layer.damage.scale if layer.damage else None,
+            "attribution": layer.attribution,
+            "limitations": limitations,
+            "repaired_geometries": data.repaired,
+            "name_field": layer.name_field,
+        },
     )
 
 
@@ -47,14 +62,21 @@ class SelectDamageArgs(BaseModel):
     damage_classes: list[DamageClass] = Field(min_length=1, description="normalised damage classes to keep")
 
 
-@tool(agent=V, args=SelectDamageArgs, output=ArtifactKind.vector,
-      inputs=(InputSpec("damage", VECTOR_KINDS, description="building-damage layer"),))
+@tool(
+    agent=V,
+    args=SelectDamageArgs,
+    output=ArtifactKind.vector,
+    inputs=(InputSpec("damage", VECTOR_KINDS, description="building-damage layer"),),
+)
 def select_damage(ctx: ToolContext, args: SelectDamageArgs, damage: ArtifactRecord) -> ArtifactRecord:
     """Keep buildings whose normalised damage class is one of the given classes."""
     field = damage.extra.get("damage_field")
     if not field:
-        raise ToolFailed(f"{damage.id} has no known damage field", kind="invalid_input",
-                         hint="use a damage layer loaded with load_event_layer(role='damage')")
+        raise ToolFailed(
+            f"{damage.id} has no known damage field",
+            kind="invalid_input",
+            hint="use a damage layer loaded with load_event_layer(role='damage')",
+        )
     gdf = ctx.store.read_vector(damage.id)
     values = ctx.layers.damage_values(gdf[field], damage.extra.get("damage_scale"))
     gdf["damage_class"] = values["damage_class"]
@@ -68,7 +90,9 @@ def select_damage(ctx: ToolContext, args: SelectDamageArgs, damage: ArtifactReco
     out = gdf[keep]
     carried = _carry(damage)
     return ctx.store.register_vector(
-        out, source="vector.select_damage", inputs=[damage.id],
+        out,
+        source="vector.select_damage",
+        inputs=[damage.id],
         summary=f"{len(out)} buildings with damage class {', '.join(wanted)} (of {len(gdf)})",
         extra={**carried, "damage_classes": wanted, "limitations": carried.get("limitations", []) + notes},
     )
@@ -78,25 +102,40 @@ class DistanceArgs(BaseModel):
     distance_m: float = Field(gt=0, le=200_000, description="distance in metres")
 
 
-@tool(agent=V, args=DistanceArgs, output=ArtifactKind.vector, metric=True,
-      inputs=(InputSpec("layer", VECTOR_KINDS),))
+@tool(agent=V, args=DistanceArgs, output=ArtifactKind.vector, metric=True, inputs=(InputSpec("layer", VECTOR_KINDS),))
 def buffer(ctx: ToolContext, args: DistanceArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Buffer (and dissolve) a layer by a distance in metres."""
     out = ops.buffer(ctx.store.read_vector(layer.id), args.distance_m)
-    return ctx.store.register_vector(out, source="vector.buffer", inputs=[layer.id],
-                                     summary=f"{args.distance_m:g} m buffer around {layer.id}",
-                                     extra={"distance_m": args.distance_m})
+    return ctx.store.register_vector(
+        out,
+        source="vector.buffer",
+        inputs=[layer.id],
+        summary=f"{args.distance_m:g} m buffer around {layer.id}",
+        extra={"distance_m": args.distance_m},
+    )
 
 
-@tool(agent=V, args=DistanceArgs, output=ArtifactKind.vector, metric=True, overlap=("features", "reference", "distance_m"),
-      accepts_empty=("features",),
-      inputs=(InputSpec("features", VECTOR_KINDS, description="features to test"),
-              InputSpec("reference", VECTOR_KINDS, description="hazard or reference geometry")))
-def within_distance(ctx: ToolContext, args: DistanceArgs, features: ArtifactRecord, reference: ArtifactRecord) -> ArtifactRecord:
+@tool(
+    agent=V,
+    args=DistanceArgs,
+    output=ArtifactKind.vector,
+    metric=True,
+    overlap=("features", "reference", "distance_m"),
+    accepts_empty=("features",),
+    inputs=(
+        InputSpec("features", VECTOR_KINDS, description="features to test"),
+        InputSpec("reference", VECTOR_KINDS, description="hazard or reference geometry"),
+    ),
+)
+def within_distance(
+    ctx: ToolContext, args: DistanceArgs, features: ArtifactRecord, reference: ArtifactRecord
+) -> ArtifactRecord:
     """Features within a distance (m) of the reference, with their geodesic distance, nearest first."""
     out = ops.within_distance(ctx.store.read_vector(features.id), ctx.store.read_vector(reference.id), args.distance_m)
     return ctx.store.register_vector(
-        out, source="vector.within_distance", inputs=[features.id, reference.id],
+        out,
+        source="vector.within_distance",
+        inputs=[features.id, reference.id],
         summary=f"{len(out)} features of {features.id} within {args.distance_m:g} m of {reference.id}",
         extra={**_carry(features), "distance_m": args.distance_m},
     )
@@ -106,67 +145,115 @@ class NearestArgs(BaseModel):
     k: int = Field(ge=1, le=100, description="how many nearest features")
 
 
-@tool(agent=V, args=NearestArgs, output=ArtifactKind.vector, metric=True,
-      inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("reference", VECTOR_KINDS)))
+@tool(
+    agent=V,
+    args=NearestArgs,
+    output=ArtifactKind.vector,
+    metric=True,
+    inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("reference", VECTOR_KINDS)),
+)
 def nearest(ctx: ToolContext, args: NearestArgs, features: ArtifactRecord, reference: ArtifactRecord) -> ArtifactRecord:
     """The k features nearest to the reference, ranked, with geodesic distances."""
     out = ops.nearest_k(ctx.store.read_vector(features.id), ctx.store.read_vector(reference.id), args.k)
-    return ctx.store.register_vector(out, source="vector.nearest", inputs=[features.id, reference.id],
-                                     summary=f"{len(out)} features of {features.id} nearest to {reference.id}",
-                                     extra={**_carry(features), "k": args.k})
+    return ctx.store.register_vector(
+        out,
+        source="vector.nearest",
+        inputs=[features.id, reference.id],
+        summary=f"{len(out)} features of {features.id} nearest to {reference.id}",
+        extra={**_carry(features), "k": args.k},
+    )
 
 
 class NoArgs(BaseModel):
     pass
 
 
-@tool(agent=V, args=NoArgs, output=ArtifactKind.vector, overlap=("features", "mask", None), accepts_empty=("features",),
-      inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")))
+@tool(
+    agent=V,
+    args=NoArgs,
+    output=ArtifactKind.vector,
+    overlap=("features", "mask", None),
+    accepts_empty=("features",),
+    inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")),
+)
 def inside(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: ArtifactRecord) -> ArtifactRecord:
     """Features that intersect an area (flood extent, burn area, AOI)."""
     out = ops.inside(ctx.store.read_vector(features.id), ctx.store.read_vector(mask.id))
-    return ctx.store.register_vector(out, source="vector.inside", inputs=[features.id, mask.id],
-                                     summary=f"{len(out)} features of {features.id} inside {mask.id}",
-                                     extra=_carry(features))
+    return ctx.store.register_vector(
+        out,
+        source="vector.inside",
+        inputs=[features.id, mask.id],
+        summary=f"{len(out)} features of {features.id} inside {mask.id}",
+        extra=_carry(features),
+    )
 
 
 class CountArgs(BaseModel):
     by: str | None = Field(default=None, description="field to group by; null for a total")
 
 
-@tool(agent=V, args=CountArgs, output=ArtifactKind.table, field_arg=("by", "layer"), accepts_empty=("layer",),
-      inputs=(InputSpec("layer", VECTOR_KINDS),))
+@tool(
+    agent=V,
+    args=CountArgs,
+    output=ArtifactKind.table,
+    field_arg=("by", "layer"),
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS),),
+)
 def count(ctx: ToolContext, args: CountArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Count features, in total or per value of a field."""
     table = ops.count_by(ctx.store.read_vector(layer.id), args.by)
     total = int(table["count"].sum())
-    return ctx.store.register_table(table, source="vector.count", inputs=[layer.id],
-                                    summary=f"{total} features of {layer.id}" + (f" by {args.by}" if args.by else ""),
-                                    extra={"by": args.by, "total": total})
+    return ctx.store.register_table(
+        table,
+        source="vector.count",
+        inputs=[layer.id],
+        summary=f"{total} features of {layer.id}" + (f" by {args.by}" if args.by else ""),
+        extra={"by": args.by, "total": total},
+    )
 
 
-@tool(agent=V, args=NoArgs, output=ArtifactKind.vector, overlap=("features", "mask", None), accepts_empty=("features",),
-      inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")))
+@tool(
+    agent=V,
+    args=NoArgs,
+    output=ArtifactKind.vector,
+    overlap=("features", "mask", None),
+    accepts_empty=("features",),
+    inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")),
+)
 def clip(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: ArtifactRecord) -> ArtifactRecord:
     """Cut features to an area (roads or buildings cut at the flood or burn boundary)."""
     out = ops.clip(ctx.store.read_vector(features.id), ctx.store.read_vector(mask.id))
-    return ctx.store.register_vector(out, source="vector.clip", inputs=[features.id, mask.id],
-                                     summary=f"{len(out)} features of {features.id} clipped to {mask.id}",
-                                     extra=_carry(features))
+    return ctx.store.register_vector(
+        out,
+        source="vector.clip",
+        inputs=[features.id, mask.id],
+        summary=f"{len(out)} features of {features.id} clipped to {mask.id}",
+        extra=_carry(features),
+    )
 
 
 class DissolveArgs(BaseModel):
     by: str | None = Field(default=None, description="field whose values are merged separately; null merges all")
 
 
-@tool(agent=V, args=DissolveArgs, output=ArtifactKind.vector, field_arg=("by", "layer"),
-      inputs=(InputSpec("layer", VECTOR_KINDS),))
+@tool(
+    agent=V,
+    args=DissolveArgs,
+    output=ArtifactKind.vector,
+    field_arg=("by", "layer"),
+    inputs=(InputSpec("layer", VECTOR_KINDS),),
+)
 def dissolve(ctx: ToolContext, args: DissolveArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Merge geometries, all together or per value of a field, counting what was merged."""
     out = ops.dissolve(ctx.store.read_vector(layer.id), args.by)
-    return ctx.store.register_vector(out, source="vector.dissolve", inputs=[layer.id],
-                                     summary=f"{len(out)} merged areas of {layer.id}" + (f" by {args.by}" if args.by else ""),
-                                     extra={**_carry(layer), "by": args.by})
+    return ctx.store.register_vector(
+        out,
+        source="vector.dissolve",
+        inputs=[layer.id],
+        summary=f"{len(out)} merged areas of {layer.id}" + (f" by {args.by}" if args.by else ""),
+        extra={**_carry(layer), "by": args.by},
+    )
 
 
 class SumArgs(BaseModel):
@@ -174,15 +261,25 @@ class SumArgs(BaseModel):
     by: str | None = Field(default=None, description="field to group by; null for a total")
 
 
-@tool(agent=V, args=SumArgs, output=ArtifactKind.table, field_arg=("field", "layer"), accepts_empty=("layer",),
-      inputs=(InputSpec("layer", VECTOR_KINDS),))
+@tool(
+    agent=V,
+    args=SumArgs,
+    output=ArtifactKind.table,
+    field_arg=("field", "layer"),
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS),),
+)
 def sum_by(ctx: ToolContext, args: SumArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Add up a numeric field (beds, people, damage value), in total or per value of another field."""
     table = ops.sum_by(ctx.store.read_vector(layer.id), args.field, args.by)
     total = float(table["sum"].sum())
-    return ctx.store.register_table(table, source="vector.sum_by", inputs=[layer.id],
-                                    summary=f"sum of {args.field} over {layer.id}: {total:g}" + (f" by {args.by}" if args.by else ""),
-                                    extra={"by": args.by, "field": args.field, "total_sum": total})
+    return ctx.store.register_table(
+        table,
+        source="vector.sum_by",
+        inputs=[layer.id],
+        summary=f"sum of {args.field} over {layer.id}: {total:g}" + (f" by {args.by}" if args.by else ""),
+        extra={"by": args.by, "field": args.field, "total_sum": total},
+    )
 
 
 class ClusterArgs(BaseModel):
@@ -195,7 +292,9 @@ def cluster(ctx: ToolContext, args: ClusterArgs, layer: ArtifactRecord) -> Artif
     """Find clusters of features (DBSCAN, metres); one outline per cluster with its size."""
     out, noise = ops.dbscan(ctx.store.read_vector(layer.id), args.eps_m, args.min_samples)
     return ctx.store.register_vector(
-        out, source="vector.cluster", inputs=[layer.id],
+        out,
+        source="vector.cluster",
+        inputs=[layer.id],
         summary=f"{len(out)} clusters of {layer.id} (DBSCAN eps {args.eps_m:g} m, min {args.min_samples}; {noise} isolated)",
         extra={**_carry(layer), "eps_m": args.eps_m, "min_samples": args.min_samples, "noise": noise},
     )
@@ -226,8 +325,13 @@ class DamageByClassArgs(BaseModel):
     event_id: int = Field(description="disaster record id")
 
 
-@tool(agent=V, args=DamageByClassArgs, output=ArtifactKind.table, optional_inputs=("area",),
-      inputs=(InputSpec("area", VECTOR_KINDS, POLYGONAL, "optional area; default: the event's hazard area"),))
+@tool(
+    agent=V,
+    args=DamageByClassArgs,
+    output=ArtifactKind.table,
+    optional_inputs=("area",),
+    inputs=(InputSpec("area", VECTOR_KINDS, POLYGONAL, "optional area; default: the event's hazard area"),),
+)
 def damage_by_class(ctx: ToolContext, args: DamageByClassArgs, area: ArtifactRecord | None = None) -> ArtifactRecord:
     """Count the event's damaged buildings by damage class in the database, inside an area or the hazard."""
     from ..engines.db import ArtifactFile
@@ -236,20 +340,32 @@ def damage_by_class(ctx: ToolContext, args: DamageByClassArgs, area: ArtifactRec
         counts = engine.count_damage(args.event_id, ArtifactFile.from_store(ctx.store, area.id) if area else None)
         label = _kind(engine)
     if counts.total == 0:
-        raise ToolFailed(f"the database has no damage records for event {args.event_id} in {counts.area}",
-                         kind="not_found", hint="load them with `python -m geofaham_plugin db load`")
+        raise ToolFailed(
+            f"the database has no damage records for event {args.event_id} in {counts.area}",
+            kind="not_found",
+            hint="load them with `python -m geofaham_plugin db load`",
+        )
     table = counts.to_frame().rename(columns={"damage_class": "value"})
     return ctx.store.register_table(
-        table, source=f"vector.damage_by_class:{label}", inputs=[area.id] if area else [],
+        table,
+        source=f"vector.damage_by_class:{label}",
+        inputs=[area.id] if area else [],
         summary=f"{counts.total} damage records of event {args.event_id} in {counts.area}, {counts.damaged} damaged",
-        extra={"by": "damage_class", "total": counts.total, "damaged": counts.damaged, "by_raw": counts.by_raw,
-               "event_id": args.event_id},
+        extra={
+            "by": "damage_class",
+            "total": counts.total,
+            "damaged": counts.damaged,
+            "by_raw": counts.by_raw,
+            "event_id": args.event_id,
+        },
     )
 
 
 class SqlArgs(BaseModel):
-    sql: str = Field(description="ONE read-only SELECT over events, damage, flood_extents, burn_perimeters, "
-                                 "features; write {{a_1234abcd}} to use an artifact as a table (never paste geometry literals)")
+    sql: str = Field(
+        description="ONE read-only SELECT over events, damage, flood_extents, burn_perimeters, "
+        "features; write {{a_1234abcd}} to use an artifact as a table (never paste geometry literals)"
+    )
     row_cap: int = Field(default=10_000, ge=1, le=100_000)
 
 
@@ -272,8 +388,13 @@ def sql_features(ctx: ToolContext, args: SqlArgs) -> ArtifactRecord:
     """Run one read-only spatial SQL query whose rows have a geometry; the result is a layer."""
     result, ids, label, notes = _run_sql(ctx, args)
     gdf = result.to_gdf()
-    return ctx.store.register_vector(gdf, source=f"vector.sql_features:{label}", inputs=ids,
-                                     summary=f"{len(gdf)} rows from SQL", extra={"sql": args.sql, "limitations": notes})
+    return ctx.store.register_vector(
+        gdf,
+        source=f"vector.sql_features:{label}",
+        inputs=ids,
+        summary=f"{len(gdf)} rows from SQL",
+        extra={"sql": args.sql, "limitations": notes},
+    )
 
 
 @tool(agent=V, args=SqlArgs, output=ArtifactKind.table)
@@ -281,5 +402,10 @@ def sql_table(ctx: ToolContext, args: SqlArgs) -> ArtifactRecord:
     """Run one read-only SQL query (counts, sums, rankings); the result is a table."""
     result, ids, label, notes = _run_sql(ctx, args)
     table = result.to_frame()
-    return ctx.store.register_table(table, source=f"vector.sql_table:{label}", inputs=ids,
-                                    summary=f"{len(table)} rows from SQL", extra={"sql": args.sql, "limitations": notes})
+    return ctx.store.register_table(
+        table,
+        source=f"vector.sql_table:{label}",
+        inputs=ids,
+        summary=f"{len(table)} rows from SQL",
+        extra={"sql": args.sql, "limitations": notes},
+    )

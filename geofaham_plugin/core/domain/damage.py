@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class DamageClass(str, Enum):
+class DamageClass(StrEnum):
     """Normalised building-damage classes (CAL FIRE DINS / xBD-like), from least to most damage."""
 
     none = "none"
@@ -16,5 +16,9 @@ class DamageClass(str, Enum):
 
 
 #: Every class that means "damaged" (all but ``none``), least to most.
-ANY_DAMAGE: tuple[DamageClass, ...] = (DamageClass.affected, DamageClass.minor, DamageClass.major,
-                                       DamageClass.destroyed)
+ANY_DAMAGE: tuple[DamageClass, ...] = (
+    DamageClass.affected,
+    DamageClass.minor,
+    DamageClass.major,
+    DamageClass.destroyed,
+)

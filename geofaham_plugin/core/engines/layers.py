@@ -114,10 +114,13 @@ class CatalogueLayer(BaseModel):
         problems = []
         if self.table not in tables or self.loader not in loaders:
             problems.append(f"role {self.role} goes with table {sorted(tables)} and loader {sorted(loaders)}")
-        if (self.role == "hazard") != (self.hazard is not None) or \
-                (self.hazard and _HAZARD_TABLE[self.hazard] != self.table):
-            problems.append("a hazard layer names its hazard kind (burn_area -> burn_perimeters, "
-                            "flood_extent -> flood_extents), other layers none")
+        if (self.role == "hazard") != (self.hazard is not None) or (
+            self.hazard and _HAZARD_TABLE[self.hazard] != self.table
+        ):
+            problems.append(
+                "a hazard layer names its hazard kind (burn_area -> burn_perimeters, "
+                "flood_extent -> flood_extents), other layers none"
+            )
         if (self.loader == "hull") != (self.derive is not None) or (self.path is None) != (self.derive is not None):
             problems.append("a hull layer has derive and no path; every other layer a path")
         if (self.role == "damage") != (self.damage is not None):
@@ -178,22 +181,34 @@ class CatalogueFile(BaseModel):
         by_id = {layer.id: layer for layer in self.layers}
         osm_classes = set(feature_class_names())
         problems = [f"layer id {i} repeats" for i in sorted({i for i in ids if ids.count(i) > 1})]
-        problems += [f"local feature class {c} is also an OpenStreetMap class"
-                     for c in self.local_feature_classes if c in osm_classes]
+        problems += [
+            f"local feature class {c} is also an OpenStreetMap class"
+            for c in self.local_feature_classes
+            if c in osm_classes
+        ]
         for layer in self.layers:
             if layer.damage and layer.damage.scale not in self.damage_scales:
                 problems.append(f"{layer.id}: unknown damage scale {layer.damage.scale}")
-            if layer.derive and (layer.derive.source not in by_id or by_id[layer.derive.source].role != "damage"
-                                 or not set(layer.events) <= set(by_id[layer.derive.source].events)):
-                problems.append(f"{layer.id}: derives from {layer.derive.source}, which is no damage layer "
-                                "serving its events")
+            if layer.derive and (
+                layer.derive.source not in by_id
+                or by_id[layer.derive.source].role != "damage"
+                or not set(layer.events) <= set(by_id[layer.derive.source].events)
+            ):
+                problems.append(
+                    f"{layer.id}: derives from {layer.derive.source}, which is no damage layer serving its events"
+                )
             if layer.feature_class and layer.feature_class not in osm_classes | set(self.local_feature_classes):
-                problems.append(f"{layer.id}: feature class {layer.feature_class} is neither an OpenStreetMap class "
-                                "(osm_classes.json) nor a local_feature_class")
+                problems.append(
+                    f"{layer.id}: feature class {layer.feature_class} is neither an OpenStreetMap class "
+                    "(osm_classes.json) nor a local_feature_class"
+                )
             problems += [f"{layer.id}: no event {e} in the event table" for e in layer.events if get_event(e) is None]
         for extract in self.osm_extracts:
-            problems += [f"extract {extract.id}: {i} is no osm layer" for i in extract.layers
-                         if i not in by_id or by_id[i].role != "osm"]
+            problems += [
+                f"extract {extract.id}: {i} is no osm layer"
+                for i in extract.layers
+                if i not in by_id or by_id[i].role != "osm"
+            ]
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -305,7 +320,7 @@ def _meaning(value: DamageValue | None, raw: Any) -> tuple[str | None, bool | No
 class LayerCatalogue:
     """The catalogue file, bound to a data folder."""
 
-    def __init__(self, root: Path | None = None, catalogue_file: Path = CATALOGUE_FILE):
+    def __init__(self, root: Path | None = None, catalogue_file: Path = CATALOGUE_FILE) -> None:
         self.file = catalogue_file
         self.spec = CatalogueFile.model_validate(json.loads(catalogue_file.read_text(encoding="utf-8")))
         self.root = root or data_dir()
@@ -313,11 +328,13 @@ class LayerCatalogue:
         self.damage_scales: dict[str, DamageScale] = self.spec.damage_scales
 
     # --- lookup -----------------------------------------------------------------------------------
-    def find(self, *, event_id: int | None = None, role: str | None = None,
-             feature_class: str | None = None) -> list[CatalogueLayer]:
+    def find(
+        self, *, event_id: int | None = None, role: str | None = None, feature_class: str | None = None
+    ) -> list[CatalogueLayer]:
         """Layers serving ``event_id`` with this role / feature class, in catalogue order."""
         return [
-            layer for layer in self.layers.values()
+            layer
+            for layer in self.layers.values()
             if (event_id is None or event_id in layer.events)
             and (role is None or layer.role == role)
             and (feature_class is None or layer.feature_class == feature_class)
@@ -327,8 +344,11 @@ class LayerCatalogue:
         try:
             return self.layers[layer_id]
         except KeyError:
-            raise ToolFailed(f"no layer '{layer_id}' in the local layer catalogue", kind="not_found",
-                             hint=f"known layers: {', '.join(sorted(self.layers))}") from None
+            raise ToolFailed(
+                f"no layer '{layer_id}' in the local layer catalogue",
+                kind="not_found",
+                hint=f"known layers: {', '.join(sorted(self.layers))}",
+            ) from None
 
     def file_path(self, layer: CatalogueLayer) -> Path:
         """The layer's file (a derived layer's: its source's)."""
@@ -336,8 +356,11 @@ class LayerCatalogue:
             return self.file_path(self.get(layer.derive.source))
         path = self.root / (layer.path or "")
         if not path.is_file():
-            raise ToolFailed(f"layer file for '{layer.id}' is missing: {path}", kind="not_found",
-                             hint="set GEOFAHAM_DATA_DIR to the folder holding the sample data")
+            raise ToolFailed(
+                f"layer file for '{layer.id}' is missing: {path}",
+                kind="not_found",
+                hint="set GEOFAHAM_DATA_DIR to the folder holding the sample data",
+            )
         return path
 
     def extract_layers(self, extract: ExtractSpec) -> list[CatalogueLayer]:
@@ -349,8 +372,9 @@ class LayerCatalogue:
         the damage scales); without one, by every scale (their values do not clash), then by the
         value's words."""
         if scale is not None and scale not in self.damage_scales:
-            raise ToolFailed(f"unknown damage scale '{scale}'", kind="invalid_input",
-                             hint="scales: " + ", ".join(self.damage_scales))
+            raise ToolFailed(
+                f"unknown damage scale '{scale}'", kind="invalid_input", hint="scales: " + ", ".join(self.damage_scales)
+            )
         mapping: dict[str, DamageValue] = {}
         for name, spec in self.damage_scales.items():
             if scale is None or name == scale:
@@ -358,7 +382,8 @@ class LayerCatalogue:
                     mapping.setdefault(value, meaning)
         rows = [_meaning(mapping.get(v) if isinstance(v, str) else None, v) for v in raw.tolist()]
         return pd.DataFrame(rows, columns=["damage_class", "is_damaged", "keep"], index=raw.index).astype(
-            {"damage_class": object, "is_damaged": object, "keep": bool})
+            {"damage_class": object, "is_damaged": object, "keep": bool}
+        )
 
     def damage_class_series(self, gdf: pd.DataFrame, field: str, scale: str | None = None) -> pd.Series:
         """The normalised damage class (``none`` ... ``destroyed``) of each feature; ungraded or unknown -> None."""
@@ -390,8 +415,17 @@ class LayerCatalogue:
             gdf, multi = _classify_hot(gdf)
             if multi:
                 notes.append(f"{multi} features are in several feature classes: one row per class")
-        return LayerData(layer=layer, path=path, gdf=gdf, source_crs=src_crs, read=read, empty=empty,
-                         skipped=skipped, repaired=repaired, notes=notes)
+        return LayerData(
+            layer=layer,
+            path=path,
+            gdf=gdf,
+            source_crs=src_crs,
+            read=read,
+            empty=empty,
+            skipped=skipped,
+            repaired=repaired,
+            notes=notes,
+        )
 
     def load(self, layer_id: str) -> tuple[gpd.GeoDataFrame, int]:
         """The layer's normalised features; returns (gdf, repaired count)."""
@@ -402,8 +436,11 @@ class LayerCatalogue:
         spec = layer.damage
         assert spec is not None  # the model's validator
         if spec.field not in gdf.columns:
-            raise ToolFailed(f"layer '{layer.id}' has no damage field '{spec.field}'", kind="invalid_input",
-                             hint=f"fields: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+            raise ToolFailed(
+                f"layer '{layer.id}' has no damage field '{spec.field}'",
+                kind="invalid_input",
+                hint=f"fields: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
+            )
         values = self.damage_values(gdf[spec.field], spec.scale)
         gdf = gdf.assign(damage_class=values["damage_class"], is_damaged=values["is_damaged"])
         gdf = gdf.set_geometry(gpd.GeoSeries([damage_geometry(g) for g in gdf.geometry], index=gdf.index, crs=gdf.crs))
@@ -411,12 +448,22 @@ class LayerCatalogue:
         notes = []
         left_out = sorted(set(gdf.loc[~keep, spec.field].astype(str)))
         if left_out:
-            notes.append(f"{int((~keep).sum())} {', '.join(repr(v) for v in left_out)} features skipped (not structures)")
-        ungraded = sorted(set(gdf.loc[keep & values["damage_class"].isna().to_numpy()
-                                      & (values["is_damaged"] == True).to_numpy(), spec.field].astype(str)))  # noqa: E712
+            notes.append(
+                f"{int((~keep).sum())} {', '.join(repr(v) for v in left_out)} features skipped (not structures)"
+            )
+        ungraded = sorted(
+            set(
+                gdf.loc[
+                    keep & values["damage_class"].isna().to_numpy() & (values["is_damaged"] == True).to_numpy(),
+                    spec.field,
+                ].astype(str)
+            )
+        )  # noqa: E712
         if ungraded:
-            notes.append(f"{', '.join(repr(v) for v in ungraded)} kept as raw damage with damage class NULL "
-                         "(ungraded) and is_damaged true")
+            notes.append(
+                f"{', '.join(repr(v) for v in ungraded)} kept as raw damage with damage class NULL "
+                "(ungraded) and is_damaged true"
+            )
         return gdf[keep].reset_index(drop=True), int((~keep).sum()), notes
 
     def _hull(self, layer: CatalogueLayer) -> LayerData:
@@ -426,13 +473,32 @@ class LayerCatalogue:
         wanted = [c.value for c in spec.damage_classes]
         points = source.gdf[source.gdf["damage_class"].isin(wanted)] if wanted else source.gdf
         hull = as_multipolygon(shapely.union_all(points.geometry.values).convex_hull)
-        gdf = gpd.GeoDataFrame({"name": [layer.title], "derived_from": [source.layer.id], "op": [spec.op],
-                                "damage_class": [",".join(wanted) or None], "points": [len(points)]},
-                               geometry=[hull], crs=source.gdf.crs)
+        gdf = gpd.GeoDataFrame(
+            {
+                "name": [layer.title],
+                "derived_from": [source.layer.id],
+                "op": [spec.op],
+                "damage_class": [",".join(wanted) or None],
+                "points": [len(points)],
+            },
+            geometry=[hull],
+            crs=source.gdf.crs,
+        )
         what = f"{' or '.join(wanted)} " if wanted else ""
-        notes = [f"stand-in area: {spec.op.replace('_', ' ')} of the {len(points)} {what}structures of {source.layer.id}"]
-        return LayerData(layer=layer, path=source.path, gdf=gdf, source_crs=source.source_crs, read=source.read,
-                         empty=source.empty, skipped=0, repaired=source.repaired, notes=notes)
+        notes = [
+            f"stand-in area: {spec.op.replace('_', ' ')} of the {len(points)} {what}structures of {source.layer.id}"
+        ]
+        return LayerData(
+            layer=layer,
+            path=source.path,
+            gdf=gdf,
+            source_crs=source.source_crs,
+            read=source.read,
+            empty=source.empty,
+            skipped=0,
+            repaired=source.repaired,
+            notes=notes,
+        )
 
     # --- OSM extracts -------------------------------------------------------------------------------
     def pbf_files(self) -> list[Path]:

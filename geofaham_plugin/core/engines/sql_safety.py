@@ -31,25 +31,160 @@ PLACEHOLDER_RE = re.compile(r"\{\{\s*([^{}\s]*)\s*\}\}")
 # Words that make a statement more than a read. Most cannot appear inside a SELECT at all (the
 # statement must start with SELECT/WITH anyway); INSERT/UPDATE/DELETE/MERGE can (PostgreSQL writable
 # CTEs), INTO can (SELECT INTO creates a table). A column with such a name must be double-quoted.
-DENIED_KEYWORDS = frozenset(["INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "INTO", "DROP", "CREATE", "ALTER", "TRUNCATE", "GRANT", "REVOKE", "COPY", "ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX", "CALL", "EXECUTE", "PREPARE", "DEALLOCATE", "LISTEN", "NOTIFY", "UNLISTEN", "LOCK", "SET", "RESET", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "TRANSACTION"])
+DENIED_KEYWORDS = frozenset(
+    [
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "UPSERT",
+        "INTO",
+        "DROP",
+        "CREATE",
+        "ALTER",
+        "TRUNCATE",
+        "GRANT",
+        "REVOKE",
+        "COPY",
+        "ATTACH",
+        "DETACH",
+        "PRAGMA",
+        "VACUUM",
+        "REINDEX",
+        "CALL",
+        "EXECUTE",
+        "PREPARE",
+        "DEALLOCATE",
+        "LISTEN",
+        "NOTIFY",
+        "UNLISTEN",
+        "LOCK",
+        "SET",
+        "RESET",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "SAVEPOINT",
+        "RELEASE",
+        "TRANSACTION",
+    ]
+)
 
 # Functions that read or write files, run other SQL, change settings or roles, take locks or write
 # metadata. Matched on the called name (schema prefix ignored), case-insensitively.
-DENIED_FUNCTIONS = frozenset(["pg_read_file", "pg_read_binary_file", "pg_stat_file", "set_config", "nextval", "setval", "currval", "lastval", "txid_current", "pg_current_xact_id", "pg_sleep_for", "pg_sleep_until", "dblink", "populate_geometry_columns", "addgeometrycolumn", "addauth", "lockrow", "unlockrows", "checkauth", "enablelongtransactions", "disablelongtransactions", "postgis_extensions_upgrade", "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile", "fsdir", "blobfromfile", "blobtofile", "insertepsgsrid", "sequence_setval", "proj_setdatabasepath", "elementarygeometries", "removeduplicaterows", "addtemporarygeometrycolumn", "addfdogeometrycolumn"])
+DENIED_FUNCTIONS = frozenset(
+    [
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_stat_file",
+        "set_config",
+        "nextval",
+        "setval",
+        "currval",
+        "lastval",
+        "txid_current",
+        "pg_current_xact_id",
+        "pg_sleep_for",
+        "pg_sleep_until",
+        "dblink",
+        "populate_geometry_columns",
+        "addgeometrycolumn",
+        "addauth",
+        "lockrow",
+        "unlockrows",
+        "checkauth",
+        "enablelongtransactions",
+        "disablelongtransactions",
+        "postgis_extensions_upgrade",
+        "load_extension",
+        "readfile",
+        "writefile",
+        "edit",
+        "fts3_tokenizer",
+        "zipfile",
+        "fsdir",
+        "blobfromfile",
+        "blobtofile",
+        "insertepsgsrid",
+        "sequence_setval",
+        "proj_setdatabasepath",
+        "elementarygeometries",
+        "removeduplicaterows",
+        "addtemporarygeometrycolumn",
+        "addfdogeometrycolumn",
+    ]
+)
 DENIED_PREFIXES = (
-    "pg_ls_", "pg_file_", "pg_logdir", "lo_", "dblink", "pg_advisory", "pg_try_advisory", "pg_terminate",
-    "pg_cancel", "pg_reload", "pg_rotate", "pg_promote", "pg_switch", "pg_create_", "pg_drop_", "pg_backup",
-    "pg_start_backup", "pg_stop_backup", "pg_replication", "pg_logical", "pg_stat_reset", "pg_import",
-    "pg_notify", "query_to_xml", "cursor_to_xml", "table_to_xml", "schema_to_xml", "database_to_xml",
-    "import", "export", "xb_load", "xb_store", "sqlproc_", "storedproc_", "storedvar_", "create", "drop",
-    "init", "register", "unregister", "recover", "discard", "disable", "enable", "update", "invalidate",
-    "gpkg", "clone", "rename", "recreate", "upgrade", "se_", "rl2_", "wms_", "topogeo_", "toponet_",
-    "st_inittopo", "st_createtopo", "st_addiso", "st_addedge", "st_addlink", "st_removelink", "st_validatetopo",
+    "pg_ls_",
+    "pg_file_",
+    "pg_logdir",
+    "lo_",
+    "dblink",
+    "pg_advisory",
+    "pg_try_advisory",
+    "pg_terminate",
+    "pg_cancel",
+    "pg_reload",
+    "pg_rotate",
+    "pg_promote",
+    "pg_switch",
+    "pg_create_",
+    "pg_drop_",
+    "pg_backup",
+    "pg_start_backup",
+    "pg_stop_backup",
+    "pg_replication",
+    "pg_logical",
+    "pg_stat_reset",
+    "pg_import",
+    "pg_notify",
+    "query_to_xml",
+    "cursor_to_xml",
+    "table_to_xml",
+    "schema_to_xml",
+    "database_to_xml",
+    "import",
+    "export",
+    "xb_load",
+    "xb_store",
+    "sqlproc_",
+    "storedproc_",
+    "storedvar_",
+    "create",
+    "drop",
+    "init",
+    "register",
+    "unregister",
+    "recover",
+    "discard",
+    "disable",
+    "enable",
+    "update",
+    "invalidate",
+    "gpkg",
+    "clone",
+    "rename",
+    "recreate",
+    "upgrade",
+    "se_",
+    "rl2_",
+    "wms_",
+    "topogeo_",
+    "toponet_",
+    "st_inittopo",
+    "st_createtopo",
+    "st_addiso",
+    "st_addedge",
+    "st_addlink",
+    "st_removelink",
+    "st_validatetopo",
     "zipfile_",
 )
 
-READ_HINT = ("write exactly one read-only query: SELECT ... or WITH ... SELECT ..., without a trailing "
-             "second statement; data changes, DDL, COPY, SET and file or server functions are not available")
+READ_HINT = (
+    "write exactly one read-only query: SELECT ... or WITH ... SELECT ..., without a trailing "
+    "second statement; data changes, DDL, COPY, SET and file or server functions are not available"
+)
 
 
 class UnsafeSQL(ModelRetry):
@@ -149,8 +284,13 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
             out.append(Token("comment", sql[i:j], i))
         elif c == "'":
             prev = out[-1] if out else None
-            escaped = (dialect == "postgres" and prev is not None and prev.kind == "word"
-                       and prev.text.lower() == "e" and prev.start + 1 == i)
+            escaped = (
+                dialect == "postgres"
+                and prev is not None
+                and prev.kind == "word"
+                and prev.text.lower() == "e"
+                and prev.start + 1 == i
+            )
             j = closing("'", i, backslash=escaped)
             out.append(Token("string", sql[i:j], i))
         elif c == '"' or (dialect == "sqlite" and c == "`"):
@@ -160,7 +300,7 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
             j = sql.find("]", i)
             if j < 0:
                 raise UnsafeSQL(f"unterminated [ identifier starting at character {i}", "close every bracket")
-            out.append(Token("qident", sql[i:j + 1], i))
+            out.append(Token("qident", sql[i : j + 1], i))
             j += 1
         elif dialect == "postgres" and c == "$" and (m := _DOLLAR_RE.match(sql, i)):
             end = sql.find(m.group(0), m.end())
@@ -168,7 +308,7 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
                 raise UnsafeSQL(f"unterminated dollar quote {m.group(0)} at character {i}", "close every dollar quote")
             j = end + len(m.group(0))
             out.append(Token("string", sql[i:j], i))
-        elif (m := _PARAMS[dialect].match(sql, i)):
+        elif m := _PARAMS[dialect].match(sql, i):
             j = m.end()
             out.append(Token("param", sql[i:j], i))
         elif c.isdigit() or (c == "." and i + 1 < n and sql[i + 1].isdigit()):
@@ -202,9 +342,11 @@ def check_select(sql: str, dialect: Dialect) -> str:
     if not tokens:
         raise UnsafeSQL("the query is empty")
     semis = [k for k, t in enumerate(tokens) if t.kind == "semicolon"]
-    if semis and any(t.kind != "semicolon" for t in tokens[semis[0]:]):
-        raise UnsafeSQL("more than one statement (a ';' is followed by more SQL)",
-                        "send exactly one SELECT or WITH query, without ';' between statements")
+    if semis and any(t.kind != "semicolon" for t in tokens[semis[0] :]):
+        raise UnsafeSQL(
+            "more than one statement (a ';' is followed by more SQL)",
+            "send exactly one SELECT or WITH query, without ';' between statements",
+        )
     body = tokens[: semis[0]] if semis else tokens
     if not body:
         raise UnsafeSQL("the query is empty")
@@ -214,14 +356,23 @@ def check_select(sql: str, dialect: Dialect) -> str:
     for k, tok in enumerate(body):
         nxt = body[k + 1] if k + 1 < len(body) else None
         if tok.kind == "word" and tok.text.upper() in DENIED_KEYWORDS:
-            raise UnsafeSQL(f"{tok.text.upper()} is not allowed in a read-only query",
-                            READ_HINT + "; double-quote a column that has this name")
-        if tok.kind == "word" and tok.text.upper() == "FOR" and nxt is not None and nxt.text.upper() in ("SHARE", "NO", "KEY"):
+            raise UnsafeSQL(
+                f"{tok.text.upper()} is not allowed in a read-only query",
+                READ_HINT + "; double-quote a column that has this name",
+            )
+        if (
+            tok.kind == "word"
+            and tok.text.upper() == "FOR"
+            and nxt is not None
+            and nxt.text.upper() in ("SHARE", "NO", "KEY")
+        ):
             raise UnsafeSQL("row locks (FOR SHARE / FOR KEY SHARE) are not allowed")
         if tok.kind in ("word", "qident") and nxt is not None and nxt.text == "(" and denied_function(tok.name):
-            raise UnsafeSQL(f"function {tok.name}() is not allowed",
-                            "use spatial and ordinary SQL functions only; files, settings, locks, other SQL "
-                            "and metadata-changing functions are unavailable")
+            raise UnsafeSQL(
+                f"function {tok.name}() is not allowed",
+                "use spatial and ordinary SQL functions only; files, settings, locks, other SQL "
+                "and metadata-changing functions are unavailable",
+            )
     end = body[-1].start + len(body[-1].text)
     text = sql[:end]
     if body[-1].kind == "comment":  # pragma: no cover - comments are not significant
@@ -229,8 +380,9 @@ def check_select(sql: str, dialect: Dialect) -> str:
     return text
 
 
-def rewrite_placeholders(sql: str, artifact_ids: Mapping[str, object] | set[str],
-                         table_name: Callable[[str], str]) -> tuple[str, list[str]]:
+def rewrite_placeholders(
+    sql: str, artifact_ids: Mapping[str, object] | set[str], table_name: Callable[[str], str]
+) -> tuple[str, list[str]]:
     """Replace each ``{{a_1234abcd}}`` by ``table_name(id)``; returns (sql, ids used, in order).
     An unknown or malformed id is the model's mistake: :class:`UnsafeSQL` lists the ids it may use."""
     known = sorted(artifact_ids)

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -66,9 +66,17 @@ class HttpPolicy:
     def retry(self):
         from urllib3 import Retry
 
-        return Retry(total=self.retries, connect=self.retries, read=self.retries, status=self.retries,
-                     backoff_factor=self.backoff, status_forcelist=RETRY_STATUS,
-                     allowed_methods=frozenset({"GET", "POST"}), raise_on_status=True, respect_retry_after_header=True)
+        return Retry(
+            total=self.retries,
+            connect=self.retries,
+            read=self.retries,
+            status=self.retries,
+            backoff_factor=self.backoff,
+            status_forcelist=RETRY_STATUS,
+            allowed_methods=frozenset({"GET", "POST"}),
+            raise_on_status=True,
+            respect_retry_after_header=True,
+        )
 
     def session(self):
         import requests
@@ -84,7 +92,7 @@ class HttpPolicy:
 class StacProviderError(ToolFailed):
     """The provider could not be used (HTTP status, timeout, unreachable). ``status`` when known."""
 
-    def __init__(self, message: str, kind: str = "error", hint: str | None = None, status: int | None = None):
+    def __init__(self, message: str, kind: str = "error", hint: str | None = None, status: int | None = None) -> None:
         super().__init__(message, kind=kind, hint=hint)
         self.status = status
 
@@ -100,18 +108,27 @@ def _typed(exc: BaseException, what: str) -> StacProviderError:
     text = " | ".join(str(c) for c in chain)
     status = next((getattr(c, "status_code", None) for c in chain if getattr(c, "status_code", None)), None)
     if any(isinstance(c, requests.exceptions.Timeout) for c in chain) or "timed out" in text.lower():
-        return StacProviderError(f"{what} timed out", kind="timeout",
-                                 hint="the provider is slow or unreachable; retry later or use a local folder of STAC items")
+        return StacProviderError(
+            f"{what} timed out",
+            kind="timeout",
+            hint="the provider is slow or unreachable; retry later or use a local folder of STAC items",
+        )
     if status is None:
         for code in RETRY_STATUS:
             if f"{code} error" in text or f"too many {code}" in text:
                 status = code
     if status is not None:
-        return StacProviderError(f"{what} failed with HTTP {status}", status=status,
-                                 hint="the provider is failing; retry later, use another provider or a local folder of STAC items"
-                                 if status >= 500 or status == 429 else "the request was refused")
-    return StacProviderError(f"{what} failed: {str(exc)[:200]}",
-                             hint="no connection to the STAC provider; set GEOFAHAM_STAC_URL to a local folder of STAC items")
+        return StacProviderError(
+            f"{what} failed with HTTP {status}",
+            status=status,
+            hint="the provider is failing; retry later, use another provider or a local folder of STAC items"
+            if status >= 500 or status == 429
+            else "the request was refused",
+        )
+    return StacProviderError(
+        f"{what} failed: {str(exc)[:200]}",
+        hint="no connection to the STAC provider; set GEOFAHAM_STAC_URL to a local folder of STAC items",
+    )
 
 
 # ------------------------------------------------------------------------------------ signing
@@ -119,7 +136,9 @@ class SasSigner:
     """Planetary Computer SAS tokens, one per collection, cached until ``TOKEN_MARGIN_S`` before
     expiry. Picklable (for Dask workers): the HTTP session is rebuilt on demand."""
 
-    def __init__(self, url: str = PC_SAS_URL, policy: HttpPolicy | None = None, now: Callable[[], float] = time.time):
+    def __init__(
+        self, url: str = PC_SAS_URL, policy: HttpPolicy | None = None, now: Callable[[], float] = time.time
+    ) -> None:
         self.url = url.rstrip("/")
         self.policy = policy or HttpPolicy.from_settings()
         self.now = now
@@ -161,7 +180,7 @@ class SasSigner:
         parts = urlsplit(href)
         return urlunsplit(parts._replace(query=self.token(collection, refresh)))
 
-    def for_collection(self, collection: str) -> "CollectionSigner":
+    def for_collection(self, collection: str) -> CollectionSigner:
         return CollectionSigner(self, collection)
 
 
@@ -180,15 +199,16 @@ class CollectionSigner:
 class Provider:
     kind = "stac-api"
 
-    def __init__(self, url: str):
+    def __init__(self, url: str) -> None:
         self.url = url
 
     @property
     def default_collections(self) -> tuple[str, ...]:
         return DEFAULT_COLLECTIONS[self.kind]
 
-    def search(self, aoi: BaseGeometry, start: datetime, end: datetime, collection: str, max_cloud: float,
-               limit: int) -> list[dict]:
+    def search(
+        self, aoi: BaseGeometry, start: datetime, end: datetime, collection: str, max_cloud: float, limit: int
+    ) -> list[dict]:
         raise NotImplementedError
 
     def signer(self) -> SasSigner | None:
@@ -199,8 +219,9 @@ class ApiProvider(Provider):
     """A STAC API searched with pystac-client (POST /search, ``query`` on eo:cloud_cover when the API
     conforms to it; the limit is checked again client-side either way)."""
 
-    def __init__(self, url: str, kind: str = "stac-api", policy: HttpPolicy | None = None,
-                 sas_url: str = PC_SAS_URL):
+    def __init__(
+        self, url: str, kind: str = "stac-api", policy: HttpPolicy | None = None, sas_url: str = PC_SAS_URL
+    ) -> None:
         super().__init__(url)
         self.kind = kind
         self.policy = policy or HttpPolicy.from_settings()
@@ -225,9 +246,14 @@ class ApiProvider(Provider):
         client = self.client()
         query = {"eo:cloud_cover": {"lte": max_cloud}} if client.conforms_to(ConformanceClasses.QUERY) else None
         try:
-            search = client.search(collections=[collection], intersects=mapping(_simplified(aoi)),
-                                   datetime=f"{_iso(start)}/{_iso(end)}", query=query, max_items=limit,
-                                   limit=min(limit, 100))
+            search = client.search(
+                collections=[collection],
+                intersects=mapping(_simplified(aoi)),
+                datetime=f"{_iso(start)}/{_iso(end)}",
+                query=query,
+                max_items=limit,
+                limit=min(limit, 100),
+            )
             return list(search.items_as_dicts())
         except Exception as exc:  # noqa: BLE001
             raise _typed(exc, f"searching {collection} on {self.url}") from exc
@@ -244,7 +270,7 @@ class StacItemFolder(Provider):
 
     kind = "local"
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path) -> None:
         root = Path(str(root).removeprefix("file://"))
         super().__init__(str(root))
         self.root = root.parent if root.is_file() else root
@@ -315,9 +341,11 @@ def provider_for(url: str, settings: Settings | None = None) -> Provider:
     if kind == "local":
         return StacItemFolder(url)
     if settings.network.offline:
-        raise ToolFailed(f"imagery search needs the network ({url}) but offline mode is on (GEOFAHAM_OFFLINE)",
-                         kind="not_found", hint="set the STAC URL (GEOFAHAM_STAC_URL) to a local folder of STAC "
-                                                "items, or go online")
+        raise ToolFailed(
+            f"imagery search needs the network ({url}) but offline mode is on (GEOFAHAM_OFFLINE)",
+            kind="not_found",
+            hint="set the STAC URL (GEOFAHAM_STAC_URL) to a local folder of STAC items, or go online",
+        )
     return ApiProvider(url, kind, HttpPolicy.from_settings(settings.stac), sas_url=settings.stac.pc_sas_url)
 
 
@@ -355,7 +383,7 @@ def item_time_range(item: dict) -> tuple[datetime | None, datetime | None]:
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def cloud_cover(item: dict) -> float:
@@ -409,8 +437,10 @@ def attempts_for(spec: SearchSpec) -> list[tuple[date, date, float, str]]:
     else:
         wide = (spec.start - timedelta(days=days // 2 + 1), spec.end + timedelta(days=days // 2 + 1))
     relaxed = min(100.0, spec.max_cloud + CLOUD_RELAX_STEP)
-    plan = [(spec.start, spec.end, spec.max_cloud, "as asked"),
-            (*wide, spec.max_cloud, f"window widened to {(wide[1] - wide[0]).days + 1} days")]
+    plan = [
+        (spec.start, spec.end, spec.max_cloud, "as asked"),
+        (*wide, spec.max_cloud, f"window widened to {(wide[1] - wide[0]).days + 1} days"),
+    ]
     if relaxed > spec.max_cloud:
         plan.append((*wide, relaxed, f"cloud limit relaxed to {relaxed:g} %"))
     return plan
@@ -430,7 +460,9 @@ def _select(items: list[dict], aoi: BaseGeometry, max_items: int) -> list[dict]:
     covered: BaseGeometry | None = None
     for item in sorted(items, key=lambda i: (cloud_cover(i), (i.get("properties") or {}).get("datetime") or "")):
         footprint = shape(item["geometry"]).intersection(aoi)
-        adds = covered is None or not footprint.difference(covered).is_empty and footprint.difference(covered).area > 1e-12
+        adds = (
+            covered is None or not footprint.difference(covered).is_empty and footprint.difference(covered).area > 1e-12
+        )
         if len(chosen) < max_items or (adds and len(chosen) < 3 * max_items):
             chosen.append(item)
             covered = footprint if covered is None else covered.union(footprint)
@@ -449,8 +481,8 @@ def search_with_recovery(provider: Provider, spec: SearchSpec, cancel: threading
         for start, end, cloud, why in attempts_for(spec):
             if cancel is not None and cancel.is_set():
                 raise ToolFailed("cancelled", kind="cancelled")
-            t0 = datetime(start.year, start.month, start.day, tzinfo=timezone.utc)
-            t1 = datetime(end.year, end.month, end.day, 23, 59, 59, tzinfo=timezone.utc)
+            t0 = datetime(start.year, start.month, start.day, tzinfo=UTC)
+            t1 = datetime(end.year, end.month, end.day, 23, 59, 59, tzinfo=UTC)
             try:
                 found = provider.search(spec.aoi, t0, t1, collection, cloud, limit=max(4 * spec.max_items, 50))
             except StacProviderError as exc:
@@ -459,25 +491,47 @@ def search_with_recovery(provider: Provider, spec: SearchSpec, cancel: threading
                     break  # this collection is not served here: next collection
                 raise
             items = [normalise_item(i, collection) for i in found]
-            usable = [i for i in items if cloud_cover(i) <= cloud and i.get("geometry")
-                      and all(b in i["properties"]["geofaham:bands"] for b in wanted)]
+            usable = [
+                i
+                for i in items
+                if cloud_cover(i) <= cloud
+                and i.get("geometry")
+                and all(b in i["properties"]["geofaham:bands"] for b in wanted)
+            ]
             chosen = _select(usable, spec.aoi, spec.max_items)
             cov, per_date = coverage(chosen, spec.aoi)
-            attempt = {"collection": collection, "start": start.isoformat(), "end": end.isoformat(),
-                       "max_cloud": cloud, "found": len(found), "usable": len(usable), "coverage": cov, "why": why}
+            attempt = {
+                "collection": collection,
+                "start": start.isoformat(),
+                "end": end.isoformat(),
+                "max_cloud": cloud,
+                "found": len(found),
+                "usable": len(usable),
+                "coverage": cov,
+                "why": why,
+            }
             attempts.append(attempt)
             if chosen and (best is None or cov > best["coverage"]):
                 best = attempt
             if chosen and cov >= spec.min_coverage:
                 notes = [a["why"] for a in attempts if a is attempt and a["why"] != "as asked"]
                 if collection != collections[0]:
-                    notes.insert(0, f"collection {collection} used ({', '.join(collections[:collections.index(collection)])} had no sufficient coverage)")
+                    notes.insert(
+                        0,
+                        f"collection {collection} used ({', '.join(collections[: collections.index(collection)])} had no sufficient coverage)",
+                    )
                 common = sorted(set.intersection(*(set(i["properties"]["geofaham:bands"]) for i in chosen)))
                 return SearchOutcome(chosen, collection, start, end, cloud, cov, per_date, common, attempts, notes)
     if best is None:
-        raise ToolFailed(f"no usable scene for the AOI between {spec.start} and {spec.end} in {', '.join(collections)} "
-                         f"(also tried a wider window and a relaxed cloud limit)", kind="coverage",
-                         hint="choose another time window or provider, or provide imagery as a raster artifact")
-    raise ToolFailed(f"imagery covers at most {best['coverage']:.0%} of the AOI ({best['collection']}, "
-                     f"{best['start']}..{best['end']}, cloud <= {best['max_cloud']:g} %); {spec.min_coverage:.0%} is required",
-                     kind="coverage", hint="accept a lower min_coverage, shrink the AOI or widen the time window")
+        raise ToolFailed(
+            f"no usable scene for the AOI between {spec.start} and {spec.end} in {', '.join(collections)} "
+            f"(also tried a wider window and a relaxed cloud limit)",
+            kind="coverage",
+            hint="choose another time window or provider, or provide imagery as a raster artifact",
+        )
+    raise ToolFailed(
+        f"imagery covers at most {best['coverage']:.0%} of the AOI ({best['collection']}, "
+        f"{best['start']}..{best['end']}, cloud <= {best['max_cloud']:g} %); {spec.min_coverage:.0%} is required",
+        kind="coverage",
+        hint="accept a lower min_coverage, shrink the AOI or widen the time window",
+    )

@@ -34,7 +34,9 @@ def local_metric_crs(*gdfs: gpd.GeoDataFrame) -> CRS:
     b = np.array(boxes)
     lon = (np.nanmin(b[:, 0]) + np.nanmax(b[:, 2])) / 2
     lat = (np.nanmin(b[:, 1]) + np.nanmax(b[:, 3])) / 2
-    return CRS.from_proj4(f"+proj=tmerc +lat_0={lat:.6f} +lon_0={lon:.6f} +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs")
+    return CRS.from_proj4(
+        f"+proj=tmerc +lat_0={lat:.6f} +lon_0={lon:.6f} +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs"
+    )
 
 
 def geodesic_distances(geoms_metric: np.ndarray, reference_metric: shapely.Geometry, metric_crs: CRS) -> np.ndarray:
@@ -125,8 +127,11 @@ def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
     if field is None:
         return pd.DataFrame({"value": ["all"], "count": [len(gdf)]})
     if field not in gdf.columns:
-        raise ToolFailed(f"no field '{field}'", kind="invalid_input",
-                         hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+        raise ToolFailed(
+            f"no field '{field}'",
+            kind="invalid_input",
+            hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
+        )
     counts = gdf[field].fillna("(none)").astype(str).value_counts()
     return pd.DataFrame({"value": counts.index.tolist(), "count": counts.values.astype(int)})
 
@@ -145,8 +150,11 @@ def dissolve(gdf: gpd.GeoDataFrame, by: str | None) -> gpd.GeoDataFrame:
     if gdf.empty:
         raise ToolFailed("nothing to dissolve: the input is empty", kind="empty")
     if by is not None and by not in gdf.columns:
-        raise ToolFailed(f"no field '{by}'", kind="invalid_input",
-                         hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+        raise ToolFailed(
+            f"no field '{by}'",
+            kind="invalid_input",
+            hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
+        )
     keyed = gdf.assign(_key=gdf[by].fillna("(none)").astype(str) if by else "all")
     out = keyed[["_key", keyed.geometry.name]].dissolve(by="_key", as_index=False)
     counts = keyed.groupby("_key").size()
@@ -158,8 +166,11 @@ def sum_by(gdf: gpd.GeoDataFrame, field: str, by: str | None) -> pd.DataFrame:
     """Sum (and count) a numeric field, in total or per value of ``by``."""
     for name in [field] + ([by] if by else []):
         if name not in gdf.columns:
-            raise ToolFailed(f"no field '{name}'", kind="invalid_input",
-                             hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}")
+            raise ToolFailed(
+                f"no field '{name}'",
+                kind="invalid_input",
+                hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
+            )
     values = pd.to_numeric(gdf[field], errors="coerce")
     if values.notna().sum() == 0 and len(gdf):
         raise ToolFailed(f"field '{field}' has no numbers", kind="invalid_input")

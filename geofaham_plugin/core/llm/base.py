@@ -150,8 +150,9 @@ class LLM:
     model serves every role.
     """
 
-    def __init__(self, models: Mapping[Any, ChatModel] | ChatModel, usage: UsageLedger | None = None,
-                 max_retries: int = 2) -> None:
+    def __init__(
+        self, models: Mapping[Any, ChatModel] | ChatModel, usage: UsageLedger | None = None, max_retries: int = 2
+    ) -> None:
         if isinstance(models, Mapping):
             self._models: dict[str, ChatModel] | None = {role_key(k): v for k, v in models.items()}
             self._default: ChatModel | None = None
@@ -177,8 +178,9 @@ class LLM:
             if callable(close):
                 close()
 
-    def text(self, role: Enum | str, messages: Sequence[Message | Mapping[str, Any]], *,
-             step: str | None = None) -> str:
+    def text(
+        self, role: Enum | str, messages: Sequence[Message | Mapping[str, Any]], *, step: str | None = None
+    ) -> str:
         """Free text, one request, no validation."""
         role_s, model = role_key(role), self.model_for(role)
         start, ok, reply = time.monotonic(), False, None
@@ -187,14 +189,28 @@ class LLM:
             ok = True
             return reply.text
         finally:
-            self.usage.add(CallRecord(
-                role=role_s, step=step, model=(reply.model if reply else "") or model.name,
-                prompt_tokens=reply.usage.prompt_tokens if reply else 0,
-                completion_tokens=reply.usage.completion_tokens if reply else 0,
-                seconds=round(time.monotonic() - start, 3), attempts=1, ok=ok))
+            self.usage.add(
+                CallRecord(
+                    role=role_s,
+                    step=step,
+                    model=(reply.model if reply else "") or model.name,
+                    prompt_tokens=reply.usage.prompt_tokens if reply else 0,
+                    completion_tokens=reply.usage.completion_tokens if reply else 0,
+                    seconds=round(time.monotonic() - start, 3),
+                    attempts=1,
+                    ok=ok,
+                )
+            )
 
-    def structured(self, role: Enum | str, messages: Sequence[Message | Mapping[str, Any]], output_type: type[T], *,
-                   step: str | None = None, validate: Callable[[T], None] | None = None) -> T:
+    def structured(
+        self,
+        role: Enum | str,
+        messages: Sequence[Message | Mapping[str, Any]],
+        output_type: type[T],
+        *,
+        step: str | None = None,
+        validate: Callable[[T], None] | None = None,
+    ) -> T:
         """Ask for ``output_type`` as JSON; feed errors back and retry at most ``max_retries`` times.
 
         ``validate`` checks what a schema cannot (e.g. a referenced layer exists); it raises
@@ -229,11 +245,27 @@ class LLM:
                         return value
                     except ModelRetry as e:
                         problem = f"Your answer was rejected: {e}"
-                convo = [*convo, Message(role="assistant", content=text),
-                         Message(role="user", content=problem + "\nReply with only the corrected JSON object.")]
-            raise ModelOutputError(f"{role_s}: output still invalid after {attempts} attempts. {problem}",
-                                   role=role_s, attempts=attempts, last_output=text)
+                convo = [
+                    *convo,
+                    Message(role="assistant", content=text),
+                    Message(role="user", content=problem + "\nReply with only the corrected JSON object."),
+                ]
+            raise ModelOutputError(
+                f"{role_s}: output still invalid after {attempts} attempts. {problem}",
+                role=role_s,
+                attempts=attempts,
+                last_output=text,
+            )
         finally:
-            self.usage.add(CallRecord(role=role_s, step=step, model=model_name, prompt_tokens=prompt,
-                                      completion_tokens=completion, seconds=round(time.monotonic() - start, 3),
-                                      attempts=attempts, ok=ok))
+            self.usage.add(
+                CallRecord(
+                    role=role_s,
+                    step=step,
+                    model=model_name,
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                    seconds=round(time.monotonic() - start, 3),
+                    attempts=attempts,
+                    ok=ok,
+                )
+            )

@@ -53,8 +53,17 @@ class EmbeddedServer:
     ``sys.executable`` is the QGIS binary, so the plugin passes its own.
     """
 
-    def __init__(self, model_path: Path, alias: str, *, n_ctx: int = 4096, n_threads: int | None = None,
-                 chat_format: str | None = None, python: str = sys.executable, startup_timeout: float = 120) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        alias: str,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        python: str = sys.executable,
+        startup_timeout: float = 120,
+    ) -> None:
         self.model_path, self.alias = Path(model_path), alias
         self.n_ctx, self.chat_format, self.python, self.startup_timeout = n_ctx, chat_format, python, startup_timeout
         # llama.cpp's default is half the cores; generation is memory bound but on 2 cores both help.
@@ -80,9 +89,25 @@ class EmbeddedServer:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def command(self, port: int) -> list[str]:
-        cmd = [self.python, "-m", "llama_cpp.server", "--model", str(self.model_path), "--model_alias", self.alias,
-               "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-               "--n_threads_batch", str(self.n_threads), "--host", "127.0.0.1", "--port", str(port)]
+        cmd = [
+            self.python,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.alias,
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+            "--n_threads_batch",
+            str(self.n_threads),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
         return cmd + (["--chat_format", self.chat_format] if self.chat_format else [])
 
     def start(self) -> EmbeddedServer:
@@ -91,13 +116,20 @@ class EmbeddedServer:
             if self.running:
                 return self
             if not self.model_path.is_file():
-                raise ModelFileMissing(f"local model {self.model_path} is not installed; run `make setup` "
-                                       "(stage models) or set GEOFAHAM_LLM_BASE_URL to use a model server")
+                raise ModelFileMissing(
+                    f"local model {self.model_path} is not installed; run `make setup` "
+                    "(stage models) or set GEOFAHAM_LLM_BASE_URL to use a model server"
+                )
             self.port = free_port()
             self.log_path = Path(tempfile.mkdtemp(prefix="geofaham-llama-")) / "server.log"
             with open(self.log_path, "wb") as log:
-                self.process = subprocess.Popen(self.command(self.port), stdin=subprocess.DEVNULL, stdout=log,
-                                                stderr=subprocess.STDOUT, start_new_session=True)
+                self.process = subprocess.Popen(
+                    self.command(self.port),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             atexit.register(self.stop)
             try:
                 self._wait_ready()
@@ -113,16 +145,21 @@ class EmbeddedServer:
             while True:
                 code = self.process.poll()
                 if code is not None:
-                    raise ModelHTTPError(f"llama.cpp server for {self.model_path.name} exited with code {code} "
-                                         f"(log: {self.log_path})", body=self.log_tail())
+                    raise ModelHTTPError(
+                        f"llama.cpp server for {self.model_path.name} exited with code {code} (log: {self.log_path})",
+                        body=self.log_tail(),
+                    )
                 try:
                     if client.get(f"{self.base_url}/models").status_code == 200:
                         return
                 except httpx.TransportError:
                     pass
                 if time.monotonic() > deadline:
-                    raise ModelHTTPError(f"llama.cpp server for {self.model_path.name} not ready after "
-                                         f"{self.startup_timeout:g} s (log: {self.log_path})", body=self.log_tail())
+                    raise ModelHTTPError(
+                        f"llama.cpp server for {self.model_path.name} not ready after "
+                        f"{self.startup_timeout:g} s (log: {self.log_path})",
+                        body=self.log_tail(),
+                    )
                 time.sleep(0.2)
 
     def stop(self, timeout: float = 10) -> None:
@@ -155,8 +192,9 @@ class EmbeddedServer:
     def __enter__(self) -> EmbeddedServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 
@@ -176,9 +214,13 @@ class EmbeddedChatModel:
             if self._model is None or not self.server.running:  # first call, or the server died: (re)start
                 self.server.start()
                 # No HTTP retries: a local 500 (e.g. a grammar failure) is not transient.
-                self._model = OpenAIChatModel(ModelEndpoint(base_url=self.server.base_url, model=self.server.alias),
-                                              json_mode="llamacpp", timeout=self.timeout,
-                                              max_tokens=self.max_tokens, http_retries=0)
+                self._model = OpenAIChatModel(
+                    ModelEndpoint(base_url=self.server.base_url, model=self.server.alias),
+                    json_mode="llamacpp",
+                    timeout=self.timeout,
+                    max_tokens=self.max_tokens,
+                    http_retries=0,
+                )
             model = self._model
         return model.chat(messages, schema=schema, role=role)
 
@@ -190,8 +232,9 @@ class EmbeddedChatModel:
         self.server.stop()
 
 
-def build_llm(settings: Settings, usage: UsageLedger | None = None, *, max_retries: int = 2,
-              python: str | None = None) -> LLM:
+def build_llm(
+    settings: Settings, usage: UsageLedger | None = None, *, max_retries: int = 2, python: str | None = None
+) -> LLM:
     """One model per role: remote endpoints get their own client, embedded roles share one lazy server.
 
     ``python`` runs the embedded server; inside QGIS ``sys.executable`` is the qgis binary, so the
@@ -201,8 +244,9 @@ def build_llm(settings: Settings, usage: UsageLedger | None = None, *, max_retri
     for role in Role:
         endpoint = settings.endpoint(role)
         if endpoint.embedded:
-            embedded = embedded or EmbeddedChatModel(EmbeddedServer(
-                settings.embedded_model_path, EMBEDDED_MODEL, python=python or sys.executable))
+            embedded = embedded or EmbeddedChatModel(
+                EmbeddedServer(settings.embedded_model_path, EMBEDDED_MODEL, python=python or sys.executable)
+            )
             models[role.value] = embedded
         else:
             models[role.value] = OpenAIChatModel(endpoint)

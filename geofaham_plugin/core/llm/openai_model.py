@@ -29,8 +29,10 @@ def real_models_blocked() -> bool:
 
 def check_not_blocked(what: str) -> None:
     if real_models_blocked():
-        raise RealModelBlocked(f"real model request to {what} blocked ({BLOCK_ENV}=1); "
-                               "use ScriptedModel, or mark the test with @pytest.mark.llm")
+        raise RealModelBlocked(
+            f"real model request to {what} blocked ({BLOCK_ENV}=1); "
+            "use ScriptedModel, or mark the test with @pytest.mark.llm"
+        )
 
 
 def resolve_json_mode(base_url: str, json_mode: JsonMode) -> Literal["llamacpp", "openai"]:
@@ -49,21 +51,35 @@ def response_format(schema: dict, mode: Literal["llamacpp", "openai"]) -> dict:
 class OpenAIChatModel:
     """:class:`~.base.ChatModel` over the ``openai`` client; every server error becomes ModelHTTPError."""
 
-    def __init__(self, endpoint: ModelEndpoint, *, json_mode: JsonMode = "auto", timeout: float = 120,
-                 max_tokens: int = 1024, temperature: float = 0.0, http_retries: int = 2) -> None:
+    def __init__(
+        self,
+        endpoint: ModelEndpoint,
+        *,
+        json_mode: JsonMode = "auto",
+        timeout: float = 120,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        http_retries: int = 2,
+    ) -> None:
         if endpoint.base_url is None:
             raise GeoFahamBug("OpenAIChatModel needs a base_url; embedded endpoints go through build_llm")
         self.endpoint = endpoint
         self.name = endpoint.model
         self.json_mode = resolve_json_mode(endpoint.base_url, json_mode)
-        self.timeout, self.max_tokens, self.temperature, self.http_retries = timeout, max_tokens, temperature, http_retries
+        self.timeout, self.max_tokens, self.temperature, self.http_retries = (
+            timeout,
+            max_tokens,
+            temperature,
+            http_retries,
+        )
         self._client: openai.OpenAI | None = None
 
     def _get_client(self) -> openai.OpenAI:
         if self._client is None:
             key = self.endpoint.api_key.get_secret_value() if self.endpoint.api_key else "none"
-            self._client = openai.OpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.timeout,
-                                         max_retries=self.http_retries)
+            self._client = openai.OpenAI(
+                base_url=self.endpoint.base_url, api_key=key, timeout=self.timeout, max_retries=self.http_retries
+            )
         return self._client
 
     def chat(self, messages: list[Message], *, schema: dict | None = None, role: str = "") -> ModelReply:
@@ -80,8 +96,11 @@ class OpenAIChatModel:
                 **kwargs,
             )
         except openai.APIStatusError as e:
-            raise ModelHTTPError(f"{self.endpoint.base_url}: HTTP {e.status_code} for role {role or '?'}",
-                                 status_code=e.status_code, body=e.response.text[:4000]) from e
+            raise ModelHTTPError(
+                f"{self.endpoint.base_url}: HTTP {e.status_code} for role {role or '?'}",
+                status_code=e.status_code,
+                body=e.response.text[:4000],
+            ) from e
         except openai.APITimeoutError as e:
             raise ModelHTTPError(f"{self.endpoint.base_url}: timed out after {self.timeout:g} s", body=str(e)) from e
         except openai.APIConnectionError as e:
@@ -91,10 +110,16 @@ class OpenAIChatModel:
         if not resp.choices:
             raise ModelHTTPError(f"{self.endpoint.base_url}: reply without choices", body=resp.model_dump_json()[:4000])
         choice = resp.choices[0]
-        usage = Usage(prompt_tokens=(resp.usage.prompt_tokens or 0) if resp.usage else 0,
-                      completion_tokens=(resp.usage.completion_tokens or 0) if resp.usage else 0)
-        return ModelReply(text=choice.message.content or "", usage=usage, model=resp.model or self.name,
-                          finish_reason=choice.finish_reason)
+        usage = Usage(
+            prompt_tokens=(resp.usage.prompt_tokens or 0) if resp.usage else 0,
+            completion_tokens=(resp.usage.completion_tokens or 0) if resp.usage else 0,
+        )
+        return ModelReply(
+            text=choice.message.content or "",
+            usage=usage,
+            model=resp.model or self.name,
+            finish_reason=choice.finish_reason,
+        )
 
     def close(self) -> None:
         if self._client is not None:

@@ -89,15 +89,22 @@ class ScriptedModel:
                 response: Response = lambda msgs, sch: function(role, msgs, sch)  # noqa: E731
             else:
                 if role not in self._script:
-                    raise GeoFahamBug(f"ScriptedModel has no script for role {role!r} "
-                                      f"(scripted roles: {sorted(self._script)})")
+                    raise GeoFahamBug(
+                        f"ScriptedModel has no script for role {role!r} (scripted roles: {sorted(self._script)})"
+                    )
                 n = self._used.get(role, 0)
                 if n >= len(self._script[role]):
-                    raise GeoFahamBug(f"ScriptedModel: script for role {role!r} ran out: all {n} responses used, "
-                                      f"call #{n + 1} has none")
+                    raise GeoFahamBug(
+                        f"ScriptedModel: script for role {role!r} ran out: all {n} responses used, "
+                        f"call #{n + 1} has none"
+                    )
                 self._used[role] = n + 1
                 response = self._script[role][n]
         text = payload_text(response(list(messages), schema) if callable(response) else response)
         prompt = sum(len(m.content) for m in messages) // 4
-        return ModelReply(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=len(text) // 4),
-                          model=self.name, finish_reason="stop")
+        return ModelReply(
+            text=text,
+            usage=Usage(prompt_tokens=prompt, completion_tokens=len(text) // 4),
+            model=self.name,
+            finish_reason="stop",
+        )

@@ -17,14 +17,18 @@ from .ledgers import Failure, ProgressLedger, StepStatus
 def check_plan_adherence(step: PlanStep, progress: ProgressLedger) -> Failure | None:
     waiting = [d for d in step.depends_on if progress.status.get(d) is not StepStatus.done]
     if waiting:
-        states = ", ".join(f"step {d} is {progress.status[d].value if d in progress.status else 'not in the plan'}"
-                           for d in waiting)
-        return Failure(step_id=step.id, check="plan_adherence", kind="dependency",
-                       message=f"prerequisites not done: {states}")
+        states = ", ".join(
+            f"step {d} is {progress.status[d].value if d in progress.status else 'not in the plan'}" for d in waiting
+        )
+        return Failure(
+            step_id=step.id, check="plan_adherence", kind="dependency", message=f"prerequisites not done: {states}"
+        )
     return None
 
 
-def check_input_validity(step: PlanStep, progress: ProgressLedger, store: ResponseStore) -> tuple[dict[str, ArtifactRecord], Failure | None]:
+def check_input_validity(
+    step: PlanStep, progress: ProgressLedger, store: ResponseStore
+) -> tuple[dict[str, ArtifactRecord], Failure | None]:
     """Resolve every input to a registered artifact. A planned output is not an artifact."""
     records: dict[str, ArtifactRecord] = {}
     for slot, ref in step.inputs.items():
@@ -34,18 +38,26 @@ def check_input_validity(step: PlanStep, progress: ProgressLedger, store: Respon
             if artifact_id is None:
                 state = progress.status.get(source)
                 return records, Failure(
-                    step_id=step.id, check="input_validity", kind="not_produced",
+                    step_id=step.id,
+                    check="input_validity",
+                    kind="not_produced",
                     message=f"input '{slot}' refers to the planned output of step {source}, which is "
-                            f"{state.value if state else 'not in the plan'}: it is not an artifact",
+                    f"{state.value if state else 'not in the plan'}: it is not an artifact",
                 )
         elif ARTIFACT_ID.match(ref):
             artifact_id = ref
         else:
-            return records, Failure(step_id=step.id, check="input_validity", kind="malformed",
-                                    message=f"input '{slot}' = {ref!r} is neither an artifact id nor a step reference")
+            return records, Failure(
+                step_id=step.id,
+                check="input_validity",
+                kind="malformed",
+                message=f"input '{slot}' = {ref!r} is neither an artifact id nor a step reference",
+            )
         if artifact_id not in store:
             return records, Failure(
-                step_id=step.id, check="input_validity", kind="unknown_artifact",
+                step_id=step.id,
+                check="input_validity",
+                kind="unknown_artifact",
                 message=f"input '{slot}' = {artifact_id} does not exist in the Response Store",
                 hint="use only ids listed as available artifacts",
             )
@@ -60,8 +72,9 @@ def _expand(bounds: Bounds, metres: float) -> Bounds:
     return Bounds(minx=bounds.minx - dlon, miny=bounds.miny - dlat, maxx=bounds.maxx + dlon, maxy=bounds.maxy + dlat)
 
 
-def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str, ArtifactRecord],
-                                   notes: list[str]) -> Failure | None:
+def check_geospatial_compatibility(
+    step: PlanStep, tool: Tool, records: dict[str, ArtifactRecord], notes: list[str]
+) -> Failure | None:
     """Kinds, geometry types, CRS, emptiness, extents and schema of the inputs fit the operation."""
 
     def fail(kind: str, message: str, hint: str | None = None) -> Failure:
@@ -72,8 +85,11 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
         if record is None:
             continue
         if record.kind not in spec.kinds:
-            return fail("kind", f"{tool.name} needs {'/'.join(sorted(k.value for k in spec.kinds))} for '{spec.name}', "
-                                f"{record.id} is {record.kind.value}")
+            return fail(
+                "kind",
+                f"{tool.name} needs {'/'.join(sorted(k.value for k in spec.kinds))} for '{spec.name}', "
+                f"{record.id} is {record.kind.value}",
+            )
         meta = record.metadata
         if isinstance(meta, VectorMeta):
             if meta.feature_count == 0 and spec.name not in tool.accepts_empty:
@@ -81,11 +97,15 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
             if not meta.crs:
                 return fail("crs", f"'{spec.name}' ({record.id}) has no CRS")
             if spec.geometry and geometry_family(meta.geometry_type) not in spec.geometry:
-                return fail("geometry", f"'{spec.name}' must be {'/'.join(sorted(spec.geometry))}, "
-                                        f"{record.id} is {meta.geometry_type}")
+                return fail(
+                    "geometry",
+                    f"'{spec.name}' must be {'/'.join(sorted(spec.geometry))}, {record.id} is {meta.geometry_type}",
+                )
             if tool.metric and meta.crs_is_geographic:
-                notes.append(f"step {step.id}: {record.id} is in {meta.crs} (degrees); the engine measures in a local "
-                             f"metric projection and reports geodesic distances")
+                notes.append(
+                    f"step {step.id}: {record.id} is in {meta.crs} (degrees); the engine measures in a local "
+                    f"metric projection and reports geodesic distances"
+                )
     if tool.overlap:
         a, b, distance_field = tool.overlap
         ra, rb = records.get(a), records.get(b)
@@ -94,9 +114,12 @@ def check_geospatial_compatibility(step: PlanStep, tool: Tool, records: dict[str
         if ra and rb and bounds_a and bounds_b:  # (empty layers and tables have no bounds)
             reach = float(step.args.get(distance_field, 0) or 0) if distance_field else 0.0
             if not _expand(bounds_b, reach).intersects(bounds_a):
-                return fail("bounds", f"'{a}' ({ra.id}) lies entirely outside '{b}' ({rb.id})"
-                                      + (f" extended by {reach:g} m" if reach else ""),
-                            hint="the layers are in different places: check the AOI or the event")
+                return fail(
+                    "bounds",
+                    f"'{a}' ({ra.id}) lies entirely outside '{b}' ({rb.id})"
+                    + (f" extended by {reach:g} m" if reach else ""),
+                    hint="the layers are in different places: check the AOI or the event",
+                )
     if tool.field_arg:
         arg, slot = tool.field_arg
         wanted = step.args.get(arg)

@@ -6,8 +6,8 @@ Each kind has its own payload model; :class:`RunEvent` carries one of them (a un
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
-from typing import Annotated, Literal, Union
+from datetime import UTC, datetime
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -101,18 +101,36 @@ class CancelledEvent(BaseModel):
 
 
 RunEventPayload = Annotated[
-    Union[LedgerEvent, PlanEvent, StepStartedEvent, StepFinishedEvent, ArtifactEvent, CheckFailedEvent, ReplanEvent,
-          AnswerEvent, ErrorEvent, CancelledEvent],
+    LedgerEvent
+    | PlanEvent
+    | StepStartedEvent
+    | StepFinishedEvent
+    | ArtifactEvent
+    | CheckFailedEvent
+    | ReplanEvent
+    | AnswerEvent
+    | ErrorEvent
+    | CancelledEvent,
     Field(discriminator="kind"),
 ]
-EventKind = Literal["ledger", "plan", "step_started", "step_finished", "artifact", "check_failed", "replan",
-                    "answer", "error", "cancelled"]
+EventKind = Literal[
+    "ledger",
+    "plan",
+    "step_started",
+    "step_finished",
+    "artifact",
+    "check_failed",
+    "replan",
+    "answer",
+    "error",
+    "cancelled",
+]
 
 
 class RunEvent(BaseModel):
     run_id: str
     payload: RunEventPayload
-    at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def type(self) -> EventKind:

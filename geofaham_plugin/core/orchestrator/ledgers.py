@@ -3,14 +3,14 @@ run events. The task ledger and the plan (outer loop) are planning's types (``pl
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from enum import Enum
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 
-class StepStatus(str, Enum):
+class StepStatus(StrEnum):
     pending = "pending"
     running = "running"
     done = "done"
@@ -55,8 +55,18 @@ class ProgressDecision(BaseModel):
 
 
 class RunEvent(BaseModel):
-    type: Literal["ledger", "plan", "step_started", "step_finished", "artifact", "check_failed", "replan",
-                  "answer", "error", "cancelled"]
+    type: Literal[
+        "ledger",
+        "plan",
+        "step_started",
+        "step_finished",
+        "artifact",
+        "check_failed",
+        "replan",
+        "answer",
+        "error",
+        "cancelled",
+    ]
     run_id: str
     data: dict[str, Any] = Field(default_factory=dict)
-    at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -10,25 +10,25 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from ..agents import ToolContext
 from ..config import Settings, settings_from_env
+from ..domain.events import get_event
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
-from ..domain.events import get_event
 from ..planning.facts import PrepassFacts
+from ..planning.plan import PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactKind, ArtifactRecord
 from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
-from ..planning.plan import PlanStep
 from .events import (
     AnswerEvent,
     ArtifactEvent,
@@ -60,9 +60,17 @@ class OrchestratorConfig(BaseModel):
 
 
 class Orchestrator:
-    def __init__(self, store, llm: LLM, *, config: OrchestratorConfig | None = None,
-                 layers: LayerCatalogue | None = None, settings: Settings | None = None,
-                 on_event: EventCallback | None = None, cancel: threading.Event | None = None):
+    def __init__(
+        self,
+        store,
+        llm: LLM,
+        *,
+        config: OrchestratorConfig | None = None,
+        layers: LayerCatalogue | None = None,
+        settings: Settings | None = None,
+        on_event: EventCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
         self.store = store
         self.llm = llm
         self.config = config or OrchestratorConfig()
@@ -135,20 +143,29 @@ class Orchestrator:
         if record.follow_up_of:
             previous = self.runlog.load(record.follow_up_of)
             preferred = previous.plans[-1].template if previous and previous.plans else None
-        return self.planner.plan(record.facts, self.store, aoi_artifact_id=record.aoi_artifact_id,
-                                 failures=failures, step=f"plan{len(record.plans) + 1}", preferred_template=preferred)
+        return self.planner.plan(
+            record.facts,
+            self.store,
+            aoi_artifact_id=record.aoi_artifact_id,
+            failures=failures,
+            step=f"plan{len(record.plans) + 1}",
+            preferred_template=preferred,
+        )
 
     def _adopt(self, record: RunRecord, result: PlanResult) -> None:
         record.plans.append(result)
         replans = record.progress.replans
         record.progress = ProgressLedger(
             status={s.id: StepStatus.pending for s in result.plan.steps},
-            failures=record.progress.failures, stalls=record.progress.stalls,
-            turns=record.progress.turns, replans=replans,
+            failures=record.progress.failures,
+            stalls=record.progress.stalls,
+            turns=record.progress.turns,
+            replans=replans,
         )
         self._emit(record, LedgerEvent(ledger=result.ledger))
-        self._emit(record, PlanEvent(plan=result.plan, mode=result.mode, template=result.template,
-                                     index=len(record.plans)))
+        self._emit(
+            record, PlanEvent(plan=result.plan, mode=result.mode, template=result.template, index=len(record.plans))
+        )
         self.runlog.save_state(record)
 
     # ------------------------------------------------------------------------------ inner loop
@@ -166,8 +183,11 @@ class Orchestrator:
                 break
             progress.turns += 1
             ready = [s for s in pending if all(progress.status.get(d) is StepStatus.done for d in s.depends_on)]
-            blocked = [s for s in pending if any(progress.status.get(d) in (StepStatus.failed, StepStatus.skipped)
-                                                 for d in s.depends_on)]
+            blocked = [
+                s
+                for s in pending
+                if any(progress.status.get(d) in (StepStatus.failed, StepStatus.skipped) for d in s.depends_on)
+            ]
             if not ready and blocked:
                 for step in blocked:  # a prerequisite failed or was skipped: these cannot run
                     failure = check_plan_adherence(step, progress)
@@ -221,8 +241,9 @@ class Orchestrator:
             return None, artifact
         progress.status[step.id] = StepStatus.running
         self.runlog.save_state(record)
-        self._emit(record, StepStartedEvent(step=step.id, agent=step.agent, tool=tool.name, goal=step.goal,
-                                            inputs=inputs))
+        self._emit(
+            record, StepStartedEvent(step=step.id, agent=step.agent, tool=tool.name, goal=step.goal, inputs=inputs)
+        )
         t0 = time.monotonic()
         ctx = ToolContext(store=self.store, layers=self.layers, settings=self.settings, cancel=self.cancel)
         try:
@@ -252,15 +273,21 @@ class Orchestrator:
             # the artifact is real (and kept), but later steps cannot work on nothing: a stall
             record.progress.status[step.id] = StepStatus.done
             record.progress.artifacts[step.id] = artifact.id
-            return Failure(step_id=step.id, check="empty_result", kind="empty",
-                           message=f"{tool.name} produced no features ({artifact.id}: {artifact.summary})"), artifact
+            return Failure(
+                step_id=step.id,
+                check="empty_result",
+                kind="empty",
+                message=f"{tool.name} produced no features ({artifact.id}: {artifact.summary})",
+            ), artifact
         return None, artifact
 
     def _recover(self, record: RunRecord, step: PlanStep, failure: Failure) -> bool:
         """After a failure: continue (True) or stop and answer with what exists (False)."""
         progress = record.progress
         if progress.stalls > self.config.stall_budget:
-            record.notes.append(f"stopped: {progress.stalls} failures exceed the stall budget of {self.config.stall_budget}")
+            record.notes.append(
+                f"stopped: {progress.stalls} failures exceed the stall budget of {self.config.stall_budget}"
+            )
             return False
         decision = self._progress_decision(record, failure)
         record.decisions.append(decision)
@@ -299,9 +326,12 @@ class Orchestrator:
             "replans_left": self.config.max_replans - progress.replans,
         }
         try:
-            return self.llm.structured(Role.progress, [Message(role="system", content=PROGRESS_SYSTEM),
-                                                       Message(role="user", content=json.dumps(summary))],
-                                       ProgressDecision, step=f"progress{progress.turns}")
+            return self.llm.structured(
+                Role.progress,
+                [Message(role="system", content=PROGRESS_SYSTEM), Message(role="user", content=json.dumps(summary))],
+                ProgressDecision,
+                step=f"progress{progress.turns}",
+            )
         except (ModelOutputError, ModelHTTPError) as exc:
             record.notes.append(f"progress model unavailable ({exc}); replanning by default")
             return ProgressDecision(action="replan", reason="default after a progress-model failure")
@@ -312,12 +342,14 @@ class Orchestrator:
             self._synthesize(record)
         elif not record.answer:
             record.answer = self._failure_answer(record)
-        record.finished_at = datetime.now(timezone.utc)
+        record.finished_at = datetime.now(UTC)
         record.seconds = round(time.monotonic() - t0, 3)
         record.usage = RunUsage.from_ledger(self.llm.usage)
         path = self.runlog.save_record(record)
-        self._emit(record, AnswerEvent(answer=record.answer, status=record.status, record=str(path),
-                                       cited=record.cited_artifacts))
+        self._emit(
+            record,
+            AnswerEvent(answer=record.answer, status=record.status, record=str(path), cited=record.cited_artifacts),
+        )
         return record
 
     def _synthesize(self, record: RunRecord) -> None:
@@ -332,12 +364,17 @@ class Orchestrator:
             answer_ids = [progress.artifacts[max(progress.artifacts)]] if progress.artifacts else []
         used = [a for s in record.steps for a in ([s.artifact_id] if s.artifact_id else []) + list(s.inputs.values())]
         unresolved = [f.describe() for f in progress.failures if progress.status.get(f.step_id) is not StepStatus.done]
-        findings = collect_findings(self.store, answer_ids, list(dict.fromkeys(used)), record.notes,
-                                    unresolved if not complete else [])
+        findings = collect_findings(
+            self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else []
+        )
         record.cited_artifacts = findings.cited
         record.status = "answered" if complete else "partial"
-        steps = [f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}" + (" (reused)" if s.reused else "")
-                 for s in record.steps if s.plan_index == len(record.plans)]
+        steps = [
+            f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}"
+            + (" (reused)" if s.reused else "")
+            for s in record.steps
+            if s.plan_index == len(record.plans)
+        ]
         answer = render_answer(findings, context=self._context(record), partial=not complete, steps=steps)
         if self.config.model_synthesis and findings.headline:
             answer = self._model_answer(record, findings, answer)
@@ -355,10 +392,16 @@ class Orchestrator:
                 raise ModelRetry(f"these numbers are not in the findings: {bad}; use only numbers from the findings")
 
         try:
-            out = self.llm.structured(Role.planner, [
-                Message(role="system", content=SYNTHESIS_SYSTEM),
-                Message(role="user", content=f"Question: {record.question}\nFindings:\n{fallback}")],
-                Answer, step="synthesis", validate=check)
+            out = self.llm.structured(
+                Role.planner,
+                [
+                    Message(role="system", content=SYNTHESIS_SYSTEM),
+                    Message(role="user", content=f"Question: {record.question}\nFindings:\n{fallback}"),
+                ],
+                Answer,
+                step="synthesis",
+                validate=check,
+            )
             return out.markdown
         except (ModelOutputError, ModelHTTPError):
             record.notes.append("the model's phrasing was rejected; the answer is the verified findings")
@@ -375,8 +418,11 @@ class Orchestrator:
     def _failure_answer(self, record: RunRecord) -> str:
         if record.status == "cancelled":
             done = [s for s in record.steps if s.artifact_id]
-            return "Cancelled. " + (f"{len(done)} step(s) finished; their artifacts are kept: "
-                                    + ", ".join(s.artifact_id for s in done) if done else "Nothing was computed.")
+            return "Cancelled. " + (
+                f"{len(done)} step(s) finished; their artifacts are kept: " + ", ".join(s.artifact_id for s in done)
+                if done
+                else "Nothing was computed."
+            )
         return f"**The question could not be answered.** {record.error or ''}".strip()
 
     # -------------------------------------------------------------------------------- records
@@ -384,13 +430,33 @@ class Orchestrator:
         """The most recent finished run of this session (for follow-up questions)."""
         return self.runlog.last_run()
 
-    def _log_step(self, record: RunRecord, step: PlanStep, status: StepStatus, *, records=None,
-                  artifact: ArtifactRecord | None = None, failure: Failure | None = None, seconds: float = 0.0,
-                  reused: bool = False) -> None:
-        record.steps.append(StepRecord(reused=reused,
-            plan_index=len(record.plans), step_id=step.id, agent=step.agent, tool=step.tool, args=step.args,
-            inputs={k: r.id for k, r in (records or {}).items()}, status=status,
-            artifact_id=artifact.id if artifact else None, seconds=round(seconds, 3), failure=failure))
+    def _log_step(
+        self,
+        record: RunRecord,
+        step: PlanStep,
+        status: StepStatus,
+        *,
+        records=None,
+        artifact: ArtifactRecord | None = None,
+        failure: Failure | None = None,
+        seconds: float = 0.0,
+        reused: bool = False,
+    ) -> None:
+        record.steps.append(
+            StepRecord(
+                reused=reused,
+                plan_index=len(record.plans),
+                step_id=step.id,
+                agent=step.agent,
+                tool=step.tool,
+                args=step.args,
+                inputs={k: r.id for k, r in (records or {}).items()},
+                status=status,
+                artifact_id=artifact.id if artifact else None,
+                seconds=round(seconds, 3),
+                failure=failure,
+            )
+        )
 
     def _emit(self, record: RunRecord, payload: RunEventPayload) -> None:
         self.on_event(RunEvent(run_id=record.run_id, payload=payload))
@@ -416,8 +482,10 @@ def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFac
 
 def _same_plan(a, b) -> bool:
     def key(plan):
-        return [(s.agent.value, s.tool, json.dumps(s.args, sort_keys=True, default=str), sorted(s.inputs.items()))
-                for s in plan.steps]
+        return [
+            (s.agent.value, s.tool, json.dumps(s.args, sort_keys=True, default=str), sorted(s.inputs.items()))
+            for s in plan.steps
+        ]
 
     return key(a) == key(b)
 

@@ -20,7 +20,7 @@ import re
 import tempfile
 import uuid
 from contextlib import suppress
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,9 +61,11 @@ class RunUsage(BaseModel):
         return cls(calls=ledger.snapshot(), totals=ledger.totals())
 
     def total(self) -> TokenTotals:
-        return TokenTotals(prompt=sum(t.prompt for t in self.totals.values()),
-                           completion=sum(t.completion for t in self.totals.values()),
-                           calls=sum(t.calls for t in self.totals.values()))
+        return TokenTotals(
+            prompt=sum(t.prompt for t in self.totals.values()),
+            completion=sum(t.completion for t in self.totals.values()),
+            calls=sum(t.calls for t in self.totals.values()),
+        )
 
 
 class StepRecord(BaseModel):
@@ -90,7 +92,7 @@ class RunRecord(BaseModel):
     aoi_artifact_id: str | None = None
     follow_up_of: str | None = None
     status: RunStatus = "running"
-    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
     facts: PrepassFacts | None = None
     plans: list[PlanResult] = Field(default_factory=list)
@@ -168,7 +170,7 @@ class RunNotFound(FileNotFoundError):
 class RunLog:
     """The ``runs/`` folder of one session. Cheap to create; creates the folder on the first write."""
 
-    def __init__(self, session_dir: str | Path):
+    def __init__(self, session_dir: str | Path) -> None:
         self.session_dir = Path(session_dir)
         self.runs_dir = self.session_dir / RUNS_DIR
 

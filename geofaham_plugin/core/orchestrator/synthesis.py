@@ -53,7 +53,9 @@ def describe_vector(store, record: ArtifactRecord) -> tuple[str, str]:
     if not columns:
         return headline, ""
     rows = gdf[columns].head(MAX_ROWS)
-    header = ["#"] + [("Name" if c == name_field else "Distance (m)" if c == "distance_m" else "Damage") for c in columns]
+    header = ["#"] + [
+        ("Name" if c == name_field else "Distance (m)" if c == "distance_m" else "Damage") for c in columns
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, (_, row) in enumerate(rows.iterrows(), start=1):
         cells = [str(i)] + [(_fmt(row[c]) if c == "distance_m" else _text(row[c])) for c in columns]
@@ -81,8 +83,9 @@ def describe_table(store, record: ArtifactRecord) -> tuple[str, str]:
     return headline, "\n".join(lines)
 
 
-def collect_findings(store, answer_ids: list[str], used_ids: list[str], notes: list[str],
-                     failures: list[str]) -> Findings:
+def collect_findings(
+    store, answer_ids: list[str], used_ids: list[str], notes: list[str], failures: list[str]
+) -> Findings:
     findings = Findings()
     for artifact_id in answer_ids:
         record = store.get(artifact_id)

@@ -41,14 +41,23 @@ def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) ->
     if step.tool:
         tool = TOOLS.get(step.tool)
         if tool is None or tool.agent is not step.agent:
-            return Failure(step_id=step.id, check="plan_adherence", kind="tool",
-                           message=f"{step.agent.value} has no tool '{step.tool}'")
+            return Failure(
+                step_id=step.id,
+                check="plan_adherence",
+                kind="tool",
+                message=f"{step.agent.value} has no tool '{step.tool}'",
+            )
         return ToolChoice(tool_name=tool.name, args=step.args, by="plan")
     tools = tools_of(step.agent)
-    content = json.dumps({
-        "instruction": step.goal, "inputs": {k: r.for_model() for k, r in records.items()},
-        "tools": [t.schema_for_model() for t in tools],
-    }, separators=(",", ":"), default=str)
+    content = json.dumps(
+        {
+            "instruction": step.goal,
+            "inputs": {k: r.for_model() for k, r in records.items()},
+            "tools": [t.schema_for_model() for t in tools],
+        },
+        separators=(",", ":"),
+        default=str,
+    )
 
     def check(choice: BaseModel) -> None:
         tool = TOOLS[choice.tool]
@@ -61,9 +70,16 @@ def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) ->
             raise ModelRetry(f"{tool.name} needs inputs {sorted(missing)}, the step has {sorted(records)}")
 
     try:
-        choice = llm.structured(Role(step.agent.value), [
-            Message(role="system", content=AGENT_SYSTEM.format(agent=step.agent.value)),
-            Message(role="user", content=content)], _choice_model([t.name for t in tools]), step=f"step{step.id}", validate=check)
+        choice = llm.structured(
+            Role(step.agent.value),
+            [
+                Message(role="system", content=AGENT_SYSTEM.format(agent=step.agent.value)),
+                Message(role="user", content=content),
+            ],
+            _choice_model([t.name for t in tools]),
+            step=f"step{step.id}",
+            validate=check,
+        )
     except ModelOutputError as exc:
         return Failure(step_id=step.id, check="model", kind="invalid_output", message=str(exc))
     return ToolChoice(tool_name=choice.tool, args=choice.args, by="model")

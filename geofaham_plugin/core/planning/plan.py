@@ -43,15 +43,18 @@ class TaskLedger(BaseModel):
 
 class PlanStep(BaseModel):
     id: int = Field(ge=1)
-    agent: AgentName = Field(json_schema_extra={"enum": [a.value for a in SPECIALISTS]},
-                             description="the specialist that runs the step")
+    agent: AgentName = Field(
+        json_schema_extra={"enum": [a.value for a in SPECIALISTS]}, description="the specialist that runs the step"
+    )
     goal: str
     tool: str | None = Field(default=None, description="typed operation; None lets the specialist choose")
     args: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, str] = Field(default_factory=dict, description="slot -> artifact id or step:N")
     expected_output: ArtifactKind
     depends_on: list[int] = Field(default_factory=list)
-    empty_is_answer: bool = Field(default=False, description="an empty output answers the question ('none within 1 km'); otherwise it stalls")
+    empty_is_answer: bool = Field(
+        default=False, description="an empty output answers the question ('none within 1 km'); otherwise it stalls"
+    )
 
     @field_validator("agent")
     @classmethod
@@ -65,7 +68,9 @@ class PlanStep(BaseModel):
     def _refs_are_well_formed(cls, value: dict[str, str]) -> dict[str, str]:
         for slot, ref in value.items():
             if not (STEP_REF.match(ref) or ARTIFACT_ID.match(ref)):
-                raise ValueError(f"input '{slot}' must be an artifact id like a_1234abcd or a step reference like step:1, got {ref!r}")
+                raise ValueError(
+                    f"input '{slot}' must be an artifact id like a_1234abcd or a step reference like step:1, got {ref!r}"
+                )
         return value
 
     def step_refs(self) -> list[int]:

@@ -70,7 +70,8 @@ def facts_slots(facts: PrepassFacts) -> dict[str, Any]:
         slots["days"] = max((w.end - w.start).days + (1 if w.label == "pre" else 0) for w in facts.windows)
     words = set(re.findall(r"[a-z]+", facts.question.lower()))
     index = next((name for name in INDEX_NAMES if name in words), None) or next(
-        (name for word, name in INDEX_WORDS.items() if word in words), None)
+        (name for word, name in INDEX_WORDS.items() if word in words), None
+    )
     if index:
         slots["index"] = index
     return slots
@@ -94,8 +95,9 @@ def _score(template: Template, facts: PrepassFacts, known: dict[str, Any], quest
 def rank_templates(facts: PrepassFacts, templates: dict[str, Template] | None = None) -> list[tuple[str, float]]:
     templates = templates or load_templates()
     known = facts_slots(facts)
-    scored = sorted(((t.name, _score(t, facts, known, facts.question)) for t in templates.values()),
-                    key=lambda x: -x[1])
+    scored = sorted(
+        ((t.name, _score(t, facts, known, facts.question)) for t in templates.values()), key=lambda x: -x[1]
+    )
     viable = [(n, s) for n, s in scored if s > -5]
     return viable or scored
 
@@ -131,8 +133,9 @@ def _describe_event(e: DisasterEvent) -> str:
     return f"{e.name} (id {e.id}, {e.type}, {e.place}, {e.country}, {e.event_date.isoformat()})"
 
 
-def guided_prompt(facts: PrepassFacts, candidates: list[Template], events: list[DisasterEvent],
-                  failures: list[str]) -> list[Message]:
+def guided_prompt(
+    facts: PrepassFacts, candidates: list[Template], events: list[DisasterEvent], failures: list[str]
+) -> list[Message]:
     lines = [f"Question: {facts.question}", "Facts found in the question:"]
     if len(events) == 1:
         lines.append(f"- event: {_describe_event(events[0])}")
@@ -152,7 +155,9 @@ def guided_prompt(facts: PrepassFacts, candidates: list[Template], events: list[
         for q, answer in examples:
             lines.append(f"Q: {q}\nA: {json.dumps(answer)}")
     if failures:
-        lines.append("The previous plan failed: " + " | ".join(failures[-3:]) + ". Choose a template or slots that avoid this.")
+        lines.append(
+            "The previous plan failed: " + " | ".join(failures[-3:]) + ". Choose a template or slots that avoid this."
+        )
     return [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
 
 
@@ -162,8 +167,16 @@ class Planner:
         self.mode = mode
         self.always_ask_model = always_ask_model
 
-    def plan(self, facts: PrepassFacts, store: ResponseStore | None, *, aoi_artifact_id: str | None = None,
-             failures: list[str] | None = None, step: str = "plan", preferred_template: str | None = None) -> PlanResult:
+    def plan(
+        self,
+        facts: PrepassFacts,
+        store: ResponseStore | None,
+        *,
+        aoi_artifact_id: str | None = None,
+        failures: list[str] | None = None,
+        step: str = "plan",
+        preferred_template: str | None = None,
+    ) -> PlanResult:
         """``preferred_template``: the previous question's workflow, favoured for a follow-up."""
         failures = list(failures or [])
         if self.mode == "free":
@@ -171,13 +184,21 @@ class Planner:
         return self._guided(facts, store, aoi_artifact_id, failures, step, preferred_template)
 
     # -------------------------------------------------------------------------------- guided
-    def _guided(self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None,
-                failures: list[str], step: str, preferred_template: str | None = None) -> PlanResult:
+    def _guided(
+        self,
+        facts: PrepassFacts,
+        store: ResponseStore | None,
+        aoi_artifact_id: str | None,
+        failures: list[str],
+        step: str,
+        preferred_template: str | None = None,
+    ) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
-            ranked = sorted(((n, s + (FOLLOW_UP_BONUS if n == preferred_template else 0)) for n, s in ranked),
-                            key=lambda x: -x[1])
+            ranked = sorted(
+                ((n, s + (FOLLOW_UP_BONUS if n == preferred_template else 0)) for n, s in ranked), key=lambda x: -x[1]
+            )
         # the model chooses only among templates that fit about as well as the best one
         candidates = [templates[name] for name, score in ranked[:MAX_CANDIDATES] if score >= ranked[0][1] - CLOSE_FIT]
         events_by_id = {e.id: e for e in load_events()}
@@ -189,8 +210,13 @@ class Planner:
 
         def compile_choice(template_name: str, slots: dict[str, Any], event_id: int | None) -> Plan:
             event = events_by_id.get(event_id) if event_id else None
-            plan = compile_template(templates[template_name], slots, event_id=event_id,
-                                    event_name=event.name if event else "", aoi_artifact_id=aoi_artifact_id)
+            plan = compile_template(
+                templates[template_name],
+                slots,
+                event_id=event_id,
+                event_name=event.name if event else "",
+                aoi_artifact_id=aoi_artifact_id,
+            )
             problems = validate_plan(plan, store)
             if problems:
                 raise TemplateError("; ".join(problems))
@@ -199,8 +225,15 @@ class Planner:
         if len(candidates) == 1 and len(event_ids) <= 1 and not failures and not self.always_ask_model:
             try:
                 plan = compile_choice(candidates[0].name, known, event_ids[0] if event_ids else None)
-                return self._result(facts, plan, candidates[0], known, event_ids[0] if event_ids else None,
-                                    aoi_artifact_id, model_called=False)
+                return self._result(
+                    facts,
+                    plan,
+                    candidates[0],
+                    known,
+                    event_ids[0] if event_ids else None,
+                    aoi_artifact_id,
+                    model_called=False,
+                )
             except TemplateError:
                 pass  # the model fills what the facts could not
 
@@ -220,13 +253,32 @@ class Planner:
             compiled.update(slots=slots, event_id=event_id)
 
         events = [events_by_id[i] for i in event_ids if i in events_by_id][:6]
-        choice = self.llm.structured(Role.planner, guided_prompt(facts, candidates, events, failures), choice_type,
-                                     step=step, validate=check)
-        return self._result(facts, compiled["plan"], templates[choice.model_dump()["template"]], compiled["slots"],
-                            compiled["event_id"], aoi_artifact_id, model_called=True, failures=failures)
+        choice = self.llm.structured(
+            Role.planner, guided_prompt(facts, candidates, events, failures), choice_type, step=step, validate=check
+        )
+        return self._result(
+            facts,
+            compiled["plan"],
+            templates[choice.model_dump()["template"]],
+            compiled["slots"],
+            compiled["event_id"],
+            aoi_artifact_id,
+            model_called=True,
+            failures=failures,
+        )
 
-    def _result(self, facts: PrepassFacts, plan: Plan, template: Template, slots: dict[str, Any], event_id: int | None,
-                aoi_artifact_id: str | None, *, model_called: bool, failures: Sequence[str] = ()) -> PlanResult:
+    def _result(
+        self,
+        facts: PrepassFacts,
+        plan: Plan,
+        template: Template,
+        slots: dict[str, Any],
+        event_id: int | None,
+        aoi_artifact_id: str | None,
+        *,
+        model_called: bool,
+        failures: Sequence[str] = (),
+    ) -> PlanResult:
         event = get_event(event_id) if event_id else None
         ledger = TaskLedger(
             intent=f"{template.description} — {facts.question}",
@@ -245,12 +297,24 @@ class Planner:
             known_failures=list(failures),
             template=template.name,
         )
-        return PlanResult(ledger=ledger, plan=plan, mode="guided", template=template.name,
-                          model_called=model_called, slots={k: v for k, v in slots.items() if v is not None})
+        return PlanResult(
+            ledger=ledger,
+            plan=plan,
+            mode="guided",
+            template=template.name,
+            model_called=model_called,
+            slots={k: v for k, v in slots.items() if v is not None},
+        )
 
     # ---------------------------------------------------------------------------------- free
-    def _free(self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None,
-              failures: list[str], step: str) -> PlanResult:
+    def _free(
+        self,
+        facts: PrepassFacts,
+        store: ResponseStore | None,
+        aoi_artifact_id: str | None,
+        failures: list[str],
+        step: str,
+    ) -> PlanResult:
         events_by_id = {e.id: e for e in load_events()}
         ids = facts.event_candidates or list(events_by_id)
         tools = [{"agent": t.agent.value, **t.schema_for_model()} for t in TOOLS.values()]
@@ -264,8 +328,10 @@ class Planner:
             "tools": tools,
             "failures_so_far": failures,
         }
-        messages = [Message(role="system", content=FREE_SYSTEM),
-                    Message(role="user", content=json.dumps(user, separators=(",", ":"), default=str))]
+        messages = [
+            Message(role="system", content=FREE_SYSTEM),
+            Message(role="user", content=json.dumps(user, separators=(",", ":"), default=str)),
+        ]
 
         def check(out: FreePlanOutput) -> None:
             problems = validate_plan(out.plan, store)
@@ -273,7 +339,9 @@ class Planner:
                 raise ModelRetry("the plan is invalid: " + "; ".join(problems))
 
         out = self.llm.structured(Role.planner, messages, FreePlanOutput, step=step, validate=check)
-        ledger = out.ledger.model_copy(update={"known_failures": list(dict.fromkeys(out.ledger.known_failures + failures))})
+        ledger = out.ledger.model_copy(
+            update={"known_failures": list(dict.fromkeys(out.ledger.known_failures + failures))}
+        )
         if aoi_artifact_id and not ledger.aoi_artifact_id:
             ledger = ledger.model_copy(update={"aoi_artifact_id": aoi_artifact_id, "aoi_source": "user_aoi"})
         return PlanResult(ledger=ledger, plan=out.plan, mode="free", model_called=True)

@@ -44,23 +44,79 @@ MIN_RESOLVE_SCORE = ALIAS_SCORE
 # --- Vocabularies ------------------------------------------------------------------------------
 
 NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "ninety": 90,
+    "hundred": 100,
 }
 FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}
 
 UNIT_METRES = {
-    "km": 1000.0, "kms": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0, "kilometer": 1000.0,
-    "kilometers": 1000.0, "m": 1.0, "metre": 1.0, "metres": 1.0, "meter": 1.0, "meters": 1.0,
-    "mi": 1609.344, "mile": 1609.344, "miles": 1609.344, "ft": 0.3048, "foot": 0.3048, "feet": 0.3048,
-    "yd": 0.9144, "yard": 0.9144, "yards": 0.9144,
+    "km": 1000.0,
+    "kms": 1000.0,
+    "kilometre": 1000.0,
+    "kilometres": 1000.0,
+    "kilometer": 1000.0,
+    "kilometers": 1000.0,
+    "m": 1.0,
+    "metre": 1.0,
+    "metres": 1.0,
+    "meter": 1.0,
+    "meters": 1.0,
+    "mi": 1609.344,
+    "mile": 1609.344,
+    "miles": 1609.344,
+    "ft": 0.3048,
+    "foot": 0.3048,
+    "feet": 0.3048,
+    "yd": 0.9144,
+    "yard": 0.9144,
+    "yards": 0.9144,
 }
 
 MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sept": 9,
+    "sep": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
 
 # Disaster types named in a question: pattern -> event types it points to.
@@ -82,14 +138,22 @@ ENTITY_WORDS: dict[str, tuple[str, ...]] = class_words()
 # Damage phrases, tried in this order at each position (specific before generic).
 DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
     (r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing", [DamageClass.none]),
-    (r"(?:major|severe|heavy|significant|extensive)\s+damage|"
-     r"(?:severely|heavily|badly|seriously|extensively)\s+damaged", [DamageClass.major, DamageClass.destroyed]),
+    (
+        r"(?:major|severe|heavy|significant|extensive)\s+damage|"
+        r"(?:severely|heavily|badly|seriously|extensively)\s+damaged",
+        [DamageClass.major, DamageClass.destroyed],
+    ),
     (r"(?:minor|slight|light)\s+damage|(?:slightly|lightly)\s+damaged", [DamageClass.minor]),
     (r"destroy(?:ed|s)?|destruction", [DamageClass.destroyed]),
-    (r"damage[ds]?(?!\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|assessments?|states?|status|types?"
-     r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)", list(ANY_DAMAGE)),
-    (r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
-     [DamageClass.affected]),
+    (
+        r"damage[ds]?(?!\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|assessments?|states?|status|types?"
+        r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)",
+        list(ANY_DAMAGE),
+    ),
+    (
+        r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
+        [DamageClass.affected],
+    ),
 ]
 NEGATION = r"(?:\b(?:not|never|without)|n't)\s+(?:(?:been|be|yet|fully|completely)\s+)?"
 
@@ -152,25 +216,41 @@ RELATIVE_WINDOW_RE = re.compile(
     r"|(?P<pre>before|prior\s+to|preceding|ahead\s+of|earlier|of\s+pre)"
     r"|(?P<post>after|following|later|of\s+post))\b"
 )
-BOTH_WINDOWS_RE = re.compile(r"\bbefore\s+and\s+after\b|\bafter\s+and\s+before\b|\bbefore\s*/\s*after\b"
-                             r"|\bpre[\s-]*(?:and|&|/)\s*post\b")
+BOTH_WINDOWS_RE = re.compile(
+    r"\bbefore\s+and\s+after\b|\bafter\s+and\s+before\b|\bbefore\s*/\s*after\b"
+    r"|\bpre[\s-]*(?:and|&|/)\s*post\b"
+)
 # "pre-event", "pre-fire", "before the (devastating) fire"; likewise after.
 PRE_WINDOW_RE = re.compile(
-    rf"\bpre[\s-]*(?:{_TYPE_NAMES})\b|\bbefore\s+(?:the\s+)?(?:\w+\s+){{0,2}}?(?:{_TYPE_NAMES})\b")
+    rf"\bpre[\s-]*(?:{_TYPE_NAMES})\b|\bbefore\s+(?:the\s+)?(?:\w+\s+){{0,2}}?(?:{_TYPE_NAMES})\b"
+)
 POST_WINDOW_RE = re.compile(
-    rf"\bpost[\s-]*(?:{_TYPE_NAMES})\b|\bafter\s+(?:the\s+)?(?:\w+\s+){{0,2}}?(?:{_TYPE_NAMES})\b")
+    rf"\bpost[\s-]*(?:{_TYPE_NAMES})\b|\bafter\s+(?:the\s+)?(?:\w+\s+){{0,2}}?(?:{_TYPE_NAMES})\b"
+)
 
 TYPE_RES = [(re.compile(rf"\b(?:{pattern})\b"), types) for pattern, types in TYPE_WORDS.items()]
-_ENTITY_GROUPS = {f"e{i}": (cls, phrase) for i, (cls, phrase) in enumerate(
-    (cls, p) for cls, phrases in ENTITY_WORDS.items() for p in phrases)}
-ENTITY_RE = re.compile(r"\b(?:" + "|".join(
-    f"(?P<{g}>{_plural(phrase)})" for g, (_, phrase) in
-    sorted(_ENTITY_GROUPS.items(), key=lambda item: len(item[1][1]), reverse=True)) + r")\b")
-DAMAGE_RE = re.compile(rf"(?P<neg>{NEGATION})?\b(?:" + "|".join(
-    f"(?P<d{i}>{pattern})" for i, (pattern, _) in enumerate(DAMAGE_WORDS)) + r")\b")
+_ENTITY_GROUPS = {
+    f"e{i}": (cls, phrase)
+    for i, (cls, phrase) in enumerate((cls, p) for cls, phrases in ENTITY_WORDS.items() for p in phrases)
+}
+ENTITY_RE = re.compile(
+    r"\b(?:"
+    + "|".join(
+        f"(?P<{g}>{_plural(phrase)})"
+        for g, (_, phrase) in sorted(_ENTITY_GROUPS.items(), key=lambda item: len(item[1][1]), reverse=True)
+    )
+    + r")\b"
+)
+DAMAGE_RE = re.compile(
+    rf"(?P<neg>{NEGATION})?\b(?:"
+    + "|".join(f"(?P<d{i}>{pattern})" for i, (pattern, _) in enumerate(DAMAGE_WORDS))
+    + r")\b"
+)
 GROUP_RE = re.compile(
     r"\b(?:by|per|for\s+(?:each|every)|grouped\s+by|broken\s+down\s+by|split\s+by)\s+(?:the\s+|each\s+)?(?:"
-    + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values())) + r")\b")
+    + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
+    + r")\b"
+)
 COUNT_RE = re.compile(r"\bhow\s+many\b|\bcount(?:s|ing)?\b|\bnumber\s+of\b|\btotal\b|\btally\b")
 
 # --- Helpers -----------------------------------------------------------------------------------
@@ -210,16 +290,13 @@ def extract_distances(text: str) -> list[float]:
     """Distances in metres, in order of mention: "1.5 kilometers" -> 1500.0, "within a mile" -> 1609.344."""
     distances = []
     for m in DISTANCE_RE.finditer(text):
-        if m["fraction"]:
-            amount = FRACTION_WORDS[m["fraction"].split()[-1]]
-        else:
-            amount = _number(m["digits"] or m["word"])
+        amount = FRACTION_WORDS[m["fraction"].split()[-1]] if m["fraction"] else _number(m["digits"] or m["word"])
         distances.append(amount * UNIT_METRES[m["unit"]])
     return distances
 
 
 def extract_k(text: str) -> int | None:
-    """"3 nearest", "five closest", "top 10" -> that number; "the nearest" -> 1."""
+    """ "3 nearest", "five closest", "top 10" -> that number; "the nearest" -> 1."""
     m = K_RE.search(text)
     if m is None:
         return None
@@ -279,9 +356,9 @@ def extract_types(text: str) -> set[str]:
 
 
 def extract_date_ranges(text: str, dated: list[tuple[date, Span]]) -> list[TimeWindow]:
-    """"between 2025-01-01 and 2025-01-20", "from X to Y" -> an explicit window."""
+    """ "between 2025-01-01 and 2025-01-20", "from X to Y" -> an explicit window."""
     windows = []
-    for (first, (start1, end1)), (second, (start2, _)) in zip(dated, dated[1:]):
+    for (first, (start1, end1)), (second, (start2, _)) in zip(dated, dated[1:], strict=False):
         if RANGE_BEFORE_RE.search(text[:start1]) and RANGE_BETWEEN_RE.fullmatch(text[end1:start2]):
             windows.append(TimeWindow(start=min(first, second), end=max(first, second), label="explicit"))
     return windows
@@ -305,8 +382,9 @@ def extract_windows(text: str, event_date: date | None) -> list[TimeWindow]:
         days.setdefault("post", DEFAULT_POST_DAYS)
     windows = []
     if "pre" in days:
-        windows.append(TimeWindow(start=event_date - timedelta(days=days["pre"]),
-                                  end=event_date - timedelta(days=1), label="pre"))
+        windows.append(
+            TimeWindow(start=event_date - timedelta(days=days["pre"]), end=event_date - timedelta(days=1), label="pre")
+        )
     if "post" in days:
         windows.append(TimeWindow(start=event_date, end=event_date + timedelta(days=days["post"]), label="post"))
     return windows
@@ -328,8 +406,9 @@ def _alias_hits(text: str, events: list[DisasterEvent]) -> list[tuple[str, Span]
     return [(re.sub(r"\s+", " ", m.group()), m.span()) for m in pattern.finditer(text)]
 
 
-def rank_events(events: list[DisasterEvent], aliases: set[str], types: set[str],
-                dates: list[date], years: list[int]) -> list[tuple[DisasterEvent, float]]:
+def rank_events(
+    events: list[DisasterEvent], aliases: set[str], types: set[str], dates: list[date], years: list[int]
+) -> list[tuple[DisasterEvent, float]]:
     """Candidate events with their scores, best first; ties go to the later event date, then the lower id.
 
     A candidate needs an alias, a type word or a date near its event date; a matching year only adds
@@ -343,8 +422,15 @@ def rank_events(events: list[DisasterEvent], aliases: set[str], types: set[str],
         date_scores = [SAME_YEAR_SCORE for y in years if y == event.event_date.year]
         for d in dates:
             gap = abs((d - event.event_date).days)
-            date_scores.append(EXACT_DATE_SCORE if gap == 0 else NEAR_DATE_SCORE if gap <= NEAR_DATE_DAYS
-                               else SAME_YEAR_SCORE if d.year == event.event_date.year else 0.0)
+            date_scores.append(
+                EXACT_DATE_SCORE
+                if gap == 0
+                else NEAR_DATE_SCORE
+                if gap <= NEAR_DATE_DAYS
+                else SAME_YEAR_SCORE
+                if d.year == event.event_date.year
+                else 0.0
+            )
         dated = max(date_scores, default=0.0)
         if named + typed + dated > 0:
             scored.append((event, named + typed + dated))

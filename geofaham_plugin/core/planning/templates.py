@@ -64,7 +64,9 @@ def load_templates() -> dict[str, Template]:
         for step in template.steps:
             tool = get_tool(step.tool)  # declaration check: every tool exists for its agent
             if tool.agent.value != step.agent:
-                raise ValueError(f"template {template.name}: {step.tool} belongs to {tool.agent.value}, not {step.agent}")
+                raise ValueError(
+                    f"template {template.name}: {step.tool} belongs to {tool.agent.value}, not {step.agent}"
+                )
         templates[template.name] = template
     return templates
 
@@ -130,13 +132,22 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def compile_template(template: Template, slots: dict[str, Any], *, event_id: int | None, event_name: str = "",
-                     aoi_artifact_id: str | None = None) -> Plan:
+def compile_template(
+    template: Template,
+    slots: dict[str, Any],
+    *,
+    event_id: int | None,
+    event_name: str = "",
+    aoi_artifact_id: str | None = None,
+) -> Plan:
     """The typed plan for ``template`` with ``slots``; steps marked ``aoi_replaces`` become the user's AOI."""
     values = fill_slots(template, slots)
-    values.update(event_id=event_id, event_name=event_name or f"event {event_id}",
-                  area="the area of interest" if aoi_artifact_id else "the hazard area",
-                  group_by_text=f" by {values['group_by']}" if values.get("group_by") else "")
+    values.update(
+        event_id=event_id,
+        event_name=event_name or f"event {event_id}",
+        area="the area of interest" if aoi_artifact_id else "the hazard area",
+        group_by_text=f" by {values['group_by']}" if values.get("group_by") else "",
+    )
     replaced: dict[int, str] = {}
     kept: list[tuple[int, TemplateStep]] = []
     for index, step in enumerate(template.steps, start=1):
@@ -155,9 +166,16 @@ def compile_template(template: Template, slots: dict[str, Any], *, event_id: int
             source = int(m.group(1)) if m else None
             inputs[slot] = replaced[source] if source in replaced else f"step:{renumber[source]}" if source else ref
         tool = get_tool(step.tool)
-        plan_step = PlanStep(id=renumber[old], agent=tool.agent, tool=step.tool, goal=_substitute(step.goal, values),
-                             args=_substitute(step.args, values), inputs=inputs, expected_output=tool.output,
-                             empty_is_answer=step.empty_is_answer)
+        plan_step = PlanStep(
+            id=renumber[old],
+            agent=tool.agent,
+            tool=step.tool,
+            goal=_substitute(step.goal, values),
+            args=_substitute(step.args, values),
+            inputs=inputs,
+            expected_output=tool.output,
+            empty_is_answer=step.empty_is_answer,
+        )
         plan_step.depends_on = sorted(set(plan_step.step_refs()))
         plan_steps.append(plan_step)
     return Plan(steps=plan_steps, rationale=f"template {template.name}")

@@ -41,17 +41,24 @@ def validate_plan(plan: Plan, store: ResponseStore | None = None) -> list[str]:
                 try:
                     tool.args_model.model_validate(step.args)
                 except ValidationError as exc:
-                    problems.append(f"step {step.id}: bad args for {step.tool}: "
-                                    + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]))
+                    problems.append(
+                        f"step {step.id}: bad args for {step.tool}: "
+                        + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+                    )
                 expected = {s.name for s in tool.inputs} - getattr(tool.fn, "_optional_inputs", set())
                 if set(step.inputs) - {s.name for s in tool.inputs}:
-                    problems.append(f"step {step.id}: {step.tool} has no inputs {sorted(set(step.inputs) - {s.name for s in tool.inputs})}")
+                    problems.append(
+                        f"step {step.id}: {step.tool} has no inputs {sorted(set(step.inputs) - {s.name for s in tool.inputs})}"
+                    )
                 if expected - set(step.inputs):
                     problems.append(f"step {step.id}: {step.tool} needs inputs {sorted(expected - set(step.inputs))}")
                 if tool.output is not step.expected_output:
                     step.expected_output = tool.output  # derived from the declaration, not a model's guess
-        signature = json.dumps([step.agent.value, step.tool, step.args, step.inputs, step.goal if step.tool is None else ""],
-                               sort_keys=True, default=str)
+        signature = json.dumps(
+            [step.agent.value, step.tool, step.args, step.inputs, step.goal if step.tool is None else ""],
+            sort_keys=True,
+            default=str,
+        )
         if signature in seen_ops:
             problems.append(f"step {step.id} duplicates an earlier step")
         seen_ops.add(signature)

@@ -91,7 +91,9 @@ def vector_metadata(gdf: Any) -> VectorMeta:
     dims = set(shapely.get_dimensions(present.values)) if len(present) else set()
     area = sum(geodesic_area_m2(g) for g in g4326) if 2 in dims else None
     length = sum(geodesic_length_m(g) for g in g4326) if 1 in dims else None
-    times = [gdf[c] for c, t in gdf.dtypes.items() if c != gdf.geometry.name and pd.api.types.is_datetime64_any_dtype(t)]
+    times = [
+        gdf[c] for c, t in gdf.dtypes.items() if c != gdf.geometry.name and pd.api.types.is_datetime64_any_dtype(t)
+    ]
     stamps = pd.concat([_series_utc(s) for s in times]).dropna() if times else pd.Series(dtype="datetime64[ns, UTC]")
     return VectorMeta(
         geometry_type=geometry_type,

@@ -5,13 +5,13 @@ features and no pixels."""
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class ArtifactKind(str, Enum):
+class ArtifactKind(StrEnum):
     vector = "vector"
     raster = "raster"
     item_set = "item_set"
@@ -28,7 +28,9 @@ class Bounds(BaseModel):
     maxy: float
 
     def intersects(self, other: Bounds) -> bool:
-        return not (other.minx > self.maxx or other.maxx < self.minx or other.miny > self.maxy or other.maxy < self.miny)
+        return not (
+            other.minx > self.maxx or other.maxx < self.minx or other.miny > self.maxy or other.maxy < self.miny
+        )
 
 
 class FieldInfo(BaseModel):

@@ -137,7 +137,10 @@ def _item_set_meta(items: list[dict], meta: ItemSetMeta) -> ItemSetMeta:
     boxes = [i["bbox"] for i in items if isinstance(i.get("bbox"), (list, tuple)) and len(i["bbox"]) >= 4]
     if meta.bounds_4326 is None and boxes:
         update["bounds_4326"] = Bounds(
-            minx=min(b[0] for b in boxes), miny=min(b[1] for b in boxes), maxx=max(b[-2] for b in boxes), maxy=max(b[-1] for b in boxes)
+            minx=min(b[0] for b in boxes),
+            miny=min(b[1] for b in boxes),
+            maxx=max(b[-2] for b in boxes),
+            maxy=max(b[-1] for b in boxes),
         )
     props = [i.get("properties") or {} for i in items]
     stamps = [t for p in props for k in ("datetime", "start_datetime", "end_datetime") if (t := to_utc(p.get(k)))]
@@ -285,7 +288,9 @@ class ResponseStore:
                 extra=extra or {},
             )
             with self._lock, self._transaction():
-                self._db.execute(f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(record))
+                self._db.execute(
+                    f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(record)
+                )
             committed = True
             return record
         finally:
@@ -354,7 +359,14 @@ class ResponseStore:
             rasterio.shutil.copy(src_path, dst, driver="COG", COMPRESS="DEFLATE", BIGTIFF="IF_SAFER")
 
         return self._register(
-            ArtifactKind.raster, "tif", write, raster_metadata, source=source, summary=summary, inputs=inputs, extra=extra
+            ArtifactKind.raster,
+            "tif",
+            write,
+            raster_metadata,
+            source=source,
+            summary=summary,
+            inputs=inputs,
+            extra=extra,
         )
 
     def register_item_set(
@@ -501,8 +513,11 @@ class ResponseStore:
                 if rb is None or not geom.intersects(box(rb.minx, rb.miny, rb.maxx, rb.maxy)):
                     continue
             r_start, r_end = _times(rec.metadata)
-            if (q_start or q_end) and (r_start or r_end) and (
-                    (q_end and r_start and r_start > q_end) or (q_start and r_end and r_end < q_start)):
+            if (
+                (q_start or q_end)
+                and (r_start or r_end)
+                and ((q_end and r_start and r_start > q_end) or (q_start and r_end and r_end < q_start))
+            ):
                 continue
             out.append(rec)
         return out

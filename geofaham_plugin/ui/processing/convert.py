@@ -46,9 +46,14 @@ def wkb_type_of(gdf: gpd.GeoDataFrame):
     types = set(gdf.geometry.dropna().geom_type)
     if not types:
         return QgsWkbTypes.NoGeometry
-    name = "Multi" + next(iter(types)).replace("Multi", "") if len({t.replace("Multi", "") for t in types}) == 1 else None
-    return {"MultiPoint": QgsWkbTypes.MultiPoint, "MultiLineString": QgsWkbTypes.MultiLineString,
-            "MultiPolygon": QgsWkbTypes.MultiPolygon}.get(name, QgsWkbTypes.Unknown)
+    name = (
+        "Multi" + next(iter(types)).replace("Multi", "") if len({t.replace("Multi", "") for t in types}) == 1 else None
+    )
+    return {
+        "MultiPoint": QgsWkbTypes.MultiPoint,
+        "MultiLineString": QgsWkbTypes.MultiLineString,
+        "MultiPolygon": QgsWkbTypes.MultiPolygon,
+    }.get(name, QgsWkbTypes.Unknown)
 
 
 def write_rows(sink, frame: pd.DataFrame, fields: QgsFields, geometry_column: str | None = None) -> None:
@@ -59,8 +64,13 @@ def write_rows(sink, frame: pd.DataFrame, fields: QgsFields, geometry_column: st
             value = row[field.name()]
             if isinstance(value, np.generic):
                 value = value.item()
-            values.append(None if (value is None or (isinstance(value, float) and np.isnan(value))) else
-                          value if isinstance(value, (int, float, bool)) else str(value))
+            values.append(
+                None
+                if (value is None or (isinstance(value, float) and np.isnan(value)))
+                else value
+                if isinstance(value, (int, float, bool))
+                else str(value)
+            )
         feature.setAttributes(values)
         if geometry_column is not None and row[geometry_column] is not None:
             geometry = QgsGeometry()

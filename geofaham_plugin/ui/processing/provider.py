@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qgis.core import (QgsCoordinateReferenceSystem, QgsFeatureSink, QgsProcessing, QgsProcessingAlgorithm,
-                       QgsProcessingException, QgsProcessingParameterDistance, QgsProcessingParameterFeatureSink,
-                       QgsProcessingParameterFeatureSource, QgsProcessingParameterField, QgsProcessingParameterNumber,
-                       QgsProcessingProvider, QgsWkbTypes)
+from qgis.core import (
+    QgsCoordinateReferenceSystem,
+    QgsProcessing,
+    QgsProcessingAlgorithm,
+    QgsProcessingException,
+    QgsProcessingParameterFeatureSink,
+    QgsProcessingParameterFeatureSource,
+    QgsProcessingParameterField,
+    QgsProcessingParameterNumber,
+    QgsProcessingProvider,
+    QgsWkbTypes,
+)
 from qgis.PyQt.QtGui import QIcon
 
 from ...core.engines import vector_ops as ops
@@ -65,12 +73,17 @@ class _Algorithm(QgsProcessingAlgorithm):
 
 class BufferMetres(_Algorithm):
     NAME, TITLE = "buffermetres", N_("Buffer in metres (any CRS)")
-    HELP = N_("Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included).")
+    HELP = N_(
+        "Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included)."
+    )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Input layer")))
-        self.addParameter(QgsProcessingParameterNumber("DISTANCE", tr("Distance (metres)"),
-                                                       QgsProcessingParameterNumber.Double, 1000.0, False, 0.0))
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "DISTANCE", tr("Distance (metres)"), QgsProcessingParameterNumber.Double, 1000.0, False, 0.0
+            )
+        )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Buffered"), QgsProcessing.TypeVectorPolygon))
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
@@ -81,13 +94,18 @@ class BufferMetres(_Algorithm):
 
 class WithinDistance(_Algorithm):
     NAME, TITLE = "withindistance", N_("Features within a distance (geodesic)")
-    HELP = N_("Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first.")
+    HELP = N_(
+        "Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first."
+    )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
         self.addParameter(QgsProcessingParameterFeatureSource("REFERENCE", tr("Reference (hazard) layer")))
-        self.addParameter(QgsProcessingParameterNumber("DISTANCE", tr("Distance (metres)"),
-                                                       QgsProcessingParameterNumber.Double, 1000.0, False, 0.0))
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "DISTANCE", tr("Distance (metres)"), QgsProcessingParameterNumber.Double, 1000.0, False, 0.0
+            )
+        )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Within distance")))
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
@@ -116,13 +134,18 @@ class NearestK(_Algorithm):
 
 class DamageCounts(_Algorithm):
     NAME, TITLE = "damagecounts", N_("Building damage counts by class")
-    HELP = N_("Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area.")
+    HELP = N_(
+        "Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area."
+    )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Building damage layer")))
         self.addParameter(QgsProcessingParameterField("FIELD", tr("Damage field"), "DAMAGE", "INPUT"))
-        self.addParameter(QgsProcessingParameterFeatureSource("AREA", tr("Only inside this area"),
-                                                              [QgsProcessing.TypeVectorPolygon], optional=True))
+        self.addParameter(
+            QgsProcessingParameterFeatureSource(
+                "AREA", tr("Only inside this area"), [QgsProcessing.TypeVectorPolygon], optional=True
+            )
+        )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Damage counts"), QgsProcessing.TypeVector))
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
@@ -150,8 +173,10 @@ class _ToolChain(_Algorithm):
         with tempfile.TemporaryDirectory(prefix="geofaham-processing-") as tmp:
             store = ResponseStore(tmp)
             try:
-                records = {name: store.register_raster_file(path, source="processing.input", summary=Path(path).name)
-                           for name, path in files.items()}
+                records = {
+                    name: store.register_raster_file(path, source="processing.input", summary=Path(path).name)
+                    for name, path in files.items()
+                }
                 ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_qgis())
                 last = None
                 for tool_name, args, inputs in chain:
@@ -171,10 +196,17 @@ class _ToolChain(_Algorithm):
 
 class SpectralIndex(_ToolChain):
     NAME, TITLE = "spectralindex", N_("Spectral index (NDVI, NDWI, MNDWI, NBR)")
-    HELP = N_("Computes a spectral index from a multi-band image whose bands are named (blue, green, red, nir, swir16, swir22 or Sentinel-2 B02…B12).")
+    HELP = N_(
+        "Computes a spectral index from a multi-band image whose bands are named (blue, green, red, nir, swir16, swir22 or Sentinel-2 B02…B12)."
+    )
 
     def initAlgorithm(self, config=None):  # noqa: N802
-        from qgis.core import QgsProcessingOutputString, QgsProcessingParameterEnum, QgsProcessingParameterRasterDestination, QgsProcessingParameterRasterLayer
+        from qgis.core import (
+            QgsProcessingOutputString,
+            QgsProcessingParameterEnum,
+            QgsProcessingParameterRasterDestination,
+            QgsProcessingParameterRasterLayer,
+        )
 
         from ...core.engines.raster.ops import INDEX_NAMES
 
@@ -187,16 +219,24 @@ class SpectralIndex(_ToolChain):
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
         image = self.parameterAsRasterLayer(parameters, "INPUT", context).source()
         index = self.indices[self.parameterAsEnum(parameters, "INDEX", context)]
-        record, data = self._run_tools(feedback, {"scene": image}, [("compute_index", {"index": index}, {"scene": "scene"})])
+        record, data = self._run_tools(
+            feedback, {"scene": image}, [("compute_index", {"index": index}, {"scene": "scene"})]
+        )
         return self._write(parameters, context, record, data)
 
 
 class BurnSeverity(_ToolChain):
     NAME, TITLE = "burnseverity", N_("dNBR burn severity (USGS classes)")
-    HELP = N_("dNBR from a pre-fire and a post-fire image (nir and swir22 bands), classified into the USGS severity classes: unburned < 0.1, low, moderate-low, moderate-high, high >= 0.66.")
+    HELP = N_(
+        "dNBR from a pre-fire and a post-fire image (nir and swir22 bands), classified into the USGS severity classes: unburned < 0.1, low, moderate-low, moderate-high, high >= 0.66."
+    )
 
     def initAlgorithm(self, config=None):  # noqa: N802
-        from qgis.core import QgsProcessingOutputString, QgsProcessingParameterRasterDestination, QgsProcessingParameterRasterLayer
+        from qgis.core import (
+            QgsProcessingOutputString,
+            QgsProcessingParameterRasterDestination,
+            QgsProcessingParameterRasterLayer,
+        )
 
         self.addParameter(QgsProcessingParameterRasterLayer("PRE", tr("Pre-fire image")))
         self.addParameter(QgsProcessingParameterRasterLayer("POST", tr("Post-fire image")))
@@ -206,9 +246,11 @@ class BurnSeverity(_ToolChain):
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
         pre = self.parameterAsRasterLayer(parameters, "PRE", context).source()
         post = self.parameterAsRasterLayer(parameters, "POST", context).source()
-        record, data = self._run_tools(feedback, {"pre": pre, "post": post},
-                                       [("dnbr", {}, {"pre": "pre", "post": "post"}),
-                                        ("burn_severity", {}, {"dnbr": "previous"})])
+        record, data = self._run_tools(
+            feedback,
+            {"pre": pre, "post": post},
+            [("dnbr", {}, {"pre": "pre", "post": "post"}), ("burn_severity", {}, {"dnbr": "previous"})],
+        )
         return self._write(parameters, context, record, data)
 
 
@@ -223,5 +265,12 @@ class GeoFahamProvider(QgsProcessingProvider):
         return QIcon(str(Path(PLUGIN_ROOT) / "resources" / "icon.png"))
 
     def loadAlgorithms(self):  # noqa: N802
-        for algorithm in (BufferMetres(), WithinDistance(), NearestK(), DamageCounts(), SpectralIndex(), BurnSeverity()):
+        for algorithm in (
+            BufferMetres(),
+            WithinDistance(),
+            NearestK(),
+            DamageCounts(),
+            SpectralIndex(),
+            BurnSeverity(),
+        ):
             self.addAlgorithm(algorithm)

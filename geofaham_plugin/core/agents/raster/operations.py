@@ -35,9 +35,16 @@ class IndexArgs(BaseModel):
     resolution_m: float | None = Field(default=None, gt=0, le=1000, description="output pixel size for item sets")
 
 
-@tool(agent=R, args=IndexArgs, output=ArtifactKind.raster, optional_inputs=("aoi",),
-      inputs=(InputSpec("scene", SCENES, description="raster or item set"), AOI))
-def compute_index(ctx: ToolContext, args: IndexArgs, scene: ArtifactRecord, aoi: ArtifactRecord | None = None) -> ArtifactRecord:
+@tool(
+    agent=R,
+    args=IndexArgs,
+    output=ArtifactKind.raster,
+    optional_inputs=("aoi",),
+    inputs=(InputSpec("scene", SCENES, description="raster or item set"), AOI),
+)
+def compute_index(
+    ctx: ToolContext, args: IndexArgs, scene: ArtifactRecord, aoi: ArtifactRecord | None = None
+) -> ArtifactRecord:
     """A spectral index (NDVI, NDWI, MNDWI, NBR, NDBI) of one scene, as a float raster."""
     bands = ops.required_bands(args.index)
     check_bands(scene, "scene", bands)
@@ -46,10 +53,16 @@ def compute_index(ctx: ToolContext, args: IndexArgs, scene: ArtifactRecord, aoi:
     ds = load_scene(ctx, scene, bands, grid, geom, args.cloud_mask)
     name = args.index.upper()
     return register_float(
-        ctx, ops.spectral_index(ds, args.index), grid, name=args.index, source=f"raster.compute_index:{args.index}",
+        ctx,
+        ops.spectral_index(ds, args.index),
+        grid,
+        name=args.index,
+        source=f"raster.compute_index:{args.index}",
         summary=f"{name} of {scene.id}: mean {{mean:.3f}} (min {{min:.3f}}, max {{max:.3f}}; {{valid_pct:.0f}} % valid pixels)",
-        inputs=[scene.id] + ([aoi.id] if aoi else []), tags=time_tags(ds, records=[scene] if scene.kind is ArtifactKind.raster else []),
-        extra={"index": args.index, "limitations": limitations_of(scene, datasets=[ds])})
+        inputs=[scene.id] + ([aoi.id] if aoi else []),
+        tags=time_tags(ds, records=[scene] if scene.kind is ArtifactKind.raster else []),
+        extra={"index": args.index, "limitations": limitations_of(scene, datasets=[ds])},
+    )
 
 
 class PairArgs(BaseModel):
@@ -57,8 +70,14 @@ class PairArgs(BaseModel):
     resolution_m: float | None = Field(default=None, gt=0, le=1000, description="output pixel size for item sets")
 
 
-def _pair(ctx: ToolContext, pre: ArtifactRecord, post: ArtifactRecord, aoi: ArtifactRecord | None, bands: Sequence[str],
-          args: PairArgs) -> tuple[rx.Grid, Any, Any, list[str], dict[str, str]]:
+def _pair(
+    ctx: ToolContext,
+    pre: ArtifactRecord,
+    post: ArtifactRecord,
+    aoi: ArtifactRecord | None,
+    bands: Sequence[str],
+    args: PairArgs,
+) -> tuple[rx.Grid, Any, Any, list[str], dict[str, str]]:
     check_bands(pre, "pre", bands)
     check_bands(post, "post", bands)
     check_order(pre, post)
@@ -71,36 +90,70 @@ def _pair(ctx: ToolContext, pre: ArtifactRecord, post: ArtifactRecord, aoi: Arti
     return grid, a, b, inputs, tags
 
 
-@tool(agent=R, args=PairArgs, output=ArtifactKind.raster, optional_inputs=("aoi",), overlap=("pre", "post", None),
-      inputs=(InputSpec("pre", SCENES, description="pre-event raster or item set"),
-              InputSpec("post", SCENES, description="post-event raster or item set"), AOI))
-def dnbr(ctx: ToolContext, args: PairArgs, pre: ArtifactRecord, post: ArtifactRecord,
-         aoi: ArtifactRecord | None = None) -> ArtifactRecord:
+@tool(
+    agent=R,
+    args=PairArgs,
+    output=ArtifactKind.raster,
+    optional_inputs=("aoi",),
+    overlap=("pre", "post", None),
+    inputs=(
+        InputSpec("pre", SCENES, description="pre-event raster or item set"),
+        InputSpec("post", SCENES, description="post-event raster or item set"),
+        AOI,
+    ),
+)
+def dnbr(
+    ctx: ToolContext, args: PairArgs, pre: ArtifactRecord, post: ArtifactRecord, aoi: ArtifactRecord | None = None
+) -> ArtifactRecord:
     """dNBR = NBR(pre) − NBR(post) from nir and swir22: positive where vegetation burned."""
     grid, a, b, inputs, tags = _pair(ctx, pre, post, aoi, ops.INDICES["nbr"], args)
     return register_float(
-        ctx, ops.dnbr(a, b), grid, name="dNBR", source="raster.dnbr", inputs=inputs, tags=tags,
+        ctx,
+        ops.dnbr(a, b),
+        grid,
+        name="dNBR",
+        source="raster.dnbr",
+        inputs=inputs,
+        tags=tags,
         summary=f"dNBR of {pre.id} → {post.id}: mean {{mean:.3f}} (min {{min:.3f}}, max {{max:.3f}}; {{valid_pct:.0f}} % valid pixels)",
-        extra={"index": "dnbr", "limitations": limitations_of(pre, post, datasets=[a, b])})
+        extra={"index": "dnbr", "limitations": limitations_of(pre, post, datasets=[a, b])},
+    )
 
 
 class ChangeArgs(PairArgs):
     index: IndexName = Field(description="index whose change (post − pre) is computed")
 
 
-@tool(agent=R, args=ChangeArgs, output=ArtifactKind.raster, optional_inputs=("aoi",), overlap=("pre", "post", None),
-      inputs=(InputSpec("pre", SCENES, description="pre-event raster or item set"),
-              InputSpec("post", SCENES, description="post-event raster or item set"), AOI))
-def index_change(ctx: ToolContext, args: ChangeArgs, pre: ArtifactRecord, post: ArtifactRecord,
-                 aoi: ArtifactRecord | None = None) -> ArtifactRecord:
+@tool(
+    agent=R,
+    args=ChangeArgs,
+    output=ArtifactKind.raster,
+    optional_inputs=("aoi",),
+    overlap=("pre", "post", None),
+    inputs=(
+        InputSpec("pre", SCENES, description="pre-event raster or item set"),
+        InputSpec("post", SCENES, description="post-event raster or item set"),
+        AOI,
+    ),
+)
+def index_change(
+    ctx: ToolContext, args: ChangeArgs, pre: ArtifactRecord, post: ArtifactRecord, aoi: ArtifactRecord | None = None
+) -> ArtifactRecord:
     """Change of a spectral index between two dates, post − pre (negative NDVI change = vegetation loss)."""
     grid, a, b, inputs, tags = _pair(ctx, pre, post, aoi, ops.required_bands(args.index), args)
     delta = ops.difference(ops.spectral_index(a, args.index), ops.spectral_index(b, args.index))
     name = f"d{args.index.upper()}"
     return register_float(
-        ctx, delta, grid, name=name, source=f"raster.index_change:{args.index}", inputs=inputs, tags=tags,
+        ctx,
+        delta,
+        grid,
+        name=name,
+        source=f"raster.index_change:{args.index}",
+        inputs=inputs,
+        tags=tags,
         summary=f"{name} (post − pre) of {pre.id} → {post.id}: mean {{mean:.3f}} (min {{min:.3f}}, max {{max:.3f}}; {{valid_pct:.0f}} % valid pixels)",
-        extra={"index": f"d{args.index}", "limitations": limitations_of(pre, post, datasets=[a, b])})
+        extra={"index": f"d{args.index}", "limitations": limitations_of(pre, post, datasets=[a, b])},
+    )
 
 
 class NoArgs(BaseModel):
@@ -113,16 +166,29 @@ def burn_severity(ctx: ToolContext, args: NoArgs, dnbr: ArtifactRecord) -> Artif
     0.44-0.66 moderate-high, >=0.66 high) with the burned area per class in km²."""
     kind = dnbr.extra.get("index")
     if kind is not None and kind != "dnbr":
-        raise ToolFailed(f"{dnbr.id} is a {kind} raster, not dNBR", kind="invalid_input", hint="compute dnbr(pre, post) first")
+        raise ToolFailed(
+            f"{dnbr.id} is a {kind} raster, not dNBR", kind="invalid_input", hint="compute dnbr(pre, post) first"
+        )
     ds = rx.load_raster(ctx.store.abs_path(dnbr.id))
     grid = ds.attrs["grid"]
     labels = dict(enumerate(ops.DNBR_LABELS))
     return register_classes(
-        ctx, ops.burn_severity(next(iter(ds.data_vars.values())).data), grid, labels, name="burn_severity",
-        source="raster.burn_severity", headline=f"Burned area (dNBR >= {ops.BURNED_DNBR:g}, USGS classes) from {dnbr.id}",
-        inputs=[dnbr.id], tags=time_tags(records=[dnbr]), highlight=[1, 2, 3, 4],
-        extra={"scheme": "USGS dNBR (Key & Benson 2006)", "breaks": list(ops.DNBR_BREAKS),
-               "limitations": limitations_of(dnbr)})
+        ctx,
+        ops.burn_severity(next(iter(ds.data_vars.values())).data),
+        grid,
+        labels,
+        name="burn_severity",
+        source="raster.burn_severity",
+        headline=f"Burned area (dNBR >= {ops.BURNED_DNBR:g}, USGS classes) from {dnbr.id}",
+        inputs=[dnbr.id],
+        tags=time_tags(records=[dnbr]),
+        highlight=[1, 2, 3, 4],
+        extra={
+            "scheme": "USGS dNBR (Key & Benson 2006)",
+            "breaks": list(ops.DNBR_BREAKS),
+            "limitations": limitations_of(dnbr),
+        },
+    )
 
 
 class FloodArgs(BaseModel):
@@ -132,12 +198,24 @@ class FloodArgs(BaseModel):
     resolution_m: float | None = Field(default=None, gt=0, le=1000, description="output pixel size for item sets")
 
 
-@tool(agent=R, args=FloodArgs, output=ArtifactKind.raster, optional_inputs=("pre", "aoi"),
-      inputs=(InputSpec("post", SCENES, description="post-event raster or item set"),
-              InputSpec("pre", SCENES, description="optional pre-event scene: separates new flooding from permanent water"),
-              AOI))
-def flood_extent(ctx: ToolContext, args: FloodArgs, post: ArtifactRecord, pre: ArtifactRecord | None = None,
-                 aoi: ArtifactRecord | None = None) -> ArtifactRecord:
+@tool(
+    agent=R,
+    args=FloodArgs,
+    output=ArtifactKind.raster,
+    optional_inputs=("pre", "aoi"),
+    inputs=(
+        InputSpec("post", SCENES, description="post-event raster or item set"),
+        InputSpec("pre", SCENES, description="optional pre-event scene: separates new flooding from permanent water"),
+        AOI,
+    ),
+)
+def flood_extent(
+    ctx: ToolContext,
+    args: FloodArgs,
+    post: ArtifactRecord,
+    pre: ArtifactRecord | None = None,
+    aoi: ArtifactRecord | None = None,
+) -> ArtifactRecord:
     """Flood extent from a water index above a threshold; with a pre-event scene, water present before
     is reported as permanent water, not flood. Flooded area in km²."""
     index = args.index
@@ -155,19 +233,29 @@ def flood_extent(ctx: ToolContext, args: FloodArgs, post: ArtifactRecord, pre: A
     grid = common_grid(ctx, scenes, bands, geom, args.resolution_m)
     b = load_scene(ctx, post, bands, grid, geom, args.cloud_mask)
     a = load_scene(ctx, pre, bands, grid, geom, args.cloud_mask) if pre is not None else None
-    classes = ops.flood_classes(ops.spectral_index(b, index), ops.spectral_index(a, index) if a is not None else None,
-                                args.threshold)
+    classes = ops.flood_classes(
+        ops.spectral_index(b, index), ops.spectral_index(a, index) if a is not None else None, args.threshold
+    )
     labels = ops.FLOOD_LABELS if pre is not None else ops.WATER_LABELS
     what = "Flooded area (new water" if pre is not None else "Water area ("
     limitations = limitations_of(*scenes, datasets=[d for d in (a, b) if d is not None])
     if pre is None:
         limitations.append("no pre-event scene: permanent water is counted as flooded")
     return register_classes(
-        ctx, classes, grid, labels, name="flood_extent", source=f"raster.flood_extent:{index}",
-        headline=f"{what}, {index.upper()} > {args.threshold:g}) from {post.id}", highlight=[1],
+        ctx,
+        classes,
+        grid,
+        labels,
+        name="flood_extent",
+        source=f"raster.flood_extent:{index}",
+        headline=f"{what}, {index.upper()} > {args.threshold:g}) from {post.id}",
+        highlight=[1],
         inputs=[r.id for r in scenes] + ([aoi.id] if aoi else []),
-        tags=time_tags(*[d for d in (a, b) if d is not None], records=[r for r in scenes if r.kind is ArtifactKind.raster]),
-        extra={"index": index, "threshold": args.threshold, "limitations": limitations})
+        tags=time_tags(
+            *[d for d in (a, b) if d is not None], records=[r for r in scenes if r.kind is ArtifactKind.raster]
+        ),
+        extra={"index": index, "threshold": args.threshold, "limitations": limitations},
+    )
 
 
 class ThresholdArgs(BaseModel):
@@ -183,22 +271,38 @@ def threshold(ctx: ToolContext, args: ThresholdArgs, raster: ArtifactRecord) -> 
     grid = ds.attrs["grid"]
     mask = ops.threshold(next(iter(ds.data_vars.values())).data, args.value, args.op)
     return register_classes(
-        ctx, mask, grid, {0: "other", 1: args.label}, name="mask", source="raster.threshold",
-        headline=f"{args.label} (band 1 {args.op} {args.value:g}) in {raster.id}", highlight=[1], inputs=[raster.id],
-        tags=time_tags(records=[raster]), extra={"value": args.value, "op": args.op, "limitations": limitations_of(raster)})
+        ctx,
+        mask,
+        grid,
+        {0: "other", 1: args.label},
+        name="mask",
+        source="raster.threshold",
+        headline=f"{args.label} (band 1 {args.op} {args.value:g}) in {raster.id}",
+        highlight=[1],
+        inputs=[raster.id],
+        tags=time_tags(records=[raster]),
+        extra={"value": args.value, "op": args.op, "limitations": limitations_of(raster)},
+    )
 
 
 class PolygonizeArgs(BaseModel):
     classes: list[int] | None = Field(default=None, description="class values to trace; default: every class except 0")
 
 
-@tool(agent=R, args=PolygonizeArgs, output=ArtifactKind.vector,
-      inputs=(InputSpec("raster", RASTER, description="class raster (burn severity, flood extent, mask)"),))
+@tool(
+    agent=R,
+    args=PolygonizeArgs,
+    output=ArtifactKind.vector,
+    inputs=(InputSpec("raster", RASTER, description="class raster (burn severity, flood extent, mask)"),),
+)
 def polygonize(ctx: ToolContext, args: PolygonizeArgs, raster: ArtifactRecord) -> ArtifactRecord:
     """Polygons of the classes of a class raster (one multipolygon per class), with their areas."""
     if not raster.metadata.bands or not raster.metadata.bands[0].dtype.startswith(("uint", "int")):
-        raise ToolFailed(f"{raster.id} is not a class raster", kind="invalid_input",
-                         hint="classify first (burn_severity, flood_extent or threshold)")
+        raise ToolFailed(
+            f"{raster.id} is not a class raster",
+            kind="invalid_input",
+            hint="classify first (burn_severity, flood_extent or threshold)",
+        )
     import rasterio
 
     with rasterio.open(ctx.store.abs_path(raster.id)) as src:
@@ -208,13 +312,20 @@ def polygonize(ctx: ToolContext, args: PolygonizeArgs, raster: ArtifactRecord) -
     if nodata is not None and nodata != ops.NODATA_CLASS:
         data = np.where(data == nodata, ops.NODATA_CLASS, data)
     labels = {int(k): v for k, v in (raster.extra.get("classes") or {}).items()}
-    values = args.classes if args.classes is not None else sorted(int(v) for v in np.unique(data) if v not in (0, ops.NODATA_CLASS))
+    values = (
+        args.classes
+        if args.classes is not None
+        else sorted(int(v) for v in np.unique(data) if v not in (0, ops.NODATA_CLASS))
+    )
     gdf = ops.polygonize(data.astype("uint8"), grid, values=values, labels=labels)
     total = gdf["area_m2"].sum() / 1e6 if len(gdf) else 0.0
     return ctx.store.register_vector(
-        gdf, source="raster.polygonize", inputs=[raster.id],
+        gdf,
+        source="raster.polygonize",
+        inputs=[raster.id],
         summary=f"{len(gdf)} class polygons from {raster.id} ({', '.join(gdf['label'].astype(str)) or 'none'}; {total:.2f} km²)",
-        extra={"name_field": "label", "classes": labels, "limitations": limitations_of(raster)})
+        extra={"name_field": "label", "classes": labels, "limitations": limitations_of(raster)},
+    )
 
 
 class ZonalArgs(BaseModel):
@@ -222,9 +333,15 @@ class ZonalArgs(BaseModel):
     band: int = Field(default=1, ge=1, description="band of the value raster")
 
 
-@tool(agent=R, args=ZonalArgs, output=ArtifactKind.text,
-      inputs=(InputSpec("raster", RASTER, description="values (index, dNBR ...)"),
-              InputSpec("zones", VECTOR_KINDS | RASTER, description="zone polygons, or a class raster on the same grid")))
+@tool(
+    agent=R,
+    args=ZonalArgs,
+    output=ArtifactKind.text,
+    inputs=(
+        InputSpec("raster", RASTER, description="values (index, dNBR ...)"),
+        InputSpec("zones", VECTOR_KINDS | RASTER, description="zone polygons, or a class raster on the same grid"),
+    ),
+)
 def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones: ArtifactRecord) -> ArtifactRecord:
     """Mean, min, max, std and area of raster values inside each zone (polygons or raster classes)."""
     ds = rx.load_raster(ctx.store.abs_path(raster.id))
@@ -236,8 +353,11 @@ def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones
     if zones.kind is ArtifactKind.raster:
         zgrid = rx.raster_info(ctx.store.abs_path(zones.id)).grid
         if not zgrid.same_as(grid):
-            raise ToolFailed(f"class raster {zones.id} is not on the grid of {raster.id}", kind="invalid_input",
-                             hint="polygonize the classes and pass the polygons as zones")
+            raise ToolFailed(
+                f"class raster {zones.id} is not on the grid of {raster.id}",
+                kind="invalid_input",
+                hint="polygonize the classes and pass the polygons as zones",
+            )
         import rasterio
 
         with rasterio.open(ctx.store.abs_path(zones.id)) as src:
@@ -247,23 +367,39 @@ def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones
     else:
         gdf = ctx.store.read_vector(zones.id)
         if args.by and args.by not in gdf.columns:
-            raise ToolFailed(f"{zones.id} has no field '{args.by}'", kind="invalid_input",
-                             hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"))
+            raise ToolFailed(
+                f"{zones.id} has no field '{args.by}'",
+                kind="invalid_input",
+                hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"),
+            )
         label = args.by or zones.extra.get("name_field")
         table = ops.quiet(ops.zonal_stats, values, grid, gdf, by=args.by)
         if label and not args.by and label in gdf.columns:
             table["zone"] = [str(v) for v in gdf[label]]
     if table.empty or int(table["pixels"].sum()) == 0:
         raise ToolFailed(f"no valid pixel of {raster.id} inside the zones of {zones.id}", kind="empty")
-    what = raster.metadata.bands[args.band - 1].name if len(raster.metadata.bands) >= args.band else names[args.band - 1]
-    parts = [f"{r.zone}: mean {r.mean:.3f} ({r.pixels:,} pixels, {r.area_m2 / 1e6:.2f} km²)"
-             for r in table.itertuples() if r.pixels]
+    what = (
+        raster.metadata.bands[args.band - 1].name if len(raster.metadata.bands) >= args.band else names[args.band - 1]
+    )
+    parts = [
+        f"{r.zone}: mean {r.mean:.3f} ({r.pixels:,} pixels, {r.area_m2 / 1e6:.2f} km²)"
+        for r in table.itertuples()
+        if r.pixels
+    ]
     headline = f"Mean {what} of {raster.id} by zone of {zones.id} — " + "; ".join(parts)
     lines = [headline, "", "| zone | pixels | area km² | mean | min | max | std |", "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r.zone} | {r.pixels:,} | {r.area_m2 / 1e6:.3f} | {r.mean:.4f} | {r.min:.4f} | {r.max:.4f} | {r.std:.4f} |"
-              for r in table.itertuples()]
-    records = [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
-               for row in table.to_dict(orient="records")]
+    lines += [
+        f"| {r.zone} | {r.pixels:,} | {r.area_m2 / 1e6:.3f} | {r.mean:.4f} | {r.min:.4f} | {r.max:.4f} | {r.std:.4f} |"
+        for r in table.itertuples()
+    ]
+    records = [
+        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
+        for row in table.to_dict(orient="records")
+    ]
     return ctx.store.register_text(
-        "\n".join(lines), source="raster.zonal_stats", inputs=[raster.id, zones.id], summary=headline[:300],
-        extra={"zones": records, "band": what, "by": args.by, "limitations": limitations_of(raster, zones)})
+        "\n".join(lines),
+        source="raster.zonal_stats",
+        inputs=[raster.id, zones.id],
+        summary=headline[:300],
+        extra={"zones": records, "band": what, "by": args.by, "limitations": limitations_of(raster, zones)},
+    )

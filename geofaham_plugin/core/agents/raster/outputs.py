@@ -57,35 +57,83 @@ def file_stats(path: Path) -> dict[str, float]:
     arr = next(iter(rx.load_raster(path).data_vars.values())).data
     mean, lo, hi, n = compute.compute(da.nanmean(arr), da.nanmin(arr), da.nanmax(arr), (~da.isnan(arr)).sum())
     total = arr.size
-    return {"mean": float(mean), "min": float(lo), "max": float(hi), "valid_fraction": float(n) / total if total else 0.0}
+    return {
+        "mean": float(mean),
+        "min": float(lo),
+        "max": float(hi),
+        "valid_fraction": float(n) / total if total else 0.0,
+    }
 
 
-def register_float(ctx: ToolContext, layer: Any, grid: rx.Grid, *, name: str, source: str, summary: str,
-                    inputs: list[str], extra: dict, tags: dict[str, str]) -> ArtifactRecord:
+def register_float(
+    ctx: ToolContext,
+    layer: Any,
+    grid: rx.Grid,
+    *,
+    name: str,
+    source: str,
+    summary: str,
+    inputs: list[str],
+    extra: dict,
+    tags: dict[str, str],
+) -> ArtifactRecord:
     with workdir(ctx) as tmp:
-        path = rx.write_raster([layer], grid, tmp / f"{name}.tif", dtype="float32", nodata=float("nan"),
-                               band_names=[name], tags=tags, cancel=ctx.cancel)
+        path = rx.write_raster(
+            [layer],
+            grid,
+            tmp / f"{name}.tif",
+            dtype="float32",
+            nodata=float("nan"),
+            band_names=[name],
+            tags=tags,
+            cancel=ctx.cancel,
+        )
         stats = ops.quiet(file_stats, path)
         if stats["valid_fraction"] == 0:
-            raise ToolFailed(f"{name}: no valid pixel (clouds, no data, or the AOI outside the imagery)", kind="empty",
-                             hint="widen the time window or relax the cloud limit")
+            raise ToolFailed(
+                f"{name}: no valid pixel (clouds, no data, or the AOI outside the imagery)",
+                kind="empty",
+                hint="widen the time window or relax the cloud limit",
+            )
         text = summary.format(**stats, valid_pct=stats["valid_fraction"] * 100)
-        return ctx.store.register_raster_file(path, source=source, summary=text, inputs=inputs,
-                                              extra={**extra, "stats": stats, "grid_crs": grid.crs})
+        return ctx.store.register_raster_file(
+            path, source=source, summary=text, inputs=inputs, extra={**extra, "stats": stats, "grid_crs": grid.crs}
+        )
 
 
-def register_classes(ctx: ToolContext, layer: Any, grid: rx.Grid, labels: Mapping[int, str], *, name: str,
-                      source: str, headline: str, inputs: list[str], extra: dict, tags: dict[str, str],
-                      highlight: Sequence[int]) -> ArtifactRecord:
+def register_classes(
+    ctx: ToolContext,
+    layer: Any,
+    grid: rx.Grid,
+    labels: Mapping[int, str],
+    *,
+    name: str,
+    source: str,
+    headline: str,
+    inputs: list[str],
+    extra: dict,
+    tags: dict[str, str],
+    highlight: Sequence[int],
+) -> ArtifactRecord:
     """Write a uint8 class raster, measure each class (km², per-row pixel areas) from the written
     file and register it; ``highlight`` classes are summed into the headline."""
     import dask.array as da
 
     with workdir(ctx) as tmp:
-        path = rx.write_raster([layer], grid, tmp / f"{name}.tif", dtype="uint8", nodata=ops.NODATA_CLASS,
-                               band_names=[name], tags=tags, cancel=ctx.cancel)
+        path = rx.write_raster(
+            [layer],
+            grid,
+            tmp / f"{name}.tif",
+            dtype="uint8",
+            nodata=ops.NODATA_CLASS,
+            band_names=[name],
+            tags=tags,
+            cancel=ctx.cancel,
+        )
         written = next(iter(rx.load_raster(path).data_vars.values())).data  # nodata (255) reads as NaN
-        table = ops.class_areas(da.where(da.isnan(written), ops.NODATA_CLASS, written).astype("uint8"), grid, labels=labels)
+        table = ops.class_areas(
+            da.where(da.isnan(written), ops.NODATA_CLASS, written).astype("uint8"), grid, labels=labels
+        )
         if int(table["pixels"].sum()) == 0:
             raise ToolFailed(f"{name}: no valid pixel", kind="empty", hint="check clouds, the AOI and the time windows")
         km2 = {int(r["class"]): r["area_m2"] / 1e6 for _, r in table.iterrows()}
@@ -94,6 +142,15 @@ def register_classes(ctx: ToolContext, layer: Any, grid: rx.Grid, labels: Mappin
         summary = f"{headline}: {hit:.2f} km² ({parts} km²; pixel {rx.pixel_area_m2(grid):.0f} m²)"
         rows = table.to_dict(orient="records")
         return ctx.store.register_raster_file(
-            path, source=source, summary=summary, inputs=inputs,
-            extra={**extra, "classes": {str(k): v for k, v in labels.items()}, "class_areas": rows,
-                   "highlight_km2": hit, "grid_crs": grid.crs})
+            path,
+            source=source,
+            summary=summary,
+            inputs=inputs,
+            extra={
+                **extra,
+                "classes": {str(k): v for k, v in labels.items()},
+                "class_areas": rows,
+                "highlight_km2": hit,
+                "grid_crs": grid.crs,
+            },
+        )

@@ -49,23 +49,30 @@ def check_bands(record: ArtifactRecord, slot: str, needed: Iterable[str]) -> Non
     have = bands_of(record)
     missing = [b for b in needed if b not in have]
     if missing:
-        raise ToolFailed(f"'{slot}' ({record.id}) lacks band(s) {', '.join(missing)}; it has {', '.join(have) or 'none'}",
-                         kind="invalid_input",
-                         hint=f"search imagery with bands {sorted(set(needed))}, or pass a raster that has them")
+        raise ToolFailed(
+            f"'{slot}' ({record.id}) lacks band(s) {', '.join(missing)}; it has {', '.join(have) or 'none'}",
+            kind="invalid_input",
+            hint=f"search imagery with bands {sorted(set(needed))}, or pass a raster that has them",
+        )
 
 
 def times_of(record: ArtifactRecord) -> tuple[datetime | None, datetime | None]:
     """(start, end) of a scene from its metadata, when dated."""
     m = record.metadata
-    return getattr(m, "time_start", None) or getattr(m, "time", None), getattr(m, "time_end", None) or getattr(m, "time", None)
+    return getattr(m, "time_start", None) or getattr(m, "time", None), getattr(m, "time_end", None) or getattr(
+        m, "time", None
+    )
 
 
 def check_order(pre: ArtifactRecord, post: ArtifactRecord) -> None:
     """Time check: the pre-event scene must not start after the post-event one (when both are dated)."""
     (p0, _), (q0, _) = times_of(pre), times_of(post)
     if p0 and q0 and p0 > q0:
-        raise ToolFailed(f"'pre' ({pre.id}, {p0:%Y-%m-%d}) is later than 'post' ({post.id}, {q0:%Y-%m-%d})",
-                         kind="invalid_input", hint="swap pre and post")
+        raise ToolFailed(
+            f"'pre' ({pre.id}, {p0:%Y-%m-%d}) is later than 'post' ({post.id}, {q0:%Y-%m-%d})",
+            kind="invalid_input",
+            hint="swap pre and post",
+        )
 
 
 _SIGNERS: dict[str, SasSigner] = {}
@@ -90,8 +97,13 @@ def search_aoi(records: Sequence[ArtifactRecord]) -> BaseGeometry | None:
     return None
 
 
-def common_grid(ctx: ToolContext, records: Sequence[ArtifactRecord], bands: Sequence[str], aoi_geom: BaseGeometry | None,
-                resolution_m: float | None = None) -> rx.Grid:
+def common_grid(
+    ctx: ToolContext,
+    records: Sequence[ArtifactRecord],
+    bands: Sequence[str],
+    aoi_geom: BaseGeometry | None,
+    resolution_m: float | None = None,
+) -> rx.Grid:
     """The grid all inputs are read onto: the first raster's (cut to the AOI), else the items'."""
     for r in records:
         if r.kind is ArtifactKind.raster:
@@ -104,7 +116,9 @@ def common_grid(ctx: ToolContext, records: Sequence[ArtifactRecord], bands: Sequ
                 raise ToolFailed(f"the AOI does not overlap {r.id}", kind="invalid_input") from None
     area = aoi_geom if aoi_geom is not None else search_aoi(records)
     if area is None:
-        raise ToolFailed("item sets need an AOI to define the output grid", kind="invalid_input", hint="pass an aoi input")
+        raise ToolFailed(
+            "item sets need an AOI to define the output grid", kind="invalid_input", hint="pass an aoi input"
+        )
     items = [i for r in records for i in ctx.store.read_items(r.id)]
     try:
         return rx.grid_for_items(items, bands, area, resolution=resolution_m, signer=signer_for(ctx, records[0]))
@@ -112,13 +126,25 @@ def common_grid(ctx: ToolContext, records: Sequence[ArtifactRecord], bands: Sequ
         raise ToolFailed(f"could not read the imagery: {str(exc)[:200]}", kind="error") from exc
 
 
-def load_scene(ctx: ToolContext, record: ArtifactRecord, bands: Sequence[str], grid: rx.Grid,
-               aoi_geom: BaseGeometry | None, cloud_mask: bool = True) -> xr.Dataset:
+def load_scene(
+    ctx: ToolContext,
+    record: ArtifactRecord,
+    bands: Sequence[str],
+    grid: rx.Grid,
+    aoi_geom: BaseGeometry | None,
+    cloud_mask: bool = True,
+) -> xr.Dataset:
     """A lazy ``xarray.Dataset`` of ``bands`` of a raster artifact or item set on ``grid``."""
     if record.kind is ArtifactKind.raster:
         return rx.load_raster(ctx.store.abs_path(record.id), bands=bands, grid=grid, aoi_4326=aoi_geom)
     items = ctx.store.read_items(record.id)
     if not items:
         raise ToolFailed(f"item set {record.id} is empty", kind="empty")
-    return rx.load_item_set(items, bands, grid, aoi_4326=aoi_geom if aoi_geom is not None else search_aoi([record]),
-                            cloud_mask=cloud_mask, signer=signer_for(ctx, record))
+    return rx.load_item_set(
+        items,
+        bands,
+        grid,
+        aoi_4326=aoi_geom if aoi_geom is not None else search_aoi([record]),
+        cloud_mask=cloud_mask,
+        signer=signer_for(ctx, record),
+    )

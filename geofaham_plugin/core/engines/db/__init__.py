@@ -25,8 +25,17 @@ from .schema import DAMAGE_CLASSES
 
 EngineKind = Literal["spatialite", "postgis"]
 
-__all__ = ["ArtifactFile", "DAMAGE_CLASSES", "DamageCount", "LoadReport", "QueryResult", "SpatialEngine",
-           "default_spatialite_path", "open_engine", "utm_epsg"]
+__all__ = [
+    "ArtifactFile",
+    "DAMAGE_CLASSES",
+    "DamageCount",
+    "LoadReport",
+    "QueryResult",
+    "SpatialEngine",
+    "default_spatialite_path",
+    "open_engine",
+    "utm_epsg",
+]
 
 
 def default_spatialite_path(settings: Settings | None = None) -> Path:
@@ -34,8 +43,14 @@ def default_spatialite_path(settings: Settings | None = None) -> Path:
     return (settings or settings_from_env()).paths.cache_dir / "db" / "geofaham.sqlite"
 
 
-def open_engine(kind: EngineKind | None = None, *, db_path: Path | str | None = None, dsn: str | None = None,
-                schema: str = "geofaham", settings: Settings | None = None) -> SpatialEngine:
+def open_engine(
+    kind: EngineKind | None = None,
+    *,
+    db_path: Path | str | None = None,
+    dsn: str | None = None,
+    schema: str = "geofaham",
+    settings: Settings | None = None,
+) -> SpatialEngine:
     """PostGIS if ``kind == "postgis"`` or (no kind and) a DSN is given or configured; else SpatiaLite
     at ``db_path`` (default :func:`default_spatialite_path`)."""
     settings = settings or settings_from_env()

@@ -59,7 +59,7 @@ class ArtifactFile(NamedTuple):
     path: Path
 
     @classmethod
-    def from_store(cls, store: Any, artifact_id: str) -> "ArtifactFile":
+    def from_store(cls, store: Any, artifact_id: str) -> ArtifactFile:
         """The artifact ``artifact_id`` of a ResponseStore (raises the store's UnknownArtifact)."""
         return cls(artifact_id, Path(store.abs_path(artifact_id)))
 
@@ -119,8 +119,11 @@ class QueryResult:
         """The rows as a GeoDataFrame on the first geometry column (EPSG from the data, default 4326);
         further geometry columns become WKT. Fit for ``store.register_vector`` (GeoPackage)."""
         if not self.geometry_columns:
-            raise ToolFailed("the query returned no geometry column", kind="invalid_input",
-                             hint="select a geometry column (e.g. geom) to get a layer, or use the table result")
+            raise ToolFailed(
+                "the query returned no geometry column",
+                kind="invalid_input",
+                hint="select a geometry column (e.g. geom) to get a layer, or use the table result",
+            )
         df = pd.DataFrame.from_records(self.rows, columns=self.columns)
         main = self.geometry_columns[0]
         geoms = df.pop(main)
@@ -128,8 +131,9 @@ class QueryResult:
             df[col] = _plain(df[col], wkt=True)
         names = list(df.columns)
         geom_name = main if main not in names else f"{main}_geom"
-        return gpd.GeoDataFrame(df, geometry=gpd.GeoSeries(list(geoms), index=df.index, name=geom_name),
-                                crs=f"EPSG:{self.srid or 4326}")
+        return gpd.GeoDataFrame(
+            df, geometry=gpd.GeoSeries(list(geoms), index=df.index, name=geom_name), crs=f"EPSG:{self.srid or 4326}"
+        )
 
 
 @dataclass
@@ -151,6 +155,7 @@ class LoadReport:
 def _plain(series: pd.Series, wkt: bool) -> pd.Series:
     """Values GeoPackage and JSON tables can hold: dicts/lists as JSON, Decimal as float,
     bytes as hex, geometries as WKT."""
+
     def conv(v: Any) -> Any:
         if isinstance(v, (dict, list)):
             return json.dumps(v, ensure_ascii=False, default=str)
@@ -199,11 +204,14 @@ class ArtifactTable:
     def has_polygons(self) -> bool:
         return bool(len(self.geoms)) and bool((shapely.get_dimensions(self.geoms) == 2).any())
 
-    def require_polygons(self) -> "ArtifactTable":
+    def require_polygons(self) -> ArtifactTable:
         """Self, if it can serve as an area; else the model's mistake, named."""
         if not self.has_polygons:
-            raise ToolFailed(f"artifact {self.id} has no polygons to use as an area", kind="invalid_input",
-                             hint="pass a polygon layer (a hazard, a buffer or an AOI) as the area")
+            raise ToolFailed(
+                f"artifact {self.id} has no polygons to use as an area",
+                kind="invalid_input",
+                hint="pass a polygon layer (a hazard, a buffer or an AOI) as the area",
+            )
         return self
 
     def wkb(self) -> Iterator[bytes | None]:
@@ -211,8 +219,12 @@ class ArtifactTable:
             yield None if g is None else shapely.to_wkb(g)
 
 
-def prepare_sql(sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None,
-                temp_name: Callable[[str], str], dialect: Literal["postgres", "sqlite"]) -> tuple[str, list[str], list[ArtifactTable]]:
+def prepare_sql(
+    sql: str,
+    artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None,
+    temp_name: Callable[[str], str],
+    dialect: Literal["postgres", "sqlite"],
+) -> tuple[str, list[str], list[ArtifactTable]]:
     """The checked statement with ``{{a_…}}`` placeholders rewritten to ``temp_name(id)``, the ids it
     uses, and those artifacts read for loading into temporary tables (same for every engine)."""
     from ..sql_safety import check_select, rewrite_placeholders
@@ -228,28 +240,37 @@ def served(table: str, column: str, event: str) -> str:
     event bound to the parameter ``event`` (``:event`` or ``%(event)s``); feature layers serving every
     event (NULL) included. One layer can serve several event records; its rows are stored once."""
     every = " OR le.event_id IS NULL" if table == "features" else ""
-    return (f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "
-            f"AND (le.event_id = {event}{every}))")
+    return (
+        f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "
+        f"AND (le.event_id = {event}{every}))"
+    )
 
 
 def hazard_sources(event: str) -> str:
     """One-column query of the event's hazard geometries (burn perimeters and flood extents)."""
-    return (f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "
-            f"UNION ALL SELECT geom FROM flood_extents WHERE {served('flood_extents', 'source', event)}")
+    return (
+        f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "
+        f"UNION ALL SELECT geom FROM flood_extents WHERE {served('flood_extents', 'source', event)}"
+    )
 
 
 def hazard_rows_sql(event: str, as_binary: str) -> str:
     """(kind, source, WKB) of the event's hazard polygons."""
-    return (f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "
-            f"WHERE {served('burn_perimeters', 'source', event)} "
-            f"UNION ALL SELECT 'flood_extent', source, {as_binary}(geom) FROM flood_extents "
-            f"WHERE {served('flood_extents', 'source', event)}")
+    return (
+        f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "
+        f"WHERE {served('burn_perimeters', 'source', event)} "
+        f"UNION ALL SELECT 'flood_extent', source, {as_binary}(geom) FROM flood_extents "
+        f"WHERE {served('flood_extents', 'source', event)}"
+    )
 
 
 def hazard_frame(rows: Sequence[tuple]) -> gpd.GeoDataFrame:
     """(kind, source, WKB) rows of an event's burn perimeters and flood extents as a GeoDataFrame."""
-    return gpd.GeoDataFrame({"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
-                            geometry=[shapely.from_wkb(bytes(r[2])) for r in rows], crs="EPSG:4326")
+    return gpd.GeoDataFrame(
+        {"kind": [r[0] for r in rows], "source": [r[1] for r in rows]},
+        geometry=[shapely.from_wkb(bytes(r[2])) for r in rows],
+        crs="EPSG:4326",
+    )
 
 
 def read_artifact(artifact_id: str, path: Path) -> ArtifactTable:
@@ -262,12 +283,16 @@ def read_artifact(artifact_id: str, path: Path) -> ArtifactTable:
     layers = [name for name, _ in pyogrio.list_layers(path)]
     layer = artifact_id if artifact_id in layers else (layers[0] if len(layers) == 1 else None)
     if layer is None:
-        raise ToolFailed(f"{path} has no layer {artifact_id}", kind="invalid_input",
-                         hint=f"layers: {', '.join(layers)}")
+        raise ToolFailed(
+            f"{path} has no layer {artifact_id}", kind="invalid_input", hint=f"layers: {', '.join(layers)}"
+        )
     gdf = gpd.read_file(path, layer=layer, engine="pyogrio")
     if gdf.crs is None:
-        raise ToolFailed(f"artifact {artifact_id} has no CRS", kind="invalid_input",
-                         hint="register layers with a coordinate reference system")
+        raise ToolFailed(
+            f"artifact {artifact_id} has no CRS",
+            kind="invalid_input",
+            hint="register layers with a coordinate reference system",
+        )
     if not gdf.crs.equals("EPSG:4326"):
         gdf = gdf.to_crs(4326)
     geoms = shapely.force_2d(gdf.geometry.values.to_numpy()) if len(gdf) else np.array([], dtype=object)
@@ -281,15 +306,22 @@ def read_artifact(artifact_id: str, path: Path) -> ArtifactTable:
             name += "_"
         names.append(name)
     columns, values = [], []
-    for name, raw in zip(names, attrs.columns):
+    for name, raw in zip(names, attrs.columns, strict=False):
         series = attrs[raw]
-        kind = ("bool" if pd.api.types.is_bool_dtype(series) else
-                "int" if pd.api.types.is_integer_dtype(series) else
-                "float" if pd.api.types.is_float_dtype(series) else
-                "time" if pd.api.types.is_datetime64_any_dtype(series) else "text")
+        kind = (
+            "bool"
+            if pd.api.types.is_bool_dtype(series)
+            else "int"
+            if pd.api.types.is_integer_dtype(series)
+            else "float"
+            if pd.api.types.is_float_dtype(series)
+            else "time"
+            if pd.api.types.is_datetime64_any_dtype(series)
+            else "text"
+        )
         columns.append((name, kind))
         values.append([_cell(v, kind) for v in series.tolist()])
-    rows = list(zip(*values)) if values else [() for _ in range(len(gdf))]
+    rows = list(zip(*values, strict=False)) if values else [() for _ in range(len(gdf))]
     return ArtifactTable(artifact_id, columns, rows, geoms)
 
 
@@ -311,8 +343,10 @@ def _cell(v: Any, kind: str) -> Any:
 def area_union(parts: str) -> str:
     """One-row query: the union of ``parts`` (a query with a ``geom`` column). A single geometry is used
     as it is: dissolving the 249-part EMSR773 flood polygon alone costs a quarter of a second."""
-    return (f"SELECT CASE WHEN (SELECT count(*) FROM ({parts}) p1) = 1 THEN (SELECT geom FROM ({parts}) p2) "
-            f"ELSE (SELECT ST_Union(geom) FROM ({parts}) p3) END AS geom")
+    return (
+        f"SELECT CASE WHEN (SELECT count(*) FROM ({parts}) p1) = 1 THEN (SELECT geom FROM ({parts}) p2) "
+        f"ELSE (SELECT ST_Union(geom) FROM ({parts}) p3) END AS geom"
+    )
 
 
 def geometries_from_wkb(values: Sequence[Any]) -> list[Any]:
@@ -337,7 +371,7 @@ class SpatialEngine(ABC):
     def close(self) -> None:
         """Release connections."""
 
-    def __enter__(self) -> "SpatialEngine":
+    def __enter__(self) -> SpatialEngine:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -380,16 +414,31 @@ class SpatialEngine(ABC):
         counted by class."""
 
     @abstractmethod
-    def select_inside(self, table: QueryTable, event_id: int, area: ArtifactFile | None = None, *,
-                      feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
-                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+    def select_inside(
+        self,
+        table: QueryTable,
+        event_id: int,
+        area: ArtifactFile | None = None,
+        *,
+        feature_class: str | None = None,
+        damage_classes: Sequence[str] | None = None,
+        source_layer: str | None = None,
+    ) -> gpd.GeoDataFrame:
         """Rows of ``damage`` or ``features`` of the layers serving the event (for features also those
         serving every event) that intersect ``area`` or the event's hazard, as a GeoDataFrame in EPSG:4326."""
 
     @abstractmethod
-    def select_within(self, table: QueryTable, event_id: int, distance_m: float, area: ArtifactFile | None = None,
-                      *, feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
-                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+    def select_within(
+        self,
+        table: QueryTable,
+        event_id: int,
+        distance_m: float,
+        area: ArtifactFile | None = None,
+        *,
+        feature_class: str | None = None,
+        damage_classes: Sequence[str] | None = None,
+        source_layer: str | None = None,
+    ) -> gpd.GeoDataFrame:
         """Rows within ``distance_m`` metres of ``area`` or the event's hazard, with a geodesic
         ``distance_m`` column (0 inside), nearest first."""
 
@@ -398,8 +447,14 @@ class SpatialEngine(ABC):
         """The hazard polygons (burn perimeters and flood extents) serving the event, with a ``kind`` column."""
 
     @abstractmethod
-    def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
-                row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+    def run_sql(
+        self,
+        sql: str,
+        artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None,
+        *,
+        row_cap: int = DEFAULT_ROW_CAP,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> QueryResult:
         """Run one read-only SELECT/WITH query. ``{{a_1234abcd}}`` placeholders name artifacts in
         ``artifacts`` (id -> GeoPackage path); each is loaded into a temporary table whose name replaces
         the placeholder. Refusals and fixable errors raise ``ModelRetry`` (``UnsafeSQL`` /
@@ -418,8 +473,9 @@ class SpatialEngine(ABC):
         wanted = [str(getattr(c, "value", c)) for c in damage_classes]
         bad = [c for c in wanted if c not in DAMAGE_CLASSES]
         if bad:
-            raise ToolFailed(f"unknown damage classes {bad}", kind="invalid_input",
-                             hint="classes: " + ", ".join(DAMAGE_CLASSES))
+            raise ToolFailed(
+                f"unknown damage classes {bad}", kind="invalid_input", hint="classes: " + ", ".join(DAMAGE_CLASSES)
+            )
         return wanted
 
     @staticmethod
@@ -433,7 +489,9 @@ class SpatialEngine(ABC):
             by_raw[str(raw)] = by_raw.get(str(raw), 0) + n
             damaged += n if is_damaged in (True, 1) else 0
             total += n
-        return DamageCount(event_id, area, by_class, dict(sorted(by_raw.items(), key=lambda kv: -kv[1])), damaged, total)
+        return DamageCount(
+            event_id, area, by_class, dict(sorted(by_raw.items(), key=lambda kv: -kv[1])), damaged, total
+        )
 
     @staticmethod
     def _frame(table: str, rows: list[tuple], extra: Sequence[str] = ()) -> gpd.GeoDataFrame:

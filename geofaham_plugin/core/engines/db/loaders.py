@@ -37,8 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ToolFailed
-from ..layers import (CatalogueLayer, LayerCatalogue, as_multipolygon, damage_geometry, default_catalogue,
-                      read_vector)
+from ..layers import CatalogueLayer, LayerCatalogue, as_multipolygon, damage_geometry, default_catalogue, read_vector
 from .base import LoadReport, SpatialEngine, json_text
 from .schema import INSERT_COLUMNS, TABLES
 
@@ -77,19 +76,25 @@ def _null(v: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- rows
-def damage_rows(gdf: gpd.GeoDataFrame, event_id: int, source: str, damage_field: str,
-                structure_field: str | None = None) -> gpd.GeoDataFrame:
+def damage_rows(
+    gdf: gpd.GeoDataFrame, event_id: int, source: str, damage_field: str, structure_field: str | None = None
+) -> gpd.GeoDataFrame:
     """Normalised damage features (``damage_class``, ``is_damaged`` set, EPSG:4326) -> ``damage`` rows."""
     keep = {damage_field, structure_field, *NORMALISED}
     rows = []
     for rec in _records(gdf):
         cls, damaged = rec.get("damage_class"), rec.get("is_damaged")
-        rows.append({
-            "event_id": event_id, "source_layer": source, "raw_damage": rec.get(damage_field),
-            "damage_class": None if _null(cls) else cls, "is_damaged": None if _null(damaged) else bool(damaged),
-            "structure_type": rec.get(structure_field) if structure_field else None,
-            "attrs": json_text({k: v for k, v in rec.items() if k not in keep}),
-        })
+        rows.append(
+            {
+                "event_id": event_id,
+                "source_layer": source,
+                "raw_damage": rec.get(damage_field),
+                "damage_class": None if _null(cls) else cls,
+                "is_damaged": None if _null(damaged) else bool(damaged),
+                "structure_type": rec.get(structure_field) if structure_field else None,
+                "attrs": json_text({k: v for k, v in rec.items() if k not in keep}),
+            }
+        )
     return _frame("damage", rows, [damage_geometry(g) for g in gdf.geometry])
 
 
@@ -97,7 +102,7 @@ def hazard_rows(gdf: gpd.GeoDataFrame, table: str, event_id: int, source: str) -
     """Burn perimeters / flood extents: polygonal parts as MultiPolygon; returns (frame, features
     without polygons skipped)."""
     rows, geoms, skipped = [], [], 0
-    for rec, geom in zip(_records(gdf), gdf.geometry):
+    for rec, geom in zip(_records(gdf), gdf.geometry, strict=False):
         multi = as_multipolygon(geom)
         if multi is None:
             skipped += 1
@@ -107,23 +112,29 @@ def hazard_rows(gdf: gpd.GeoDataFrame, table: str, event_id: int, source: str) -
     return _frame(table, rows, geoms), skipped
 
 
-def feature_rows(gdf: gpd.GeoDataFrame, event_id: int | None, source: str,
-                 name_field: str | None) -> gpd.GeoDataFrame:
+def feature_rows(gdf: gpd.GeoDataFrame, event_id: int | None, source: str, name_field: str | None) -> gpd.GeoDataFrame:
     """Classed features (a ``feature_class`` column) -> ``features`` rows; the attributes go to ``tags``."""
     if name_field is None:
         name_field = next((f for f in NAME_FIELDS if f in gdf.columns), None)
     rows = []
     for rec in _records(gdf):
         name = rec.get(name_field) if name_field else None
-        rows.append({"event_id": event_id, "source_layer": source, "feature_class": rec["feature_class"],
-                     "name": None if _null(name) else str(name),
-                     "tags": json_text({k: v for k, v in rec.items() if k not in NORMALISED})})
+        rows.append(
+            {
+                "event_id": event_id,
+                "source_layer": source,
+                "feature_class": rec["feature_class"],
+                "name": None if _null(name) else str(name),
+                "tags": json_text({k: v for k, v in rec.items() if k not in NORMALISED}),
+            }
+        )
     return _frame("features", rows, list(gdf.geometry))
 
 
 # ------------------------------------------------------------------------------------------ loading
-def _store(engine: SpatialEngine, report: LoadReport, frame: gpd.GeoDataFrame,
-           events: Sequence[int | None]) -> LoadReport:
+def _store(
+    engine: SpatialEngine, report: LoadReport, frame: gpd.GeoDataFrame, events: Sequence[int | None]
+) -> LoadReport:
     report.loaded = engine.replace_rows(report.table, report.source_layer, frame, events)
     if report.repaired:
         report.notes.append(f"{report.repaired} invalid geometries repaired with make_valid")
@@ -131,16 +142,25 @@ def _store(engine: SpatialEngine, report: LoadReport, frame: gpd.GeoDataFrame,
     return report
 
 
-def load_sample(engine: SpatialEngine, layer: CatalogueLayer | str,
-                catalogue: LayerCatalogue | None = None) -> LoadReport:
+def load_sample(
+    engine: SpatialEngine, layer: CatalogueLayer | str, catalogue: LayerCatalogue | None = None
+) -> LoadReport:
     """Load one catalogue layer (normalised by :meth:`LayerCatalogue.read`)."""
     catalogue = catalogue or default_catalogue()
     layer = catalogue.get(layer) if isinstance(layer, str) else layer
     data = catalogue.read(layer.id)
     gdf, bent = to_4326(data.gdf)
-    report = LoadReport(layer.id, str(data.path), layer.table, layer.row_event, read=data.read,
-                        skipped=data.empty + data.skipped, repaired=data.repaired + bent, source_crs=data.source_crs,
-                        notes=list(data.notes))
+    report = LoadReport(
+        layer.id,
+        str(data.path),
+        layer.table,
+        layer.row_event,
+        read=data.read,
+        skipped=data.empty + data.skipped,
+        repaired=data.repaired + bent,
+        source_crs=data.source_crs,
+        notes=list(data.notes),
+    )
     if len(layer.events) > 1:
         report.notes.append(f"stored once for events {', '.join(map(str, layer.events))} (layer_events)")
     if layer.table == "damage":
@@ -154,36 +174,57 @@ def load_sample(engine: SpatialEngine, layer: CatalogueLayer | str,
     return _store(engine, report, frame, layer.events)
 
 
-def load_samples(engine: SpatialEngine, root: Path | None = None, only: Iterable[str] | None = None) -> list[LoadReport]:
+def load_samples(
+    engine: SpatialEngine, root: Path | None = None, only: Iterable[str] | None = None
+) -> list[LoadReport]:
     """Load every catalogue layer (or those in ``only``) from the data folder (default: the catalogue's)."""
     catalogue = LayerCatalogue(root) if root else default_catalogue()
     wanted = set(only) if only else None
     unknown = (wanted or set()) - set(catalogue.layers)
     if unknown:
-        raise ToolFailed(f"unknown sample layers {sorted(unknown)}", kind="invalid_input",
-                         hint="known: " + ", ".join(catalogue.layers))
-    return [load_sample(engine, layer, catalogue) for layer in catalogue.layers.values()
-            if wanted is None or layer.id in wanted]
+        raise ToolFailed(
+            f"unknown sample layers {sorted(unknown)}",
+            kind="invalid_input",
+            hint="known: " + ", ".join(catalogue.layers),
+        )
+    return [
+        load_sample(engine, layer, catalogue)
+        for layer in catalogue.layers.values()
+        if wanted is None or layer.id in wanted
+    ]
 
 
-def load_file(engine: SpatialEngine, path: Path | str, *, table: str, event_id: int | None,
-              feature_class: str | None = None, name_field: str | None = None, damage_field: str | None = None,
-              structure_field: str | None = None, layer: str | None = None,
-              source_layer: str | None = None) -> LoadReport:
+def load_file(
+    engine: SpatialEngine,
+    path: Path | str,
+    *,
+    table: str,
+    event_id: int | None,
+    feature_class: str | None = None,
+    name_field: str | None = None,
+    damage_field: str | None = None,
+    structure_field: str | None = None,
+    layer: str | None = None,
+    source_layer: str | None = None,
+) -> LoadReport:
     """Load any GeoJSON / GeoPackage / other OGR vector file into ``table`` for ``event_id`` (features:
     None = every event). Damage values are read with the catalogue's damage scales, then by their words."""
     path = Path(path)
     if table not in TABLES or table in ("events", "load_log", "layer_events"):
-        raise ToolFailed(f"cannot load into '{table}'", kind="invalid_input",
-                         hint="tables: damage, flood_extents, burn_perimeters, features")
+        raise ToolFailed(
+            f"cannot load into '{table}'",
+            kind="invalid_input",
+            hint="tables: damage, flood_extents, burn_perimeters, features",
+        )
     if table != "features" and event_id is None:
         raise ToolFailed(f"{table} rows need an event id", kind="invalid_input", hint="pass --event ID")
     if not path.is_file():
         raise ToolFailed(f"no such file: {path}", kind="not_found")
     source = source_layer or (path.stem if layer is None else f"{path.stem}:{layer}")
     gdf, src_crs, repaired, empty = read_vector(path, layer)
-    report = LoadReport(source, str(path), table, event_id, read=len(gdf) + empty, skipped=empty, repaired=repaired,
-                        source_crs=src_crs)
+    report = LoadReport(
+        source, str(path), table, event_id, read=len(gdf) + empty, skipped=empty, repaired=repaired, source_crs=src_crs
+    )
     if empty:
         report.notes.append(f"{empty} features without geometry skipped")
     if table == "features":
@@ -192,11 +233,15 @@ def load_file(engine: SpatialEngine, path: Path | str, *, table: str, event_id: 
         gdf, bent = to_4326(gdf.assign(feature_class=feature_class))
         frame = feature_rows(gdf, event_id, source, name_field)
     elif table == "damage":
-        field = damage_field or next((f for f in ("DAMAGE", "damage", "damage_class", "class") if f in gdf.columns), None)
+        field = damage_field or next(
+            (f for f in ("DAMAGE", "damage", "damage_class", "class") if f in gdf.columns), None
+        )
         if field is None or field not in gdf.columns:
-            raise ToolFailed(f"no damage field {field!r}" if field else "no damage field found", kind="invalid_input",
-                             hint="pass --damage-field NAME; fields: "
-                                  + ", ".join(c for c in gdf.columns if c != gdf.geometry.name))
+            raise ToolFailed(
+                f"no damage field {field!r}" if field else "no damage field found",
+                kind="invalid_input",
+                hint="pass --damage-field NAME; fields: " + ", ".join(c for c in gdf.columns if c != gdf.geometry.name),
+            )
         values = default_catalogue().damage_values(gdf[field].rename(None))
         gdf = gdf.drop(columns=[c for c in ("damage_class", "is_damaged") if c in gdf.columns and c != field])
         gdf = gdf.assign(damage_class=values["damage_class"].to_numpy(), is_damaged=values["is_damaged"].to_numpy())

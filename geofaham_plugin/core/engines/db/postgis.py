@@ -16,7 +16,7 @@ import io
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +28,38 @@ import psycopg2.extensions
 import shapely
 from psycopg2 import sql as pgsql
 
-from ...errors import ToolFailed
 from ...domain.events import load_events
+from ...errors import ToolFailed
 from ..sql_safety import QueryError, UnsafeSQL
-from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
-                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, hazard_rows_sql,
-                   hazard_sources, is_null, prepare_sql, read_artifact, served)
-from .schema import (BACKFILL_LAYER_EVENTS, GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, POSTGIS_DDL,
-                     SOURCE_COLUMN, TABLES)
+from .base import (
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+    SCHEMA_HINT,
+    ArtifactFile,
+    ArtifactTable,
+    DamageCount,
+    LoadReport,
+    QueryResult,
+    QueryTable,
+    SpatialEngine,
+    area_union,
+    hazard_frame,
+    hazard_rows_sql,
+    hazard_sources,
+    is_null,
+    prepare_sql,
+    read_artifact,
+    served,
+)
+from .schema import (
+    BACKFILL_LAYER_EVENTS,
+    GEOMETRY_COLUMN,
+    INSERT_COLUMNS,
+    OUTPUT_COLUMNS,
+    POSTGIS_DDL,
+    SOURCE_COLUMN,
+    TABLES,
+)
 
 READ_ONLY_ROLE = "geofaham_ro"
 _PG_TYPES = {"int": "bigint", "float": "double precision", "bool": "boolean", "time": "timestamptz", "text": "text"}
@@ -82,7 +106,7 @@ def _ewkb_hex(geoms: Sequence[Any]) -> list[str | None]:
     ok = np.array([g is not None for g in arr], dtype=bool)
     if ok.any():
         hexes = shapely.to_wkb(shapely.set_srid(arr[ok], 4326), hex=True, include_srid=True)
-        for i, h in zip(np.flatnonzero(ok), hexes):
+        for i, h in zip(np.flatnonzero(ok), hexes, strict=False):
             out[i] = h
     return out
 
@@ -92,8 +116,13 @@ class PostGISEngine(SpatialEngine):
 
     name = "postgis"
 
-    def __init__(self, dsn: str, schema: str = "geofaham", read_only_role: str | None = READ_ONLY_ROLE,
-                 connect_timeout_s: int = 10):
+    def __init__(
+        self,
+        dsn: str,
+        schema: str = "geofaham",
+        read_only_role: str | None = READ_ONLY_ROLE,
+        connect_timeout_s: int = 10,
+    ) -> None:
         self.dsn = dsn
         self.schema = schema
         self._lock = threading.RLock()
@@ -103,8 +132,9 @@ class PostGISEngine(SpatialEngine):
         with self._cursor() as cur:
             cur.execute("SELECT oid FROM pg_type WHERE typname IN ('geometry', 'geography')")
             self._geo_oids = {r[0] for r in cur.fetchall()}
-            cur.execute("SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = %s",
-                        (read_only_role,))
+            cur.execute(
+                "SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = %s", (read_only_role,)
+            )
             row = cur.fetchone()
         self.read_only_role = read_only_role if row and row[0] else None
 
@@ -114,8 +144,11 @@ class PostGISEngine(SpatialEngine):
         try:
             conn = psycopg2.connect(self.dsn, connection_factory=_Connection, connect_timeout=self._connect_timeout_s)
         except psycopg2.OperationalError as exc:
-            raise ToolFailed(f"cannot connect to PostGIS: {str(exc).strip().splitlines()[0]}", kind="error",
-                             hint="check GEOFAHAM_PG_DSN and that the server is running") from exc
+            raise ToolFailed(
+                f"cannot connect to PostGIS: {str(exc).strip().splitlines()[0]}",
+                kind="error",
+                hint="check GEOFAHAM_PG_DSN and that the server is running",
+            ) from exc
         conn.cursor_factory = _Cursor
         conn.autocommit = True
         conn.trace = self._trace
@@ -155,8 +188,11 @@ class PostGISEngine(SpatialEngine):
                 yield cur
             except psycopg2.Error as exc:
                 lines = str(exc).strip().splitlines()
-                raise ToolFailed(f"PostGIS error: {lines[0] if lines else type(exc).__name__}", kind="error",
-                                 hint="check the database server and GEOFAHAM_PG_DSN") from exc
+                raise ToolFailed(
+                    f"PostGIS error: {lines[0] if lines else type(exc).__name__}",
+                    kind="error",
+                    hint="check the database server and GEOFAHAM_PG_DSN",
+                ) from exc
             finally:
                 cur.close()
 
@@ -168,10 +204,8 @@ class PostGISEngine(SpatialEngine):
                 yield cur
             except BaseException:
                 if not self._conn.closed:
-                    try:
+                    with suppress(psycopg2.Error):
                         cur.execute("ROLLBACK")
-                    except psycopg2.Error:
-                        pass
                 raise
             cur.execute("COMMIT")
 
@@ -206,16 +240,24 @@ class PostGISEngine(SpatialEngine):
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols[1:] + ["aoi"])
         cur.execute(f"INSERT INTO events SELECT * FROM gf_seed_events ON CONFLICT (id) DO UPDATE SET {updates}")
 
-    def _copy(self, cur: _Cursor, table: str, columns: list[str], rows: Sequence[Sequence[Any]],
-              geoms: Sequence[Any], kinds: Sequence[str]) -> None:
+    def _copy(
+        self,
+        cur: _Cursor,
+        table: str,
+        columns: list[str],
+        rows: Sequence[Sequence[Any]],
+        geoms: Sequence[Any],
+        kinds: Sequence[str],
+    ) -> None:
         """COPY rows (+ a trailing geometry column) into ``table``: text format, hex EWKB geometries."""
         buf = io.StringIO()
-        for row, geom in zip(rows, _ewkb_hex(geoms)):
-            buf.write("\t".join([_copy_text(v, k) for v, k in zip(row, kinds)] + [geom or "\\N"]))
+        for row, geom in zip(rows, _ewkb_hex(geoms), strict=False):
+            buf.write("\t".join([_copy_text(v, k) for v, k in zip(row, kinds, strict=False)] + [geom or "\\N"]))
             buf.write("\n")
         buf.seek(0)
         target = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
-            pgsql.SQL(table), pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns))
+            pgsql.SQL(table), pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns)
+        )
         cur.copy_expert(target.as_string(self._conn), buf)
 
     # --------------------------------------------------------------------------------------- loading
@@ -223,47 +265,80 @@ class PostGISEngine(SpatialEngine):
         spec = INSERT_COLUMNS[table]
         cols = [c for c, _ in spec]
         with self._tx() as cur:
-            cur.execute(pgsql.SQL("DELETE FROM {} WHERE {} = %s").format(
-                pgsql.Identifier(table), pgsql.Identifier(SOURCE_COLUMN[table])), (source,))
+            cur.execute(
+                pgsql.SQL("DELETE FROM {} WHERE {} = %s").format(
+                    pgsql.Identifier(table), pgsql.Identifier(SOURCE_COLUMN[table])
+                ),
+                (source,),
+            )
             rows = frame[cols].astype(object).where(frame[cols].notna(), None).values.tolist()
-            self._copy(cur, pgsql.Identifier(table).as_string(self._conn), cols + [GEOMETRY_COLUMN[table]], rows,
-                       list(frame.geometry.values), [k for _, k in spec])
+            self._copy(
+                cur,
+                pgsql.Identifier(table).as_string(self._conn),
+                cols + [GEOMETRY_COLUMN[table]],
+                rows,
+                list(frame.geometry.values),
+                [k for _, k in spec],
+            )
             cur.execute("DELETE FROM layer_events WHERE target_table = %s AND source_layer = %s", (table, source))
             for event in dict.fromkeys(events):
-                cur.execute("INSERT INTO layer_events (target_table, source_layer, event_id) VALUES (%s, %s, %s)",
-                            (table, source, None if event is None else int(event)))
+                cur.execute(
+                    "INSERT INTO layer_events (target_table, source_layer, event_id) VALUES (%s, %s, %s)",
+                    (table, source, None if event is None else int(event)),
+                )
         return len(frame)
 
     def log_load(self, report: LoadReport) -> None:
         with self._tx() as cur:
-            cur.execute("DELETE FROM load_log WHERE source_layer = %s AND target_table = %s",
-                        (report.source_layer, report.table))
+            cur.execute(
+                "DELETE FROM load_log WHERE source_layer = %s AND target_table = %s",
+                (report.source_layer, report.table),
+            )
             cur.execute(
                 "INSERT INTO load_log (source_layer, source_path, target_table, event_id, read_count, loaded_count, "
                 "skipped_count, repaired_count, source_crs, notes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (report.source_layer, report.source_path, report.table, report.event_id, report.read, report.loaded,
-                 report.skipped, report.repaired, report.source_crs, "; ".join(report.notes)))
+                (
+                    report.source_layer,
+                    report.source_path,
+                    report.table,
+                    report.event_id,
+                    report.read,
+                    report.loaded,
+                    report.skipped,
+                    report.repaired,
+                    report.source_crs,
+                    "; ".join(report.notes),
+                ),
+            )
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {"engine": self.describe(), "read_only_role": self.read_only_role, "tables": {}}
         with self._cursor() as cur:
             for table in ("damage", "flood_extents", "burn_perimeters", "features"):
-                cur.execute(pgsql.SQL("SELECT coalesce(event_id::text, 'none'), count(*) FROM {} GROUP BY 1 ORDER BY 1")
-                            .format(pgsql.Identifier(table)))
+                cur.execute(
+                    pgsql.SQL("SELECT coalesce(event_id::text, 'none'), count(*) FROM {} GROUP BY 1 ORDER BY 1").format(
+                        pgsql.Identifier(table)
+                    )
+                )
                 out["tables"][table] = dict(cur.fetchall())
             cur.execute("SELECT count(*) FROM events")
             out["events"] = cur.fetchone()[0]
             cur.execute("SELECT target_table, source_layer, event_id FROM layer_events")
             out["layer_events"] = self._layer_events(cur.fetchall())
-            cur.execute("SELECT 'burn_perimeters', event_id, source, ST_Area(geom::geography) / 1e6 FROM burn_perimeters "
-                        "UNION ALL SELECT 'flood_extents', event_id, source, ST_Area(geom::geography) / 1e6 "
-                        "FROM flood_extents ORDER BY 1, 2, 3")
-            out["hazards"] = [{"table": t, "event_id": e, "source": s, "area_km2": round(a, 3)}
-                              for t, e, s, a in cur.fetchall()]
-            cur.execute("SELECT source_layer, target_table, event_id, read_count, loaded_count, skipped_count, "
-                        "repaired_count, source_crs, notes, loaded_at::text FROM load_log ORDER BY id")
+            cur.execute(
+                "SELECT 'burn_perimeters', event_id, source, ST_Area(geom::geography) / 1e6 FROM burn_perimeters "
+                "UNION ALL SELECT 'flood_extents', event_id, source, ST_Area(geom::geography) / 1e6 "
+                "FROM flood_extents ORDER BY 1, 2, 3"
+            )
+            out["hazards"] = [
+                {"table": t, "event_id": e, "source": s, "area_km2": round(a, 3)} for t, e, s, a in cur.fetchall()
+            ]
+            cur.execute(
+                "SELECT source_layer, target_table, event_id, read_count, loaded_count, skipped_count, "
+                "repaired_count, source_crs, notes, loaded_at::text FROM load_log ORDER BY id"
+            )
             names = [d[0] for d in cur.description]
-            out["load_log"] = [dict(zip(names, r)) for r in cur.fetchall()]
+            out["load_log"] = [dict(zip(names, r, strict=False)) for r in cur.fetchall()]
         return out
 
     # ---------------------------------------------------------------------------------- artifacts
@@ -272,16 +347,26 @@ class PostGISEngine(SpatialEngine):
             name = f"pg_temp.gf_{art.id}"
             cols = [pgsql.SQL("{} {}").format(pgsql.Identifier(c), pgsql.SQL(_PG_TYPES[k])) for c, k in art.columns]
             cur.execute(pgsql.SQL("DROP TABLE IF EXISTS {}").format(pgsql.SQL(name)))
-            cur.execute(pgsql.SQL("CREATE TEMP TABLE {} ({})").format(
-                pgsql.Identifier(f"gf_{art.id}"),
-                pgsql.SQL(", ").join(cols + [pgsql.SQL("geom geometry(Geometry, 4326)")])))
-            self._copy(cur, name, [c for c, _ in art.columns] + ["geom"], art.rows, list(art.geoms),
-                       [k for _, k in art.columns])
+            cur.execute(
+                pgsql.SQL("CREATE TEMP TABLE {} ({})").format(
+                    pgsql.Identifier(f"gf_{art.id}"),
+                    pgsql.SQL(", ").join(cols + [pgsql.SQL("geom geometry(Geometry, 4326)")]),
+                )
+            )
+            self._copy(
+                cur,
+                name,
+                [c for c, _ in art.columns] + ["geom"],
+                art.rows,
+                list(art.geoms),
+                [k for _, k in art.columns],
+            )
             cur.execute(pgsql.SQL("CREATE INDEX ON {} USING gist (geom)").format(pgsql.SQL(name)))
             cur.execute(pgsql.SQL("ANALYZE {}").format(pgsql.SQL(name)))  # temp tables are never auto-analysed
             if self.read_only_role:
-                cur.execute(pgsql.SQL("GRANT SELECT ON {} TO {}").format(pgsql.SQL(name),
-                                                                         pgsql.Identifier(self.read_only_role)))
+                cur.execute(
+                    pgsql.SQL("GRANT SELECT ON {} TO {}").format(pgsql.SQL(name), pgsql.Identifier(self.read_only_role))
+                )
 
     def _drop_artifacts(self, ids: Sequence[str]) -> None:
         if ids and not self._conn.closed:
@@ -299,16 +384,21 @@ class PostGISEngine(SpatialEngine):
                 with self._cursor() as cur:
                     cur.execute(f"SELECT count(*) FROM ({hazard_sources('%(e)s')}) h", {"e": event_id})
                     if not cur.fetchone()[0]:
-                        raise ToolFailed(f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
-                                         kind="not_found", hint="pass an area artifact, or load a hazard layer (db load)")
+                        raise ToolFailed(
+                            f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
+                            kind="not_found",
+                            hint="pass an area artifact, or load a hazard layer (db load)",
+                        )
                 yield area_union(hazard_sources("%(event)s")), "event hazard"
                 return
             table = read_artifact(area.id, area.path).require_polygons()
             try:
                 with self._tx() as cur:
                     self._load_artifacts(cur, [table])
-                yield area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"), \
-                    f"artifact {area.id}"
+                yield (
+                    area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"),
+                    f"artifact {area.id}",
+                )
             finally:
                 self._drop_artifacts([area.id])
 
@@ -331,43 +421,72 @@ class PostGISEngine(SpatialEngine):
     def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
         params = {"event": event_id}
         with self._area(event_id, area) as (area_sql, label), self._cursor() as cur:
-            cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
-                        "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
-                        f"WHERE {served('damage', 'd.source_layer', '%(event)s')} "
-                        "AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3", params)
+            cur.execute(
+                f"WITH area AS MATERIALIZED ({area_sql}) "
+                "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
+                f"WHERE {served('damage', 'd.source_layer', '%(event)s')} "
+                "AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3",
+                params,
+            )
             rows = cur.fetchall()
         return self._damage_count(event_id, label, rows)
 
-    def select_inside(self, table: QueryTable, event_id: int, area: ArtifactFile | None = None, *,
-                      feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
-                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+    def select_inside(
+        self,
+        table: QueryTable,
+        event_id: int,
+        area: ArtifactFile | None = None,
+        *,
+        feature_class: str | None = None,
+        damage_classes: Sequence[str] | None = None,
+        source_layer: str | None = None,
+    ) -> gpd.GeoDataFrame:
         self._check_table(table)
         classes = self._check_classes(damage_classes)
         params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer}
         with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
-            cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
-                        f"SELECT {self._columns(table)}, ST_AsBinary(t.geom) FROM {table} t, area a "
-                        f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
-                        "AND ST_Intersects(t.geom, a.geom) ORDER BY t.id", params)
+            cur.execute(
+                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"SELECT {self._columns(table)}, ST_AsBinary(t.geom) FROM {table} t, area a "
+                f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
+                "AND ST_Intersects(t.geom, a.geom) ORDER BY t.id",
+                params,
+            )
             rows = cur.fetchall()
         return self._frame(table, rows)
 
-    def select_within(self, table: QueryTable, event_id: int, distance_m: float, area: ArtifactFile | None = None,
-                      *, feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
-                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+    def select_within(
+        self,
+        table: QueryTable,
+        event_id: int,
+        distance_m: float,
+        area: ArtifactFile | None = None,
+        *,
+        feature_class: str | None = None,
+        damage_classes: Sequence[str] | None = None,
+        source_layer: str | None = None,
+    ) -> gpd.GeoDataFrame:
         self._check_table(table)
         if not distance_m >= 0:
             raise ToolFailed("distance must be zero or positive", kind="invalid_input")
         classes = self._check_classes(damage_classes)
-        params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer,
-                  "dist": float(distance_m)}
+        params = {
+            "event": event_id,
+            "fclass": feature_class,
+            "classes": classes,
+            "source": source_layer,
+            "dist": float(distance_m),
+        }
         with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
             # geography: spheroid distances in metres; the GIST index on geom::geography serves ST_DWithin
-            cur.execute(f"WITH area AS MATERIALIZED ({area_sql}) "
-                        f"SELECT {self._columns(table)}, ST_Distance(t.geom::geography, a.geom::geography) AS d, "
-                        f"ST_AsBinary(t.geom) FROM {table} t, area a "
-                        f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
-                        "AND ST_DWithin(t.geom::geography, a.geom::geography, %(dist)s) ORDER BY d, t.id", params)
+            cur.execute(
+                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"SELECT {self._columns(table)}, ST_Distance(t.geom::geography, a.geom::geography) AS d, "
+                f"ST_AsBinary(t.geom) FROM {table} t, area a "
+                f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
+                "AND ST_DWithin(t.geom::geography, a.geom::geography, %(dist)s) ORDER BY d, t.id",
+                params,
+            )
             rows = cur.fetchall()
         return self._frame(table, rows, extra=("distance_m",))
 
@@ -378,8 +497,14 @@ class PostGISEngine(SpatialEngine):
         return hazard_frame(rows)
 
     # ---------------------------------------------------------------------------------- free SQL
-    def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
-                row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+    def run_sql(
+        self,
+        sql: str,
+        artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None,
+        *,
+        row_cap: int = DEFAULT_ROW_CAP,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> QueryResult:
         statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f"pg_temp.gf_{aid}", "postgres")
         started = time.perf_counter()
         with self._lock:
@@ -420,20 +545,33 @@ class PostGISEngine(SpatialEngine):
                         srid = int(shapely.get_srid(values[i])) or None
                 converted.append(tuple(values))
             rows = converted
-        return QueryResult(columns, rows, truncated, row_cap, statement, [columns[i] for i in geo_idx], srid,
-                           time.perf_counter() - started)
+        return QueryResult(
+            columns,
+            rows,
+            truncated,
+            row_cap,
+            statement,
+            [columns[i] for i in geo_idx],
+            srid,
+            time.perf_counter() - started,
+        )
 
 
 def _translate(exc: psycopg2.Error, timeout_s: float) -> Exception:
     """A server error as what the caller can act on: the model can fix syntax and names (ModelRetry),
     a refusal is a refusal (UnsafeSQL), a timeout is a tool failure with a hint."""
     lines = str(exc).strip().splitlines()
-    message = getattr(getattr(exc, "diag", None), "message_primary", None) or (lines[0] if lines else type(exc).__name__)
+    message = getattr(getattr(exc, "diag", None), "message_primary", None) or (
+        lines[0] if lines else type(exc).__name__
+    )
     code = exc.pgcode or ""
     if isinstance(exc, psycopg2.errors.QueryCanceled) or code == "57014":
-        return ToolFailed(f"the query was cancelled after {timeout_s:g} s", kind="timeout",
-                          hint="filter early with indexed predicates (ST_Intersects, ST_DWithin on geography), "
-                               "avoid cross joins and unbounded generate_series/recursion, aggregate in SQL")
+        return ToolFailed(
+            f"the query was cancelled after {timeout_s:g} s",
+            kind="timeout",
+            hint="filter early with indexed predicates (ST_Intersects, ST_DWithin on geography), "
+            "avoid cross joins and unbounded generate_series/recursion, aggregate in SQL",
+        )
     if code[:2] == "25" or code == "42501":  # read-only transaction state, insufficient_privilege
         return UnsafeSQL(f"refused by the database: {message}")
     if code[:2] in ("42", "22", "21", "0A", "2F", "39", "38", "XX") or code == "":

@@ -17,21 +17,48 @@ from __future__ import annotations
 DAMAGE_CLASSES = ("none", "affected", "minor", "major", "destroyed")
 TABLES = ("events", "damage", "flood_extents", "burn_perimeters", "features", "load_log", "layer_events")
 HAZARD_TABLES = ("burn_perimeters", "flood_extents")
-SOURCE_COLUMN = {"damage": "source_layer", "features": "source_layer", "flood_extents": "source",
-                 "burn_perimeters": "source"}
+SOURCE_COLUMN = {
+    "damage": "source_layer",
+    "features": "source_layer",
+    "flood_extents": "source",
+    "burn_perimeters": "source",
+}
 # (column, kind) the loaders fill, besides the geometry; kind: int | text | bool | json | date
 INSERT_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "events": (("id", "int"), ("type", "text"), ("name", "text"), ("place", "text"), ("country", "text"),
-               ("event_date", "date")),
-    "damage": (("event_id", "int"), ("source_layer", "text"), ("raw_damage", "text"), ("damage_class", "text"),
-               ("is_damaged", "bool"), ("structure_type", "text"), ("attrs", "json")),
+    "events": (
+        ("id", "int"),
+        ("type", "text"),
+        ("name", "text"),
+        ("place", "text"),
+        ("country", "text"),
+        ("event_date", "date"),
+    ),
+    "damage": (
+        ("event_id", "int"),
+        ("source_layer", "text"),
+        ("raw_damage", "text"),
+        ("damage_class", "text"),
+        ("is_damaged", "bool"),
+        ("structure_type", "text"),
+        ("attrs", "json"),
+    ),
     "flood_extents": (("event_id", "int"), ("source", "text"), ("attrs", "json")),
     "burn_perimeters": (("event_id", "int"), ("source", "text"), ("attrs", "json")),
-    "features": (("event_id", "int"), ("source_layer", "text"), ("feature_class", "text"), ("name", "text"),
-                 ("tags", "json")),
+    "features": (
+        ("event_id", "int"),
+        ("source_layer", "text"),
+        ("feature_class", "text"),
+        ("name", "text"),
+        ("tags", "json"),
+    ),
 }
-GEOMETRY_COLUMN = {"events": "aoi", "damage": "geom", "flood_extents": "geom", "burn_perimeters": "geom",
-                   "features": "geom"}
+GEOMETRY_COLUMN = {
+    "events": "aoi",
+    "damage": "geom",
+    "flood_extents": "geom",
+    "burn_perimeters": "geom",
+    "features": "geom",
+}
 # what the typed queries return (before the geometry)
 OUTPUT_COLUMNS: dict[str, tuple[str, ...]] = {
     "damage": ("id", "event_id", "source_layer", "raw_damage", "damage_class", "is_damaged", "structure_type", "attrs"),
@@ -131,6 +158,8 @@ SPATIALITE_GEOMETRIES = (
 
 # Layers loaded before layer_events existed served the event of their load_log entry (NULL: features of
 # every event); run at init, it does nothing once layer_events has rows.
-BACKFILL_LAYER_EVENTS = ("INSERT INTO layer_events (target_table, source_layer, event_id) "
-                         "SELECT DISTINCT target_table, source_layer, event_id FROM load_log "
-                         "WHERE NOT EXISTS (SELECT 1 FROM layer_events)")
+BACKFILL_LAYER_EVENTS = (
+    "INSERT INTO layer_events (target_table, source_layer, event_id) "
+    "SELECT DISTINCT target_table, source_layer, event_id FROM load_log "
+    "WHERE NOT EXISTS (SELECT 1 FROM layer_events)"
+)

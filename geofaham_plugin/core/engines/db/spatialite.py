@@ -35,20 +35,46 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
-from ...errors import ToolFailed
 from ...domain.events import load_events
+from ...errors import ToolFailed
 from ..sql_safety import QueryError, UnsafeSQL, denied_function
-from .base import (DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, SCHEMA_HINT, ArtifactFile, ArtifactTable, DamageCount,
-                   LoadReport, QueryResult, QueryTable, SpatialEngine, area_union, hazard_frame, hazard_rows_sql,
-                   hazard_sources, is_null, prepare_sql, read_artifact, served)
-from .schema import (BACKFILL_LAYER_EVENTS, GEOMETRY_COLUMN, INSERT_COLUMNS, OUTPUT_COLUMNS, SOURCE_COLUMN,
-                     SPATIALITE_GEOMETRIES, SPATIALITE_TABLES)
+from .base import (
+    DEFAULT_ROW_CAP,
+    DEFAULT_TIMEOUT_S,
+    SCHEMA_HINT,
+    ArtifactFile,
+    ArtifactTable,
+    DamageCount,
+    LoadReport,
+    QueryResult,
+    QueryTable,
+    SpatialEngine,
+    area_union,
+    hazard_frame,
+    hazard_rows_sql,
+    hazard_sources,
+    is_null,
+    prepare_sql,
+    read_artifact,
+    served,
+)
+from .schema import (
+    BACKFILL_LAYER_EVENTS,
+    GEOMETRY_COLUMN,
+    INSERT_COLUMNS,
+    OUTPUT_COLUMNS,
+    SOURCE_COLUMN,
+    SPATIALITE_GEOMETRIES,
+    SPATIALITE_TABLES,
+)
 
 T = TypeVar("T")
 _SQLITE_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER", "time": "TEXT", "text": "TEXT"}
 _READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
-_LAEA = ("'+proj=laea +lat_0=' || ST_Y(ST_Centroid(geom)) || ' +lon_0=' || ST_X(ST_Centroid(geom)) || "
-         "' +datum=WGS84 +units=m +no_defs'")
+_LAEA = (
+    "'+proj=laea +lat_0=' || ST_Y(ST_Centroid(geom)) || ' +lon_0=' || ST_X(ST_Centroid(geom)) || "
+    "' +datum=WGS84 +units=m +no_defs'"
+)
 AREA_KM2_SQL = f"ST_Area(ST_Transform(geom, 0, NULL, '+proj=longlat +datum=WGS84 +no_defs', {_LAEA})) / 1e6"
 
 
@@ -62,18 +88,21 @@ def _authorize(action: int, _arg1: str | None, arg2: str | None, _db: str | None
 
 def _driver_errors(fn: Callable[..., T]) -> Callable[..., T]:
     """Typed queries: an sqlite3 error nobody translated becomes a ToolFailed the orchestrator reports."""
+
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> T:
         try:
             return fn(*args, **kwargs)
         except sqlite3.Error as exc:
-            raise ToolFailed(f"SpatiaLite error: {exc}", kind="error", hint="re-create the database: db init --reset; db load") from exc
+            raise ToolFailed(
+                f"SpatiaLite error: {exc}", kind="error", hint="re-create the database: db init --reset; db load"
+            ) from exc
+
     return wrapped
 
 
 def _is_spatialite_blob(v: Any) -> bool:
-    return (isinstance(v, bytes) and len(v) >= 45 and v[0] == 0x00 and v[1] in (0, 1) and v[38] == 0x7C
-            and v[-1] == 0xFE)
+    return isinstance(v, bytes) and len(v) >= 45 and v[0] == 0x00 and v[1] in (0, 1) and v[38] == 0x7C and v[-1] == 0xFE
 
 
 def _blob_srid(v: bytes) -> int:
@@ -95,7 +124,7 @@ class SpatiaLiteEngine(SpatialEngine):
 
     name = "spatialite"
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser().resolve()
         self._lock = threading.RLock()
         self._rw: sqlite3.Connection | None = None
@@ -109,23 +138,31 @@ class SpatiaLiteEngine(SpatialEngine):
     def _open(self, read_only: bool) -> sqlite3.Connection:
         if read_only:
             if not self.path.is_file():
-                raise ToolFailed(f"no database at {self.path}", kind="not_found",
-                                 hint="create it with: python -m geofaham_plugin db init && python -m geofaham_plugin db load")
-            conn = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, timeout=30, check_same_thread=False,
-                                   isolation_level=None)
+                raise ToolFailed(
+                    f"no database at {self.path}",
+                    kind="not_found",
+                    hint="create it with: python -m geofaham_plugin db init && python -m geofaham_plugin db load",
+                )
+            conn = sqlite3.connect(
+                self.path.as_uri() + "?mode=ro", uri=True, timeout=30, check_same_thread=False, isolation_level=None
+            )
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         if not hasattr(conn, "enable_load_extension"):
-            raise ToolFailed("this Python's sqlite3 cannot load extensions", kind="error",
-                             hint="use Debian's /usr/bin/python3 (or the QGIS Python), or PostGIS")
+            raise ToolFailed(
+                "this Python's sqlite3 cannot load extensions",
+                kind="error",
+                hint="use Debian's /usr/bin/python3 (or the QGIS Python), or PostGIS",
+            )
         conn.enable_load_extension(True)
         try:
             conn.load_extension("mod_spatialite")
         except sqlite3.OperationalError as exc:
             conn.close()
-            raise ToolFailed(f"cannot load SpatiaLite: {exc}", kind="error",
-                             hint="install libsqlite3-mod-spatialite") from exc
+            raise ToolFailed(
+                f"cannot load SpatiaLite: {exc}", kind="error", hint="install libsqlite3-mod-spatialite"
+            ) from exc
         finally:
             if conn is not None:
                 try:
@@ -152,7 +189,9 @@ class SpatiaLiteEngine(SpatialEngine):
                     conn.close()
             self._ro = self._rw = None
 
-    def _exec(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
+    def _exec(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+    ) -> sqlite3.Cursor:
         if self.trace is not None:
             self.trace(sql)
         return conn.execute(sql, params)
@@ -189,8 +228,11 @@ class SpatiaLiteEngine(SpatialEngine):
                     if statement.strip():
                         tx.execute(statement)
                 for table, column, gtype, not_null in SPATIALITE_GEOMETRIES:
-                    known = tx.execute("SELECT spatial_index_enabled FROM geometry_columns WHERE f_table_name = ? "
-                                       "AND f_geometry_column = ?", (table, column)).fetchone()
+                    known = tx.execute(
+                        "SELECT spatial_index_enabled FROM geometry_columns WHERE f_table_name = ? "
+                        "AND f_geometry_column = ?",
+                        (table, column),
+                    ).fetchone()
                     if known is None:
                         tx.execute("SELECT AddGeometryColumn(?, ?, 4326, ?, 'XY', ?)", (table, column, gtype, not_null))
                     if known is None or not known[0]:
@@ -201,12 +243,26 @@ class SpatiaLiteEngine(SpatialEngine):
     def _seed_events(self, conn: sqlite3.Connection) -> None:
         from shapely.geometry import MultiPolygon, box
 
-        rows = [(e.id, e.type, e.name, e.place, e.country, e.event_date.isoformat(),
-                 shapely.to_wkb(MultiPolygon([box(*e.bbox_4326)])) if e.bbox_4326 else None) for e in load_events()]
-        self._execmany(conn, "INSERT INTO events (id, type, name, place, country, event_date, aoi) "
-                       "VALUES (?, ?, ?, ?, ?, ?, GeomFromWKB(?, 4326)) ON CONFLICT (id) DO UPDATE SET "
-                       "type = excluded.type, name = excluded.name, place = excluded.place, "
-                       "country = excluded.country, event_date = excluded.event_date, aoi = excluded.aoi", iter(rows))
+        rows = [
+            (
+                e.id,
+                e.type,
+                e.name,
+                e.place,
+                e.country,
+                e.event_date.isoformat(),
+                shapely.to_wkb(MultiPolygon([box(*e.bbox_4326)])) if e.bbox_4326 else None,
+            )
+            for e in load_events()
+        ]
+        self._execmany(
+            conn,
+            "INSERT INTO events (id, type, name, place, country, event_date, aoi) "
+            "VALUES (?, ?, ?, ?, ?, ?, GeomFromWKB(?, 4326)) ON CONFLICT (id) DO UPDATE SET "
+            "type = excluded.type, name = excluded.name, place = excluded.place, "
+            "country = excluded.country, event_date = excluded.event_date, aoi = excluded.aoi",
+            iter(rows),
+        )
 
     # --------------------------------------------------------------------------------------- loading
     def replace_rows(self, table: str, source: str, frame: gpd.GeoDataFrame, events: Sequence[int | None]) -> int:
@@ -215,26 +271,48 @@ class SpatiaLiteEngine(SpatialEngine):
         kinds = [k for _, k in spec]
         values = frame[cols].astype(object).values.tolist()
         wkbs = [None if g is None else shapely.to_wkb(g) for g in frame.geometry.values]
-        rows = ([_value(v, k) for v, k in zip(row, kinds)] + [w] for row, w in zip(values, wkbs))
+        rows = (
+            [_value(v, k) for v, k in zip(row, kinds, strict=False)] + [w] for row, w in zip(values, wkbs, strict=False)
+        )
         marks = ", ".join("?" * len(cols))
         with self._tx() as conn:
             self._exec(conn, f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?", (source,))
-            self._execmany(conn, f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "
-                                 f"VALUES ({marks}, GeomFromWKB(?, 4326))", rows)
+            self._execmany(
+                conn,
+                f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "
+                f"VALUES ({marks}, GeomFromWKB(?, 4326))",
+                rows,
+            )
             self._exec(conn, "DELETE FROM layer_events WHERE target_table = ? AND source_layer = ?", (table, source))
-            self._execmany(conn, "INSERT INTO layer_events (target_table, source_layer, event_id) VALUES (?, ?, ?)",
-                           iter([(table, source, None if e is None else int(e)) for e in dict.fromkeys(events)]))
+            self._execmany(
+                conn,
+                "INSERT INTO layer_events (target_table, source_layer, event_id) VALUES (?, ?, ?)",
+                iter([(table, source, None if e is None else int(e)) for e in dict.fromkeys(events)]),
+            )
         return len(frame)
 
     def log_load(self, report: LoadReport) -> None:
         with self._tx() as conn:
-            conn.execute("DELETE FROM load_log WHERE source_layer = ? AND target_table = ?",
-                         (report.source_layer, report.table))
-            conn.execute("INSERT INTO load_log (source_layer, source_path, target_table, event_id, read_count, "
-                         "loaded_count, skipped_count, repaired_count, source_crs, notes) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         (report.source_layer, report.source_path, report.table, report.event_id, report.read,
-                          report.loaded, report.skipped, report.repaired, report.source_crs, "; ".join(report.notes)))
+            conn.execute(
+                "DELETE FROM load_log WHERE source_layer = ? AND target_table = ?", (report.source_layer, report.table)
+            )
+            conn.execute(
+                "INSERT INTO load_log (source_layer, source_path, target_table, event_id, read_count, "
+                "loaded_count, skipped_count, repaired_count, source_crs, notes) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    report.source_layer,
+                    report.source_path,
+                    report.table,
+                    report.event_id,
+                    report.read,
+                    report.loaded,
+                    report.skipped,
+                    report.repaired,
+                    report.source_crs,
+                    "; ".join(report.notes),
+                ),
+            )
 
     @_driver_errors
     def status(self) -> dict[str, Any]:
@@ -242,20 +320,26 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._lock:
             conn = self._reader()
             for table in ("damage", "flood_extents", "burn_perimeters", "features"):
-                rows = conn.execute(f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} "
-                                    "GROUP BY 1 ORDER BY 1").fetchall()
+                rows = conn.execute(
+                    f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} GROUP BY 1 ORDER BY 1"
+                ).fetchall()
                 out["tables"][table] = dict(rows)
             out["events"] = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-            out["layer_events"] = self._layer_events(conn.execute(
-                "SELECT target_table, source_layer, event_id FROM layer_events").fetchall())
-            rows = conn.execute(f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "
-                                f"UNION ALL SELECT 'flood_extents', event_id, source, {AREA_KM2_SQL} FROM flood_extents "
-                                "ORDER BY 1, 2, 3").fetchall()
+            out["layer_events"] = self._layer_events(
+                conn.execute("SELECT target_table, source_layer, event_id FROM layer_events").fetchall()
+            )
+            rows = conn.execute(
+                f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "
+                f"UNION ALL SELECT 'flood_extents', event_id, source, {AREA_KM2_SQL} FROM flood_extents "
+                "ORDER BY 1, 2, 3"
+            ).fetchall()
             out["hazards"] = [{"table": t, "event_id": e, "source": s, "area_km2": round(a, 3)} for t, e, s, a in rows]
-            cur = conn.execute("SELECT source_layer, target_table, event_id, read_count, loaded_count, skipped_count, "
-                               "repaired_count, source_crs, notes, loaded_at FROM load_log ORDER BY id")
+            cur = conn.execute(
+                "SELECT source_layer, target_table, event_id, read_count, loaded_count, skipped_count, "
+                "repaired_count, source_crs, notes, loaded_at FROM load_log ORDER BY id"
+            )
             names = [d[0] for d in cur.description]
-            out["load_log"] = [dict(zip(names, r)) for r in cur.fetchall()]
+            out["load_log"] = [dict(zip(names, r, strict=False)) for r in cur.fetchall()]
         return out
 
     # ---------------------------------------------------------------------------------- artifacts
@@ -264,9 +348,12 @@ class SpatiaLiteEngine(SpatialEngine):
             name = f'temp."gf_{art.id}"'
             cols = ", ".join(f'"{c}" {_SQLITE_TYPES[k]}' for c, k in art.columns)
             conn.execute(f"DROP TABLE IF EXISTS {name}")
-            self._exec(conn, f"CREATE TEMP TABLE \"gf_{art.id}\" ({cols + ', ' if cols else ''}geom BLOB)")
+            self._exec(conn, f'CREATE TEMP TABLE "gf_{art.id}" ({cols + ", " if cols else ""}geom BLOB)')
             kinds = [k for _, k in art.columns]
-            rows = ([_value(v, k) for v, k in zip(row, kinds)] + [w] for row, w in zip(art.rows, art.wkb()))
+            rows = (
+                [_value(v, k) for v, k in zip(row, kinds, strict=False)] + [w]
+                for row, w in zip(art.rows, art.wkb(), strict=False)
+            )
             names = "".join(f'"{c}", ' for c, _ in art.columns)
             marks = "?, " * len(art.columns)
             self._execmany(conn, f"INSERT INTO {name} ({names}geom) VALUES ({marks}GeomFromWKB(?, 4326))", rows)
@@ -283,19 +370,27 @@ class SpatiaLiteEngine(SpatialEngine):
             if area is None:
                 n = conn.execute(f"SELECT count(*) FROM ({hazard_sources(':e')})", {"e": event_id}).fetchone()[0]
                 if not n:
-                    raise ToolFailed(f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
-                                     kind="not_found", hint="pass an area artifact, or load a hazard layer (db load)")
+                    raise ToolFailed(
+                        f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
+                        kind="not_found",
+                        hint="pass an area artifact, or load a hazard layer (db load)",
+                    )
                 yield conn, area_union(hazard_sources(":event")), "event hazard"
                 return
             self._load_artifacts(conn, [read_artifact(area.id, area.path).require_polygons()])
             try:
-                yield conn, area_union(f'SELECT geom FROM temp."gf_{area.id}" WHERE ST_Dimension(geom) = 2'), \
-                    f"artifact {area.id}"
+                yield (
+                    conn,
+                    area_union(f'SELECT geom FROM temp."gf_{area.id}" WHERE ST_Dimension(geom) = 2'),
+                    f"artifact {area.id}",
+                )
             finally:
                 self._drop_artifacts(conn, [area.id])
 
     @staticmethod
-    def _filters(table: str, feature_class: str | None, classes: list[str] | None, source: str | None) -> tuple[str, dict]:
+    def _filters(
+        table: str, feature_class: str | None, classes: list[str] | None, source: str | None
+    ) -> tuple[str, dict]:
         out = [served(table, "t.source_layer", ":event")]
         params: dict[str, Any] = {}
         if feature_class is not None:
@@ -319,47 +414,75 @@ class SpatiaLiteEngine(SpatialEngine):
     @staticmethod
     def _rtree(table: str, alias: str, box: str, dx: str = "0", dy: str = "0") -> str:
         """Join the table's R*Tree on the bounding box of ``box`` grown by (dx, dy) degrees."""
-        return (f"JOIN idx_{table}_geom r ON r.xmin <= MbrMaxX({box}) + {dx} AND r.xmax >= MbrMinX({box}) - {dx} "
-                f"AND r.ymin <= MbrMaxY({box}) + {dy} AND r.ymax >= MbrMinY({box}) - {dy} "
-                f"JOIN {table} {alias} ON {alias}.id = r.pkid")
+        return (
+            f"JOIN idx_{table}_geom r ON r.xmin <= MbrMaxX({box}) + {dx} AND r.xmax >= MbrMinX({box}) - {dx} "
+            f"AND r.ymin <= MbrMaxY({box}) + {dy} AND r.ymax >= MbrMinY({box}) - {dy} "
+            f"JOIN {table} {alias} ON {alias}.id = r.pkid"
+        )
 
     # ----------------------------------------------------------------------------------- queries
     @_driver_errors
     def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
         params = {"event": event_id}
         with self._area(event_id, area) as (conn, area_sql, label):
-            rows = self._exec(conn, f"WITH area AS MATERIALIZED ({area_sql}) "
-                                    "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
-                                    f"{self._rtree('damage', 'd', 'a.geom')} "
-                                    f"WHERE {served('damage', 'd.source_layer', ':event')} "
-                                    "AND ST_Intersects(d.geom, a.geom) = 1 GROUP BY 1, 2, 3",
-                              params).fetchall()
+            rows = self._exec(
+                conn,
+                f"WITH area AS MATERIALIZED ({area_sql}) "
+                "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
+                f"{self._rtree('damage', 'd', 'a.geom')} "
+                f"WHERE {served('damage', 'd.source_layer', ':event')} "
+                "AND ST_Intersects(d.geom, a.geom) = 1 GROUP BY 1, 2, 3",
+                params,
+            ).fetchall()
         return self._damage_count(event_id, label, rows)
 
     @_driver_errors
-    def select_inside(self, table: QueryTable, event_id: int, area: ArtifactFile | None = None, *,
-                      feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
-                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+    def select_inside(
+        self,
+        table: QueryTable,
+        event_id: int,
+        area: ArtifactFile | None = None,
+        *,
+        feature_class: str | None = None,
+        damage_classes: Sequence[str] | None = None,
+        source_layer: str | None = None,
+    ) -> gpd.GeoDataFrame:
         self._check_table(table)
         where, params = self._filters(table, feature_class, self._check_classes(damage_classes), source_layer)
         params["event"] = event_id
         with self._area(event_id, area) as (conn, area_sql, _):
-            rows = self._exec(conn, f"WITH area AS MATERIALIZED ({area_sql}) "
-                                    f"SELECT {self._columns(table)}, AsBinary(t.geom) FROM area a "
-                                    f"{self._rtree(table, 't', 'a.geom')} "
-                                    f"WHERE {where} AND ST_Intersects(t.geom, a.geom) = 1 ORDER BY t.id", params).fetchall()
+            rows = self._exec(
+                conn,
+                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"SELECT {self._columns(table)}, AsBinary(t.geom) FROM area a "
+                f"{self._rtree(table, 't', 'a.geom')} "
+                f"WHERE {where} AND ST_Intersects(t.geom, a.geom) = 1 ORDER BY t.id",
+                params,
+            ).fetchall()
         return self._frame(table, rows)
 
     @_driver_errors
-    def select_within(self, table: QueryTable, event_id: int, distance_m: float, area: ArtifactFile | None = None,
-                      *, feature_class: str | None = None, damage_classes: Sequence[str] | None = None,
-                      source_layer: str | None = None) -> gpd.GeoDataFrame:
+    def select_within(
+        self,
+        table: QueryTable,
+        event_id: int,
+        distance_m: float,
+        area: ArtifactFile | None = None,
+        *,
+        feature_class: str | None = None,
+        damage_classes: Sequence[str] | None = None,
+        source_layer: str | None = None,
+    ) -> gpd.GeoDataFrame:
         self._check_table(table)
         if not distance_m >= 0:
             raise ToolFailed("distance must be zero or positive", kind="invalid_input")
         where, params = self._filters(table, feature_class, self._check_classes(damage_classes), source_layer)
-        params |= {"event": event_id, "dist": float(distance_m), "pre": float(distance_m) * 1.02 + 10.0,
-                   "margin": float(distance_m) + 100.0}
+        params |= {
+            "event": event_id,
+            "dist": float(distance_m),
+            "pre": float(distance_m) * 1.02 + 10.0,
+            "margin": float(distance_m) + 100.0,
+        }
         # degrees per metre, conservatively: >= 110,000 m per degree of latitude, >= 111,000 cos(lat) of longitude
         sql = f"""
 WITH area AS MATERIALIZED ({{area}}),
@@ -375,7 +498,7 @@ SELECT * FROM (
          CASE WHEN ST_Intersects(t.geom, z.geom) = 1 THEN 0.0
               ELSE GeodesicLength(ST_Transform(ST_ShortestLine(ST_Transform(t.geom, z.srid), z.gu), 4326)) END AS d,
          AsBinary(t.geom) AS wkb
-  FROM z {self._rtree(table, 't', 'z.geom', 'z.dx', 'z.dy')}
+  FROM z {self._rtree(table, "t", "z.geom", "z.dx", "z.dy")}
   WHERE {where} AND ST_Distance(ST_Transform(t.geom, z.srid), z.gu) <= :pre)
 WHERE d <= :dist ORDER BY d, id"""
         with self._area(event_id, area) as (conn, area_sql, _):
@@ -389,8 +512,14 @@ WHERE d <= :dist ORDER BY d, id"""
         return hazard_frame(rows)
 
     # ---------------------------------------------------------------------------------- free SQL
-    def run_sql(self, sql: str, artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None, *,
-                row_cap: int = DEFAULT_ROW_CAP, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+    def run_sql(
+        self,
+        sql: str,
+        artifacts: Mapping[str, Path | str] | Sequence[ArtifactFile] | None = None,
+        *,
+        row_cap: int = DEFAULT_ROW_CAP,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> QueryResult:
         statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f'temp."gf_{aid}"', "sqlite")
         started = time.perf_counter()
         with self._lock:
@@ -416,8 +545,14 @@ WHERE d <= :dist ORDER BY d, id"""
         return result
 
     @staticmethod
-    def _result(conn: sqlite3.Connection, statement: str, description: Sequence[Any], rows: list[tuple],
-                row_cap: int, started: float) -> QueryResult:
+    def _result(
+        conn: sqlite3.Connection,
+        statement: str,
+        description: Sequence[Any],
+        rows: list[tuple],
+        row_cap: int,
+        started: float,
+    ) -> QueryResult:
         truncated = len(rows) > row_cap
         rows = rows[:row_cap]
         columns = [d[0] for d in description]
@@ -434,16 +569,27 @@ WHERE d <= :dist ORDER BY d, id"""
                         values[i] = shapely.from_wkb(conn.execute("SELECT AsBinary(?)", (v,)).fetchone()[0])
                 converted.append(tuple(values))
             rows = converted
-        return QueryResult(columns, rows, truncated, row_cap, statement, [columns[i] for i in geo_idx], srid,
-                           time.perf_counter() - started)
+        return QueryResult(
+            columns,
+            rows,
+            truncated,
+            row_cap,
+            statement,
+            [columns[i] for i in geo_idx],
+            srid,
+            time.perf_counter() - started,
+        )
 
 
 def _translate(exc: sqlite3.Error, timeout_s: float, timed_out: bool) -> Exception:
     message = str(exc).strip() or type(exc).__name__
     if timed_out or message == "interrupted":
-        return ToolFailed(f"the query was stopped after {timeout_s:g} s", kind="timeout",
-                          hint="filter early (join the R*Tree idx_<table>_geom or compare MbrMinX/MbrMaxX first), "
-                               "avoid cross joins and unbounded recursion, aggregate in SQL")
+        return ToolFailed(
+            f"the query was stopped after {timeout_s:g} s",
+            kind="timeout",
+            hint="filter early (join the R*Tree idx_<table>_geom or compare MbrMinX/MbrMaxX first), "
+            "avoid cross joins and unbounded recursion, aggregate in SQL",
+        )
     if "not authorized" in message or "readonly" in message or "read-only" in message:
         return UnsafeSQL(f"refused by the database: {message}")
     if isinstance(exc, (sqlite3.OperationalError, sqlite3.ProgrammingError, sqlite3.IntegrityError)):

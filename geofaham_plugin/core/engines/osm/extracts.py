@@ -48,8 +48,10 @@ class Extract:
         parts, missing = [], None
         layers = self._hot_layers() if self.format == "hot_geojson" else self._pbf_layers()
         for layer, tags, osm_types, complete in layers:
-            keep = (osm_types.isin(query.elements) & pd.Series(
-                shapely.intersects(layer.geometry.values, shapely.box(*bbox)), index=layer.index)).to_numpy()
+            keep = (
+                osm_types.isin(query.elements)
+                & pd.Series(shapely.intersects(layer.geometry.values, shapely.box(*bbox)), index=layer.index)
+            ).to_numpy()
             layer, tags, osm_types = layer[keep], tags[keep], osm_types[keep]
 
             get = tag_getter(tags, complete)
@@ -57,9 +59,13 @@ class Extract:
             missing = lacking if missing is None else missing & lacking  # lacking in every layer
             columns = {"osm_id": layer["osm_id"], "osm_type": osm_types, "name": get("name")}
             columns |= {k: get(k) for k in query.columns if k != "name"}
-            parts.append(gpd.GeoDataFrame({k: (v[mask].to_numpy() if v is not None else None)
-                                           for k, v in columns.items()},
-                                          geometry=layer.geometry[mask].to_numpy(), crs=4326))
+            parts.append(
+                gpd.GeoDataFrame(
+                    {k: (v[mask].to_numpy() if v is not None else None) for k, v in columns.items()},
+                    geometry=layer.geometry[mask].to_numpy(),
+                    crs=4326,
+                )
+            )
         rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         return frame(rows, list(rows.geometry) if len(rows) else [], query), missing or set()
 
@@ -71,8 +77,12 @@ class Extract:
 
     def _pbf_layers(self):
         path = str(self.paths["pbf"])
-        for name, osm_type in (("points", "node"), ("lines", "way"), ("multilinestrings", "relation"),
-                               ("multipolygons", None)):
+        for name, osm_type in (
+            ("points", "node"),
+            ("lines", "way"),
+            ("multilinestrings", "relation"),
+            ("multipolygons", None),
+        ):
             layer = _read_cached(path, name)
             if osm_type is None:  # GDAL: osm_id for relations, osm_way_id for closed ways
                 types = pd.Series(np.where(layer["osm_id"].notna(), "relation", "way"), index=layer.index)
@@ -117,8 +127,16 @@ def local_extracts(catalogue: LayerCatalogue | None = None) -> list[Extract]:
     for path in catalogue.pbf_files():
         bbox = _pbf_bbox(str(path))
         if bbox is not None:
-            extracts.append(Extract(f"pbf:{path.name}", f"OpenStreetMap extract {path.name}", "pbf", {"pbf": path},
-                                    bbox, [f"{path.name}: extract date not recorded"]))
+            extracts.append(
+                Extract(
+                    f"pbf:{path.name}",
+                    f"OpenStreetMap extract {path.name}",
+                    "pbf",
+                    {"pbf": path},
+                    bbox,
+                    [f"{path.name}: extract date not recorded"],
+                )
+            )
     return extracts
 
 

@@ -27,13 +27,37 @@ def coverage(region: shapely.Geometry, bbox: tuple[float, float, float, float]) 
     return min(1.0, geodesic_area_m2(inside) / total) if total else 0.0
 
 
-_NOT_AREA = {"natural": {"coastline", "tree_row", "ridge", "cliff", "arete"},
-             "man_made": {"embankment", "pipeline", "cutline", "breakwater", "groyne", "dyke"},
-             "aeroway": {"taxiway", "runway", "jet_bridge", "parking_position"},
-             "power": {"line", "minor_line", "cable"}, "leisure": {"track", "slipway"}}
-_AREA_KEYS = {"building", "building:part", "landuse", "amenity", "leisure", "natural", "man_made", "healthcare",
-              "shop", "tourism", "office", "place", "historic", "military", "craft", "social_facility",
-              "emergency", "telecom", "aeroway", "power", "public_transport", "area:highway"}
+_NOT_AREA = {
+    "natural": {"coastline", "tree_row", "ridge", "cliff", "arete"},
+    "man_made": {"embankment", "pipeline", "cutline", "breakwater", "groyne", "dyke"},
+    "aeroway": {"taxiway", "runway", "jet_bridge", "parking_position"},
+    "power": {"line", "minor_line", "cable"},
+    "leisure": {"track", "slipway"},
+}
+_AREA_KEYS = {
+    "building",
+    "building:part",
+    "landuse",
+    "amenity",
+    "leisure",
+    "natural",
+    "man_made",
+    "healthcare",
+    "shop",
+    "tourism",
+    "office",
+    "place",
+    "historic",
+    "military",
+    "craft",
+    "social_facility",
+    "emergency",
+    "telecom",
+    "aeroway",
+    "power",
+    "public_transport",
+    "area:highway",
+}
 _AREA_WATERWAYS = {"riverbank", "dock", "boatyard"}
 
 
@@ -112,7 +136,13 @@ def elements_to_gdf(elements: list[dict], query: FeatureQuery) -> gpd.GeoDataFra
             continue
         if geom is None:
             continue
-        rows.append({"osm_id": el.get("id"), "osm_type": kind, "name": tags.get("name"),
-                     **{k: tags.get(k) for k in query.columns if k != "name"}})
+        rows.append(
+            {
+                "osm_id": el.get("id"),
+                "osm_type": kind,
+                "name": tags.get("name"),
+                **{k: tags.get(k) for k in query.columns if k != "name"},
+            }
+        )
         geoms.append(geom)
     return frame(rows, geoms, query)

@@ -28,7 +28,7 @@ def _ql_string(s: str) -> str:
 def _ql_filter(key: str, wanted: Wanted) -> str:
     k = _ql_string(key)
     if wanted is True:
-        return f"[{k}][{k}!=\"no\"]"
+        return f'[{k}][{k}!="no"]'
     if len(wanted) == 1:
         return f"[{k}={_ql_string(wanted[0])}]"
     alternatives = "|".join(re.sub(r"([.\[\]{}()\\*+?|^$])", r"\\\1", v) for v in wanted)
@@ -40,10 +40,16 @@ def overpass_ql(query: FeatureQuery, bbox: tuple[float, float, float, float], *,
     (minx, miny, maxx, maxy), with full geometries and at most ``limit`` elements."""
     w, s, e, n = bbox
     element_kinds = ["nwr"] if set(query.elements) == set(ELEMENTS) else list(query.elements)
-    statements = [f"  {kind}{''.join(_ql_filter(k, v) for k, v in sel.items())};"
-                  for sel in query.selectors for kind in element_kinds]
-    return (f"[out:json][timeout:{timeout_s}][bbox:{s:.7f},{w:.7f},{n:.7f},{e:.7f}];\n(\n"
-            + "\n".join(statements) + f"\n);\nout geom qt {limit};")
+    statements = [
+        f"  {kind}{''.join(_ql_filter(k, v) for k, v in sel.items())};"
+        for sel in query.selectors
+        for kind in element_kinds
+    ]
+    return (
+        f"[out:json][timeout:{timeout_s}][bbox:{s:.7f},{w:.7f},{n:.7f},{e:.7f}];\n(\n"
+        + "\n".join(statements)
+        + f"\n);\nout geom qt {limit};"
+    )
 
 
 _OVERLOAD = re.compile(r"runtime error|timed out|timeout|out of memory|too busy|dispatcher", re.I)
@@ -78,16 +84,27 @@ class OverpassClient:
         """Endpoint and bounds from ``settings.overpass`` (GEOFAHAM_OVERPASS_*), offline mode from
         ``settings.network``. A backoff wait ends on cancel."""
         o = settings.overpass
-        return cls(url=o.url, cancel=cancel, sleep=cancel.wait if cancel else time.sleep, timeout_s=o.timeout_s,
-                   retries=o.retries, backoff_s=o.backoff_s, area_cap_km2=o.area_cap_km2, feature_cap=o.feature_cap,
-                   offline=settings.network.offline)
+        return cls(
+            url=o.url,
+            cancel=cancel,
+            sleep=cancel.wait if cancel else time.sleep,
+            timeout_s=o.timeout_s,
+            retries=o.retries,
+            backoff_s=o.backoff_s,
+            area_cap_km2=o.area_cap_km2,
+            feature_cap=o.feature_cap,
+            offline=settings.network.offline,
+        )
 
     def check_area(self, bbox: tuple[float, float, float, float]) -> float:
         area = bbox_area_km2(bbox)
         if area > self.area_cap_km2:
-            raise ToolFailed(f"the area to search is {area:,.0f} km² (bounding box of the AOI and buffer), above the "
-                             f"{self.area_cap_km2:,.0f} km² cap for one Overpass query", kind="invalid_input",
-                             hint="use a smaller AOI or buffer, or split the area")
+            raise ToolFailed(
+                f"the area to search is {area:,.0f} km² (bounding box of the AOI and buffer), above the "
+                f"{self.area_cap_km2:,.0f} km² cap for one Overpass query",
+                kind="invalid_input",
+                hint="use a smaller AOI or buffer, or split the area",
+            )
         return area
 
     def fetch(self, query: FeatureQuery, bbox: tuple[float, float, float, float]) -> OverpassResult:
@@ -96,30 +113,45 @@ class OverpassClient:
         payload = self._post(ql)
         elements = payload.get("elements") or []
         if len(elements) > self.feature_cap:
-            raise ToolFailed(f"more than {self.feature_cap:,} OpenStreetMap {query.label} features in this area "
-                             f"(the cap for one query)", kind="invalid_input",
-                             hint="use a smaller area, road_class='major' for roads, or narrower tags")
+            raise ToolFailed(
+                f"more than {self.feature_cap:,} OpenStreetMap {query.label} features in this area "
+                f"(the cap for one query)",
+                kind="invalid_input",
+                hint="use a smaller area, road_class='major' for roads, or narrower tags",
+            )
         remark = payload.get("remark")
         return OverpassResult(elements_to_gdf(elements, query), ql, [remark] if remark else [])
 
     def _post(self, ql: str) -> dict:
         if self.offline:
-            raise ToolFailed(f"Overpass ({self.url}) is not asked in offline mode", kind="not_found",
-                             hint="go online (GEOFAHAM_OFFLINE or the offline setting), or add an OSM extract")
+            raise ToolFailed(
+                f"Overpass ({self.url}) is not asked in offline mode",
+                kind="not_found",
+                hint="go online (GEOFAHAM_OFFLINE or the offline setting), or add an OSM extract",
+            )
         failure: ToolFailed | None = None
         for attempt in range(self.retries + 1):
             if self.cancel is not None and self.cancel.is_set():
                 raise ToolFailed("cancelled", kind="cancelled")
             try:
-                response = httpx.post(self.url, data={"data": ql}, timeout=self.timeout_s + 15,
-                                      headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
+                response = httpx.post(
+                    self.url,
+                    data={"data": ql},
+                    timeout=self.timeout_s + 15,
+                    headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                )
             except httpx.TimeoutException:
-                raise ToolFailed(f"Overpass ({self.url}) did not answer within {self.timeout_s:g} s", kind="timeout",
-                                 hint=_HINT_SMALLER) from None
+                raise ToolFailed(
+                    f"Overpass ({self.url}) did not answer within {self.timeout_s:g} s",
+                    kind="timeout",
+                    hint=_HINT_SMALLER,
+                ) from None
             except httpx.HTTPError as exc:
-                raise ToolFailed(f"Overpass ({self.url}) could not be reached: {exc}", kind="error",
-                                 hint="check the network or GEOFAHAM_OVERPASS_URL; GEOFAHAM_OFFLINE=1 uses local "
-                                      "sources only") from None
+                raise ToolFailed(
+                    f"Overpass ({self.url}) could not be reached: {exc}",
+                    kind="error",
+                    hint="check the network or GEOFAHAM_OVERPASS_URL; GEOFAHAM_OFFLINE=1 uses local sources only",
+                ) from None
             if response.status_code not in _RETRY_STATUS:
                 return _parse(response, self.url)
             failure = ToolFailed(
@@ -127,10 +159,13 @@ class OverpassClient:
                 f"({'rate limited' if response.status_code == 429 else 'busy or timed out'}) "
                 f"{attempt + 1} time{'s' if attempt else ''}",
                 kind="timeout" if response.status_code != 429 else "error",
-                hint=_HINT_SMALLER if response.status_code != 429 else "the Overpass server limits requests: retry "
-                     "in a few minutes or configure another GEOFAHAM_OVERPASS_URL")
+                hint=_HINT_SMALLER
+                if response.status_code != 429
+                else "the Overpass server limits requests: retry "
+                "in a few minutes or configure another GEOFAHAM_OVERPASS_URL",
+            )
             if attempt < self.retries:
-                delay = self.backoff_s * 2 ** attempt
+                delay = self.backoff_s * 2**attempt
                 retry_after = response.headers.get("Retry-After", "")
                 if retry_after.isdigit():
                     delay = max(delay, min(float(retry_after), 60.0))
@@ -147,13 +182,19 @@ def _parse(response: httpx.Response, url: str) -> dict:
         message = " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300]
         if status != 400 and _OVERLOAD.search(message):  # 400: our query was rejected, not overload
             raise ToolFailed(f"Overpass gave up on the query: {message}", kind="timeout", hint=_HINT_SMALLER)
-        raise ToolFailed(f"Overpass ({url}) answered HTTP {status}: {message or 'no message'}",
-                         kind="error", hint="check GEOFAHAM_OVERPASS_URL")
+        raise ToolFailed(
+            f"Overpass ({url}) answered HTTP {status}: {message or 'no message'}",
+            kind="error",
+            hint="check GEOFAHAM_OVERPASS_URL",
+        )
     try:
         payload = response.json()
     except ValueError:
-        raise ToolFailed(f"Overpass ({url}) answered with something that is not JSON: {text[:200]!r}",
-                         kind="error", hint="check GEOFAHAM_OVERPASS_URL") from None
+        raise ToolFailed(
+            f"Overpass ({url}) answered with something that is not JSON: {text[:200]!r}",
+            kind="error",
+            hint="check GEOFAHAM_OVERPASS_URL",
+        ) from None
     remark = str(payload.get("remark") or "")
     if remark and _OVERLOAD.search(remark):
         raise ToolFailed(f"Overpass gave up on the query: {remark}", kind="timeout", hint=_HINT_SMALLER)

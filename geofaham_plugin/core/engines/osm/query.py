@@ -48,8 +48,11 @@ def _wanted(value: TagValue) -> Wanted:
         return (value,)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and v for v in value):
         return tuple(value)
-    raise ToolFailed(f"bad tag value {value!r}", kind="invalid_input",
-                     hint='a tag value is a string, a list of strings or true (any value, also "*")')
+    raise ToolFailed(
+        f"bad tag value {value!r}",
+        kind="invalid_input",
+        hint='a tag value is a string, a list of strings or true (any value, also "*")',
+    )
 
 
 def _compile(selectors: Iterable[Selector]) -> list[dict[str, Wanted]]:
@@ -65,11 +68,19 @@ def class_query(name: str, variant: str | None = None) -> FeatureQuery:
     selectors = spec.selectors
     if variant:
         if variant not in spec.variants:
-            raise ToolFailed(f"feature class '{name}' has no variant '{variant}'", kind="invalid_input",
-                             hint="variants: " + (", ".join(spec.variants) or "none"))
+            raise ToolFailed(
+                f"feature class '{name}' has no variant '{variant}'",
+                kind="invalid_input",
+                hint="variants: " + (", ".join(spec.variants) or "none"),
+            )
         selectors = spec.variants[variant]
-    return FeatureQuery(label=f"{name} ({variant})" if variant else name, selectors=_compile(selectors),
-                        elements=spec.elements, geometry=spec.geometry, keys=spec.keys)
+    return FeatureQuery(
+        label=f"{name} ({variant})" if variant else name,
+        selectors=_compile(selectors),
+        elements=spec.elements,
+        geometry=spec.geometry,
+        keys=spec.keys,
+    )
 
 
 def tags_query(tags: Mapping[str, TagValue]) -> FeatureQuery:
@@ -122,16 +133,19 @@ def hot_column(key: str, columns: Iterable[str]) -> str | None:
 def tag_getter(tags: pd.DataFrame, complete: bool) -> TagGetter:
     """``get(key)`` over a tag table. ``complete``: the source has every tag (a PBF), so an absent
     column means no feature has the key; otherwise (a HOT export) the key was not exported."""
+
     def get(key: str) -> pd.Series | None:
         column = hot_column(key, tags.columns)
         if column is not None:
             return tags[column]
         return pd.Series(None, index=tags.index, dtype=object) if complete else None
+
     return get
 
 
-def classify(tags: pd.DataFrame, osm_types: pd.Series, geom_types: Iterable[str | None],
-             complete: bool) -> dict[str, np.ndarray]:
+def classify(
+    tags: pd.DataFrame, osm_types: pd.Series, geom_types: Iterable[str | None], complete: bool
+) -> dict[str, np.ndarray]:
     """Class name -> mask of the rows in that class, for every class of the class file (a feature can
     be in several: a road bridge is a road and a bridge)."""
     get = tag_getter(tags, complete)

@@ -87,7 +87,7 @@ def store(arr, write: Callable[[tuple[slice, ...], np.ndarray], None]) -> None:
         return
 
     class _Target:
-        def __setitem__(self, key, value):
+        def __setitem__(self, key, value) -> None:
             write(key, np.asarray(value))
 
     da.store(arr, _Target(), lock=threading.Lock(), scheduler="threads")
@@ -98,4 +98,4 @@ def _block_slices(arr) -> Iterator[tuple[slice, ...]]:
 
     bounds = [np.cumsum((0,) + c) for c in arr.chunks]
     for index in itertools.product(*(range(len(c)) for c in arr.chunks)):
-        yield tuple(slice(int(b[i]), int(b[i + 1])) for b, i in zip(bounds, index))
+        yield tuple(slice(int(b[i]), int(b[i + 1])) for b, i in zip(bounds, index, strict=False))

@@ -55,8 +55,14 @@ class Grid:
         return Grid(self.crs, self.transform * Affine.translation(col_off, row_off), width, height)
 
     def same_as(self, other: Grid, tol: float = 1e-9) -> bool:
-        return (self.shape == other.shape and same_crs(self.crs, other.crs)
-                and all(abs(a - b) <= tol * max(1.0, abs(a)) for a, b in zip(self.transform[:6], other.transform[:6], strict=False)))
+        return (
+            self.shape == other.shape
+            and same_crs(self.crs, other.crs)
+            and all(
+                abs(a - b) <= tol * max(1.0, abs(a))
+                for a, b in zip(self.transform[:6], other.transform[:6], strict=False)
+            )
+        )
 
     def offset_in(self, other: Grid, tol: float = 1e-6) -> tuple[int, int] | None:
         """(row, col) of this grid's origin in ``other``'s pixels when both share CRS, resolution and
@@ -94,8 +100,12 @@ def grid_of(dataset: Any) -> Grid:
     return Grid(crs_text(dataset.crs), dataset.transform, dataset.width, dataset.height)
 
 
-def snap_grid(crs: str, bounds: tuple[float, float, float, float], res: tuple[float, float],
-              anchor: tuple[float, float] = (0.0, 0.0)) -> Grid:
+def snap_grid(
+    crs: str,
+    bounds: tuple[float, float, float, float],
+    res: tuple[float, float],
+    anchor: tuple[float, float] = (0.0, 0.0),
+) -> Grid:
     """The smallest grid of resolution ``res`` covering ``bounds`` whose pixel corners fall on the
     lattice through ``anchor`` (a source's origin), so reads from that source need no resampling."""
     rx, ry = res
@@ -131,7 +141,7 @@ def cell_area_m2(lat1: np.ndarray, lat2: np.ndarray, dlon_deg: float) -> np.ndar
     ``dlon_deg`` apart: a² Δλ |q(φ2) − q(φ1)| / 2."""
     e = math.sqrt(WGS84_F * (2 - WGS84_F))
     s1, s2 = np.sin(np.radians(lat1)), np.sin(np.radians(lat2))
-    return WGS84_A ** 2 * math.radians(abs(dlon_deg)) * np.abs(_q(s2, e) - _q(s1, e)) / 2
+    return WGS84_A**2 * math.radians(abs(dlon_deg)) * np.abs(_q(s2, e) - _q(s1, e)) / 2
 
 
 def row_pixel_areas(grid: Grid) -> np.ndarray:

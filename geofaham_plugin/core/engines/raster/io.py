@@ -31,8 +31,12 @@ DEFAULT_CHUNK = 1024
 #: Sentinel-2 scene classes treated as invalid: no data, saturated/defective, cloud shadow, cloud
 #: medium and high probability, thin cirrus (ESA L2A SCL legend). Snow (11) and water (6) stay valid.
 SCL_INVALID = (0, 1, 3, 8, 9, 10)
-GDAL_HTTP_ENV = {"GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR", "GDAL_HTTP_TIMEOUT": "30", "GDAL_HTTP_MAX_RETRY": "3",
-                 "GDAL_HTTP_RETRY_DELAY": "1"}
+GDAL_HTTP_ENV = {
+    "GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR",
+    "GDAL_HTTP_TIMEOUT": "30",
+    "GDAL_HTTP_MAX_RETRY": "3",
+    "GDAL_HTTP_RETRY_DELAY": "1",
+}
 
 WRITE_CACHE_MB = 256  # GDAL block cache while writing (see write_raster)
 
@@ -89,11 +93,19 @@ def _read(src: rasterio.io.DatasetReader, source: Source, grid: Grid) -> np.ndar
         r1, c1 = min(row + grid.height, src.height), min(col + grid.width, src.width)
         if r1 > r0 and c1 > c0:
             data = src.read(source.band, window=Window(c0, r0, c1 - c0, r1 - r0), masked=True)
-            out[r0 - row:r1 - row, c0 - col:c1 - col] = _valid(data, source)
+            out[r0 - row : r1 - row, c0 - col : c1 - col] = _valid(data, source)
     else:
-        with WarpedVRT(src, crs=grid.crs, transform=grid.transform, width=grid.width, height=grid.height,
-                       resampling=Resampling[source.resampling], src_nodata=source.nodata if source.nodata is not None else src.nodata,
-                       nodata=np.nan, dtype="float32") as vrt:
+        with WarpedVRT(
+            src,
+            crs=grid.crs,
+            transform=grid.transform,
+            width=grid.width,
+            height=grid.height,
+            resampling=Resampling[source.resampling],
+            src_nodata=source.nodata if source.nodata is not None else src.nodata,
+            nodata=np.nan,
+            dtype="float32",
+        ) as vrt:
             out[:] = _valid(vrt.read(source.band, masked=True), source)
     scale = source.scale if source.scale is not None else (src.scales[source.band - 1] or 1.0)
     offset_v = source.offset if source.offset is not None else (src.offsets[source.band - 1] or 0.0)
@@ -136,8 +148,11 @@ def require_dask() -> Any:
     except ImportError as exc:
         from ...errors import ToolFailed
 
-        raise ToolFailed(f"raster analysis needs {exc.name}, which is not installed", kind="error",
-                         hint="python3 -m pip install --user xarray 'dask[array]'") from exc
+        raise ToolFailed(
+            f"raster analysis needs {exc.name}, which is not installed",
+            kind="error",
+            hint="python3 -m pip install --user xarray 'dask[array]'",
+        ) from exc
     return da
 
 
@@ -146,10 +161,25 @@ def lazy_band(source: Source, grid: Grid, chunks: int = DEFAULT_CHUNK) -> Any:
     da = require_dask()
     from dask.base import tokenize
 
-    name = "read-" + tokenize(source.href, source.band, source.scale, source.offset, source.nodata,
-                              source.resampling, grid.crs, tuple(grid.transform)[:6], grid.shape)
-    return da.from_array(_Reader(source, grid), chunks=(chunks, chunks), name=name, asarray=False,
-                         fancy=False, meta=np.empty((0, 0), dtype="float32"))
+    name = "read-" + tokenize(
+        source.href,
+        source.band,
+        source.scale,
+        source.offset,
+        source.nodata,
+        source.resampling,
+        grid.crs,
+        tuple(grid.transform)[:6],
+        grid.shape,
+    )
+    return da.from_array(
+        _Reader(source, grid),
+        chunks=(chunks, chunks),
+        name=name,
+        asarray=False,
+        fancy=False,
+        meta=np.empty((0, 0), dtype="float32"),
+    )
 
 
 def aoi_mask(geom_4326: BaseGeometry, grid: Grid, chunks: int = DEFAULT_CHUNK) -> Any:
@@ -203,8 +233,14 @@ def raster_info(path: str | Path) -> RasterInfo:
         return RasterInfo(grid_of(src), names, list(src.dtypes), src.nodata, src.tags())
 
 
-def load_raster(path: str | Path, *, bands: Sequence[str] | None = None, grid: Grid | None = None,
-                aoi_4326: BaseGeometry | None = None, chunks: int = DEFAULT_CHUNK) -> Any:
+def load_raster(
+    path: str | Path,
+    *,
+    bands: Sequence[str] | None = None,
+    grid: Grid | None = None,
+    aoi_4326: BaseGeometry | None = None,
+    chunks: int = DEFAULT_CHUNK,
+) -> Any:
     """An ``xarray.Dataset`` with one lazy variable per (canonical) band of a raster file, on ``grid``
     (default: the file's own grid, cut to the AOI's bounds). Outside the AOI polygon pixels are NaN."""
     info = raster_info(path)
@@ -216,9 +252,19 @@ def load_raster(path: str | Path, *, bands: Sequence[str] | None = None, grid: G
     missing = [b for b in wanted if b not in info.bands]
     if missing:
         raise KeyError(f"{Path(path).name} has no band(s) {missing}; it has {info.bands}")
-    arrays = {b: lazy_band(Source(str(path), info.bands.index(b) + 1, nodata=info.nodata,
-                                  resampling="nearest" if b in ("scl", "qa_pixel") else "bilinear"), grid, chunks)
-              for b in wanted}
+    arrays = {
+        b: lazy_band(
+            Source(
+                str(path),
+                info.bands.index(b) + 1,
+                nodata=info.nodata,
+                resampling="nearest" if b in ("scl", "qa_pixel") else "bilinear",
+            ),
+            grid,
+            chunks,
+        )
+        for b in wanted
+    }
     if aoi_4326 is not None:
         inside = aoi_mask(aoi_4326, grid, chunks)
         arrays = {b: _where(inside, a) for b, a in arrays.items()}
@@ -260,8 +306,15 @@ def _asset_source(item: Mapping[str, Any], band: str, sign: Signer | None) -> So
         return None
     asset = item["assets"][key]
     rb = (asset.get("raster:bands") or [{}])[0]
-    return Source(asset["href"], 1, scale=rb.get("scale"), offset=rb.get("offset"), nodata=rb.get("nodata"),
-                  resampling="nearest" if band in ("scl", "qa_pixel") else "bilinear", sign=sign)
+    return Source(
+        asset["href"],
+        1,
+        scale=rb.get("scale"),
+        offset=rb.get("offset"),
+        nodata=rb.get("nodata"),
+        resampling="nearest" if band in ("scl", "qa_pixel") else "bilinear",
+        sign=sign,
+    )
 
 
 def _probe(source: Source) -> Grid:
@@ -283,8 +336,14 @@ def _sign_for(signer: Any, item: Mapping[str, Any]) -> Signer | None:
     return signer.for_collection(item.get("collection") or "") if signer is not None else None
 
 
-def grid_for_items(items: Sequence[Mapping[str, Any]], bands: Sequence[str], aoi_4326: BaseGeometry, *,
-                   resolution: float | None = None, signer: Any = None) -> Grid:
+def grid_for_items(
+    items: Sequence[Mapping[str, Any]],
+    bands: Sequence[str],
+    aoi_4326: BaseGeometry,
+    *,
+    resolution: float | None = None,
+    signer: Any = None,
+) -> Grid:
     """A grid over the AOI in the items' most common CRS, on the pixel lattice of the coarsest
     requested band of one such item (no resampling for that band), at ``resolution`` if given."""
     from collections import Counter
@@ -305,8 +364,16 @@ def grid_for_items(items: Sequence[Mapping[str, Any]], bands: Sequence[str], aoi
     return snap_grid(crs, aoi_bounds_in(aoi_4326, crs), res, anchor=(t.c, t.f))
 
 
-def load_item_set(items: Sequence[Mapping[str, Any]], bands: Sequence[str], grid: Grid, *, aoi_4326: BaseGeometry | None = None,
-                  cloud_mask: bool = True, signer: Any = None, chunks: int = DEFAULT_CHUNK) -> Any:
+def load_item_set(
+    items: Sequence[Mapping[str, Any]],
+    bands: Sequence[str],
+    grid: Grid,
+    *,
+    aoi_4326: BaseGeometry | None = None,
+    cloud_mask: bool = True,
+    signer: Any = None,
+    chunks: int = DEFAULT_CHUNK,
+) -> Any:
     """A cloud-masked composite of STAC items as an ``xarray.Dataset`` on ``grid``.
 
     Per item, pixels whose SCL class is in :data:`SCL_INVALID` become NaN (when the item has SCL and
@@ -354,8 +421,14 @@ def load_item_set(items: Sequence[Mapping[str, Any]], bands: Sequence[str], grid
         inside = aoi_mask(aoi_4326, grid, chunks)
         composite = {b: _where(inside, a) for b, a in composite.items()}
     dates = sorted(per_date)
-    attrs = {"dates": dates, "items": used, "cloud_masked": cloud_mask and unmasked == 0,
-             "unmasked_items": unmasked, "start_datetime": dates[0], "end_datetime": dates[-1]}
+    attrs = {
+        "dates": dates,
+        "items": used,
+        "cloud_masked": cloud_mask and unmasked == 0,
+        "unmasked_items": unmasked,
+        "start_datetime": dates[0],
+        "end_datetime": dates[-1],
+    }
     return _dataset_of(composite, grid, attrs)
 
 
@@ -371,9 +444,18 @@ def _nanmedian(stack: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------- writing
-def write_raster(layers: Sequence[Any], grid: Grid, path: str | Path, *, dtype: str = "float32",
-                 nodata: float | None = None, band_names: Iterable[str] = (), tags: Mapping[str, str] | None = None,
-                 chunk: int = DEFAULT_CHUNK, cancel: Any = None) -> Path:
+def write_raster(
+    layers: Sequence[Any],
+    grid: Grid,
+    path: str | Path,
+    *,
+    dtype: str = "float32",
+    nodata: float | None = None,
+    band_names: Iterable[str] = (),
+    tags: Mapping[str, str] | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    cancel: Any = None,
+) -> Path:
     """Write 2-D layers (numpy or dask) as a tiled, compressed GeoTIFF, one window at a time, so a
     10980² raster never sits in memory. ``cancel`` (a ``threading.Event``) is checked between
     windows: a cancelled run stops within one window's work."""
@@ -381,9 +463,22 @@ def write_raster(layers: Sequence[Any], grid: Grid, path: str | Path, *, dtype: 
     path = Path(path)
     arrays = [a if hasattr(a, "dask") else da.from_array(np.asarray(a), chunks=(chunk, chunk)) for a in layers]
     stack = da.stack([a.astype(dtype) for a in arrays], axis=0).rechunk((len(arrays), chunk, chunk))
-    profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": len(arrays), "dtype": dtype,
-               "crs": grid.crs, "transform": grid.transform, "nodata": nodata, "tiled": True, "blockxsize": 512,
-               "blockysize": 512, "compress": "deflate", "zlevel": 1, "BIGTIFF": "IF_SAFER"}
+    profile = {
+        "driver": "GTiff",
+        "width": grid.width,
+        "height": grid.height,
+        "count": len(arrays),
+        "dtype": dtype,
+        "crs": grid.crs,
+        "transform": grid.transform,
+        "nodata": nodata,
+        "tiled": True,
+        "blockxsize": 512,
+        "blockysize": 512,
+        "compress": "deflate",
+        "zlevel": 1,
+        "BIGTIFF": "IF_SAFER",
+    }
     names = list(band_names)
     # The output stays open for the whole pass, so its blocks pile up in GDAL's block cache (5 % of
     # RAM by default) before being flushed: capping the cache keeps a 10980² write near 300 MB.

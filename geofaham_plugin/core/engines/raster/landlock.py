@@ -73,7 +73,12 @@ def _add(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
             rights &= FILE_ONLY
         attr = struct.pack("=Qi", rights, fd)  # packed struct landlock_path_beneath_attr
         buf = ctypes.create_string_buffer(attr, len(attr))
-        if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), buf, ctypes.c_uint32(0)) != 0:
+        if (
+            libc.syscall(
+                _SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), buf, ctypes.c_uint32(0)
+            )
+            != 0
+        ):
             raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
     finally:
         os.close(fd)

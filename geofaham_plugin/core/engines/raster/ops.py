@@ -151,8 +151,9 @@ def change_mask(pre_index: Any, post_index: Any, value: float, direction: str = 
 
 
 # ------------------------------------------------------------------------------------ areas
-def class_areas(classes: Any, grid: Grid, labels: Mapping[int, str] | None = None,
-                values: Sequence[int] | None = None) -> pd.DataFrame:
+def class_areas(
+    classes: Any, grid: Grid, labels: Mapping[int, str] | None = None, values: Sequence[int] | None = None
+) -> pd.DataFrame:
     """Pixels and area (m², per-row pixel areas) of each class value; 255 (no data) is left out."""
     from . import compute
 
@@ -165,12 +166,14 @@ def class_areas(classes: Any, grid: Grid, labels: Mapping[int, str] | None = Non
     rows = [(classes == v).sum(axis=1) for v in values]
     counted = compute.compute(*rows) if xp is not np else rows
     areas = row_pixel_areas(grid)
-    out = pd.DataFrame({
-        "class": [int(v) for v in values],
-        "label": [(labels or {}).get(int(v), str(v)) for v in values],
-        "pixels": [int(np.asarray(r).sum()) for r in counted],
-        "area_m2": [float(np.asarray(r, dtype="float64") @ areas) for r in counted],
-    })
+    out = pd.DataFrame(
+        {
+            "class": [int(v) for v in values],
+            "label": [(labels or {}).get(int(v), str(v)) for v in values],
+            "pixels": [int(np.asarray(r).sum()) for r in counted],
+            "area_m2": [float(np.asarray(r, dtype="float64") @ areas) for r in counted],
+        }
+    )
     return out
 
 
@@ -194,8 +197,9 @@ def geometry_area_m2(geom: BaseGeometry, grid: Grid) -> float:
     return geodesic_area_m2(reproject_geometry(fine, grid.crs, "EPSG:4326"))
 
 
-def polygonize(classes: np.ndarray, grid: Grid, *, values: Sequence[int] | None = None,
-               labels: Mapping[int, str] | None = None) -> gpd.GeoDataFrame:
+def polygonize(
+    classes: np.ndarray, grid: Grid, *, values: Sequence[int] | None = None, labels: Mapping[int, str] | None = None
+) -> gpd.GeoDataFrame:
     """One (multi)polygon per class value, traced along pixel edges (``rasterio.features.shapes``,
     4-connectivity), with pixel count and area in m². 255 (no data) is never polygonised."""
     import geopandas as gpd
@@ -208,16 +212,27 @@ def polygonize(classes: np.ndarray, grid: Grid, *, values: Sequence[int] | None 
     if wanted is not None:
         mask &= np.isin(classes, list(wanted))
     parts: dict[int, list] = {}
-    for geom, value in shapes(classes.astype("uint8") if classes.dtype != np.uint8 else classes, mask=mask,
-                              transform=grid.transform, connectivity=4):
+    for geom, value in shapes(
+        classes.astype("uint8") if classes.dtype != np.uint8 else classes,
+        mask=mask,
+        transform=grid.transform,
+        connectivity=4,
+    ):
         parts.setdefault(int(value), []).append(shape(geom))
     counts = class_areas(classes, grid, labels=None, values=sorted(parts))
     rows = []
     for _, row in counts.iterrows():
         polys = parts[int(row["class"])]
         geom = polys[0] if len(polys) == 1 else MultiPolygon(polys)
-        rows.append({"class": int(row["class"]), "label": (labels or {}).get(int(row["class"]), str(int(row["class"]))),
-                     "pixels": int(row["pixels"]), "area_m2": geometry_area_m2(geom, grid), "geometry": geom})
+        rows.append(
+            {
+                "class": int(row["class"]),
+                "label": (labels or {}).get(int(row["class"]), str(int(row["class"]))),
+                "pixels": int(row["pixels"]),
+                "area_m2": geometry_area_m2(geom, grid),
+                "geometry": geom,
+            }
+        )
     columns = ["class", "label", "pixels", "area_m2", "geometry"]
     return gpd.GeoDataFrame(rows or None, columns=columns, geometry="geometry", crs=grid.crs)
 
@@ -227,10 +242,26 @@ def _stats(values: np.ndarray, areas: np.ndarray) -> dict[str, float]:
     ok = ~np.isnan(values)
     v = values[ok].astype("float64")
     if not v.size:
-        return {"pixels": 0, "area_m2": 0.0, "mean": np.nan, "min": np.nan, "max": np.nan, "std": np.nan,
-                "median": np.nan, "sum": 0.0}
-    return {"pixels": int(v.size), "area_m2": float(areas[ok].sum()), "mean": float(v.mean()), "min": float(v.min()),
-            "max": float(v.max()), "std": float(v.std()), "median": float(np.median(v)), "sum": float(v.sum())}
+        return {
+            "pixels": 0,
+            "area_m2": 0.0,
+            "mean": np.nan,
+            "min": np.nan,
+            "max": np.nan,
+            "std": np.nan,
+            "median": np.nan,
+            "sum": 0.0,
+        }
+    return {
+        "pixels": int(v.size),
+        "area_m2": float(areas[ok].sum()),
+        "mean": float(v.mean()),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "std": float(v.std()),
+        "median": float(np.median(v)),
+        "sum": float(v.sum()),
+    }
 
 
 def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None = None) -> pd.DataFrame:
@@ -275,14 +306,19 @@ def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None
     return pd.DataFrame(out, columns=["zone", "pixels", "area_m2", "mean", "min", "max", "std", "median", "sum"])
 
 
-def zonal_stats_by_class(values: Any, classes: Any, grid: Grid, labels: Mapping[int, str] | None = None) -> pd.DataFrame:
+def zonal_stats_by_class(
+    values: Any, classes: Any, grid: Grid, labels: Mapping[int, str] | None = None
+) -> pd.DataFrame:
     """Statistics of ``values`` per class of a class raster on the same grid (e.g. inside / outside a
     fire mask); 255 (no data) is left out."""
     from . import compute
 
     values, classes = _arr(values), _arr(classes)
-    v, c = (compute.compute(values, classes) if hasattr(values, "dask") or hasattr(classes, "dask")
-            else (np.asarray(values), np.asarray(classes)))
+    v, c = (
+        compute.compute(values, classes)
+        if hasattr(values, "dask") or hasattr(classes, "dask")
+        else (np.asarray(values), np.asarray(classes))
+    )
     areas = np.broadcast_to(row_pixel_areas(grid)[:, None], grid.shape)
     out = []
     for value in sorted(int(x) for x in np.unique(c) if int(x) != NODATA_CLASS):

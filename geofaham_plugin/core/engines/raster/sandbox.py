@@ -40,12 +40,55 @@ from typing import Any
 CHILD = Path(__file__).with_name("sandbox_child.py")
 REPO_ROOT = Path(__file__).resolve().parents[4]
 #: modules generated code may import (and their submodules, private ones excepted)
-ALLOWED_MODULES = ("math", "cmath", "statistics", "json", "re", "datetime", "collections", "itertools", "functools",
-                   "dataclasses", "typing", "enum", "decimal", "fractions", "string", "textwrap", "numpy", "pandas",
-                   "xarray", "dask", "rasterio", "affine", "shapely", "pyproj", "geopandas", "scipy",
-                   "geofaham_plugin.core.engines.raster")
-BANNED_NAMES = frozenset({"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr",
-                          "delattr", "breakpoint", "input", "help", "exit", "quit", "open_code"})
+ALLOWED_MODULES = (
+    "math",
+    "cmath",
+    "statistics",
+    "json",
+    "re",
+    "datetime",
+    "collections",
+    "itertools",
+    "functools",
+    "dataclasses",
+    "typing",
+    "enum",
+    "decimal",
+    "fractions",
+    "string",
+    "textwrap",
+    "numpy",
+    "pandas",
+    "xarray",
+    "dask",
+    "rasterio",
+    "affine",
+    "shapely",
+    "pyproj",
+    "geopandas",
+    "scipy",
+    "geofaham_plugin.core.engines.raster",
+)
+BANNED_NAMES = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "breakpoint",
+        "input",
+        "help",
+        "exit",
+        "quit",
+        "open_code",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -85,12 +128,15 @@ def check_code(code: str, allowed: tuple[str, ...] = ALLOWED_MODULES) -> list[st
 
     def allowed_module(name: str) -> bool:
         return not any(p.startswith("_") for p in name.split(".")) and any(
-            name == m or name.startswith(m + ".") for m in allowed)
+            name == m or name.startswith(m + ".") for m in allowed
+        )
 
     for node in ast.walk(tree):
         where = f"line {getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Import):
-            problems += [f"{where}: import of '{a.name}' is not allowed" for a in node.names if not allowed_module(a.name)]
+            problems += [
+                f"{where}: import of '{a.name}' is not allowed" for a in node.names if not allowed_module(a.name)
+            ]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 problems.append(f"{where}: relative imports are not allowed")
@@ -124,12 +170,31 @@ def network_isolation() -> list[str]:
 
 def read_roots() -> list[str]:
     """What the child may read besides the session: the interpreter, its libraries, GDAL/PROJ data."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(REPO_ROOT / "geofaham_plugin"), "/usr", "/lib", "/lib64",
-             "/etc/ld.so.cache", "/etc/localtime", "/proc/cpuinfo", "/proc/meminfo", "/sys/devices/system/cpu",
-             "/dev/null", "/dev/urandom", "/dev/zero"}
+    roots = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        str(REPO_ROOT / "geofaham_plugin"),
+        "/usr",
+        "/lib",
+        "/lib64",
+        "/etc/ld.so.cache",
+        "/etc/localtime",
+        "/proc/cpuinfo",
+        "/proc/meminfo",
+        "/sys/devices/system/cpu",
+        "/dev/null",
+        "/dev/urandom",
+        "/dev/zero",
+    }
     roots.update(p for p in site.getsitepackages() if p)
-    roots.update(p for p in sys.path if os.path.isabs(p) and os.path.isdir(p)
-                 and any(k in p for k in ("site-packages", "dist-packages", "/lib/python")))
+    roots.update(
+        p
+        for p in sys.path
+        if os.path.isabs(p)
+        and os.path.isdir(p)
+        and any(k in p for k in ("site-packages", "dist-packages", "/lib/python"))
+    )
     for var in ("PROJ_DATA", "PROJ_LIB", "GDAL_DATA"):
         if os.environ.get(var):
             roots.add(os.environ[var])
@@ -145,9 +210,18 @@ def read_roots() -> list[str]:
 def _env() -> dict[str, str]:
     """A minimal environment: nothing secret (API keys, DSNs) reaches generated code."""
     keep = {k: os.environ[k] for k in ("PROJ_DATA", "PROJ_LIB", "GDAL_DATA", "LANG", "TZ") if k in os.environ}
-    return {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "GDAL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1",
-            "GDAL_HTTP_TIMEOUT": "1", **keep}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "GDAL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "GDAL_HTTP_TIMEOUT": "1",
+        **keep,
+    }
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -163,10 +237,18 @@ def _tail(path: Path, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def run_code(code: str, *, session_dir: Path | str, inputs: dict[str, dict[str, Any]] | None = None,
-             limits: Limits = Limits(), cancel: threading.Event | None = None, precheck: bool = True,
-             allowed_modules: tuple[str, ...] = ALLOWED_MODULES, work_dir: Path | str | None = None,
-             landlock: bool = True) -> SandboxResult:
+def run_code(
+    code: str,
+    *,
+    session_dir: Path | str,
+    inputs: dict[str, dict[str, Any]] | None = None,
+    limits: Limits = Limits(),
+    cancel: threading.Event | None = None,
+    precheck: bool = True,
+    allowed_modules: tuple[str, ...] = ALLOWED_MODULES,
+    work_dir: Path | str | None = None,
+    landlock: bool = True,
+) -> SandboxResult:
     """Run ``code`` confined (see module docstring). ``inputs`` (name -> {path, kind, ...}) are exposed
     to the code as ``inputs``; outputs saved with ``gr.save_*`` come back in ``result.outputs``. The
     caller must call :func:`cleanup` on ``result`` once it has registered what it wants."""
@@ -181,10 +263,18 @@ def run_code(code: str, *, session_dir: Path | str, inputs: dict[str, dict[str, 
     out_dir = run_dir / "out"
     out_dir.mkdir(parents=True)
     read_fd, write_fd = os.pipe()
-    spec = {"code": code, "inputs": inputs or {}, "out_dir": str(out_dir), "session_dir": str(session_dir),
-            "pythonpath": str(REPO_ROOT), "read_roots": read_roots(), "allowed_modules": list(allowed_modules),
-            "result_fd": write_fd, "landlock": landlock,
-            "limits": {"cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "max_file_mb": limits.max_file_mb}}
+    spec = {
+        "code": code,
+        "inputs": inputs or {},
+        "out_dir": str(out_dir),
+        "session_dir": str(session_dir),
+        "pythonpath": str(REPO_ROOT),
+        "read_roots": read_roots(),
+        "allowed_modules": list(allowed_modules),
+        "result_fd": write_fd,
+        "landlock": landlock,
+        "limits": {"cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "max_file_mb": limits.max_file_mb},
+    }
     (run_dir / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
     isolation = ["process group", f"rlimits cpu={limits.cpu_s}s as={limits.memory_mb}MB", f"wall={limits.wall_s:g}s"]
     prefix = network_isolation()
@@ -194,8 +284,17 @@ def run_code(code: str, *, session_dir: Path | str, inputs: dict[str, dict[str, 
     stdout_path, stderr_path = run_dir / "stdout.txt", run_dir / "stderr.txt"
     killed: str | None = None
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, pass_fds=(write_fd,),
-                                start_new_session=True, env=_env(), cwd=str(out_dir), close_fds=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+            env=_env(),
+            cwd=str(out_dir),
+            close_fds=True,
+        )
     os.close(write_fd)
     try:
         while proc.poll() is None:
@@ -220,16 +319,27 @@ def run_code(code: str, *, session_dir: Path | str, inputs: dict[str, dict[str, 
         verdict = json.loads(raw) if raw else {}
     except ValueError:
         verdict = {}
-    result = SandboxResult(False, "crashed", "", stdout=_tail(stdout_path, limits.max_log_chars),
-                           stderr=_tail(stderr_path, limits.max_log_chars), seconds=round(time.monotonic() - t0, 3),
-                           returncode=proc.returncode, isolation=isolation + list(verdict.get("isolation", [])),
-                           line=verdict.get("line"), pid=proc.pid)
+    result = SandboxResult(
+        False,
+        "crashed",
+        "",
+        stdout=_tail(stdout_path, limits.max_log_chars),
+        stderr=_tail(stderr_path, limits.max_log_chars),
+        seconds=round(time.monotonic() - t0, 3),
+        returncode=proc.returncode,
+        isolation=isolation + list(verdict.get("isolation", [])),
+        line=verdict.get("line"),
+        pid=proc.pid,
+    )
     result._run_dir = run_dir  # type: ignore[attr-defined]
     rc = proc.returncode
     if killed == "cancelled":
         result.kind, result.message = "cancelled", "the run was cancelled; the process group was killed"
     elif killed == "timeout":
-        result.kind, result.message = "timeout", f"wall-clock limit of {limits.wall_s:g} s exceeded; the process was killed"
+        result.kind, result.message = (
+            "timeout",
+            f"wall-clock limit of {limits.wall_s:g} s exceeded; the process was killed",
+        )
     elif rc in (-signal.SIGXCPU, -signal.SIGKILL) and not verdict:
         result.kind, result.message = "cpu", f"CPU time limit of {limits.cpu_s} s exceeded; the process was killed"
     elif verdict.get("ok") and rc == 0:
@@ -253,8 +363,9 @@ def run_code(code: str, *, session_dir: Path | str, inputs: dict[str, dict[str, 
             result.kind, result.message = "error", f"{etype}{where}: {msg}"
     else:
         sig = -rc if rc is not None and rc < 0 else None
-        result.message = (f"the process died with signal {signal.Signals(sig).name}" if sig else f"the process exited with {rc}") + \
-            " (often: the memory limit was hit inside a C library)"
+        result.message = (
+            f"the process died with signal {signal.Signals(sig).name}" if sig else f"the process exited with {rc}"
+        ) + " (often: the memory limit was hit inside a C library)"
     return result
 
 

@@ -63,8 +63,15 @@ def read_raster(source: Any, bands: list[str] | None = None) -> tuple[dict[str, 
     return {name: np.asarray(ds[name].data) for name in ds.data_vars}, ds.attrs["grid"]
 
 
-def save_raster(name: str, data: Any, grid: Grid, *, nodata: float | None = None, band_names: list[str] | None = None,
-                dtype: str | None = None) -> str:
+def save_raster(
+    name: str,
+    data: Any,
+    grid: Grid,
+    *,
+    nodata: float | None = None,
+    band_names: list[str] | None = None,
+    dtype: str | None = None,
+) -> str:
     """Save one 2-D array (or a list of them) on ``grid`` as a COG output; returns its file name."""
     layers = list(data) if isinstance(data, (list, tuple)) else [data]
     layers = [np.asarray(a) for a in layers]

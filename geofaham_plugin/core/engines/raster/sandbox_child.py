@@ -17,18 +17,72 @@ from collections.abc import Iterable
 from typing import Any
 
 MB = 1024 * 1024
-NETWORK_EVENTS = ("urllib.Request", "http.client.connect", "ftplib.connect", "smtplib.connect", "poplib.connect",
-                  "imaplib.open", "nntplib.connect", "telnetlib.Telnet.open", "webbrowser.open")
-SPAWN_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-                "pty.spawn", "os.startfile")
+NETWORK_EVENTS = (
+    "urllib.Request",
+    "http.client.connect",
+    "ftplib.connect",
+    "smtplib.connect",
+    "poplib.connect",
+    "imaplib.open",
+    "nntplib.connect",
+    "telnetlib.Telnet.open",
+    "webbrowser.open",
+)
+SPAWN_EVENTS = (
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "pty.spawn",
+    "os.startfile",
+)
 CTYPES_EVENTS = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.call_function")
-WRITE_EVENTS = ("os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.chmod", "os.chown", "os.link", "os.symlink",
-                "os.truncate", "os.utime", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
-                "shutil.rmtree", "shutil.move", "shutil.chown", "os.chflags", "os.lchflags", "os.setxattr",
-                "os.removexattr")
+WRITE_EVENTS = (
+    "os.mkdir",
+    "os.remove",
+    "os.rmdir",
+    "os.rename",
+    "os.chmod",
+    "os.chown",
+    "os.link",
+    "os.symlink",
+    "os.truncate",
+    "os.utime",
+    "shutil.copyfile",
+    "shutil.copymode",
+    "shutil.copystat",
+    "shutil.copytree",
+    "shutil.rmtree",
+    "shutil.move",
+    "shutil.chown",
+    "os.chflags",
+    "os.lchflags",
+    "os.setxattr",
+    "os.removexattr",
+)
 READ_EVENTS = ("os.listdir", "os.scandir", "os.chdir", "glob.glob", "os.getxattr", "os.listxattr")
-BANNED_BUILTINS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr", "delattr",
-                   "breakpoint", "input", "help", "exit", "quit", "__loader__", "__spec__"}
+BANNED_BUILTINS = {
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "breakpoint",
+    "input",
+    "help",
+    "exit",
+    "quit",
+    "__loader__",
+    "__spec__",
+}
 # filled by main(); read by the hook and the import guard
 POLICY: dict = {"out": "", "read": (), "allowed": (), "busy": False}
 
@@ -54,8 +108,9 @@ def _real(path: str | bytes | os.PathLike[str]) -> str:
 def _path(path: str, *, write: bool, what: str) -> None:
     if _under(path, (POLICY["out"],)) or (not write and _under(path, POLICY["read"])):
         return
-    raise SandboxViolation(f"{what} {path} is not allowed: the sandbox may read the session folder and "
-                           f"write only its output folder")
+    raise SandboxViolation(
+        f"{what} {path} is not allowed: the sandbox may read the session folder and write only its output folder"
+    )
 
 
 def _check(event: str, args: tuple) -> None:
@@ -74,7 +129,8 @@ def _check(event: str, args: tuple) -> None:
         if isinstance(path, int):
             raise SandboxViolation("opening file descriptors is not allowed in the sandbox")
         writing = (mode is not None and any(c in str(mode) for c in "wax+")) or bool(
-            flags is not None and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+            flags is not None and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
+        )
         _path(_real(path), write=writing, what="writing" if writing else "reading")
     elif event == "sqlite3.connect":
         db = args[0] if args else ":memory:"
@@ -112,8 +168,9 @@ def _guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist
     import dis
 
     caller = sys._getframe(1)
-    statement = (caller.f_code.co_filename == "<generated>"
-                 and caller.f_code.co_code[caller.f_lasti] == dis.opmap["IMPORT_NAME"])
+    statement = (
+        caller.f_code.co_filename == "<generated>" and caller.f_code.co_code[caller.f_lasti] == dis.opmap["IMPORT_NAME"]
+    )
     if statement:
         if level:
             raise ImportRejected("relative imports are not allowed in generated code")
@@ -163,11 +220,19 @@ def main(spec_path: str) -> int:
     gr.configure(spec["out_dir"])
     POLICY["out"] = os.path.realpath(spec["out_dir"])
     POLICY["read"] = tuple(os.path.realpath(p) for p in spec["read_roots"]) + (
-        os.path.realpath(spec["session_dir"]), f"/proc/{os.getpid()}")
+        os.path.realpath(spec["session_dir"]),
+        f"/proc/{os.getpid()}",
+    )
     POLICY["allowed"] = tuple(spec["allowed_modules"])
     isolation = [landlock.restrict(POLICY["read"], [POLICY["out"]])] if spec["landlock"] else ["landlock off"]
-    namespace = {"__builtins__": _builtins(), "__name__": "__sandbox__", "np": np, "gr": gr,
-                 "inputs": spec["inputs"], "OUTPUT_DIR": POLICY["out"]}
+    namespace = {
+        "__builtins__": _builtins(),
+        "__name__": "__sandbox__",
+        "np": np,
+        "gr": gr,
+        "inputs": spec["inputs"],
+        "OUTPUT_DIR": POLICY["out"],
+    }
     try:
         code = compile(spec["code"], "<generated>", "exec")
     except SyntaxError as exc:
@@ -178,8 +243,13 @@ def main(spec_path: str) -> int:
         exec(code, namespace)  # noqa: S102 - this is the sandbox
     except BaseException as exc:  # noqa: BLE001 - every failure of generated code is reported, typed
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<generated>"]
-        report(ok=False, error_type=type(exc).__name__, message=str(exc)[:2000],
-               line=frames[-1].lineno if frames else None, isolation=isolation)
+        report(
+            ok=False,
+            error_type=type(exc).__name__,
+            message=str(exc)[:2000],
+            line=frames[-1].lineno if frames else None,
+            isolation=isolation,
+        )
         return 1
     primary = namespace.get("RESULT")
     report(ok=True, primary=str(primary) if primary else None, saved=gr.saved(), isolation=isolation)
