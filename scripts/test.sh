@@ -8,6 +8,14 @@ export GEOFAHAM_PG_DSN="${GEOFAHAM_PG_DSN:-postgresql://geofaham:geofaham@127.0.
 export QT_QPA_PLATFORM=offscreen
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/runtime-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+# The whole run (no arguments) checks the code first: lint, format and types (pyproject.toml).
+if [ $# -eq 0 ]; then
+  export RUFF_CACHE_DIR="$GEOFAHAM_CACHE/ruff-cache"
+  echo "lint: ruff check, ruff format --check, mypy"
+  .venv/bin/ruff check --quiet . || { echo "ruff check failed: run .venv/bin/ruff check --fix ." >&2; exit 1; }
+  .venv/bin/ruff format --check --quiet . || { echo "ruff format found unformatted files: run .venv/bin/ruff format ." >&2; exit 1; }
+  .venv/bin/mypy --cache-dir "$GEOFAHAM_CACHE/mypy-cache" || { echo "mypy found type errors" >&2; exit 1; }
+fi
 REPORT="$(mktemp -d)/junit.xml"
 set +e
 .venv/bin/python -m pytest --junitxml="$REPORT" "$@"
