@@ -5,8 +5,18 @@ the dependency check runs first, so a missing Python package gives a readable, t
 instead of a traceback in the plugin manager.
 """
 
+from __future__ import annotations
 
-def classFactory(iface):  # noqa: N802 (QGIS API name)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qgis.gui import QgisInterface
+
+    from .geofaham_plugin.ui.missing_deps import MissingDependenciesPlugin
+    from .geofaham_plugin.ui.plugin import GeoFahamPlugin
+
+
+def classFactory(iface: QgisInterface) -> GeoFahamPlugin | MissingDependenciesPlugin:  # noqa: N802 (QGIS API name)
     from .geofaham_plugin.deps import missing_dependencies
 
     missing = missing_dependencies()

@@ -7,15 +7,24 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..deps import missing_dependencies, pip_command
 from .config import settings_from_env, variables_markdown
 from .errors import ConfigError
 
+if TYPE_CHECKING:
+    from .engines.db import LoadReport, SpatialEngine
+    from .orchestrator.events import RunEvent
 
-def _cmd_check(_args) -> int:
+#: a ``db`` subcommand: the open engine and the parsed arguments -> exit code
+DbCommand = Callable[["SpatialEngine", argparse.Namespace], int]
+
+
+def _cmd_check(_args: argparse.Namespace) -> int:
     missing = missing_dependencies()
     if missing:
         print("missing: " + ", ".join(d.distribution for d in missing))
@@ -37,7 +46,7 @@ def default_session_dir() -> Path:
     return Path.home() / "geofaham-sessions" / datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
-def _cmd_ask(args) -> int:
+def _cmd_ask(args: argparse.Namespace) -> int:
     from .aoi import register_aoi_file
     from .errors import GeoFahamError
     from .llm import build_llm
@@ -48,9 +57,9 @@ def _cmd_ask(args) -> int:
     session = Path(args.session) if args.session else default_session_dir()
     store = ResponseStore(session)
     llm = build_llm(settings)
-    events = []
+    events: list[RunEvent] = []
 
-    def show(event):
+    def show(event: RunEvent) -> None:
         events.append(event)
         if args.verbose and event.type in ("plan", "step_started", "step_finished", "check_failed", "replan"):
             print(f"[{event.type}] {event.payload.model_dump_json(exclude={'kind'})[:300]}", file=sys.stderr)
@@ -132,7 +141,7 @@ def run_bench_command(argv: list[str]) -> int:
     return subprocess.run([sys.executable, *safe_path, "-m", "bench", *command], env=env, check=False).returncode
 
 
-def _add_bench_commands(sub: argparse._SubParsersAction) -> None:
+def _add_bench_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``bench`` and ``batch`` in the help; :func:`main` hands their arguments to
     :func:`run_bench_command` untouched (``python -m geofaham_plugin bench --help`` is the bench's help)."""
     helps = {
@@ -145,12 +154,12 @@ def _add_bench_commands(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(func=lambda args: run_bench_command([args.command, *args.rest]))
 
 
-def _add_db_commands(sub) -> None:
+def _add_db_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``db init|load|load-file|status|sql``: the disaster database (engines/db). PostGIS when --dsn is
     given or GEOFAHAM_PG_DSN is set (unless --engine spatialite), else the embedded SpatiaLite file."""
 
-    def run(fn):
-        def wrapped(args) -> int:
+    def run(fn: DbCommand) -> Callable[[argparse.Namespace], int]:
+        def wrapped(args: argparse.Namespace) -> int:
             from .engines.db import open_engine
             from .errors import GeoFahamError, ToolFailed
 
@@ -164,12 +173,12 @@ def _add_db_commands(sub) -> None:
 
         return wrapped
 
-    def init(engine, args) -> int:
+    def init(engine: SpatialEngine, args: argparse.Namespace) -> int:
         engine.init(reset=args.reset)
         print(f"initialised {engine.describe()}")
         return 0
 
-    def report(reports) -> int:
+    def report(reports: Iterable[LoadReport]) -> int:
         for r in reports:
             print(
                 f"{r.source_layer:28} -> {r.table:15} event {r.event_id!s:4} read {r.read:6} loaded {r.loaded:6} "
@@ -177,13 +186,13 @@ def _add_db_commands(sub) -> None:
             )
         return 0
 
-    def load(engine, args) -> int:
+    def load(engine: SpatialEngine, args: argparse.Namespace) -> int:
         from .engines.db.loaders import load_samples
 
         engine.init()
         return report(load_samples(engine, Path(args.data_dir) if args.data_dir else None, args.only or None))
 
-    def load_file(engine, args) -> int:
+    def load_file(engine: SpatialEngine, args: argparse.Namespace) -> int:
         from .engines.db.loaders import load_file as load_one
 
         engine.init()
@@ -203,11 +212,11 @@ def _add_db_commands(sub) -> None:
             ]
         )
 
-    def status(engine, _args) -> int:
+    def status(engine: SpatialEngine, _args: argparse.Namespace) -> int:
         print(json.dumps(engine.status(), indent=2, default=str, ensure_ascii=False))
         return 0
 
-    def sql(engine, args) -> int:
+    def sql(engine: SpatialEngine, args: argparse.Namespace) -> int:
         artifacts = dict(a.split("=", 1) for a in args.artifact)
         result = engine.run_sql(args.query, artifacts, row_cap=args.row_cap, timeout_s=args.timeout)
         print(result.to_frame().to_string(index=False, max_colwidth=60))
@@ -218,7 +227,7 @@ def _add_db_commands(sub) -> None:
     db = sub.add_parser("db", help="the disaster database: init, load, load-file, status, sql")
     dbsub = db.add_subparsers(dest="db_command", required=True)
 
-    def command(name: str, help_: str, fn):
+    def command(name: str, help_: str, fn: DbCommand) -> argparse.ArgumentParser:
         p = dbsub.add_parser(name, help=help_)
         p.add_argument("--engine", choices=("spatialite", "postgis"), help="default: postgis if a DSN is set")
         p.add_argument("--db", help="SpatiaLite file (default: <cache>/db/geofaham.sqlite)")

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .orchestrator.runlog import RunLog
 from .store.models import ArtifactRecord
 
+if TYPE_CHECKING:
+    from .store.store import ResponseStore
 
-def _lineage(store, ids: list[str]) -> list[ArtifactRecord]:
+
+def _lineage(store: ResponseStore, ids: list[str]) -> list[ArtifactRecord]:
     seen: dict[str, ArtifactRecord] = {}
     stack = list(ids)
     while stack:
@@ -24,7 +28,7 @@ def _lineage(store, ids: list[str]) -> list[ArtifactRecord]:
     return sorted(seen.values(), key=lambda r: r.created_at)
 
 
-def export_run(store, run_id: str, destination: str | Path) -> Path:
+def export_run(store: ResponseStore, run_id: str, destination: str | Path) -> Path:
     """Copy the run's artifacts and records into ``destination/<run_id>/``; returns that folder."""
     runlog = RunLog(store.session_dir)
     stored = runlog.record_text(run_id)  # raises RunNotFound (a FileNotFoundError) for an unfinished run

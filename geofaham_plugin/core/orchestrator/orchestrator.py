@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -23,11 +23,11 @@ from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
 from ..planning.facts import PrepassFacts
-from ..planning.plan import PlanStep
+from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
-from ..store.models import ArtifactKind, ArtifactRecord
+from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
 from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
 from .events import (
     AnswerEvent,
@@ -49,6 +49,9 @@ from .runlog import RunLog, RunRecord, RunUsage, StepRecord, memo_key, new_run_i
 from .synthesis import Findings, collect_findings, render_answer, unsupported_numbers
 from .toolchoice import choose_tool
 
+if TYPE_CHECKING:
+    from ..store.store import ResponseStore
+
 
 class OrchestratorConfig(BaseModel):
     mode: Literal["guided", "free"] = "guided"
@@ -62,7 +65,7 @@ class OrchestratorConfig(BaseModel):
 class Orchestrator:
     def __init__(
         self,
-        store,
+        store: ResponseStore,
         llm: LLM,
         *,
         config: OrchestratorConfig | None = None,
@@ -91,7 +94,7 @@ class Orchestrator:
         try:
             facts = prepass(question)
             record.facts = inherit_facts(facts, previous)
-            if record.facts is not facts:  # a follow-up of the previous run
+            if previous is not None and record.facts is not facts:  # a follow-up of the previous run
                 record.follow_up_of = previous.run_id
                 record.aoi_artifact_id = record.aoi_artifact_id or previous.aoi_artifact_id
             if record.aoi_artifact_id and record.aoi_artifact_id not in self.store:
@@ -143,6 +146,8 @@ class Orchestrator:
         if record.follow_up_of:
             previous = self.runlog.load(record.follow_up_of)
             preferred = previous.plans[-1].template if previous and previous.plans else None
+        if record.facts is None:  # a saved state from before the pre-pass: it depends on the question alone
+            record.facts = prepass(record.question)
         return self.planner.plan(
             record.facts,
             self.store,
@@ -197,6 +202,7 @@ class Orchestrator:
             step = ready[0] if ready else pending[0]
             failure, artifact = self._attempt(record, step)
             if failure is None:
+                assert artifact is not None  # a step without a failure produced an artifact
                 progress.status[step.id] = StepStatus.done
                 progress.artifacts[step.id] = artifact.id
                 self.runlog.save_state(record)
@@ -320,7 +326,7 @@ class Orchestrator:
         plan = record.plans[-1].plan
         summary = {
             "question": record.question,
-            "plan": [f"{s.id}. {s.agent.value}: {s.goal} [{progress.status.get(s.id).value}]" for s in plan.steps],
+            "plan": [f"{s.id}. {s.agent.value}: {s.goal} [{progress.status[s.id].value}]" for s in plan.steps],
             "failure": failure.describe(),
             "stalls": f"{progress.stalls} of {self.config.stall_budget}",
             "replans_left": self.config.max_replans - progress.replans,
@@ -363,7 +369,11 @@ class Orchestrator:
         if not answer_ids:  # nothing terminal: cite the last artifact produced, if any
             answer_ids = [progress.artifacts[max(progress.artifacts)]] if progress.artifacts else []
         used = [a for s in record.steps for a in ([s.artifact_id] if s.artifact_id else []) + list(s.inputs.values())]
-        unresolved = [f.describe() for f in progress.failures if progress.status.get(f.step_id) is not StepStatus.done]
+        unresolved = [
+            f.describe()
+            for f in progress.failures
+            if f.step_id is None or progress.status.get(f.step_id) is not StepStatus.done
+        ]
         findings = collect_findings(
             self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else []
         )
@@ -417,9 +427,9 @@ class Orchestrator:
 
     def _failure_answer(self, record: RunRecord) -> str:
         if record.status == "cancelled":
-            done = [s for s in record.steps if s.artifact_id]
+            done = [s.artifact_id for s in record.steps if s.artifact_id]
             return "Cancelled. " + (
-                f"{len(done)} step(s) finished; their artifacts are kept: " + ", ".join(s.artifact_id for s in done)
+                f"{len(done)} step(s) finished; their artifacts are kept: " + ", ".join(done)
                 if done
                 else "Nothing was computed."
             )
@@ -436,7 +446,7 @@ class Orchestrator:
         step: PlanStep,
         status: StepStatus,
         *,
-        records=None,
+        records: dict[str, ArtifactRecord] | None = None,
         artifact: ArtifactRecord | None = None,
         failure: Failure | None = None,
         seconds: float = 0.0,
@@ -480,8 +490,8 @@ def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFac
     return facts.model_copy(update=update)
 
 
-def _same_plan(a, b) -> bool:
-    def key(plan):
+def _same_plan(a: Plan, b: Plan) -> bool:
+    def key(plan: Plan) -> list[tuple[str, str | None, str, list[tuple[str, str]]]]:
         return [
             (s.agent.value, s.tool, json.dumps(s.args, sort_keys=True, default=str), sorted(s.inputs.items()))
             for s in plan.steps
@@ -491,11 +501,11 @@ def _same_plan(a, b) -> bool:
 
 
 def _is_empty(artifact: ArtifactRecord) -> bool:
-    meta = artifact.metadata
-    if artifact.kind in (ArtifactKind.vector, ArtifactKind.aoi):
+    meta = artifact.metadata  # vector and aoi artifacts carry VectorMeta
+    if isinstance(meta, VectorMeta):
         return meta.feature_count == 0
-    if artifact.kind is ArtifactKind.table:
+    if isinstance(meta, TableMeta):
         return meta.row_count == 0 or artifact.extra.get("total") == 0
-    if artifact.kind is ArtifactKind.item_set:
+    if isinstance(meta, ItemSetMeta):
         return meta.item_count == 0
     return False

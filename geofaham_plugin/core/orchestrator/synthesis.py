@@ -5,12 +5,16 @@ findings do not."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from ..domain.ids import ARTIFACT_ID_IN_TEXT
 from ..store.models import ArtifactKind, ArtifactRecord
+
+if TYPE_CHECKING:
+    from ..store.store import ResponseStore
 
 MAX_ROWS = 12
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
@@ -30,12 +34,12 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}".rstrip("0").rstrip(".")
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     """A table cell: missing names (common in OSM) read "(unnamed)", not "None"/"nan"."""
     return "(unnamed)" if value is None or (isinstance(value, float) and value != value) or value == "" else str(value)
 
 
-def describe_vector(store, record: ArtifactRecord) -> tuple[str, str]:
+def describe_vector(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
     gdf = store.read_vector(record.id)
     n = len(gdf)
     extra = record.extra
@@ -65,7 +69,7 @@ def describe_vector(store, record: ArtifactRecord) -> tuple[str, str]:
     return headline, "\n".join(lines)
 
 
-def describe_table(store, record: ArtifactRecord) -> tuple[str, str]:
+def describe_table(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
     table: pd.DataFrame = store.read_table(record.id)
     if not {"value", "count"} <= set(table.columns):  # a free-SQL result: show its first rows as they are
         columns = list(table.columns)[:6]
@@ -84,7 +88,7 @@ def describe_table(store, record: ArtifactRecord) -> tuple[str, str]:
 
 
 def collect_findings(
-    store, answer_ids: list[str], used_ids: list[str], notes: list[str], failures: list[str]
+    store: ResponseStore, answer_ids: list[str], used_ids: list[str], notes: list[str], failures: list[str]
 ) -> Findings:
     findings = Findings()
     for artifact_id in answer_ids:

@@ -36,6 +36,14 @@ class ToolChoice(BaseModel):
         return TOOLS[self.tool_name]
 
 
+class _ModelChoice(BaseModel):
+    """The specialist model's answer: a tool name (narrowed to its agent's tools by :func:`_choice_model`)
+    and that tool's arguments."""
+
+    tool: str
+    args: dict[str, Any]
+
+
 def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) -> ToolChoice | Failure:
     """The step's tool and arguments, or the failure that prevents running it."""
     if step.tool:
@@ -59,7 +67,7 @@ def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) ->
         default=str,
     )
 
-    def check(choice: BaseModel) -> None:
+    def check(choice: _ModelChoice) -> None:
         tool = TOOLS[choice.tool]
         try:
             tool.args_model.model_validate(choice.args)
@@ -85,6 +93,7 @@ def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) ->
     return ToolChoice(tool_name=choice.tool, args=choice.args, by="model")
 
 
-def _choice_model(names: list[str]) -> type[BaseModel]:
+def _choice_model(names: list[str]) -> type[_ModelChoice]:
     """``{"tool": <one of names>, "args": {...}}``: the model may only name one of the agent's tools."""
-    return create_model("ToolChoice", tool=(Literal[tuple(names)], ...), args=(dict[str, Any], ...))
+    one_of_names: Any = Literal[tuple(names)]  # a Literal built at run time is no static type
+    return create_model("ToolChoice", __base__=_ModelChoice, tool=(one_of_names, ...))

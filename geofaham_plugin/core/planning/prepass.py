@@ -328,18 +328,26 @@ def extract_years(text: str) -> list[int]:
     return [int(m.group()) for m in YEAR_RE.finditer(text)]
 
 
+def _alternative(m: re.Match[str]) -> str:
+    """The name of the alternative that matched: every alternative of these patterns is a named group,
+    and the one that matched is the last group a match closes."""
+    if m.lastgroup is None:
+        raise ValueError(f"pattern {m.re.pattern[:60]!r}... matched no named alternative")
+    return m.lastgroup
+
+
 def extract_damage_classes(text: str) -> list[DamageClass]:
     """Damage classes in order of mention; a negation takes the complement ("not destroyed")."""
     classes: list[DamageClass] = []
     for m in DAMAGE_RE.finditer(text):
-        named = DAMAGE_WORDS[int(m.lastgroup[1:])][1]
+        named = DAMAGE_WORDS[int(_alternative(m)[1:])][1]
         classes += [c for c in DamageClass if c not in named] if m["neg"] else named
     return _unique(classes)
 
 
 def extract_entities(text: str) -> list[str]:
     """Target feature classes in order of mention ("3 nearest hospitals" -> ["healthcare"])."""
-    return _unique(_ENTITY_GROUPS[m.lastgroup][0] for m in ENTITY_RE.finditer(text))
+    return _unique(_ENTITY_GROUPS[_alternative(m)][0] for m in ENTITY_RE.finditer(text))
 
 
 def extract_group_by(text: str) -> tuple[str | None, Span | None]:
@@ -347,7 +355,7 @@ def extract_group_by(text: str) -> tuple[str | None, Span | None]:
     m = GROUP_RE.search(text)
     if m is None:
         return None, None
-    return list(GROUP_WORDS)[int(m.lastgroup[1:])], m.span()
+    return list(GROUP_WORDS)[int(_alternative(m)[1:])], m.span()
 
 
 def extract_types(text: str) -> set[str]:
