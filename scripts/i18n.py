@@ -27,9 +27,9 @@ def source_strings() -> list[str]:
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
                 and isinstance(node.args[0].value, str)
+                and node.args[0].value not in found
             ):
-                if node.args[0].value not in found:
-                    found.append(node.args[0].value)
+                found.append(node.args[0].value)
     return found
 
 

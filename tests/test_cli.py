@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import geopandas as gpd
 from conftest import ROOT
@@ -30,7 +31,7 @@ def test_ask_answers_the_eaton_hospitals_question_offline(tmp_path):
     assert "7 healthcare features within 5,000 m" in out.stdout
     assert "AURORA LAS ENCINAS HOSPITAL" in out.stdout and "HUNTINGTON HOSPITAL" in out.stdout
     record_path = out.stdout.strip().splitlines()[-1].split("run record: ")[1]
-    record = json.loads(open(record_path).read())
+    record = json.loads(Path(record_path).read_text())
     assert record["status"] == "answered" and record["plans"][0]["template"] == "features_near_hazard"
     assert [s["tool"] for s in record["steps"]] == ["load_event_layer", "get_features", "within_distance"]
     # guided mode needed no model call: the pre-pass left one template with every slot filled
@@ -42,7 +43,7 @@ def test_ask_with_an_aoi_file(tmp_path):
     gpd.GeoDataFrame({"name": ["Altadena"]}, geometry=[box(-118.17, 34.17, -118.11, 34.21)], crs=4326).to_file(aoi)
     out = ask("Which hospitals are within 5 km of this area?", "--aoi", str(aoi), "--session", str(tmp_path / "s"))
     assert out.returncode == 0, out.stderr
-    record = json.loads(open(out.stdout.strip().splitlines()[-1].split("run record: ")[1]).read())
+    record = json.loads(Path(out.stdout.strip().splitlines()[-1].split("run record: ")[1]).read_text())
     assert record["plans"][0]["ledger"]["aoi_source"] == "user_aoi"
     assert record["steps"][0]["inputs"]["aoi"] == record["aoi_artifact_id"]
     assert "healthcare features within 5,000 m" in out.stdout

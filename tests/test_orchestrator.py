@@ -207,11 +207,13 @@ def test_distance_on_epsg4326_layers_is_geodesic_to_within_a_metre(store):
 
 # --------------------------------------------------------------------------- stalls and replanning
 def test_empty_result_stalls_then_replanning_succeeds(store):
-    near = lambda search: free_plan(
-        LOAD_EATON,  # noqa: E731
-        step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": search}, {"aoi": "step:1"}),
-        step(3, "vector", "nearest", {"k": 2}, {"features": "step:2", "reference": "step:1"}),
-    )
+    def near(search):
+        return free_plan(
+            LOAD_EATON,
+            step(2, "maps", "get_features", {"feature_class": "healthcare", "buffer_m": search}, {"aoi": "step:1"}),
+            step(3, "vector", "nearest", {"k": 2}, {"features": "step:2", "reference": "step:1"}),
+        )
+
     script = {"planner": [near(500), near(10000)], "progress": [{"action": "replan", "reason": "search wider"}]}
     orch, model, events = orchestrator(store, script, mode="free")
     record = orch.run("The two hospitals nearest to the Eaton fire")

@@ -129,16 +129,18 @@ def test_user_aoi_replaces_the_hazard_step(store):
 
 
 def test_plan_validation_catches_self_forward_and_duplicate_steps(store):
-    step = lambda i, inputs, **kw: PlanStep(
-        id=i,
-        agent=AgentName.vector,
-        goal="g",
-        tool="buffer",  # noqa: E731
-        args={"distance_m": 100},
-        inputs=inputs,
-        expected_output="vector",
-        **kw,
-    )
+    def step(i, inputs, **kw):
+        return PlanStep(
+            id=i,
+            agent=AgentName.vector,
+            goal="g",
+            tool="buffer",
+            args={"distance_m": 100},
+            inputs=inputs,
+            expected_output="vector",
+            **kw,
+        )
+
     load = PlanStep(
         id=1,
         agent=AgentName.vector,

@@ -77,9 +77,9 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     assert group is not None
     layers = [node.layer() for node in group.findLayers()]
     # one layer per map artifact, in run order, each telling what it is and which artifact it holds
-    assert [l.customProperty("geofaham/artifact_id") for l in layers] == [s.artifact_id for s in record.steps]
-    assert [l.featureCount() for l in layers][0::2] == [1, 7]
-    assert all(l.isValid() for l in layers) and "HIFLD hospitals" in layers[1].name()
+    assert [layer.customProperty("geofaham/artifact_id") for layer in layers] == [s.artifact_id for s in record.steps]
+    assert [layer.featureCount() for layer in layers][0::2] == [1, 7]
+    assert all(layer.isValid() for layer in layers) and "HIFLD hospitals" in layers[1].name()
     # the main thread kept ticking while the engines worked: apart from creating layers (one per
     # artifact, as each arrives), no gap between 5 ms ticks exceeded 50 ms
     layer_work = session.main_thread_work
@@ -252,7 +252,7 @@ def test_project_save_clear_reopen_restores_the_session_and_follow_ups_work(
         assert "3,051 in total" in plugin.dock.transcript_text()
         group = project.layerTreeRoot().findGroup(GROUP_PREFIX + session.name)
         layers = [node.layer() for node in group.findLayers()]
-        assert len(layers) == 2 and all(l.isValid() for l in layers)  # the table artifact is not a map layer
+        assert len(layers) == 2 and all(layer.isValid() for layer in layers)  # the table artifact is not a map layer
         assert len(session.records) == 1
 
         finished.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsProject, QgsSettings
@@ -59,8 +60,9 @@ def test_remote_endpoint_with_key_from_the_auth_manager(qgis_iface, mock_openai,
     assert settings.endpoint(Role.planner).api_key.get_secret_value() == SECRET
     # the key is nowhere on disk but in QGIS's encrypted auth database
     QgsSettings().sync()
-    assert SECRET not in open(QgsSettings().fileName(), encoding="utf-8").read()
-    assert authcfg in open(QgsSettings().fileName(), encoding="utf-8").read()
+    settings_file = Path(QgsSettings().fileName()).read_text(encoding="utf-8")
+    assert SECRET not in settings_file
+    assert authcfg in settings_file
     project = tmp_path / "p.qgs"
     QgsProject.instance().write(str(project))
     assert SECRET not in project.read_text(encoding="utf-8")

@@ -4,6 +4,8 @@ store (core.aoi: repaired, dissolved, polygon only). Main thread only."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import geopandas as gpd
 import shapely
 from qgis.core import QgsGeometry, QgsPointXY, QgsVectorLayer, QgsWkbTypes
@@ -12,6 +14,14 @@ from qgis.PyQt.QtCore import Qt, pyqtSignal
 from qgis.PyQt.QtGui import QColor
 
 from ..core.aoi import register_aoi
+
+if TYPE_CHECKING:
+    from qgis.core import QgsCoordinateReferenceSystem
+    from qgis.gui import QgsMapCanvas, QgsMapMouseEvent
+    from qgis.PyQt.QtGui import QKeyEvent
+
+    from ..core.store.models import ArtifactRecord
+    from ..core.store.store import ResponseStore
 
 
 def layer_to_geodataframe(layer: QgsVectorLayer, selected_only: bool) -> gpd.GeoDataFrame:
@@ -23,7 +33,7 @@ def layer_to_geodataframe(layer: QgsVectorLayer, selected_only: bool) -> gpd.Geo
     return gpd.GeoDataFrame(geometry=geoms, crs=crs_text or None)
 
 
-def aoi_from_layer(store, layer: QgsVectorLayer, *, selected_only: bool):
+def aoi_from_layer(store: ResponseStore, layer: QgsVectorLayer, *, selected_only: bool) -> ArtifactRecord:
     gdf = layer_to_geodataframe(layer, selected_only)
     what = "selection of " if selected_only else ""
     return register_aoi(
@@ -31,7 +41,9 @@ def aoi_from_layer(store, layer: QgsVectorLayer, *, selected_only: bool):
     )
 
 
-def aoi_from_geometry(store, geometry: QgsGeometry, crs, name: str = "digitised polygon"):
+def aoi_from_geometry(
+    store: ResponseStore, geometry: QgsGeometry, crs: QgsCoordinateReferenceSystem, name: str = "digitised polygon"
+) -> ArtifactRecord:
     gdf = gpd.GeoDataFrame(geometry=[shapely.from_wkb(bytes(geometry.asWkb()))], crs=crs.authid() or crs.toWkt())
     return register_aoi(store, gdf, source="user.aoi:digitised", name=name)
 
@@ -41,7 +53,7 @@ class PolygonTool(QgsMapTool):
 
     polygonFinished = pyqtSignal(object)  # noqa: N815  QgsGeometry in the canvas CRS
 
-    def __init__(self, canvas) -> None:
+    def __init__(self, canvas: QgsMapCanvas) -> None:
         super().__init__(canvas)
         self.points: list[QgsPointXY] = []
         self.band = QgsRubberBand(canvas, QgsWkbTypes.PolygonGeometry)
@@ -64,19 +76,19 @@ class PolygonTool(QgsMapTool):
         self.points = []
         self.band.reset(QgsWkbTypes.PolygonGeometry)
 
-    def canvasReleaseEvent(self, event):  # noqa: N802
+    def canvasReleaseEvent(self, event: QgsMapMouseEvent) -> None:  # noqa: N802
         if event.button() == Qt.RightButton:
             self.finish()
         else:
             self.add_point(event.mapPoint())
 
-    def canvasDoubleClickEvent(self, event):  # noqa: N802
+    def canvasDoubleClickEvent(self, event: QgsMapMouseEvent) -> None:  # noqa: N802
         self.finish()
 
-    def keyPressEvent(self, event):  # noqa: N802
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.key() == Qt.Key_Escape:
             self.reset()
 
-    def deactivate(self):
+    def deactivate(self) -> None:
         self.reset()
         super().deactivate()

@@ -41,7 +41,7 @@ class ChatDock(QDockWidget):
     aoiDrawRequested = pyqtSignal()  # noqa: N815
     aoiClearRequested = pyqtSignal()  # noqa: N815
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(tr("GeoFaham"), parent)
         self.setObjectName(DOCK_OBJECT_NAME)
         self.setAllowedAreas(Qt.LeftDockWidgetArea | Qt.RightDockWidgetArea)
@@ -161,7 +161,7 @@ class ChatDock(QDockWidget):
             "skipped": tr("skipped"),
         }.get(status, status)
 
-    def _on_plan_item(self, item, _column=0) -> None:
+    def _on_plan_item(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         if item.text(3):
             self.artifactActivated.emit(item.text(3))
 

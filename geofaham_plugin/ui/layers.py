@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRasterLayer, QgsVectorLayer
+
+if TYPE_CHECKING:
+    from qgis.core import QgsMapLayer
+    from qgis.gui import QgsMapCanvas
+
+    from ..core.store.models import ArtifactRecord
+    from ..core.store.store import ResponseStore
 
 GROUP_PREFIX = "GeoFaham — "
 
@@ -14,7 +23,7 @@ def session_group(project: QgsProject, session_name: str) -> QgsLayerTreeGroup:
     return group if group is not None else root.insertGroup(0, name)
 
 
-def layer_for_artifact(record, store):
+def layer_for_artifact(record: ArtifactRecord, store: ResponseStore) -> QgsVectorLayer | QgsRasterLayer | None:
     """A QGIS layer for a vector/AOI/raster artifact, or None for kinds that are not map layers."""
     path = store.abs_path(record.id)
     name = f"{record.id} · {record.summary}"[:120]
@@ -40,14 +49,14 @@ def layer_for_artifact(record, store):
     return layer
 
 
-def find_artifact_layer(project: QgsProject, artifact_id: str):
+def find_artifact_layer(project: QgsProject, artifact_id: str) -> QgsMapLayer | None:
     for layer in project.mapLayers().values():
         if layer.customProperty("geofaham/artifact_id") == artifact_id:
             return layer
     return None
 
 
-def zoom_to_layer(canvas, layer) -> None:
+def zoom_to_layer(canvas: QgsMapCanvas, layer: QgsMapLayer) -> None:
     """Zoom the canvas to a layer's extent, transformed to the canvas CRS."""
     from qgis.core import QgsCoordinateTransform
 
@@ -61,7 +70,9 @@ def zoom_to_layer(canvas, layer) -> None:
     canvas.refresh()
 
 
-def add_artifact_layer(project: QgsProject, group: QgsLayerTreeGroup, record, store):
+def add_artifact_layer(
+    project: QgsProject, group: QgsLayerTreeGroup, record: ArtifactRecord, store: ResponseStore
+) -> QgsVectorLayer | QgsRasterLayer | None:
     """Add the artifact's layer at the end of the session group (run order); returns it or None."""
     layer = layer_for_artifact(record, store)
     if layer is None:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from qgis.core import Qgis, QgsMessageLog
 
 from ..deps import SETUP_COMMAND, Dependency, pip_command
 from .i18n import install_translator, remove_translator, tr
+
+if TYPE_CHECKING:
+    from qgis.gui import QgisInterface
+    from qgis.PyQt.QtCore import QTranslator
 
 
 def missing_dependencies_message(missing: list[Dependency]) -> str:
@@ -20,18 +26,18 @@ def missing_dependencies_message(missing: list[Dependency]) -> str:
 class MissingDependenciesPlugin:
     """Shows which packages are missing and the command that installs them; adds nothing else."""
 
-    def __init__(self, iface, missing: list[Dependency]) -> None:
+    def __init__(self, iface: QgisInterface, missing: list[Dependency]) -> None:
         self.iface = iface
         self.missing = missing
-        self.translator = None
+        self.translator: QTranslator | None = None
         self.message = ""
 
-    def initGui(self):  # noqa: N802 (QGIS API name)
+    def initGui(self) -> None:  # noqa: N802 (QGIS API name)
         self.translator = install_translator()
         self.message = missing_dependencies_message(self.missing)
         QgsMessageLog.logMessage(self.message, "GeoFaham", Qgis.Critical)
         self.iface.messageBar().pushMessage("GeoFaham", self.message, Qgis.Critical, 0)
 
-    def unload(self):
+    def unload(self) -> None:
         remove_translator(self.translator)
         self.translator = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qgis.core import QgsMapLayerType, QgsProject
 from qgis.PyQt.QtCore import Qt, QTimer
@@ -13,22 +14,30 @@ from qgis.PyQt.QtWidgets import QAction, QMenu
 from .dock import ChatDock
 from .i18n import PLUGIN_ROOT, install_translator, remove_translator, tr
 
+if TYPE_CHECKING:
+    from qgis.gui import QgisInterface
+    from qgis.PyQt.QtCore import QTranslator
+
+    from .processing.provider import GeoFahamProvider
+    from .session import Session
+
 MENU = "&GeoFaham"
 ICON_PATH = PLUGIN_ROOT / "resources" / "icon.png"
 ACTION_OBJECT_PREFIX = "GeoFaham"
 
 
 class GeoFahamPlugin:
-    def __init__(self, iface) -> None:
+    def __init__(self, iface: QgisInterface) -> None:
         self.iface = iface
-        self.translator = None
+        self.translator: QTranslator | None = None
         self.dock: ChatDock | None = None
         self.actions: list[QAction] = []
-        self.session = None
+        self.session: Session | None = None
+        self.provider: GeoFahamProvider | None = None
         self.use_as_aoi: QAction | None = None
 
     # ------------------------------------------------------------------------------ lifecycle
-    def initGui(self):  # noqa: N802 (QGIS API name)
+    def initGui(self) -> None:  # noqa: N802 (QGIS API name)
         self.translator = install_translator()
         main_window = self.iface.mainWindow()
         self.init_processing()
@@ -83,8 +92,8 @@ class GeoFahamPlugin:
             self.iface.addToolBarIcon(action)
         self.actions.append(action)
 
-    def unload(self):
-        if getattr(self, "provider", None) is not None:
+    def unload(self) -> None:
+        if self.provider is not None:
             from qgis.core import QgsApplication
 
             QgsApplication.processingRegistry().removeProvider(self.provider)
@@ -129,20 +138,28 @@ class GeoFahamPlugin:
                 menu.deleteLater()
 
     # ------------------------------------------------------------------------------ questions
-    def _session(self):
+    def _chat_dock(self) -> ChatDock:
+        """The chat dock; it exists from initGui() to unload()."""
+        if self.dock is None:
+            raise RuntimeError("the GeoFaham dock does not exist: initGui() has not run, or unload() has")
+        return self.dock
+
+    def _session(self) -> Session:
         """The QGIS session of GeoFaham (started on first use, so loading the plugin stays cheap)."""
         if self.session is None:
             from .session import Session
 
-            self.session = Session(self.dock, iface=self.iface)
-            self.dock.cancelRequested.connect(self.session.cancel)
+            dock = self._chat_dock()
+            self.session = Session(dock, iface=self.iface)
+            dock.cancelRequested.connect(self.session.cancel)
         return self.session
 
-    def export_last_run(self, destination: str | None = None):
+    def export_last_run(self, destination: str | None = None) -> Path | None:
         """Copy the last run (artifacts, answer, run record) into a folder to share; returns the folder."""
-        runs = [r for r in (self.session.records if self.session else []) if r is not None]
-        if not runs:
-            self.dock.append_error(tr("There is no run to export yet."))
+        session = self.session
+        runs = [r for r in (session.records if session is not None else []) if r is not None]
+        if session is None or not runs:
+            self._chat_dock().append_error(tr("There is no run to export yet."))
             return None
         if destination is None:
             from qgis.PyQt.QtWidgets import QFileDialog
@@ -152,8 +169,8 @@ class GeoFahamPlugin:
                 return None
         from ..core.export import export_run
 
-        folder = export_run(self.session.store, runs[-1].run_id, destination)
-        self.dock.append_answer(tr("Run exported to {path}").format(path=folder))
+        folder = export_run(session.store, runs[-1].run_id, destination)
+        self._chat_dock().append_answer(tr("Run exported to {path}").format(path=folder))
         return folder
 
     def show_settings(self) -> None:
@@ -163,11 +180,11 @@ class GeoFahamPlugin:
         try:
             dialog = SettingsDialog(self.iface.mainWindow())
         except ConfigError as exc:  # the dialog shows the environment's values: one of them does not parse
-            self.dock.append_error(str(exc))
+            self._chat_dock().append_error(str(exc))
             return
         if dialog.exec_() and self.session is not None and not self.session.busy:
             self._close_session()  # the next question starts a session with the new settings
-            self.dock.append_answer(tr("Settings saved; the next question uses them."))
+            self._chat_dock().append_answer(tr("Settings saved; the next question uses them."))
 
     # ------------------------------------------------------------------------------ projects
     ENTRY = ("geofaham", "session")
@@ -194,16 +211,15 @@ class GeoFahamPlugin:
             self._saving = False
             self.resave_pending = False
 
-    def _on_project_read(self, *_args) -> None:
+    def _on_project_read(self, *_args: object) -> None:
         project = QgsProject.instance()
         folder = project.readEntry(*self.ENTRY, "")[0]
         if not folder:
             return
         session_dir = Path(project.homePath()) / folder
+        dock = self._chat_dock()
         if not (session_dir / "store.sqlite").exists():
-            self.dock.append_error(
-                tr("The GeoFaham session of this project is missing: {path}").format(path=session_dir)
-            )
+            dock.append_error(tr("The GeoFaham session of this project is missing: {path}").format(path=session_dir))
             return
         self._close_session()
         import json
@@ -212,21 +228,22 @@ class GeoFahamPlugin:
 
         saved = session_dir / Session.TRANSCRIPT
         name = json.loads(saved.read_text(encoding="utf-8")).get("name") if saved.exists() else folder
-        self.session = Session(self.dock, iface=self.iface, session_dir=session_dir, name=name)
-        self.dock.cancelRequested.connect(self.session.cancel)
+        self.session = Session(dock, iface=self.iface, session_dir=session_dir, name=name)
+        dock.cancelRequested.connect(self.session.cancel)
         self.session.restore()
 
     def _on_project_cleared(self) -> None:
         if self.session is not None and not self._saving:
             self._close_session()
-            self.dock.restore([])
-            self.dock.plan_view.clear()
-            self.dock.set_aoi(None)
+            dock = self._chat_dock()
+            dock.restore([])
+            dock.plan_view.clear()
+            dock.set_aoi(None)
 
     def _close_session(self) -> None:
         if self.session is not None:
             with contextlib.suppress(TypeError):
-                self.dock.cancelRequested.disconnect(self.session.cancel)
+                self._chat_dock().cancelRequested.disconnect(self.session.cancel)
             self.session.close()
             self.session = None
 
@@ -244,7 +261,7 @@ class GeoFahamPlugin:
         try:
             session = self._session()
         except ConfigError as exc:  # a GEOFAHAM_* variable that does not parse: one line naming it
-            self.dock.append_error(str(exc))
+            self._chat_dock().append_error(str(exc))
             return
         if not session.ask(question):
-            self.dock.append_error(tr("A question is still running; wait for its answer."))
+            self._chat_dock().append_error(tr("A question is still running; wait for its answer."))

@@ -7,8 +7,10 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qgis.core import Qgis, QgsMessageLog, QgsProject
 from qgis.PyQt.QtCore import QObject, pyqtSignal
@@ -26,6 +28,19 @@ from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, session_group
 from .worker import RunWorker
+
+if TYPE_CHECKING:
+    import threading
+
+    from qgis.core import QgsCoordinateReferenceSystem, QgsGeometry, QgsMapLayer
+    from qgis.gui import QgisInterface
+
+    from ..core.llm import LLM
+    from ..core.orchestrator.events import EventCallback
+    from ..core.orchestrator.orchestrator import Orchestrator
+    from ..core.store.models import ArtifactRecord
+    from .aoi import PolygonTool
+    from .dock import ChatDock
 
 LOG_TAG = "GeoFaham"
 
@@ -58,18 +73,18 @@ class Session(QObject):
 
     def __init__(
         self,
-        dock,
+        dock: ChatDock,
         *,
-        iface=None,
+        iface: QgisInterface | None = None,
         session_dir: Path | None = None,
-        llm_factory=None,
+        llm_factory: Callable[[], LLM] | None = None,
         name: str | None = None,
-        parent=None,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.iface = iface
         self.aoi_id: str | None = None
-        self._draw_tool = None
+        self._draw_tool: PolygonTool | None = None
         from ..core.store.store import ResponseStore
         from .settings import apply_qgis_proxy, settings_from_qgis
 
@@ -82,16 +97,16 @@ class Session(QObject):
             session_dir or default_session_dir(self.name.replace(":", "").replace(" ", "_"), self.settings)
         )
         self._llm_factory = llm_factory
-        self._llm = None
+        self._llm: LLM | None = None
         self.worker: RunWorker | None = None
-        self.layers: list = []
-        self.records: list = []
+        self.layers: list[QgsMapLayer] = []
+        self.records: list[RunRecord] = []
         dock.artifactActivated.connect(self.show_artifact)
         dock.transcriptChanged.connect(self.save_transcript)
 
     # --------------------------------------------------------------------------------- model
     @property
-    def llm(self):
+    def llm(self) -> LLM:
         if self._llm is None:
             if self._llm_factory is not None:
                 self._llm = self._llm_factory()
@@ -101,7 +116,7 @@ class Session(QObject):
                 self._llm = build_llm(self.settings, python=server_python())
         return self._llm
 
-    def _orchestrator(self, *, on_event, cancel):
+    def _orchestrator(self, *, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:
         from ..core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
         from .settings import limits_from_qgis
 
@@ -240,7 +255,7 @@ class Session(QObject):
         shutil.rmtree(old_dir, ignore_errors=True)
 
     # ------------------------------------------------------------------------------ map side
-    def _zoom_to_answer(self, record) -> None:
+    def _zoom_to_answer(self, record: RunRecord) -> None:
         from .layers import find_artifact_layer, zoom_to_layer
 
         if self.iface is None:
@@ -262,17 +277,17 @@ class Session(QObject):
         zoom_to_layer(self.iface.mapCanvas(), layer)
 
     # ----------------------------------------------------------------------------------- AOI
-    def _set_aoi(self, make) -> bool:
+    def _set_aoi(self, make: Callable[[], ArtifactRecord]) -> bool:
         from ..core.errors import GeoFahamError
-        from ..core.store.models import ArtifactRecord
+        from ..core.store.models import VectorMeta
 
         try:
-            record: ArtifactRecord = make()
+            record = make()
         except GeoFahamError as exc:
             self.dock.append_error(tr("This cannot be used as the area of interest: {why}").format(why=exc))
             return False
         self.aoi_id = record.id
-        area = record.metadata.total_area_m2 or 0
+        area = (record.metadata.total_area_m2 if isinstance(record.metadata, VectorMeta) else None) or 0
         self.dock.set_aoi(f"{record.id} · {record.summary.replace('area of interest: ', '')} ({area / 1e6:,.2f} km²)")
         group = session_group(QgsProject.instance(), self.name)
         layer = add_artifact_layer(QgsProject.instance(), group, record, self.store)
@@ -280,7 +295,7 @@ class Session(QObject):
             self.layers.append(layer)
         return True
 
-    def aoi_from_layer(self, layer, selected_only: bool) -> bool:
+    def aoi_from_layer(self, layer: QgsMapLayer | None, selected_only: bool) -> bool:
         from .aoi import aoi_from_layer
 
         if layer is None or not hasattr(layer, "selectedFeatureCount"):
@@ -291,7 +306,7 @@ class Session(QObject):
             return False
         return self._set_aoi(lambda: aoi_from_layer(self.store, layer, selected_only=selected_only))
 
-    def aoi_from_geometry(self, geometry, crs) -> bool:
+    def aoi_from_geometry(self, geometry: QgsGeometry, crs: QgsCoordinateReferenceSystem) -> bool:
         from .aoi import aoi_from_geometry
 
         return self._set_aoi(lambda: aoi_from_geometry(self.store, geometry, crs))
@@ -299,15 +314,17 @@ class Session(QObject):
     def start_drawing(self) -> None:
         from .aoi import PolygonTool
 
+        if self.iface is None:
+            raise RuntimeError("drawing an area of interest needs the QGIS interface (this session has no iface)")
         canvas = self.iface.mapCanvas()
-        self._draw_tool = PolygonTool(canvas)
-        self._draw_tool.polygonFinished.connect(
+        tool = self._draw_tool = PolygonTool(canvas)
+        tool.polygonFinished.connect(
             lambda g: (
                 self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
-                canvas.unsetMapTool(self._draw_tool),
+                canvas.unsetMapTool(tool),
             )
         )
-        canvas.setMapTool(self._draw_tool)
+        canvas.setMapTool(tool)
 
     def clear_aoi(self) -> None:
         self.aoi_id = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from qgis.core import (
     QgsCategorizedSymbolRenderer,
     QgsFillSymbol,
@@ -12,6 +14,12 @@ from qgis.core import (
     QgsWkbTypes,
 )
 
+if TYPE_CHECKING:
+    from qgis.core import QgsRasterLayer, QgsVectorLayer
+    from qgis.PyQt.QtGui import QColor
+
+    from ..core.store.models import ArtifactRecord
+
 DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
     "none": "#1a9641",
     "affected": "#a6d96a",
@@ -21,7 +29,7 @@ DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
 }
 
 
-def style_for(layer, record) -> None:
+def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
     kind = record.kind.value
     geometry = layer.geometryType()
     fields = [f.name() for f in layer.fields()]
@@ -56,7 +64,7 @@ def style_for(layer, record) -> None:
     layer.triggerRepaint()
 
 
-def _qcolor(text: str):
+def _qcolor(text: str) -> QColor:
     from qgis.PyQt.QtGui import QColor
 
     return QColor(text)
@@ -66,7 +74,7 @@ SEVERITY_COLOURS = ["#1a9850", "#fee08b", "#fdae61", "#f46d43", "#a50026"]  # un
 FLOOD_COLOURS = {"water": "#2166ac", "flood": "#2166ac", "flooded": "#2166ac", "permanent": "#67a9cf"}
 
 
-def style_raster(layer, record) -> None:
+def style_raster(layer: QgsRasterLayer, record: ArtifactRecord) -> None:
     """Class rasters (burn severity, flood extent, masks): a palette with the class names as legend;
     index rasters (NDVI, dNBR, ...): a colour ramp over the computed min/max."""
     from qgis.core import (

@@ -5,8 +5,20 @@ from __future__ import annotations
 
 import threading
 import traceback
+from typing import TYPE_CHECKING, Protocol
 
-from qgis.PyQt.QtCore import QThread, pyqtSignal
+from qgis.PyQt.QtCore import QObject, QThread, pyqtSignal
+
+if TYPE_CHECKING:
+    from ..core.orchestrator.events import EventCallback
+    from ..core.orchestrator.orchestrator import Orchestrator
+    from ..core.orchestrator.runlog import RunRecord
+
+
+class OrchestratorFactory(Protocol):
+    """Builds the run's orchestrator on the worker thread, wired to the worker's events and cancel flag."""
+
+    def __call__(self, *, on_event: EventCallback, cancel: threading.Event) -> Orchestrator: ...
 
 
 class RunWorker(QThread):
@@ -15,7 +27,12 @@ class RunWorker(QThread):
     crashed = pyqtSignal(str, str)  # readable message, details for the log
 
     def __init__(
-        self, orchestrator_factory, question: str, aoi_artifact_id: str | None = None, previous=None, parent=None
+        self,
+        orchestrator_factory: OrchestratorFactory,
+        question: str,
+        aoi_artifact_id: str | None = None,
+        previous: RunRecord | None = None,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._factory = orchestrator_factory

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import geopandas as gpd
 import numpy as np
 import pandas as pd
@@ -9,8 +11,11 @@ import shapely
 from qgis.core import QgsFeature, QgsField, QgsFields, QgsGeometry, QgsWkbTypes
 from qgis.PyQt.QtCore import QVariant
 
+if TYPE_CHECKING:
+    from qgis.core import Qgis, QgsFeatureSink, QgsFeatureSource, QgsFeedback
 
-def source_to_geodataframe(source, feedback=None) -> gpd.GeoDataFrame:
+
+def source_to_geodataframe(source: QgsFeatureSource, feedback: QgsFeedback | None = None) -> gpd.GeoDataFrame:
     names = [f.name() for f in source.fields()]
     rows, geoms = [], []
     for feature in source.getFeatures():
@@ -42,13 +47,14 @@ def fields_for(frame: pd.DataFrame, geometry_column: str | None = None) -> QgsFi
     return fields
 
 
-def wkb_type_of(gdf: gpd.GeoDataFrame):
-    types = set(gdf.geometry.dropna().geom_type)
+def wkb_type_of(gdf: gpd.GeoDataFrame) -> Qgis.WkbType:
+    types: set[str] = set(gdf.geometry.dropna().geom_type)
     if not types:
         return QgsWkbTypes.NoGeometry
-    name = (
-        "Multi" + next(iter(types)).replace("Multi", "") if len({t.replace("Multi", "") for t in types}) == 1 else None
-    )
+    bases = {t.replace("Multi", "") for t in types}
+    if len(bases) != 1:  # mixed geometry types (points and polygons, ...)
+        return QgsWkbTypes.Unknown
+    name = "Multi" + bases.pop()
     return {
         "MultiPoint": QgsWkbTypes.MultiPoint,
         "MultiLineString": QgsWkbTypes.MultiLineString,
@@ -56,7 +62,9 @@ def wkb_type_of(gdf: gpd.GeoDataFrame):
     }.get(name, QgsWkbTypes.Unknown)
 
 
-def write_rows(sink, frame: pd.DataFrame, fields: QgsFields, geometry_column: str | None = None) -> None:
+def write_rows(
+    sink: QgsFeatureSink, frame: pd.DataFrame, fields: QgsFields, geometry_column: str | None = None
+) -> None:
     for _, row in frame.iterrows():
         feature = QgsFeature(fields)
         values = []

@@ -3,7 +3,10 @@ k nearest, and building-damage counts by normalised class — the agents' own en
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qgis.core import (
     QgsCoordinateReferenceSystem,
@@ -25,37 +28,58 @@ from ...core.errors import ToolFailed
 from ..i18n import N_, PLUGIN_ROOT, tr
 from .convert import fields_for, source_to_geodataframe, wkb_type_of, write_rows
 
+if TYPE_CHECKING:
+    import geopandas as gpd
+    import pandas as pd
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback
+
+    from ...core.store.models import ArtifactRecord
+
+T = TypeVar("T")
+
 
 class _Algorithm(QgsProcessingAlgorithm):
     NAME = ""
     TITLE = ""
     HELP = ""
 
-    def name(self):
+    def name(self) -> str:
         return self.NAME
 
-    def displayName(self):  # noqa: N802
+    def displayName(self) -> str:  # noqa: N802
         return tr(self.TITLE)
 
-    def group(self):
+    def group(self) -> str:
         return tr("Disaster analysis")
 
-    def groupId(self):  # noqa: N802
+    def groupId(self) -> str:  # noqa: N802
         return "disaster"
 
-    def shortHelpString(self):  # noqa: N802
+    def shortHelpString(self) -> str:  # noqa: N802
         return tr(self.HELP)
 
-    def createInstance(self):  # noqa: N802
+    def createInstance(self) -> _Algorithm:  # noqa: N802
         return type(self)()
 
-    def _gdf(self, parameters, name, context, feedback):
+    def _gdf(
+        self,
+        parameters: dict[str, Any],
+        name: str,
+        context: QgsProcessingContext,
+        feedback: QgsProcessingFeedback,
+    ) -> gpd.GeoDataFrame:
         source = self.parameterAsSource(parameters, name, context)
         if source is None:
             raise QgsProcessingException(tr("Invalid input layer: {name}").format(name=name))
         return source_to_geodataframe(source, feedback)
 
-    def _emit(self, gdf, parameters, context, geometry_column="geometry"):
+    def _emit(
+        self,
+        gdf: pd.DataFrame,
+        parameters: dict[str, Any],
+        context: QgsProcessingContext,
+        geometry_column: str | None = "geometry",
+    ) -> dict[str, Any]:
         fields = fields_for(gdf, geometry_column)
         crs = getattr(gdf, "crs", None)
         crs = QgsCoordinateReferenceSystem(crs.to_wkt()) if crs is not None else QgsCoordinateReferenceSystem()
@@ -64,7 +88,7 @@ class _Algorithm(QgsProcessingAlgorithm):
         write_rows(sink, gdf, fields, geometry_column)
         return {"OUTPUT": dest}
 
-    def _run(self, fn):
+    def _run(self, fn: Callable[[], T]) -> T:
         try:
             return fn()
         except ToolFailed as exc:
@@ -77,7 +101,7 @@ class BufferMetres(_Algorithm):
         "Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included)."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Input layer")))
         self.addParameter(
             QgsProcessingParameterNumber(
@@ -86,7 +110,9 @@ class BufferMetres(_Algorithm):
         )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Buffered"), QgsProcessing.TypeVectorPolygon))
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
         gdf = self._gdf(parameters, "INPUT", context, feedback)
         distance = self.parameterAsDouble(parameters, "DISTANCE", context)
         return self._emit(self._run(lambda: ops.buffer(gdf, distance)), parameters, context)
@@ -98,7 +124,7 @@ class WithinDistance(_Algorithm):
         "Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
         self.addParameter(QgsProcessingParameterFeatureSource("REFERENCE", tr("Reference (hazard) layer")))
         self.addParameter(
@@ -108,7 +134,9 @@ class WithinDistance(_Algorithm):
         )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Within distance")))
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
         features = self._gdf(parameters, "INPUT", context, feedback)
         reference = self._gdf(parameters, "REFERENCE", context, feedback)
         distance = self.parameterAsDouble(parameters, "DISTANCE", context)
@@ -119,13 +147,15 @@ class NearestK(_Algorithm):
     NAME, TITLE = "nearestk", N_("k nearest features (geodesic)")
     HELP = N_("Ranks the k features nearest to the reference layer with their geodesic distance (distance_m).")
 
-    def initAlgorithm(self, config=None):  # noqa: N802
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Features")))
         self.addParameter(QgsProcessingParameterFeatureSource("REFERENCE", tr("Reference layer")))
         self.addParameter(QgsProcessingParameterNumber("K", tr("k"), QgsProcessingParameterNumber.Integer, 3, False, 1))
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Nearest")))
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
         features = self._gdf(parameters, "INPUT", context, feedback)
         reference = self._gdf(parameters, "REFERENCE", context, feedback)
         k = self.parameterAsInt(parameters, "K", context)
@@ -138,7 +168,7 @@ class DamageCounts(_Algorithm):
         "Counts buildings per normalised damage class (none, affected, minor, major, destroyed) from a damage field such as CAL FIRE DINS 'DAMAGE', optionally only those inside an area."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
         self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Building damage layer")))
         self.addParameter(QgsProcessingParameterField("FIELD", tr("Damage field"), "DAMAGE", "INPUT"))
         self.addParameter(
@@ -148,7 +178,9 @@ class DamageCounts(_Algorithm):
         )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Damage counts"), QgsProcessing.TypeVector))
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
         gdf = self._gdf(parameters, "INPUT", context, feedback)
         field = self.parameterAsString(parameters, "FIELD", context)
         if parameters.get("AREA"):
@@ -163,7 +195,14 @@ class _ToolChain(_Algorithm):
     """Runs the Raster agent's own tools on files, in a throw-away Response Store, and writes the
     final artifact to the algorithm's output."""
 
-    def _run_tools(self, feedback, files: dict[str, str], chain: list[tuple[str, dict, dict[str, str]]]):
+    def _run_tools(
+        self,
+        feedback: QgsProcessingFeedback,
+        files: dict[str, str],
+        chain: list[tuple[str, dict[str, Any], dict[str, str]]],
+    ) -> tuple[ArtifactRecord, bytes]:
+        """Run ``chain`` ((tool, args, {slot: input file name or "previous"}) in order) on ``files``;
+        returns the last tool's artifact and its file's bytes."""
         import tempfile
 
         from ...core.agents import TOOLS, ToolContext
@@ -178,17 +217,30 @@ class _ToolChain(_Algorithm):
                     for name, path in files.items()
                 }
                 ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_qgis())
-                last = None
+                last: ArtifactRecord | None = None
                 for tool_name, args, inputs in chain:
                     feedback.pushInfo(tr("Running {tool}").format(tool=tool_name))
-                    resolved = {slot: (last if ref == "previous" else records[ref]) for slot, ref in inputs.items()}
-                    last = self._run(lambda: TOOLS[tool_name].run(ctx, args, resolved))
+                    resolved: dict[str, ArtifactRecord] = {}
+                    for slot, ref in inputs.items():
+                        if ref != "previous":
+                            resolved[slot] = records[ref]
+                        elif last is not None:
+                            resolved[slot] = last
+                        else:
+                            raise QgsProcessingException(
+                                f"{tool_name}: its input '{slot}' is the previous tool's, but none ran"
+                            )
+                    last = self._run(partial(TOOLS[tool_name].run, ctx, args, resolved))
                     feedback.pushInfo(last.summary)
+                if last is None:
+                    raise QgsProcessingException("no tool to run")
                 return last, store.abs_path(last.id).read_bytes()
             finally:
                 store.close()
 
-    def _write(self, parameters, context, record, data: bytes):
+    def _write(
+        self, parameters: dict[str, Any], context: QgsProcessingContext, record: ArtifactRecord, data: bytes
+    ) -> dict[str, Any]:
         out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
         Path(out).write_bytes(data)  # a Cloud-Optimized GeoTIFF
         return {"OUTPUT": out, "SUMMARY": record.summary}
@@ -200,7 +252,7 @@ class SpectralIndex(_ToolChain):
         "Computes a spectral index from a multi-band image whose bands are named (blue, green, red, nir, swir16, swir22 or Sentinel-2 B02…B12)."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
         from qgis.core import (
             QgsProcessingOutputString,
             QgsProcessingParameterEnum,
@@ -216,7 +268,9 @@ class SpectralIndex(_ToolChain):
         self.addParameter(QgsProcessingParameterRasterDestination("OUTPUT", tr("Index")))
         self.addOutput(QgsProcessingOutputString("SUMMARY", tr("Summary")))
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
         image = self.parameterAsRasterLayer(parameters, "INPUT", context).source()
         index = self.indices[self.parameterAsEnum(parameters, "INDEX", context)]
         record, data = self._run_tools(
@@ -231,7 +285,7 @@ class BurnSeverity(_ToolChain):
         "dNBR from a pre-fire and a post-fire image (nir and swir22 bands), classified into the USGS severity classes: unburned < 0.1, low, moderate-low, moderate-high, high >= 0.66."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
         from qgis.core import (
             QgsProcessingOutputString,
             QgsProcessingParameterRasterDestination,
@@ -243,7 +297,9 @@ class BurnSeverity(_ToolChain):
         self.addParameter(QgsProcessingParameterRasterDestination("OUTPUT", tr("Burn severity")))
         self.addOutput(QgsProcessingOutputString("SUMMARY", tr("Summary")))
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
         pre = self.parameterAsRasterLayer(parameters, "PRE", context).source()
         post = self.parameterAsRasterLayer(parameters, "POST", context).source()
         record, data = self._run_tools(
@@ -255,16 +311,16 @@ class BurnSeverity(_ToolChain):
 
 
 class GeoFahamProvider(QgsProcessingProvider):
-    def id(self):
+    def id(self) -> str:
         return "geofaham"
 
-    def name(self):
+    def name(self) -> str:
         return "GeoFaham"
 
-    def icon(self):
+    def icon(self) -> QIcon:
         return QIcon(str(Path(PLUGIN_ROOT) / "resources" / "icon.png"))
 
-    def loadAlgorithms(self):  # noqa: N802
+    def loadAlgorithms(self) -> None:  # noqa: N802
         for algorithm in (
             BufferMetres(),
             WithinDistance(),
