@@ -25,10 +25,23 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from geofaham_plugin.core.domain.geometry import geometry_family
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+
+    from geofaham_plugin.core.llm import LLM
+    from geofaham_plugin.core.orchestrator.runlog import RunRecord
+    from geofaham_plugin.core.store.models import ArtifactRecord
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    from .config import ModelConfig
 
 AOI_WORDS = re.compile(r"aoi|area|boundary|boundaries|extent|perimeter|footprint|zone|region", re.I)
 VECTOR_EXT = {".geojson", ".json", ".gpkg", ".shp", ".csv", ".kml", ".kmz", ".parquet", ".geoparquet", ".fgb"}
@@ -109,15 +122,7 @@ def load_outputs(path: Path | str) -> list[OutputSpec]:
 
 
 # ----------------------------------------------------------------------------------- inputs
-def _geometry_family(geometry_type: str | None) -> str | None:
-    g = (geometry_type or "").lower()
-    for family in ("point", "line", "polygon"):
-        if family in g:
-            return family
-    return None
-
-
-def read_csv_layer(path: Path):
+def read_csv_layer(path: Path) -> gpd.GeoDataFrame | None:
     import geopandas as gpd
     import pandas as pd
     import shapely
@@ -135,12 +140,12 @@ def read_csv_layer(path: Path):
     return None  # a plain table
 
 
-def read_inputs(folder: Path) -> tuple[list[tuple[str, Any]], list[tuple[str, Path]], list[str]]:
+def read_inputs(folder: Path) -> tuple[list[tuple[str, gpd.GeoDataFrame]], list[tuple[str, Path]], list[str]]:
     """(vector layers as (label, GeoDataFrame), rasters as (label, path), notes on skipped files)."""
     import geopandas as gpd
     import pyogrio
 
-    vectors: list[tuple[str, Any]] = []
+    vectors: list[tuple[str, gpd.GeoDataFrame]] = []
     rasters: list[tuple[str, Path]] = []
     notes: list[str] = []
     for path in sorted(p for p in folder.iterdir() if p.is_file()):
@@ -175,16 +180,17 @@ def read_inputs(folder: Path) -> tuple[list[tuple[str, Any]], list[tuple[str, Pa
     return vectors, rasters, notes
 
 
-def register_inputs(store, folder: Path, aoi_name: str | None = None, use_aoi: bool = True) -> dict:
+def register_inputs(store: ResponseStore, folder: Path, aoi_name: str | None = None, use_aoi: bool = True) -> dict:
     """Register every input; returns {"inputs": [...], "aoi": id | None, "notes": [...]}."""
     from geofaham_plugin.core.aoi import register_aoi
+    from geofaham_plugin.core.store.models import VectorMeta
 
     vectors, rasters, notes = read_inputs(folder)
     registered: list[dict] = []
     polygonal = [
         (label, gdf)
         for label, gdf in vectors
-        if len(gdf) and all(_geometry_family(t) == "polygon" for t in gdf.geom_type.dropna().unique())
+        if len(gdf) and all(geometry_family(t) == "polygon" for t in gdf.geom_type.dropna().unique())
     ]
     aoi_label = None
     if use_aoi:
@@ -214,7 +220,7 @@ def register_inputs(store, folder: Path, aoi_name: str | None = None, use_aoi: b
                 "artifact_id": record.id,
                 "kind": "vector",
                 "features": len(gdf),
-                "geometry_type": record.metadata.geometry_type,
+                "geometry_type": record.metadata.geometry_type if isinstance(record.metadata, VectorMeta) else None,
             }
         )
         if label == aoi_label:
@@ -230,7 +236,7 @@ def register_inputs(store, folder: Path, aoi_name: str | None = None, use_aoi: b
 
 
 # ----------------------------------------------------------------------------------- outputs
-def _candidates(store, record, inputs: dict) -> list:
+def _candidates(store: ResponseStore, record: RunRecord, inputs: dict) -> list[ArtifactRecord]:
     """Artifacts to draw outputs from: cited first, then the run's others (latest first), then the
     inputs (used only when an output's ``source`` names them)."""
     ids = list(record.cited_artifacts)
@@ -240,7 +246,9 @@ def _candidates(store, record, inputs: dict) -> list:
     return [store.get(i) for i in dict.fromkeys(ids) if i in store]
 
 
-def _matches(spec: OutputSpec, art, kind: str) -> bool:
+def _matches(spec: OutputSpec, art: ArtifactRecord, kind: str) -> bool:
+    from geofaham_plugin.core.store.models import VectorMeta
+
     k = art.kind.value
     hinted = spec.source == "aoi" or (spec.source or "").startswith("input:")
     if art.source.startswith("user.") and not hinted:
@@ -268,14 +276,15 @@ def _matches(spec: OutputSpec, art, kind: str) -> bool:
             return False
         if spec.geometry_type and k == "table":
             return False
-    want = _geometry_family(spec.geometry_type)
-    if want and k in ("vector", "aoi"):
-        have = _geometry_family(art.metadata.geometry_type)
-        return have == want or art.metadata.feature_count == 0
+    want = geometry_family(spec.geometry_type)
+    meta = art.metadata
+    if want and k in ("vector", "aoi") and isinstance(meta, VectorMeta):
+        have = geometry_family(meta.geometry_type)
+        return have == want or meta.feature_count == 0
     return True
 
 
-def _promote(gdf, geometry_type: str | None):
+def _promote(gdf: gpd.GeoDataFrame, geometry_type: str | None) -> gpd.GeoDataFrame:
     """Single parts to Multi* when a Multi* type is asked for (the only geometry change made)."""
     import shapely
 
@@ -287,7 +296,9 @@ def _promote(gdf, geometry_type: str | None):
     return out
 
 
-def write_output(store, spec: OutputSpec, art, answer: str, out_dir: Path) -> Path:
+def write_output(
+    store: ResponseStore, spec: OutputSpec, art: ArtifactRecord | None, answer: str, out_dir: Path
+) -> Path:
     kind = FORMATS[spec.fmt()][0]
     driver = FORMATS[spec.fmt()][1]
     target = out_dir / spec.name
@@ -297,6 +308,8 @@ def write_output(store, spec: OutputSpec, art, answer: str, out_dir: Path) -> Pa
     if kind == "text":
         target.write_text(answer + "\n", encoding="utf-8")
         return target
+    if art is None:
+        raise ValueError(f"output {spec.name}: no artifact to write it from")
     if kind == "raster":
         shutil.copyfile(store.abs_path(art.id), target)
         return target
@@ -330,12 +343,12 @@ def run_batch(
     outputs: list[OutputSpec] | Path | str,
     out: Path | str,
     *,
-    config=None,
+    config: ModelConfig | None = None,
     session: Path | str | None = None,
     aoi_name: str | None = None,
     use_aoi: bool = True,
-    llm=None,
-    log=print,
+    llm: LLM | None = None,
+    log: Callable[[str], None] = print,
 ) -> dict:
     """Register inputs, answer ``instruction``, write the requested outputs. ``llm`` overrides the
     configuration's models (tests pass a scripted one). Returns the manifest (also saved in the session)."""
@@ -362,7 +375,9 @@ def run_batch(
             log(f"note: {note}")
         orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings)
         record = orch.run(instruction, aoi_artifact_id=registered["aoi"])
-        written, used, by_stem = [], set(), {}
+        written: list[dict[str, Any]] = []
+        used: set[str] = set()
+        by_stem: dict[str, str] = {}
         candidates = _candidates(store, record, registered)
         for spec in specs:
             kind = FORMATS[spec.fmt()][0]

@@ -153,12 +153,12 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
                 detail=f"{found} of {len(shown)} expected names in the answer",
             )
     elif e.kind == "distance":
-        want = expected_distances(expected)
-        got = observed_distances(arts, e.top)
+        want_m = expected_distances(expected)
+        got_m = observed_distances(arts, e.top)
         bad = [
-            f"{n}: expected {d:g}, got {got.get(norm(n))}"
-            for n, d in want.items()
-            if norm(n) not in got or not e.within(got[norm(n)], d)
+            f"{n}: expected {d:g}, got {got_m.get(norm(n))}"
+            for n, d in want_m.items()
+            if norm(n) not in got_m or not e.within(got_m[norm(n)], d)
         ]
         check = Check(
             name=name,
@@ -166,8 +166,8 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
             passed=not bad,
             detail="all distances within tolerance" if not bad else "; ".join(bad[:4]),
         )
-        if e.in_answer and want:
-            first = sorted(want.values())[:3]
+        if e.in_answer and want_m:
+            first = sorted(want_m.values())[:3]
             ok = all(answer_has(d, "m") for d in first)
             stated = Check(
                 name=f"states:{e.id}",
@@ -176,10 +176,12 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
                 detail=f"the answer {'states' if ok else 'does not state'} the distances {first}",
             )
     elif e.kind == "count_by":
-        want = {norm_key(k): float(v) for k, v in dict(expected).items()}
-        got = observed_groups(arts)
+        want_g = {norm_key(k): float(v) for k, v in dict(expected).items()}
+        got_g = observed_groups(arts)
         bad = [
-            f"{k}: expected {v:g}, got {got.get(k)}" for k, v in want.items() if k not in got or not e.within(got[k], v)
+            f"{k}: expected {v:g}, got {got_g.get(k)}"
+            for k, v in want_g.items()
+            if k not in got_g or not e.within(got_g[k], v)
         ]
         check = Check(
             name=name,
@@ -233,7 +235,7 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
 
     # disaster record
     ledgers = ev.ledgers()
-    chosen = [x.get("disaster_event_id") for x in ledgers if x.get("disaster_event_id") is not None]
+    chosen: list[int] = [x["disaster_event_id"] for x in ledgers if x.get("disaster_event_id") is not None]
     chosen += [
         int(a["extra"]["event_id"])
         for a in ev.artifacts.values()
@@ -386,7 +388,7 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
     )
 
     applicable = [c for c in checks if c.passed is not None]
-    score = sum(c.passed for c in applicable) / len(applicable) if applicable else 0.0
+    score = sum(c.passed is True for c in applicable) / len(applicable) if applicable else 0.0
     values = [c for c in checks if c.name.startswith("value:") and c.passed is not None]
     return {
         "task_id": spec.id,
@@ -395,7 +397,7 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
         "offline": spec.offline,
         "score": round(score, 4),
         "passed": bool(applicable) and all(c.passed for c in applicable),
-        "accuracy": round(sum(c.passed for c in values) / len(values), 4) if values else None,
+        "accuracy": round(sum(c.passed is True for c in values) / len(values), 4) if values else None,
         "checks": [c.model_dump() for c in checks],
         "flags": process_flags(result, ev, checks),
         "by_dimension": by_dimension(checks),

@@ -22,7 +22,7 @@ from .runner import DEFAULT_OUT
 from .spec import TASKS_FILE
 
 
-def _cmd_run(args) -> int:
+def _cmd_run(args: argparse.Namespace) -> int:
     from .report import write_reports
     from .runner import run_bench
     from .spec import load_tasks, select_tasks
@@ -50,7 +50,7 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def _cmd_judge(args) -> int:
+def _cmd_judge(args: argparse.Namespace) -> int:
     from .config import judge_model, load_config
     from .judge import judge_folder
     from .results_io import config_folders
@@ -84,7 +84,7 @@ def _cmd_judge(args) -> int:
     return 0
 
 
-def _cmd_report(args) -> int:
+def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_reports
 
     reports = write_reports(args.results)
@@ -94,7 +94,7 @@ def _cmd_report(args) -> int:
     return 0
 
 
-def _cmd_tasks(args) -> int:
+def _cmd_tasks(args: argparse.Namespace) -> int:
     from .spec import load_tasks
 
     for t in load_tasks(args.tasks_file):
@@ -105,13 +105,13 @@ def _cmd_tasks(args) -> int:
     return 0
 
 
-def _cmd_ground_truth(args) -> int:
+def _cmd_ground_truth(args: argparse.Namespace) -> int:
     from .ground_truth import main
 
     return main([])
 
 
-def _cmd_batch(args) -> int:
+def _cmd_batch(args: argparse.Namespace) -> int:
     from .batch import run_batch
     from .config import load_config
 

@@ -14,9 +14,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from geofaham_plugin.core.config import Settings
+    from geofaham_plugin.core.llm import ChatModel
+    from geofaham_plugin.core.orchestrator.orchestrator import OrchestratorConfig
 
 BENCH_DIR = Path(__file__).resolve().parent
 CONFIG_DIR = BENCH_DIR / "configs"
@@ -93,12 +98,12 @@ class ModelConfig(BaseModel):
                 env[prefix + "API_KEY"] = key
         return env
 
-    def settings(self, base: dict[str, str] | None = None):
+    def settings(self, base: dict[str, str] | None = None) -> Settings:
         from geofaham_plugin.core.config import settings_from_env
 
         return settings_from_env(self.env(base))
 
-    def orchestrator_config(self):
+    def orchestrator_config(self) -> OrchestratorConfig:
         from geofaham_plugin.core.orchestrator.orchestrator import OrchestratorConfig
 
         extra = {
@@ -121,14 +126,16 @@ def load_config(path: Path | str | None = None) -> ModelConfig:
     return ModelConfig.model_validate(json.loads(p.read_text(encoding="utf-8")))
 
 
-def build_models(config: ModelConfig, settings, shared_embedded_url: str | None = None) -> dict:
+def build_models(
+    config: ModelConfig, settings: Settings, shared_embedded_url: str | None = None
+) -> dict[str, ChatModel]:
     """One chat model per role. Remote roles: the core's OpenAI-compatible client. Embedded roles: the
     core's lazy embedded server, or — when the runner shares one server across tasks — a client of that
     server configured exactly like the core's embedded model (llama.cpp JSON mode, no HTTP retries)."""
     from geofaham_plugin.core.config import EMBEDDED_MODEL, ModelEndpoint
     from geofaham_plugin.core.llm import OpenAIChatModel, build_llm
 
-    models: dict = {}
+    models: dict[str, ChatModel] = {}
     embedded = None
     if config.any_embedded and shared_embedded_url:
         embedded = OpenAIChatModel(
@@ -150,7 +157,7 @@ def build_models(config: ModelConfig, settings, shared_embedded_url: str | None 
     return models
 
 
-def judge_model(config: ModelConfig):
+def judge_model(config: ModelConfig) -> ChatModel:
     """The chat model of the LLM judge: the ``judge`` entry, else the planner's model."""
     from geofaham_plugin.core.config import EMBEDDED_MODEL, ModelEndpoint, settings_from_env
     from geofaham_plugin.core.llm import EmbeddedChatModel, EmbeddedServer, OpenAIChatModel

@@ -13,7 +13,11 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from geofaham_plugin.core.store.models import ArtifactRecord
+    from geofaham_plugin.core.store.store import ResponseStore
 
 MAX_ROWS = 200
 MAX_DISTANCES = 2000
@@ -82,7 +86,7 @@ def _catalog_titles() -> dict[str, str]:
     return {lay.title: lay.id for lay in default_catalogue().layers.values()}
 
 
-def source_ids(record, titles: dict[str, str]) -> list[str]:
+def source_ids(record: ArtifactRecord, titles: dict[str, str]) -> list[str]:
     """Source tokens of one artifact record (see module docstring)."""
     out: list[str] = []
     source, extra = record.source, record.extra or {}
@@ -134,7 +138,7 @@ def _name_field(columns: list[str], extra: dict) -> str | None:
     return next((c for c in NAME_COLUMNS if c in columns), None)
 
 
-def digest_artifact(store, record, titles: dict[str, str]) -> dict:
+def digest_artifact(store: ResponseStore, record: ArtifactRecord, titles: dict[str, str]) -> dict:
     from geofaham_plugin.core.store.models import ArtifactKind
 
     meta = record.metadata.model_dump(mode="json")
@@ -162,17 +166,21 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
         "aoi_coverage",
         "max_cloud_cover",
     ):
-        if _num(meta.get(key)) is not None:
-            numbers.append(_num(meta[key]))
+        if (x := _num(meta.get(key))) is not None:
+            numbers.append(x)
     for band in meta.get("bands") or []:
         if isinstance(band, dict):
-            numbers += [_num(band[k]) for k in ("min", "max", "mean") if _num(band.get(k)) is not None]
-    numbers += [_num(v) for v in (record.extra or {}).values() if _num(v) is not None and not isinstance(v, bool)]
+            numbers += [x for k in ("min", "max", "mean") if (x := _num(band.get(k))) is not None]
+    numbers += [x for v in (record.extra or {}).values() if (x := _num(v)) is not None and not isinstance(v, bool)]
     numbers += text_numbers(record.summary)
     for item in (record.extra or {}).get("limitations") or []:
         numbers += text_numbers(str(item))
     path = Path(store.session_dir) / record.path
-    file = {"exists": path.is_file(), "bytes": path.stat().st_size if path.is_file() else 0, "readable": False}
+    file: dict[str, Any] = {
+        "exists": path.is_file(),
+        "bytes": path.stat().st_size if path.is_file() else 0,
+        "readable": False,
+    }
     try:
         if record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
             gdf = store.read_vector(record.id)
@@ -194,7 +202,7 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
                 numbers += [v for _, v in d["distances"] if v is not None]
             numeric = [c for c in columns if str(gdf[c].dtype).startswith(("int", "float"))]
             head = gdf[numeric].head(MAX_ROWS)
-            numbers += [_num(v) for v in head.to_numpy().ravel().tolist() if _num(v) is not None]
+            numbers += [x for v in head.to_numpy().ravel().tolist() if (x := _num(v)) is not None]
             d["column_sums"] = {c: _num(gdf[c].sum()) for c in numeric[:20]}
             numbers += [v for v in d["column_sums"].values() if v is not None]
         elif record.kind is ArtifactKind.table:
@@ -205,7 +213,7 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
             d["rows"] = [{str(k): _jsonable(v) for k, v in row.items()} for row in rows.to_dict("records")]
             d["columns"] = [str(c) for c in table.columns]
             for row in d["rows"]:
-                numbers += [_num(v) for v in row.values() if _num(v) is not None and not isinstance(v, bool)]
+                numbers += [x for v in row.values() if (x := _num(v)) is not None and not isinstance(v, bool)]
             if "count" in table.columns:
                 numbers.append(float(table["count"].sum()))
         elif record.kind is ArtifactKind.raster:
@@ -228,7 +236,7 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
                 }
                 for i in items[:50]
             ]
-            numbers += [_num(i["cloud_cover"]) for i in d["items"] if _num(i["cloud_cover"]) is not None]
+            numbers += [x for i in d["items"] if (x := _num(i["cloud_cover"])) is not None]
         elif record.kind is ArtifactKind.text:
             text = store.read_text(record.id)
             file["readable"] = True
@@ -241,7 +249,7 @@ def digest_artifact(store, record, titles: dict[str, str]) -> dict:
     return d
 
 
-def digest_store(store) -> dict[str, dict]:
+def digest_store(store: ResponseStore) -> dict[str, dict]:
     titles = _catalog_titles()
     return {r.id: digest_artifact(store, r, titles) for r in store.records()}
 

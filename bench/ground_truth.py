@@ -108,23 +108,28 @@ class Data:
 
 
 # ------------------------------------------------------------------------------------ helpers
-def union(gdf: gpd.GeoDataFrame, epsg: int):
+def union(gdf: gpd.GeoDataFrame, epsg: int) -> shapely.Geometry:
     return shapely.union_all(gdf.to_crs(epsg).geometry.values)
 
 
-def intersecting(features: gpd.GeoDataFrame, area, epsg: int) -> gpd.GeoDataFrame:
+def intersecting(features: gpd.GeoDataFrame, area: shapely.Geometry, epsg: int) -> gpd.GeoDataFrame:
     """Features (any geometry) that intersect ``area`` (a shapely geometry in ``epsg``)."""
     shapely.prepare(area)
     return features[shapely.intersects(area, features.to_crs(epsg).geometry.values)]
 
 
-def distances_m(features: gpd.GeoDataFrame, area, epsg: int) -> np.ndarray:
+def distances_m(features: gpd.GeoDataFrame, area: shapely.Geometry, epsg: int) -> np.ndarray:
     """Distance in metres from each feature to ``area`` in a projected (UTM/ETRS89) CRS; 0 inside."""
     return shapely.distance(features.to_crs(epsg).geometry.values, area)
 
 
 def named_distances(
-    features: gpd.GeoDataFrame, area, epsg: int, name: str, limit: float | None = None, k: int | None = None
+    features: gpd.GeoDataFrame,
+    area: shapely.Geometry,
+    epsg: int,
+    name: str,
+    limit: float | None = None,
+    k: int | None = None,
 ) -> list[dict]:
     d = distances_m(features, area, epsg)
     out = pd.DataFrame({"name": features[name].astype(str).values, "distance_m": np.round(d, 1)})
@@ -140,7 +145,7 @@ def value_counts(series: pd.Series) -> dict[str, int]:
     return {str(k): int(v) for k, v in series.value_counts().items()}
 
 
-def parse_euros(text) -> float | None:
+def parse_euros(text: str | float | None) -> float | None:
     """'1.750.000,00 €' -> 1750000.0 (Spanish number format)."""
     if text is None or (isinstance(text, float) and np.isnan(text)):
         return None
@@ -329,7 +334,7 @@ def hurst(d: Data) -> dict:
         names = list(pre.descriptions)
         b8, b12 = names.index("B8") + 1, names.index("B12") + 1
 
-        def nbr(ds):
+        def nbr(ds: rasterio.io.DatasetReader) -> np.ndarray:
             nir, swir = ds.read(b8).astype("float64"), ds.read(b12).astype("float64")
             with np.errstate(invalid="ignore", divide="ignore"):
                 return (nir - swir) / (nir + swir)

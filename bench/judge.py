@@ -11,17 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from statistics import mean, median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checks import deterministic
 from .llm_judge import llm_judge
 from .results_io import atomic_write_json, now, read_json, read_results
 from .spec import load_expected
 
+if TYPE_CHECKING:
+    from geofaham_plugin.core.llm import LLM, ChatModel
+
 
 def judge_folder(
     folder: Path | str,
-    model: Any = None,
+    model: ChatModel | LLM | None = None,
     *,
     log: Callable[[str], None] = print,
     expected: dict | None = None,

@@ -7,7 +7,7 @@ its reply is schema-constrained, validated and retried through ``geofaham_plugin
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, create_model
 
@@ -15,10 +15,16 @@ from .observations import Evidence, event_records
 from .rubric import DIMENSIONS, FLAGS, JUDGE_SYSTEM, snap, weighted
 from .spec import load_expected
 
+if TYPE_CHECKING:
+    from geofaham_plugin.core.llm import LLM, ChatModel
+
 
 def _scores_model() -> type[BaseModel]:
-    scores = create_model("RubricScores", **{k: (float, Field(ge=0, le=1)) for k in DIMENSIONS})
-    flags = create_model("RubricFlags", **{k: (bool, False) for k in FLAGS})
+    # field definitions as keyword arguments: typed Any, since create_model's other keywords (__base__ ...) share **
+    score_fields: dict[str, Any] = {k: (float, Field(ge=0, le=1)) for k in DIMENSIONS}
+    flag_fields: dict[str, Any] = {k: (bool, False) for k in FLAGS}
+    scores = create_model("RubricScores", **score_fields)
+    flags = create_model("RubricFlags", **flag_fields)
     return create_model(
         "RubricJudgement", scores=(scores, ...), flags=(flags, Field(default_factory=flags)), rationale=(str, "")
     )  # no maxLength: llama.cpp grammars explode on long bounded strings
@@ -147,7 +153,7 @@ def judge_payload(result: dict, expected: dict | None = None, max_chars: int = 2
     return text[:max_chars]
 
 
-def llm_judge(result: dict, model: Any, expected: dict | None = None, max_chars: int = 24000) -> dict:
+def llm_judge(result: dict, model: ChatModel | LLM, expected: dict | None = None, max_chars: int = 24000) -> dict:
     """Score one result with the rubric through ``model`` (a core ChatModel or an LLM); the reply is
     schema-constrained, validated and retried by :class:`geofaham_plugin.core.llm.LLM`."""
     from geofaham_plugin.core.errors import GeoFahamError
@@ -164,13 +170,14 @@ def llm_judge(result: dict, model: Any, expected: dict | None = None, max_chars:
         judgement = llm.structured("judge", messages, out_type, step=f"judge:{result.get('task_id')}")
     except GeoFahamError as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:1000]}
-    scores = {k: snap(v) for k, v in judgement.scores.model_dump().items()}
+    reply = judgement.model_dump()  # the model is built at run time: its fields are read from the dump
+    scores = {k: snap(v) for k, v in reply["scores"].items()}
     calls = llm.usage.snapshot()[before:]
     return {
         "scores": scores,
         **weighted(scores),
-        "flags": judgement.flags.model_dump(),
-        "rationale": judgement.rationale[:1200],
+        "flags": reply["flags"],
+        "rationale": reply["rationale"][:1200],
         "model": calls[-1].model if calls else "",
         "tokens": sum(c.prompt_tokens + c.completion_tokens for c in calls),
     }

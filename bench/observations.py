@@ -186,14 +186,14 @@ def predicate_done(pred: str, steps: list[dict]) -> bool:
 
 # ------------------------------------------------------------------------ observed values
 def observed_counts(arts: list[dict]) -> list[tuple[float, str]]:
-    out = []
+    out: list[tuple[float, str]] = []
     for a in arts:
         meta = a.get("metadata", {})
         if a["kind"] in ("vector", "aoi") and meta.get("feature_count") is not None:
             out.append((float(meta["feature_count"]), f"{a['id']} features"))
         if a["kind"] == "table":
             rows = a.get("rows", [])
-            counts = [num(r.get("count")) for r in rows if num(r.get("count")) is not None]
+            counts = [c for r in rows if (c := num(r.get("count"))) is not None]
             if counts:
                 out.append((sum(counts), f"{a['id']} total"))
                 out += [(c, f"{a['id']} row") for c in counts]
@@ -256,6 +256,7 @@ def observed_groups(arts: list[dict]) -> dict[str, float]:
             vals = [k for k, v in row.items() if num(v) is not None and not isinstance(v, bool)]
             key = "value" if "value" in row else (keys[0] if keys else None)
             val = "count" if "count" in row else (vals[0] if vals else None)
-            if key is not None and val is not None:
-                out[norm_key(row[key])] = out.get(norm_key(row[key]), 0.0) + float(num(row[val]))
+            value = num(row[val]) if val is not None else None
+            if key is not None and value is not None:  # a "count" that is not a number ("nan") is skipped
+                out[norm_key(row[key])] = out.get(norm_key(row[key]), 0.0) + value
     return out

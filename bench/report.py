@@ -8,6 +8,7 @@ exposed (what a task needs that the core does not offer today) and one row per t
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from statistics import mean, median
 from typing import Any
@@ -403,7 +404,7 @@ def write_report(folder: Path | str) -> tuple[Path, Path | None, dict]:
     return md, png, h
 
 
-def write_reports(results: Path | str, log=print) -> list[tuple[Path, Path | None, dict]]:
+def write_reports(results: Path | str, log: Callable[[str], None] = print) -> list[tuple[Path, Path | None, dict]]:
     out = []
     for folder in config_folders(results):
         md, png, h = write_report(folder)

@@ -27,11 +27,15 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import DEFAULT_CONFIG, ModelConfig, build_models, load_config
 from .results_io import atomic_write_json, now, read_json, read_result, session_run_records
 from .spec import TASKS_FILE, TaskSpec, load_expected, load_tasks, select_tasks
+
+if TYPE_CHECKING:
+    from geofaham_plugin.core.llm import LLM
+    from geofaham_plugin.core.orchestrator.events import EventCallback, RunEvent
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"
@@ -65,7 +69,7 @@ def run_task_in_session(
     session: Path,
     *,
     shared_url: str | None = None,
-    on_event: Callable | None = None,
+    on_event: EventCallback | None = None,
 ) -> dict:
     """Run every turn of ``task`` in the session folder ``session``; returns the result dict (without
     the runner's wall time). Used by the child process, and directly by tests."""
@@ -109,10 +113,12 @@ def run_task_in_session(
     return result
 
 
-def _event_recorder(usage_path: Path, done: list[dict], llm, counts: dict[str, int], forward: Callable | None):
+def _event_recorder(
+    usage_path: Path, done: list[dict], llm: LLM, counts: dict[str, int], forward: EventCallback | None
+) -> EventCallback:
     """An on_event callback that counts events and saves the tokens used so far (a killed task keeps them)."""
 
-    def seen(event) -> None:
+    def seen(event: RunEvent) -> None:
         counts[event.type] = counts.get(event.type, 0) + 1
         atomic_write_json(
             usage_path, {"done": done, "current": [c.model_dump(mode="json") for c in llm.usage.snapshot()]}
@@ -289,7 +295,7 @@ def run_one(
     return result
 
 
-def child_main(args) -> int:
+def child_main(args: argparse.Namespace) -> int:
     """Inside the task process: run one task, write its result file."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # atexit handlers (an embedded server) run
     tasks = {t.id: t for t in load_tasks(args.tasks_file)}

@@ -212,7 +212,8 @@ class TaskSpec(Strict):
         return [first, *self.follow_ups]
 
     def all_expectations(self) -> list[Expectation]:
-        return [e for t in [self, *self.follow_ups] for e in t.expectations]
+        turns: list[TaskSpec | Turn] = [self, *self.follow_ups]
+        return [e for t in turns for e in t.expectations]
 
 
 class TaskFile(Strict):
