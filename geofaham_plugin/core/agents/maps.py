@@ -246,7 +246,8 @@ def _from_layers(
 def _from_osm(ctx: ToolContext, region: gpd.GeoDataFrame, query: FeatureQuery) -> tuple[gpd.GeoDataFrame, dict]:
     """(b) a covering extract, (c) Overpass, (d) a partial extract; else not_found."""
     shape = shapely.union_all(region.geometry.values)
-    bbox = tuple(float(v) for v in region.total_bounds)
+    minx, miny, maxx, maxy = (float(v) for v in region.total_bounds)
+    bbox = (minx, miny, maxx, maxy)
     extracts = sorted(
         ((osm_geometry.coverage(shape, e.bbox_4326), e) for e in osm_extracts.local_extracts(ctx.layers)),
         key=lambda ce: -ce[0],

@@ -15,8 +15,9 @@ import geopandas as gpd
 import shapely
 from pydantic import BaseModel, Field, model_validator
 from shapely.geometry import box
+from shapely.geometry.base import BaseGeometry
 
-from ..domain.events import get_event
+from ..domain.events import DisasterEvent, get_event
 from ..domain.geometry import POLYGONAL
 from ..domain.names import AgentName
 from ..engines import stac as engine
@@ -27,7 +28,7 @@ from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 S = AgentName.stac
 
 
-def _event(event_id: int):
+def _event(event_id: int) -> DisasterEvent:
     event = get_event(event_id)
     if event is not None:
         return event
@@ -104,9 +105,14 @@ def search_imagery(ctx: ToolContext, args: SearchImageryArgs, aoi: ArtifactRecor
     event = _event(args.event_id) if args.event_id is not None else None
     geom, aoi_ids = _aoi(ctx, aoi, args, event)
     if args.window == "explicit":
+        if args.start is None or args.end is None:  # the args validator requires both
+            raise ToolFailed("an explicit window needs start and end", kind="invalid_input")
         start, end = args.start, args.end
     else:
-        start, end = engine.event_window(args.event_date or event.event_date, args.window, args.days)
+        anchor = args.event_date or (event.event_date if event is not None else None)
+        if anchor is None:  # the args validator requires event_id or event_date
+            raise ToolFailed("a pre/post window needs event_id or event_date", kind="invalid_input")
+        start, end = engine.event_window(anchor, args.window, args.days)
     provider = engine.provider_for(ctx.settings.stac.url, ctx.settings)
     spec = engine.SearchSpec(
         aoi=geom,
@@ -158,7 +164,9 @@ def search_imagery(ctx: ToolContext, args: SearchImageryArgs, aoi: ArtifactRecor
     )
 
 
-def _aoi(ctx: ToolContext, aoi: ArtifactRecord | None, args: SearchImageryArgs, event) -> tuple[object, list[str]]:
+def _aoi(
+    ctx: ToolContext, aoi: ArtifactRecord | None, args: SearchImageryArgs, event: DisasterEvent | None
+) -> tuple[BaseGeometry, list[str]]:
     """The AOI polygon in EPSG:4326: the AOI artifact, else the bbox argument, else the event's extent."""
     if aoi is not None:
         gdf = ctx.store.read_vector(aoi.id).to_crs(4326)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -14,6 +14,9 @@ from ..engines import vector_ops as ops
 from ..errors import ModelRetry, ToolFailed
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
+
+if TYPE_CHECKING:
+    from ..engines.db import QueryResult, SpatialEngine
 
 V = AgentName.vector
 
@@ -311,13 +314,13 @@ def _carry(record: ArtifactRecord) -> dict:
 # for small models, free SQL over artifact placeholders for models that can write it.
 
 
-def _engine(ctx: ToolContext):
+def _engine(ctx: ToolContext) -> SpatialEngine:
     from ..engines.db import open_engine
 
     return open_engine(settings=ctx.settings)
 
 
-def _kind(engine) -> str:
+def _kind(engine: SpatialEngine) -> str:
     return "postgis" if "PostGIS" in type(engine).__name__ else "spatialite"
 
 
@@ -369,7 +372,7 @@ class SqlArgs(BaseModel):
     row_cap: int = Field(default=10_000, ge=1, le=100_000)
 
 
-def _run_sql(ctx: ToolContext, args: SqlArgs):
+def _run_sql(ctx: ToolContext, args: SqlArgs) -> tuple[QueryResult, list[str], str, list[str]]:
     from ..engines.db import ArtifactFile
 
     ids = list(dict.fromkeys(ARTIFACT_PLACEHOLDER.findall(args.sql)))

@@ -32,7 +32,7 @@ import shapely
 from pyproj import Geod
 
 from ..config import Settings, settings_from_env
-from ..domain.events import load_events, load_gazetteer
+from ..domain.events import DisasterEvent, load_events, load_gazetteer
 from ..errors import ToolFailed
 from .osm import USER_AGENT
 
@@ -81,13 +81,20 @@ def geocode(place: str, settings: Settings | None = None) -> Geocoded:
 
 
 # ------------------------------------------------------------------------------------ event table
+def _extent(event: DisasterEvent) -> Bbox:
+    """The event's area (only events with one are looked up here)."""
+    if event.bbox_4326 is None:
+        raise ValueError(f"event {event.id} has no extent")
+    return event.bbox_4326
+
+
 def _from_events(key: str) -> Geocoded | None:
     canonical = {norm(k): v for k, v in load_gazetteer().items()}.get(key)
     events = [e for e in load_events() if e.bbox_4326 and key in {norm(a) for a in e.aliases}]
     if not events:
         return None
     if canonical is None:  # the event's own name ("DANA", "Melissa"): the area of its record(s)
-        boxes = [shapely.box(*e.bbox_4326) for e in events]
+        boxes = [shapely.box(*_extent(e)) for e in events]
         return Geocoded(
             " / ".join(dict.fromkeys(e.name for e in events)) + " area",
             tuple(shapely.union_all(boxes).bounds),
@@ -97,14 +104,14 @@ def _from_events(key: str) -> Geocoded | None:
     if own:
         event = own[0]
         label = canonical if norm(canonical) in norm(event.name) else f"{canonical} ({event.name} area)"
-        return Geocoded(label, tuple(event.bbox_4326), "events")
+        return Geocoded(label, _extent(event), "events")
     if norm(canonical) in _regions():
         return None
     event = events[0]
-    town = _town(norm(canonical), within=tuple(event.bbox_4326))
+    town = _town(norm(canonical), within=_extent(event))
     if town is not None:
         return town
-    return Geocoded(f"{canonical} ({event.name} area)", tuple(event.bbox_4326), "events")
+    return Geocoded(f"{canonical} ({event.name} area)", _extent(event), "events")
 
 
 # -------------------------------------------------------------------------------- GeoNames (offline)

@@ -454,11 +454,11 @@ class LayerCatalogue:
         ungraded = sorted(
             set(
                 gdf.loc[
-                    keep & values["damage_class"].isna().to_numpy() & (values["is_damaged"] == True).to_numpy(),
+                    keep & values["damage_class"].isna().to_numpy() & values["is_damaged"].eq(True).to_numpy(),
                     spec.field,
                 ].astype(str)
             )
-        )  # noqa: E712
+        )
         if ungraded:
             notes.append(
                 f"{', '.join(repr(v) for v in ungraded)} kept as raw damage with damage class NULL "

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import shapely
@@ -38,6 +39,11 @@ from ..domain.geodesy import geodesic_area_m2
 from ..errors import ToolFailed
 from ..store.describe import to_utc
 from .raster.bands import band_map, canonical_band
+
+if TYPE_CHECKING:
+    import requests
+    from pystac_client import Client
+    from urllib3 import Retry
 
 #: collections tried in order when the caller names none (Sentinel-2 L2A first: 10-20 m, 5-day revisit)
 DEFAULT_COLLECTIONS: dict[str, tuple[str, ...]] = {
@@ -63,7 +69,7 @@ class HttpPolicy:
         stac = stac or StacSettings.from_env()
         return cls(timeout=stac.timeout_s, retries=stac.retries, backoff=stac.backoff_s)
 
-    def retry(self):
+    def retry(self) -> Retry:
         from urllib3 import Retry
 
         return Retry(
@@ -78,7 +84,7 @@ class HttpPolicy:
             respect_retry_after_header=True,
         )
 
-    def session(self):
+    def session(self) -> requests.Session:
         import requests
         from requests.adapters import HTTPAdapter
 
@@ -101,7 +107,8 @@ def _typed(exc: BaseException, what: str) -> StacProviderError:
     """A pystac-client / requests failure as a typed error: timeouts, HTTP statuses, unreachable."""
     import requests
 
-    chain, cur = [], exc
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
     while cur is not None and len(chain) < 8:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
@@ -226,9 +233,9 @@ class ApiProvider(Provider):
         self.kind = kind
         self.policy = policy or HttpPolicy.from_settings()
         self.sas_url = sas_url
-        self._client = None
+        self._client: Client | None = None
 
-    def client(self):
+    def client(self) -> Client:
         if self._client is None:
             from pystac_client import Client
             from pystac_client.stac_api_io import StacApiIO
@@ -240,7 +247,9 @@ class ApiProvider(Provider):
                 raise _typed(exc, f"opening the STAC API {self.url}") from exc
         return self._client
 
-    def search(self, aoi, start, end, collection, max_cloud, limit):
+    def search(
+        self, aoi: BaseGeometry, start: datetime, end: datetime, collection: str, max_cloud: float, limit: int
+    ) -> list[dict]:
         from pystac_client import ConformanceClasses
 
         client = self.client()
@@ -297,13 +306,15 @@ class StacItemFolder(Provider):
     def default_collections(self) -> tuple[str, ...]:
         return self.collections()
 
-    def search(self, aoi, start, end, collection, max_cloud, limit):
+    def search(
+        self, aoi: BaseGeometry, start: datetime, end: datetime, collection: str, max_cloud: float, limit: int
+    ) -> list[dict]:
         found = []
         for item in self.items():
             if (item.get("collection") or "") != collection:
                 continue
             t0, t1 = item_time_range(item)
-            if t0 is None or t1 < start or t0 > end:
+            if t0 is None or t1 is None or t1 < start or t0 > end:  # no time, or half a range: not searchable
                 continue
             if item.get("geometry") is None or not shape(item["geometry"]).intersects(aoi):
                 continue

@@ -16,7 +16,7 @@ from ...domain.names import AgentName
 from ...engines import raster as rx
 from ...engines.raster import ops
 from ...errors import ToolFailed
-from ...store.models import ArtifactKind, ArtifactRecord
+from ...store.models import ArtifactKind, ArtifactRecord, RasterMeta
 from ..base import VECTOR_KINDS, InputSpec, ToolContext, tool
 from .outputs import limitations_of, register_classes, register_float, time_tags
 from .scene import aoi_geometry, bands_of, check_bands, check_order, common_grid, load_scene
@@ -297,7 +297,8 @@ class PolygonizeArgs(BaseModel):
 )
 def polygonize(ctx: ToolContext, args: PolygonizeArgs, raster: ArtifactRecord) -> ArtifactRecord:
     """Polygons of the classes of a class raster (one multipolygon per class), with their areas."""
-    if not raster.metadata.bands or not raster.metadata.bands[0].dtype.startswith(("uint", "int")):
+    meta = raster.metadata
+    if not isinstance(meta, RasterMeta) or not meta.bands or not meta.bands[0].dtype.startswith(("uint", "int")):
         raise ToolFailed(
             f"{raster.id} is not a class raster",
             kind="invalid_input",
@@ -378,9 +379,8 @@ def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones
             table["zone"] = [str(v) for v in gdf[label]]
     if table.empty or int(table["pixels"].sum()) == 0:
         raise ToolFailed(f"no valid pixel of {raster.id} inside the zones of {zones.id}", kind="empty")
-    what = (
-        raster.metadata.bands[args.band - 1].name if len(raster.metadata.bands) >= args.band else names[args.band - 1]
-    )
+    bands = raster.metadata.bands if isinstance(raster.metadata, RasterMeta) else []
+    what = bands[args.band - 1].name if len(bands) >= args.band else names[args.band - 1]
     parts = [
         f"{r.zone}: mean {r.mean:.3f} ({r.pixels:,} pixels, {r.area_m2 / 1e6:.2f} km²)"
         for r in table.itertuples()

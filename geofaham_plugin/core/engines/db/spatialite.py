@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -165,10 +165,8 @@ class SpatiaLiteEngine(SpatialEngine):
             ) from exc
         finally:
             if conn is not None:
-                try:
+                with suppress(sqlite3.ProgrammingError):
                     conn.enable_load_extension(False)  # SQL's load_extension() stays off
-                except sqlite3.ProgrammingError:
-                    pass
         return conn
 
     def _writer(self) -> sqlite3.Connection:

@@ -149,4 +149,7 @@ def _pbf_bbox(path: str) -> tuple[float, float, float, float] | None:
         bounds = pyogrio.read_info(path, layer="points", force_total_bounds=False)["total_bounds"]
     except Exception:  # noqa: BLE001 - a broken file is not an extract
         return None
-    return tuple(float(b) for b in bounds) if bounds is not None and np.all(np.isfinite(bounds)) else None
+    if bounds is None or not np.all(np.isfinite(bounds)):
+        return None
+    minx, miny, maxx, maxy = (float(b) for b in bounds)
+    return minx, miny, maxx, maxy

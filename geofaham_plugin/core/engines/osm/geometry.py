@@ -4,7 +4,7 @@ and how much of an area a bounding box covers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import geopandas as gpd
 import pandas as pd
@@ -70,7 +70,7 @@ def _is_area(tags: Mapping[str, str]) -> bool:
     return any(k in tags and tags[k] not in _NOT_AREA.get(k, ()) for k in _AREA_KEYS)
 
 
-def _coords(points: list[dict | None]) -> list[tuple[float, float]]:
+def _coords(points: Sequence[dict | None] | None) -> list[tuple[float, float]]:
     return [(p["lon"], p["lat"]) for p in points or () if p]
 
 
@@ -91,7 +91,8 @@ def _rings(lines: list[shapely.LineString]) -> shapely.Geometry | None:
 def _relation_geometry(el: dict) -> shapely.Geometry | None:
     """Multipolygon and boundary relations become (multi)polygons from their outer/inner member ways;
     when the rings do not close (incomplete data) or for other relations, the member ways as lines."""
-    outer, inner = [], []
+    outer: list[shapely.LineString] = []
+    inner: list[shapely.LineString] = []
     for m in el.get("members", ()):
         coords = _coords(m.get("geometry")) if m.get("type") == "way" else []
         if len(coords) >= 2:

@@ -75,7 +75,7 @@ class OverpassClient:
     backoff_s: float = 2.0
     area_cap_km2: float = 2500.0
     feature_cap: int = 50_000
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], object] = time.sleep  # time.sleep, or a cancel event's wait
     cancel: threading.Event | None = None
     offline: bool = False  # offline mode: no request is sent
 

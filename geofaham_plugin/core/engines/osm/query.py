@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ ELEMENTS = ("node", "way", "relation")
 #: a HOT export's osm_type -> OSM element type
 HOT_TYPES = {"nodes": "node", "ways_line": "way", "ways_poly": "way", "relations": "relation"}
 
-Wanted = tuple[str, ...] | bool  # True: any value except "no"
+Wanted = tuple[str, ...] | Literal[True]  # True: any value except "no"
 TagGetter = Callable[[str], "pd.Series | None"]
 
 

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...config import ComputeSettings
 
+if TYPE_CHECKING:
+    from dask.array import Array
+    from distributed import Client
+
 SCHEDULER_ENV = ComputeSettings.env_of("dask_scheduler")
-_clients: dict[str, Any] = {}
+_clients: dict[str, Client] = {}
 _lock = threading.Lock()
 
 
@@ -25,7 +29,7 @@ def scheduler_address() -> str | None:
     return ComputeSettings.from_env().dask_scheduler
 
 
-def client():
+def client() -> Client | None:
     """The ``distributed.Client`` of the configured scheduler (one per address), or ``None``."""
     address = scheduler_address()
     if address is None:
@@ -56,7 +60,7 @@ def compute(*arrays: Any) -> tuple[np.ndarray, ...]:
     return tuple(dask.compute(*arrays, scheduler="threads"))
 
 
-def iter_blocks(arr) -> Iterator[tuple[tuple[slice, ...], np.ndarray]]:
+def iter_blocks(arr: Array) -> Iterator[tuple[tuple[slice, ...], np.ndarray]]:
     """``(slices, block)`` for each chunk of a dask array, computed on the configured scheduler; on
     a cluster blocks are yielded as they finish, locally in order, so memory stays one block wide."""
     import dask
@@ -76,7 +80,7 @@ def iter_blocks(arr) -> Iterator[tuple[tuple[slice, ...], np.ndarray]]:
         yield s, block
 
 
-def store(arr, write: Callable[[tuple[slice, ...], np.ndarray], None]) -> None:
+def store(arr: Array, write: Callable[[tuple[slice, ...], np.ndarray], None]) -> None:
     """Compute ``arr`` chunk by chunk and hand each block to ``write(slices, block)``. Locally this is
     ``dask.array.store`` (parallel reads, serialised writes); on a cluster, :func:`iter_blocks`."""
     import dask.array as da
@@ -87,13 +91,14 @@ def store(arr, write: Callable[[tuple[slice, ...], np.ndarray], None]) -> None:
         return
 
     class _Target:
-        def __setitem__(self, key, value) -> None:
+        def __setitem__(self, key: tuple[slice, ...], value: np.ndarray) -> None:
             write(key, np.asarray(value))
 
-    da.store(arr, _Target(), lock=threading.Lock(), scheduler="threads")
+    # dask.array.store takes any object with __setitem__ (its docstring); its annotation asks for an array
+    da.store(arr, _Target(), lock=threading.Lock(), scheduler="threads")  # type: ignore[arg-type]
 
 
-def _block_slices(arr) -> Iterator[tuple[slice, ...]]:
+def _block_slices(arr: Array) -> Iterator[tuple[slice, ...]]:
     import itertools
 
     bounds = [np.cumsum((0,) + c) for c in arr.chunks]

@@ -115,7 +115,7 @@ def _read(src: rasterio.io.DatasetReader, source: Source, grid: Grid) -> np.ndar
 
 
 def _valid(data: np.ma.MaskedArray[Any, Any], source: Source) -> np.ndarray:
-    values = data.astype("float32").filled(np.nan)
+    values = np.ma.filled(data.astype("float32"), np.nan)
     if source.nodata is not None and not np.isnan(source.nodata):
         values[values == source.nodata] = np.nan
     return values

@@ -16,6 +16,7 @@ from .grid import Grid, row_pixel_areas
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import xarray as xr
     from shapely.geometry.base import BaseGeometry
 
 T = TypeVar("T")
@@ -69,7 +70,7 @@ def required_bands(index: str) -> tuple[str, str]:
         raise KeyError(f"unknown index '{index}'; known: {', '.join(INDEX_NAMES)}") from None
 
 
-def spectral_index(bands: Mapping[str, Any], index: str) -> Any:
+def spectral_index(bands: Mapping[str, Any] | xr.Dataset, index: str) -> Any:
     """An index from a mapping of canonical band name -> array (a Dataset works too)."""
     a, b = required_bands(index)
     return normalized_difference(_arr(bands[a]), _arr(bands[b]))
@@ -79,7 +80,7 @@ def _arr(x: Any) -> Any:
     return x.data if hasattr(x, "dims") and hasattr(x, "data") else x  # xarray -> its (dask) array
 
 
-def dnbr(pre: Mapping[str, Any], post: Mapping[str, Any]) -> Any:
+def dnbr(pre: Mapping[str, Any] | xr.Dataset, post: Mapping[str, Any] | xr.Dataset) -> Any:
     """dNBR = NBR_pre − NBR_post: positive where vegetation burned."""
     return spectral_index(pre, "nbr") - spectral_index(post, "nbr")
 
