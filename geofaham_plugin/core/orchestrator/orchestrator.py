@@ -22,6 +22,7 @@ from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
+from ..planning.coverage import ExecutedStep, check_coverage, coverage_hint, question_constraints, unapplied
 from ..planning.facts import PrepassFacts
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
@@ -101,6 +102,7 @@ class Orchestrator:
                 raise ToolFailed(f"the AOI {record.aoi_artifact_id} is not in this session's store", kind="not_found")
             self._plan(record, failures=[])
             self._execute(record)
+            self._cover(record)
         except Cancelled:
             record.status = "cancelled"
             self._emit(record, CancelledEvent())
@@ -120,6 +122,7 @@ class Orchestrator:
                 record.progress.status[step_id] = StepStatus.pending
         try:
             self._execute(record)
+            self._cover(record)
         except Cancelled:
             record.status = "cancelled"
         except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
@@ -133,6 +136,7 @@ class Orchestrator:
         self._adopt(record, plan_result)
         try:
             self._execute(record)
+            self._cover(record, replan=False)
         except Cancelled:
             record.status = "cancelled"
         return self._finish(record, t0)
@@ -287,6 +291,53 @@ class Orchestrator:
             ), artifact
         return None, artifact
 
+    # ------------------------------------------------------------------------ constraint coverage
+    def _executed(self, record: RunRecord) -> list[ExecutedStep]:
+        """The completed steps of the current plan, as coverage sees them."""
+        current = len(record.plans)
+        return [
+            ExecutedStep(step_id=s.step_id, tool=s.tool, args=s.args, inputs=s.inputs, done=s.status is StepStatus.done)
+            for s in record.steps
+            if s.plan_index == current
+        ]
+
+    def _cover(self, record: RunRecord, *, replan: bool = True) -> None:
+        """Every constraint of the question must be applied by a completed step of the plan. While one is
+        not and replanning is allowed, replan with what was left out; what stays unapplied makes the
+        answer partial (``_synthesize`` says which parts, and presents no number as the answer)."""
+        if record.facts is None:
+            record.facts = prepass(record.question)
+        wanted = question_constraints(record.facts, aoi_artifact_id=record.aoi_artifact_id)
+        while True:
+            record.constraints = check_coverage(wanted, self._executed(record))
+            missing = unapplied(record.constraints)
+            plan = record.plans[-1].plan if record.plans else None
+            complete = plan is not None and all(record.progress.status.get(s.id) is StepStatus.done for s in plan.steps)
+            if not missing or not complete or not replan:
+                return
+            progress = record.progress
+            if progress.replans >= self.config.max_replans:
+                record.notes.append(
+                    f"the replanning limit ({self.config.max_replans}) was reached before every part of the question was applied"
+                )
+                return
+            hint = coverage_hint(missing)
+            progress.replans += 1
+            failures = [f.describe() for f in progress.failures] + [hint]
+            self._emit(record, ReplanEvent(failures=failures, replans=progress.replans))
+            try:
+                result = self._new_plan(record, failures)
+            except ModelOutputError as exc:
+                record.notes.append(f"replanning to apply the whole question failed: {exc}")
+                return
+            if _same_plan(result.plan, record.plans[-1].plan):
+                record.notes.append(
+                    "replanning produced the same plan again: it cannot apply every part of the question"
+                )
+                return
+            self._adopt(record, result)
+            self._execute(record)
+
     def _recover(self, record: RunRecord, step: PlanStep, failure: Failure) -> bool:
         """After a failure: continue (True) or stop and answer with what exists (False)."""
         progress = record.progress
@@ -378,15 +429,18 @@ class Orchestrator:
             self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else []
         )
         record.cited_artifacts = findings.cited
-        record.status = "answered" if complete else "partial"
+        missing = [c.describe() for c in unapplied(record.constraints)]
+        record.status = "answered" if complete and not missing else "partial"
         steps = [
             f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}"
             + (" (reused)" if s.reused else "")
             for s in record.steps
             if s.plan_index == len(record.plans)
         ]
-        answer = render_answer(findings, context=self._context(record), partial=not complete, steps=steps)
-        if self.config.model_synthesis and findings.headline:
+        answer = render_answer(
+            findings, context=self._context(record), partial=not complete, steps=steps, not_applied=missing
+        )
+        if self.config.model_synthesis and findings.headline and not missing:
             answer = self._model_answer(record, findings, answer)
         record.answer = answer
 

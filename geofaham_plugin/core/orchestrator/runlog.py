@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from ..domain.names import AgentName
 from ..llm import CallRecord, UsageLedger
+from ..planning.coverage import Constraint
 from ..planning.facts import PrepassFacts
 from ..planning.planner import PlanResult
 from .ledgers import Failure, ProgressDecision, ProgressLedger, StepStatus
@@ -100,6 +101,8 @@ class RunRecord(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     decisions: list[ProgressDecision] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # each constraint of the question and the steps of the final plan that applied it (empty list: none)
+    constraints: list[Constraint] = Field(default_factory=list)
     answer: str = ""
     cited_artifacts: list[str] = Field(default_factory=list)
     usage: RunUsage = Field(default_factory=RunUsage)

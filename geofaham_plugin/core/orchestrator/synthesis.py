@@ -5,6 +5,7 @@ findings do not."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -116,12 +117,24 @@ def collect_findings(
     return findings
 
 
-def render_answer(findings: Findings, *, context: str, partial: bool, steps: list[str]) -> str:
+def render_answer(
+    findings: Findings, *, context: str, partial: bool, steps: list[str], not_applied: Sequence[str] = ()
+) -> str:
+    """The verified answer. With ``not_applied`` (parts of the question no executed step applied) the
+    computed numbers answer a different question: they are shown as what was computed instead, never as
+    the answer."""
     parts = []
     if partial:
         parts.append("**Partial answer — the workflow did not complete.**")
+    if not_applied:
+        parts.append(
+            "**Not answered as asked.** No computed step applied these parts of the question:\n"
+            + "\n".join(f"- {item}" for item in not_applied)
+            + "\n\nThe result below answers a different, broader question. Do not use it as the answer."
+        )
     if findings.headline:
-        parts.append(f"{context}: " + "; ".join(findings.headline) + ".")
+        lead = "What was computed instead — " if not_applied else ""
+        parts.append(f"{lead}{context}: " + "; ".join(findings.headline) + ".")
     else:
         parts.append(f"{context}: no result could be computed.")
     parts += findings.details

@@ -1,0 +1,253 @@
+"""Constraint coverage: every part of a question must be applied by an executed step.
+
+A question's constraints are found in code: the pre-pass facts (distances, k, damage classes, feature
+classes, grouping) plus measure words ("what share", "the area of", "average") and relation words
+("inside the perimeter", "outside", "nearest") from ``data/constraint_words.json`` in English, Spanish,
+French and Portuguese, and the user's area of interest. After a plan has run, each constraint is
+matched against the steps that completed: a constraint no step applied means the computed number
+answers a different question, so the run must replan or say plainly what it did not apply, and must
+not present that number as the answer.
+
+The matching rules are deliberately strict: a rule names the tools (and their arguments) that apply a
+kind of constraint. A tool added later applies nothing until a rule says it does, so a new capability
+can make an answer partial, never silently wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .facts import PrepassFacts
+from .prepass import normalise
+from .templates import GROUP_BY_FIELDS
+
+WORDS_FILE = Path(__file__).with_name("data") / "constraint_words.json"
+
+ConstraintKind = Literal[
+    "area_of_interest", "distance", "k", "damage_class", "feature_class", "group_by", "measure", "relation"
+]
+Measure = Literal["share", "area", "length", "mean", "sum"]
+Relation = Literal["inside", "outside", "nearest"]
+
+FEATURE_TOOLS = frozenset({"get_features", "get_features_at"})
+DAMAGE_LAYER_TOOLS = frozenset({"select_damage", "damage_by_class"})
+SQL_TOOLS = frozenset({"sql_features", "sql_table"})
+
+
+class Constraint(BaseModel):
+    """One part of the question the answer must respect, and the steps that applied it."""
+
+    kind: ConstraintKind
+    value: str | float | int | list[str]
+    phrase: str = Field(description="how the question put it (or what the user set, for the area of interest)")
+    applied_by: list[int] = Field(default_factory=list, description="ids of completed steps that applied it")
+
+    @property
+    def applied(self) -> bool:
+        return bool(self.applied_by)
+
+    def describe(self) -> str:
+        """A short line for the answer and the replan hint: 'within 5,000 m ("5 km")'."""
+        what = {
+            "area_of_interest": "restricted to your area of interest",
+            "distance": f"the distance of {_metres(self.value)}",
+            "k": f"the {self.value} nearest",
+            "damage_class": f"only damage class {', '.join(self.value) if isinstance(self.value, list) else self.value}",
+            "feature_class": f"features of class {self.value}",
+            "group_by": f"grouped by {self.value}",
+            "measure": f"the {self.value} asked for",
+            "relation": f"the relation '{self.value}'",
+        }[self.kind]
+        return f'{what} ("{self.phrase}")' if self.phrase and self.phrase != what else what
+
+
+class ExecutedStep(BaseModel):
+    """What coverage needs of a step that ran: its tool, arguments and input artifact ids."""
+
+    step_id: int
+    tool: str | None
+    args: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, str] = Field(default_factory=dict)
+    done: bool = True
+
+
+# ------------------------------------------------------------------------------------------ finding
+@cache
+def _vocabulary() -> dict[str, dict[str, re.Pattern[str]]]:
+    raw = json.loads(WORDS_FILE.read_text(encoding="utf-8"))
+    return {
+        group: {
+            name: re.compile(r"(?<![\w])(?:" + "|".join(patterns) + r")(?![\w])") for name, patterns in table.items()
+        }
+        for group, table in raw.items()
+        if group in ("measures", "relations")
+    }
+
+
+def _metres(value: object) -> str:
+    return f"{float(value):,.0f} m" if isinstance(value, (int, float)) else str(value)
+
+
+def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = None) -> list[Constraint]:
+    """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI."""
+    text = normalise(facts.question)
+    found: list[Constraint] = []
+    if aoi_artifact_id:
+        found.append(Constraint(kind="area_of_interest", value=aoi_artifact_id, phrase="your area of interest"))
+    for distance in dict.fromkeys(facts.distances_m):
+        found.append(Constraint(kind="distance", value=distance, phrase=_metres(distance)))
+    if facts.k is not None:
+        found.append(Constraint(kind="k", value=facts.k, phrase=f"{facts.k} nearest"))
+    if facts.damage_classes:
+        classes = [c.value for c in facts.damage_classes]
+        found.append(Constraint(kind="damage_class", value=classes, phrase=", ".join(classes)))
+    for cls in dict.fromkeys(facts.target_entities):
+        found.append(Constraint(kind="feature_class", value=cls, phrase=cls))
+    if facts.group_by:
+        found.append(Constraint(kind="group_by", value=facts.group_by, phrase=f"by {facts.group_by}"))
+    vocab = _vocabulary()
+    for measure, pattern in vocab["measures"].items():
+        if m := pattern.search(text):
+            found.append(Constraint(kind="measure", value=measure, phrase=m.group(0)))
+    for relation, pattern in vocab["relations"].items():
+        if relation == "nearest" and facts.k is not None:
+            continue  # "3 nearest" is the k constraint already
+        if m := pattern.search(text):
+            found.append(Constraint(kind="relation", value=relation, phrase=m.group(0)))
+    return found
+
+
+# ------------------------------------------------------------------------------------------ matching
+def _close(a: object, b: float) -> bool:
+    try:
+        return math.isclose(float(a), b, rel_tol=1e-6, abs_tol=0.5)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def _sql(step: ExecutedStep) -> str:
+    return str(step.args.get("sql", "")).lower() if step.tool in SQL_TOOLS else ""
+
+
+def _applies_distance(c: Constraint, s: ExecutedStep) -> bool:
+    value = float(c.value)  # type: ignore[arg-type]
+    if s.tool in ("buffer", "within_distance") and _close(s.args.get("distance_m"), value):
+        return True
+    if s.tool in FEATURE_TOOLS | {"get_tagged_features"} and _close(s.args.get("buffer_m"), value):
+        return True
+    if s.tool == "cluster" and _close(s.args.get("eps_m"), value):
+        return True
+    sql = _sql(s)
+    return bool(sql) and any(_close(n, value) for n in re.findall(r"\d+(?:\.\d+)?", sql))
+
+
+def _applies_k(c: Constraint, s: ExecutedStep) -> bool:
+    return s.tool == "nearest" and s.args.get("k") == c.value
+
+
+def _applies_damage(c: Constraint, s: ExecutedStep) -> bool:
+    wanted = {str(v) for v in c.value} if isinstance(c.value, list) else {str(c.value)}
+    if s.tool == "select_damage":
+        chosen = {str(getattr(v, "value", v)) for v in s.args.get("damage_classes", [])}
+        return chosen == wanted
+    if s.tool == "damage_by_class":
+        return True  # one row per class: each asked class is reported on its own
+    by = str(s.args.get("by") or "").lower()
+    return s.tool == "count" and by in ("damage_class", GROUP_BY_FIELDS.get("damage class", "").lower())
+
+
+def _applies_feature_class(c: Constraint, s: ExecutedStep) -> bool:
+    if s.tool in FEATURE_TOOLS:
+        return s.args.get("feature_class") == c.value
+    if s.tool == "get_tagged_features":
+        return True  # the model narrowed the class to explicit OSM tags
+    if c.value == "buildings":  # building-damage inspections are buildings
+        return s.tool in DAMAGE_LAYER_TOOLS or (s.tool == "load_event_layer" and s.args.get("role") == "damage")
+    return False
+
+
+def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
+    by = str(s.args.get("by") or "").strip().lower()
+    field = GROUP_BY_FIELDS.get(str(c.value), "").lower()
+    if c.value == "damage class" and s.tool == "damage_by_class":
+        return True
+    if not by or s.tool not in ("count", "sum_by", "dissolve", "zonal_stats"):
+        return "group by" in _sql(s)
+    return by == field if field else (by in str(c.value).lower().replace(" ", "_") or str(c.value).lower() in by)
+
+
+_MEASURE_TOOLS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    # measure: (tools that compute it, SQL fragments that compute it)
+    "share": (frozenset(), ("/",)),
+    "area": (frozenset({"zonal_stats"}), ("st_area",)),
+    "length": (frozenset(), ("st_length",)),
+    "mean": (frozenset({"zonal_stats"}), ("avg(",)),
+    "sum": (frozenset({"sum_by"}), ("sum(",)),
+}
+
+
+def _applies_measure(c: Constraint, s: ExecutedStep) -> bool:
+    tools, fragments = _MEASURE_TOOLS[str(c.value)]
+    sql = _sql(s)
+    return s.tool in tools or (bool(sql) and any(f in sql for f in fragments))
+
+
+def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
+    sql = _sql(s)
+    if c.value == "inside":
+        if s.tool in ("inside", "clip", "damage_by_class", "zonal_stats") or (
+            s.tool in FEATURE_TOOLS and "aoi" in s.inputs
+        ):
+            return True
+        return any(f in sql for f in ("st_intersects", "st_within", "st_contains", "st_covers"))
+    if c.value == "nearest":
+        return s.tool == "nearest" or "order by st_distance" in sql
+    if c.value == "outside":
+        return bool(sql) and "not st_" in sql
+    return False
+
+
+def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
+    return c.value in s.inputs.values()
+
+
+RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
+    "area_of_interest": _applies_aoi,
+    "distance": _applies_distance,
+    "k": _applies_k,
+    "damage_class": _applies_damage,
+    "feature_class": _applies_feature_class,
+    "group_by": _applies_group,
+    "measure": _applies_measure,
+    "relation": _applies_relation,
+}
+
+
+def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedStep]) -> list[Constraint]:
+    """The constraints with ``applied_by`` filled from the completed steps (new objects)."""
+    done = [s for s in steps if s.done and s.tool]
+    out = []
+    for c in constraints:
+        rule = RULES[c.kind]
+        out.append(c.model_copy(update={"applied_by": sorted({s.step_id for s in done if rule(c, s)})}))
+    return out
+
+
+def unapplied(constraints: Iterable[Constraint]) -> list[Constraint]:
+    return [c for c in constraints if not c.applied]
+
+
+def coverage_hint(missing: Iterable[Constraint]) -> str:
+    """The replan hint: what the executed plan left out."""
+    return "the plan did not apply: " + "; ".join(c.describe() for c in missing)
+
+
+__all__ = ["Constraint", "ExecutedStep", "check_coverage", "coverage_hint", "question_constraints", "unapplied"]

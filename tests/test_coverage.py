@@ -1,0 +1,216 @@
+"""Constraint coverage: every part of a question is applied by an executed step, or the answer says which
+part was not applied and does not present the computed number as the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+from geofaham_plugin.core.planning.coverage import (
+    ExecutedStep,
+    check_coverage,
+    question_constraints,
+    unapplied,
+)
+from geofaham_plugin.core.planning.prepass import prepass
+
+
+def kinds(question: str, aoi: str | None = None) -> dict[str, object]:
+    found = question_constraints(prepass(question), aoi_artifact_id=aoi)
+    return {f"{c.kind}:{c.value}" if c.kind in ("measure", "relation") else c.kind: c.value for c in found}
+
+
+# ------------------------------------------------------------------------------------------ finding
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # English
+        (
+            "Which hospitals are within 5 km of the Eaton fire perimeter?",
+            {"distance": 5000.0, "feature_class": "healthcare"},
+        ),
+        (
+            "What share of the Eaton structures were destroyed?",
+            {"measure:share": "share", "damage_class": ["destroyed"]},
+        ),
+        ("what percentage of buildings in the palisades fire was destroyed", {"measure:share": "share"}),
+        ("List the 3 nearest hospitals to the Eaton fire perimeter", {"k": 3, "feature_class": "healthcare"}),
+        (
+            "How many schools inside the Valencia flood extent?",
+            {"relation:inside": "inside", "feature_class": "education"},
+        ),
+        ("What is the area of the Valencia flood extent in km2?", {"measure:area": "area"}),
+        ("hospitals more than 10 km from the eaton fire", {"relation:outside": "outside", "distance": 10000.0}),
+        ("damaged buildings in the Eaton fire by structure type", {"group_by": "structure type"}),
+        ("average dNBR inside the burn perimeter", {"measure:mean": "mean", "relation:inside": "inside"}),
+        # Spanish, French, Portuguese
+        ("¿Cuántos hospitales hay a menos de 5 km del incendio de Eaton?", {"distance": 5000.0}),
+        ("¿Qué porcentaje de los edificios fue destruido en el incendio de Palisades?", {"measure:share": "share"}),
+        ("¿Cuál es la superficie quemada del incendio de Eaton?", {"measure:area": "area"}),
+        ("Quel pourcentage des bâtiments est détruit dans l'incendie de Palisades ?", {"measure:share": "share"}),
+        ("Quelle est la surface inondée à Valence ?", {"measure:area": "area"}),
+        ("Les 3 hôpitaux les plus proches de l'incendie d'Eaton", {"relation:nearest": "nearest"}),
+        ("Quantas escolas estão fora da área inundada em Valência?", {"relation:outside": "outside"}),
+        ("Qual é a área queimada do incêndio de Lahaina?", {"measure:area": "area"}),
+    ],
+)
+def test_constraints_are_found_in_four_languages(question, expected):
+    found = kinds(question)
+    for key, value in expected.items():
+        assert found.get(key) == value, (question, found)
+
+
+@pytest.mark.parametrize(
+    "question, absent",
+    [
+        ("How many buildings in the area of interest were destroyed in the Eaton fire?", "measure:area"),
+        ("Quantas escolas estão fora da área inundada em Valência?", "measure:area"),  # a place, not a measure
+        ("How many destroyed buildings in the Palisades fire?", "relation:inside"),
+        ("List the 3 nearest hospitals to the Eaton fire perimeter", "relation:nearest"),  # k covers it
+    ],
+)
+def test_words_that_are_not_constraints(question, absent):
+    assert absent not in kinds(question)
+
+
+def test_the_users_aoi_is_a_constraint():
+    assert kinds("How many destroyed buildings?", aoi="a_1234abcd")["area_of_interest"] == "a_1234abcd"
+
+
+# ------------------------------------------------------------------------------------------ matching
+def run(*steps: tuple[str, dict, dict]) -> list[ExecutedStep]:
+    return [ExecutedStep(step_id=i, tool=t, args=a, inputs=inp) for i, (t, a, inp) in enumerate(steps, start=1)]
+
+
+def covered(question: str, steps: list[ExecutedStep], aoi: str | None = None) -> dict[str, list[int]]:
+    result = check_coverage(question_constraints(prepass(question), aoi_artifact_id=aoi), steps)
+    return {f"{c.kind}:{c.value}" if c.kind in ("measure", "relation") else c.kind: c.applied_by for c in result}
+
+
+def test_a_distance_is_applied_only_by_a_step_with_that_distance():
+    q = "Which hospitals are within 5 km of the Eaton fire perimeter?"
+    near = run(
+        ("load_event_layer", {"event_id": 11, "role": "hazard"}, {}),
+        ("get_features", {"feature_class": "healthcare", "buffer_m": 5000}, {"aoi": "a_00000001"}),
+        ("within_distance", {"distance_m": 5000}, {"features": "a_00000002", "reference": "a_00000001"}),
+    )
+    assert covered(q, near) == {"distance": [2, 3], "feature_class": [2]}
+    other = run(("within_distance", {"distance_m": 1000}, {"features": "a_1", "reference": "a_2"}))
+    assert covered(q, other)["distance"] == []
+
+
+def test_damage_classes_need_the_same_selection_or_a_per_class_table():
+    q = "How many destroyed buildings in the Palisades fire?"
+    exact = run(("select_damage", {"damage_classes": ["destroyed"]}, {"damage": "a_00000001"}))
+    wider = run(("select_damage", {"damage_classes": ["destroyed", "major"]}, {"damage": "a_00000001"}))
+    table = run(("damage_by_class", {"event_id": 14}, {}))
+    assert covered(q, exact)["damage_class"] == [1]
+    assert covered(q, wider)["damage_class"] == []
+    assert covered(q, table)["damage_class"] == [1]
+
+
+def test_share_area_and_outside_have_no_typed_tool_yet():
+    q = "What share of the Eaton structures were destroyed?"
+    steps = run(
+        ("load_event_layer", {"event_id": 11, "role": "damage"}, {}),
+        ("select_damage", {"damage_classes": ["destroyed"]}, {"damage": "a_00000001"}),
+        ("count", {}, {"layer": "a_00000002"}),
+    )
+    result = check_coverage(question_constraints(prepass(q)), steps)
+    assert [c.value for c in unapplied(result)] == ["share"]
+    # free SQL that divides counts computes a share
+    sql = run(
+        ("sql_table", {"sql": "SELECT sum(CASE WHEN damage_class='destroyed' THEN 1 END)*1.0/count(*) FROM damage"}, {})
+    )
+    assert covered(q, sql)["measure:share"] == [1]
+
+
+def test_the_aoi_is_applied_when_a_step_consumes_it():
+    q = "How many destroyed buildings?"
+    uses = run(("inside", {}, {"features": "a_00000009", "mask": "a_0000aaaa"}))
+    ignores = run(("select_damage", {"damage_classes": ["destroyed"]}, {"damage": "a_00000009"}))
+    assert covered(q, uses, aoi="a_0000aaaa")["area_of_interest"] == [1]
+    assert covered(q, ignores, aoi="a_0000aaaa")["area_of_interest"] == []
+
+
+def test_only_completed_steps_count():
+    q = "Which hospitals are within 5 km of the Eaton fire perimeter?"
+    steps = [ExecutedStep(step_id=1, tool="within_distance", args={"distance_m": 5000}, done=False)]
+    assert covered(q, steps)["distance"] == []
+
+
+# ------------------------------------------------------------------------------ end to end (orchestrator)
+def orchestrator(store, script, **config):
+    events = []
+    orch = Orchestrator(store, LLM(ScriptedModel(script)), config=OrchestratorConfig(**config), on_event=events.append)
+    return orch, events
+
+
+def free(*steps: dict) -> dict:
+    return {"ledger": {"intent": "test", "disaster_event_id": 11}, "plan": {"steps": list(steps)}}
+
+
+def step(id_: int, tool: str, args: dict, inputs: dict | None = None, out: str = "vector") -> dict:
+    return {
+        "id": id_,
+        "agent": "vector",
+        "goal": tool,
+        "tool": tool,
+        "args": args,
+        "inputs": inputs or {},
+        "expected_output": out,
+    }
+
+
+COUNT_ALL = free(
+    step(1, "load_event_layer", {"event_id": 11, "role": "damage"}),
+    step(2, "select_damage", {"damage_classes": ["destroyed"]}, {"damage": "step:1"}),
+    step(3, "count", {}, {"layer": "step:2"}, out="table"),
+)
+
+
+def test_an_ignored_constraint_is_never_presented_as_the_answer(store):
+    """The plan counts destroyed buildings but the question asks for a share: replanning gives the same plan,
+    so the run is partial, names the share, and labels the count as something else."""
+    orch, events = orchestrator(store, {"planner": [COUNT_ALL, COUNT_ALL]}, mode="free", model_synthesis=True)
+    record = orch.run("What share of the Eaton structures were destroyed?")
+    assert record.status == "partial"
+    assert record.answer.startswith("**Not answered as asked.**")
+    assert '- the share asked for ("share")' in record.answer
+    assert "What was computed instead" in record.answer and "Do not use it as the answer" in record.answer
+    assert [e.type for e in events].count("replan") == 1  # one replan with what was left out ...
+    replan = next(e for e in events if e.type == "replan")
+    assert any("the plan did not apply: the share asked for" in f for f in replan.payload.failures)
+    assert any("same plan again" in n for n in record.notes)  # ... which could not do better
+    share = next(c for c in record.constraints if c.kind == "measure")
+    assert share.value == "share" and share.applied_by == []
+    destroyed = next(c for c in record.constraints if c.kind == "damage_class")
+    assert destroyed.applied_by == [2]
+    saved = orch.runlog.load_record(record.run_id)  # the run record lists each constraint and its steps
+    assert saved is not None and [c.kind for c in saved.constraints] == [c.kind for c in record.constraints]
+
+
+def test_a_replan_that_applies_the_constraint_answers(store):
+    """The first plan ignores the 1 km; the replan, told what it left out, applies it: answered."""
+    ignores = free(step(1, "load_event_layer", {"event_id": 11, "role": "hazard"}))
+    applies = free(
+        step(1, "load_event_layer", {"event_id": 11, "role": "hazard"}),
+        step(2, "buffer", {"distance_m": 1000}, {"layer": "step:1"}),
+    )
+    orch, events = orchestrator(store, {"planner": [ignores, applies]}, mode="free")
+    record = orch.run("Buffer the Eaton fire perimeter by 1 km")
+    assert record.status == "answered", record.answer
+    assert "Not answered as asked" not in record.answer
+    assert [c.applied_by for c in record.constraints if c.kind == "distance"] == [[2]]
+    assert len(record.plans) == 2
+
+
+def test_a_constraint_applied_from_the_start_needs_no_replan(store):
+    plan = free(
+        step(1, "load_event_layer", {"event_id": 11, "role": "hazard"}),
+        step(2, "buffer", {"distance_m": 1000}, {"layer": "step:1"}),
+    )
+    orch, events = orchestrator(store, {"planner": [plan]}, mode="free")
+    record = orch.run("Buffer the Eaton fire perimeter by 1 km")
+    assert record.status == "answered" and "replan" not in [e.type for e in events]
