@@ -214,3 +214,15 @@ def test_a_constraint_applied_from_the_start_needs_no_replan(store):
     orch, events = orchestrator(store, {"planner": [plan]}, mode="free")
     record = orch.run("Buffer the Eaton fire perimeter by 1 km")
     assert record.status == "answered" and "replan" not in [e.type for e in events]
+
+
+def test_a_constraint_applied_by_an_earlier_artifact_counts_upstream():
+    """A follow-up works on the 5 km zone an earlier run made: the zone's recorded buffer applies the 5 km."""
+    q = "hospitals in the 5 km zone"
+    steps = [
+        ExecutedStep(step_id=1, tool="sql_features", args={"sql": "SELECT ... WHERE f.feature_class = 'healthcare'"}),
+        ExecutedStep(step_id=0, tool="buffer", args={"distance_m": 5000}, upstream="a_0000beef"),
+    ]
+    result = {c.kind: c for c in check_coverage(question_constraints(prepass(q)), steps)}
+    assert result["distance"].applied_upstream == ["a_0000beef"] and result["distance"].applied_by == []
+    assert result["distance"].applied and result["feature_class"].applied_by == [1]

@@ -293,13 +293,33 @@ class Orchestrator:
 
     # ------------------------------------------------------------------------ constraint coverage
     def _executed(self, record: RunRecord) -> list[ExecutedStep]:
-        """The completed steps of the current plan, as coverage sees them."""
+        """The steps of the current plan, as coverage sees them, and the earlier artifacts they built on
+        (an input made by another run: its recorded operation parameters, and its own lineage)."""
         current = len(record.plans)
-        return [
+        steps = [
             ExecutedStep(step_id=s.step_id, tool=s.tool, args=s.args, inputs=s.inputs, done=s.status is StepStatus.done)
             for s in record.steps
             if s.plan_index == current
         ]
+        produced = {s.artifact_id for s in record.steps if s.plan_index == current and s.artifact_id}
+        # inputs of the steps, and the lineage the store recorded for what they produced (free SQL names
+        # its artifacts in placeholders, not in step inputs)
+        lineage = [a for p in produced if p in self.store for a in self.store.get(p).inputs]
+        frontier = [
+            a for a in [*(a for s in steps if s.done for a in s.inputs.values()), *lineage] if a not in produced
+        ]
+        seen: set[str] = set()
+        while frontier:
+            artifact_id = frontier.pop()
+            if artifact_id in seen or artifact_id not in self.store:
+                continue
+            seen.add(artifact_id)
+            upstream = self.store.get(artifact_id)
+            tool = upstream.source.split(".", 1)[-1].split(":", 1)[0]  # "vector.buffer" -> "buffer"
+            inputs = {f"input{i}": a for i, a in enumerate(upstream.inputs)}
+            steps.append(ExecutedStep(step_id=0, tool=tool, args=upstream.extra, inputs=inputs, upstream=artifact_id))
+            frontier += upstream.inputs
+        return steps
 
     def _cover(self, record: RunRecord, *, replan: bool = True) -> None:
         """Every constraint of the question must be applied by a completed step of the plan. While one is

@@ -49,10 +49,13 @@ class Constraint(BaseModel):
     value: str | float | int | list[str]
     phrase: str = Field(description="how the question put it (or what the user set, for the area of interest)")
     applied_by: list[int] = Field(default_factory=list, description="ids of completed steps that applied it")
+    applied_upstream: list[str] = Field(
+        default_factory=list, description="earlier artifacts the steps built on that applied it (e.g. a follow-up's)"
+    )
 
     @property
     def applied(self) -> bool:
-        return bool(self.applied_by)
+        return bool(self.applied_by or self.applied_upstream)
 
     def describe(self) -> str:
         """A short line for the answer and the replan hint: 'within 5,000 m ("5 km")'."""
@@ -70,13 +73,16 @@ class Constraint(BaseModel):
 
 
 class ExecutedStep(BaseModel):
-    """What coverage needs of a step that ran: its tool, arguments and input artifact ids."""
+    """What coverage needs of a step that ran: its tool, arguments and input artifact ids. An artifact the
+    steps built on that an earlier run made is an upstream step: ``upstream`` holds its id, ``args`` the
+    operation parameters it recorded."""
 
     step_id: int
     tool: str | None
     args: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, str] = Field(default_factory=dict)
     done: bool = True
+    upstream: str | None = None
 
 
 # ------------------------------------------------------------------------------------------ finding
@@ -167,6 +173,8 @@ def _applies_damage(c: Constraint, s: ExecutedStep) -> bool:
 def _applies_feature_class(c: Constraint, s: ExecutedStep) -> bool:
     if s.tool in FEATURE_TOOLS:
         return s.args.get("feature_class") == c.value
+    if f"'{c.value}'" in _sql(s):
+        return True
     if s.tool == "get_tagged_features":
         return True  # the model narrowed the class to explicit OSM tags
     if c.value == "buildings":  # building-damage inspections are buildings
@@ -237,7 +245,12 @@ def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
     out = []
     for c in constraints:
         rule = RULES[c.kind]
-        out.append(c.model_copy(update={"applied_by": sorted({s.step_id for s in done if rule(c, s)})}))
+        hits = [s for s in done if rule(c, s)]
+        update = {
+            "applied_by": sorted({s.step_id for s in hits if s.upstream is None}),
+            "applied_upstream": sorted({s.upstream for s in hits if s.upstream is not None}),
+        }
+        out.append(c.model_copy(update=update))
     return out
 
 
