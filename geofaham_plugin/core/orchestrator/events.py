@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from ..domain.names import AgentName
 from ..planning.plan import Plan, TaskLedger
 from ..store.models import ArtifactRecord
+from .answer import StructuredAnswer
 from .ledgers import Failure
 from .runlog import RunStatus
 
@@ -87,6 +88,7 @@ class AnswerEvent(BaseModel):
     status: RunStatus
     record: str  # path of the finished run record
     cited: list[str] = Field(default_factory=list)
+    structured: StructuredAnswer | None = None  # what the answer states, machine-readable
 
 
 class ErrorEvent(BaseModel):

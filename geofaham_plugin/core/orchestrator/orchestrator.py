@@ -29,6 +29,7 @@ from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
+from .answer import StructuredAnswer
 from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
 from .events import (
     AnswerEvent,
@@ -47,7 +48,7 @@ from .events import (
 )
 from .ledgers import Failure, ProgressDecision, ProgressLedger, StepStatus
 from .runlog import RunLog, RunRecord, RunUsage, StepRecord, memo_key, new_run_id
-from .synthesis import Findings, collect_findings, render_answer, unsupported_numbers
+from .synthesis import Findings, collect_findings, render_answer, structure, unstated_values, unsupported_numbers
 from .toolchoice import choose_tool
 
 if TYPE_CHECKING:
@@ -417,15 +418,28 @@ class Orchestrator:
     def _finish(self, record: RunRecord, t0: float) -> RunRecord:
         if record.status == "running":
             self._synthesize(record)
-        elif not record.answer:
-            record.answer = self._failure_answer(record)
+        else:
+            if not record.answer:
+                record.answer = self._failure_answer(record)
+            if record.status in ("failed", "cancelled"):
+                record.structured = StructuredAnswer(
+                    status=record.status,
+                    not_applied=[c.describe() for c in unapplied(record.constraints)],
+                    cited=record.cited_artifacts,
+                )
         record.finished_at = datetime.now(UTC)
         record.seconds = round(time.monotonic() - t0, 3)
         record.usage = RunUsage.from_ledger(self.llm.usage)
         path = self.runlog.save_record(record)
         self._emit(
             record,
-            AnswerEvent(answer=record.answer, status=record.status, record=str(path), cited=record.cited_artifacts),
+            AnswerEvent(
+                answer=record.answer,
+                status=record.status,
+                record=str(path),
+                cited=record.cited_artifacts,
+                structured=record.structured,
+            ),
         )
         return record
 
@@ -451,6 +465,7 @@ class Orchestrator:
         record.cited_artifacts = findings.cited
         missing = [c.describe() for c in unapplied(record.constraints)]
         record.status = "answered" if complete and not missing else "partial"
+        structured = structure(findings, status=record.status, question=record.question, not_applied=missing)
         steps = [
             f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}"
             + (" (reused)" if s.reused else "")
@@ -458,13 +473,19 @@ class Orchestrator:
             if s.plan_index == len(record.plans)
         ]
         answer = render_answer(
-            findings, context=self._context(record), partial=not complete, steps=steps, not_applied=missing
+            findings,
+            context=self._context(record),
+            partial=not complete,
+            steps=steps,
+            not_applied=missing,
+            yes_no=structured.yes_no,
         )
         if self.config.model_synthesis and findings.headline and not missing:
-            answer = self._model_answer(record, findings, answer)
+            answer = self._model_answer(record, findings, answer, structured)
         record.answer = answer
+        record.structured = structured
 
-    def _model_answer(self, record: RunRecord, findings: Findings, fallback: str) -> str:
+    def _model_answer(self, record: RunRecord, findings: Findings, fallback: str, structured: StructuredAnswer) -> str:
         allowed = {str(i) for i in range(1, 13)}
 
         class Answer(BaseModel):
@@ -474,6 +495,13 @@ class Orchestrator:
             bad = unsupported_numbers(out.markdown, findings, allowed)
             if bad:
                 raise ModelRetry(f"these numbers are not in the findings: {bad}; use only numbers from the findings")
+            left_out = unstated_values(out.markdown, structured)
+            if left_out:  # the text must state every value the structured answer states
+                raise ModelRetry(f"the answer must state these numbers of the findings: {left_out}")
+            if structured.yes_no is not None and not out.markdown.lstrip("*# ").lower().startswith(
+                "yes" if structured.yes_no else "no"
+            ):
+                raise ModelRetry(f"begin the answer with {'Yes' if structured.yes_no else 'No'}")
 
         try:
             out = self.llm.structured(

@@ -31,6 +31,7 @@ from ..llm import CallRecord, UsageLedger
 from ..planning.coverage import Constraint
 from ..planning.facts import PrepassFacts
 from ..planning.planner import PlanResult
+from .answer import StructuredAnswer
 from .ledgers import Failure, ProgressDecision, ProgressLedger, StepStatus
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,8 @@ class RunRecord(BaseModel):
     constraints: list[Constraint] = Field(default_factory=list)
     answer: str = ""
     cited_artifacts: list[str] = Field(default_factory=list)
+    # what the answer states, machine-readable (None in records written before it existed)
+    structured: StructuredAnswer | None = None
     usage: RunUsage = Field(default_factory=RunUsage)
     seconds: float = 0.0
     error: str | None = None

@@ -1,23 +1,30 @@
 """Final synthesis: findings are read from artifacts, so every number in the answer comes from an
 executed engine. A model may phrase the answer, but its text is rejected if it contains a number the
-findings do not."""
+findings do not, or leaves out a number the answer states.
+
+Beside the text, the same reading of the same artifacts gives the structured answer
+(:class:`~.answer.StructuredAnswer`): each value the text states, with its label, group, unit and
+artifact, the named items of a list answer, and the yes/no of a yes/no question. Values hold the number
+as the text states it (rounded the same way), so text and structure cannot disagree."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 from pydantic import BaseModel, Field
 
 from ..domain.ids import ARTIFACT_ID_IN_TEXT
 from ..store.models import ArtifactKind, ArtifactRecord
+from .answer import Measure, StatedItem, StatedValue, StructuredAnswer, Unit
 
 if TYPE_CHECKING:
     from ..store.store import ResponseStore
 
-MAX_ROWS = 12
+MAX_ROWS = 12  # rows of a table shown in the text (grouped values stated: the same rows)
+MAX_ITEMS = 200  # named items of a list answer kept in the structured answer (ranked)
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 
 
@@ -26,13 +33,29 @@ class Findings(BaseModel):
     details: list[str] = Field(default_factory=list)  # markdown blocks (tables)
     cited: list[str] = Field(default_factory=list)
     limitations: list[str] = Field(default_factory=list)
+    values: list[StatedValue] = Field(default_factory=list)  # the numbers the headline and tables state
+    items: list[StatedItem] = Field(default_factory=list)  # named features of a list answer, ranked
 
     def numbers(self) -> set[str]:
         return {n.replace(",", "") for n in NUMBER.findall("\n".join(self.headline + self.details + self.limitations))}
 
 
+class Finding(BaseModel):
+    """What one cited artifact contributes: a headline, a detail block (table) and the stated values."""
+
+    headline: str
+    detail: str = ""
+    values: list[StatedValue] = Field(default_factory=list)
+    items: list[StatedItem] = Field(default_factory=list)
+
+
 def _fmt(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}".rstrip("0").rstrip(".")
+
+
+def _stated(value: float) -> float:
+    """``value`` as :func:`_fmt` writes it (the number the text states)."""
+    return float(round(value)) if abs(value) >= 100 else round(float(value), 1)
 
 
 def _text(value: object) -> str:
@@ -40,23 +63,48 @@ def _text(value: object) -> str:
     return "(unnamed)" if value is None or (isinstance(value, float) and value != value) or value == "" else str(value)
 
 
-def describe_vector(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
+def _what(extra: dict) -> tuple[str, str | None]:
+    """How the features of an artifact are worded, and what they are (the subject of a count)."""
+    if "damage_classes" in extra:
+        return f"buildings ({', '.join(extra['damage_classes'])})", "buildings"
+    if extra.get("feature_class"):
+        return f"{extra['feature_class']} features", str(extra["feature_class"])
+    return "features", None
+
+
+def vector_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
+    """A layer answer: its feature count (labelled with what the features are and the distance that
+    applies), and its named features ranked (by distance when one was measured)."""
     gdf = store.read_vector(record.id)
     n = len(gdf)
     extra = record.extra
-    what = f"{extra['feature_class']} features" if extra.get("feature_class") else "features"
-    if "damage_classes" in extra:
-        what = f"buildings ({', '.join(extra['damage_classes'])})"
-    headline = f"{n:,} {what}"
+    what, subject = _what(extra)
+    label = what
     if "distance_m" in extra and "k" not in extra:
-        headline += f" within {_fmt(extra['distance_m'])} m"
-    headline += f" [{record.id}]"
+        label += f" within {_fmt(extra['distance_m'])} m"
+    headline = f"{n:,} {label} [{record.id}]"
+    values = [StatedValue(label=label, value=float(n), subject=subject, artifact_id=record.id)]
     if n == 0:
-        return headline, ""
+        return Finding(headline=headline, values=values)
+    if "distance_m" in gdf.columns:
+        gdf = gdf.sort_values("distance_m", kind="stable")
     name_field = extra.get("name_field")
+    items = []
+    if name_field and name_field in gdf.columns:
+        has_distance = "distance_m" in gdf.columns
+        for rank, (_, row) in enumerate(gdf.head(MAX_ITEMS).iterrows(), start=1):
+            distance = row["distance_m"] if has_distance else None
+            items.append(
+                StatedItem(
+                    name=_text(row[name_field]),
+                    distance_m=None if distance is None or distance != distance else _stated(float(distance)),
+                    rank=rank,
+                    artifact_id=record.id,
+                )
+            )
     columns = [c for c in (name_field, "distance_m", "damage_class") if c and c in gdf.columns]
     if not columns:
-        return headline, ""
+        return Finding(headline=headline, values=values, items=items)
     rows = gdf[columns].head(MAX_ROWS)
     header = ["#"] + [
         ("Name" if c == name_field else "Distance (m)" if c == "distance_m" else "Damage") for c in columns
@@ -67,25 +115,124 @@ def describe_vector(store: ResponseStore, record: ArtifactRecord) -> tuple[str, 
         lines.append("| " + " | ".join(cells) + " |")
     if n > MAX_ROWS:
         lines.append(f"\n… and {n - MAX_ROWS:,} more in [{record.id}].")
-    return headline, "\n".join(lines)
+    return Finding(headline=headline, detail="\n".join(lines), values=values, items=items)
 
 
-def describe_table(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
+def describe_vector(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
+    finding = vector_finding(store, record)
+    return finding.headline, finding.detail
+
+
+_COUNT_COLUMN = re.compile(r"^(n|num|count|cnt|total|number)(_.*)?$|_(count|cnt|n)$", re.I)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _counted(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str | None]:
+    """What a count table counts: read from the layer it was counted from."""
+    if record.source.startswith("vector.damage_by_class"):
+        return "buildings", "buildings"
+    for input_id in record.inputs:
+        if input_id in store:
+            return _what(store.get(input_id).extra)
+    return "features", None
+
+
+def _sql_finding(record: ArtifactRecord, table: pd.DataFrame) -> Finding:
+    """A free-SQL result, shown as it is. Values only where a numeric column is clear: one numeric cell
+    (a total), or one label column and one numeric column (a value per label)."""
+    columns = list(table.columns)[:6]
+    lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for _, row in table.head(MAX_ROWS).iterrows()]
+    finding = Finding(headline=f"{len(table):,} rows [{record.id}]", detail="\n".join(lines))
+    shown = table.head(MAX_ROWS)
+    numeric = [c for c in columns if len(shown) and all(_is_number(v) for v in shown[c])]
+    labels = [c for c in columns if c not in numeric]
+    if len(numeric) != 1 or len(table) > MAX_ROWS or len(columns) > 2:
+        return finding
+    column = str(numeric[0])
+    measure: Measure = "count" if _COUNT_COLUMN.search(column) else "value"
+    unit: Unit = "count" if measure == "count" else "none"
+    if len(columns) == 1 and len(table) == 1:
+        value = float(table[column].iloc[0])
+        finding.values.append(StatedValue(label=column, value=value, measure=measure, unit=unit, artifact_id=record.id))
+    elif len(labels) == 1:
+        group_field = str(labels[0])
+        for _, row in shown.iterrows():
+            finding.values.append(
+                StatedValue(
+                    label=f"{column}, {group_field} = {row[group_field]}",
+                    value=float(row[column]),
+                    measure=measure,
+                    unit=unit,
+                    group_field=group_field,
+                    group=str(row[group_field]),
+                    artifact_id=record.id,
+                )
+            )
+    return finding
+
+
+def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
+    """A table answer: a count (total, and per group of the ``by`` field), a damage count per class, a
+    sum per group (``sum_by``), or a free-SQL result."""
     table: pd.DataFrame = store.read_table(record.id)
-    if not {"value", "count"} <= set(table.columns):  # a free-SQL result: show its first rows as they are
-        columns = list(table.columns)[:6]
-        lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
-        lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for _, row in table.head(MAX_ROWS).iterrows()]
-        return f"{len(table):,} rows [{record.id}]", "\n".join(lines)
-    total = int(table["count"].sum()) if "count" in table.columns else len(table)
+    if not {"value", "count"} <= set(table.columns):
+        return _sql_finding(record, table)
     by = record.extra.get("by")
+    if "sum" in table.columns:  # sum_by: the sum of a numeric field, in total or per group
+        field = str(record.extra.get("field") or "values")
+        total_sum = float(table["sum"].sum())
+        headline = f"sum of {field}: {_fmt(total_sum)}" + (f", by {by}" if by else "") + f" [{record.id}]"
+        values = [
+            StatedValue(
+                label=f"sum of {field}", value=_stated(total_sum), measure="sum", unit="none", artifact_id=record.id
+            )
+        ]
+        if not by:
+            return Finding(headline=headline, values=values)
+        lines = [f"| {by} | sum of {field} | features |", "|---|---|---|"]
+        for _, row in table.head(MAX_ROWS).iterrows():
+            lines.append(f"| {row['value']} | {_fmt(float(row['sum']))} | {int(row['count']):,} |")
+            values.append(
+                StatedValue(
+                    label=f"sum of {field}, {by} = {row['value']}",
+                    value=_stated(float(row["sum"])),
+                    measure="sum",
+                    unit="none",
+                    group_field=by,
+                    group=str(row["value"]),
+                    artifact_id=record.id,
+                )
+            )
+        return Finding(headline=headline, detail="\n".join(lines), values=values)
+    total = int(table["count"].sum())
+    what, subject = _counted(store, record)
     headline = f"{total:,} in total" + (f", by {by}" if by else "") + f" [{record.id}]"
+    values = [StatedValue(label=f"{what} in total", value=float(total), subject=subject, artifact_id=record.id)]
     if not by:
-        return headline, ""
+        return Finding(headline=headline, values=values)
     lines = [f"| {by} | count |", "|---|---|"]
     for _, row in table.head(MAX_ROWS).iterrows():
         lines.append(f"| {row['value']} | {int(row['count']):,} |")
-    return headline, "\n".join(lines)
+        values.append(
+            StatedValue(
+                label=f"{what}, {by} = {row['value']}",
+                value=float(int(row["count"])),
+                subject=subject,
+                group_field=by,
+                group=str(row["value"]),
+                artifact_id=record.id,
+            )
+        )
+    return Finding(headline=headline, detail="\n".join(lines), values=values)
+
+
+def describe_table(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
+    finding = table_finding(store, record)
+    return finding.headline, finding.detail
 
 
 def collect_findings(
@@ -95,16 +242,18 @@ def collect_findings(
     for artifact_id in answer_ids:
         record = store.get(artifact_id)
         if record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
-            headline, detail = describe_vector(store, record)
+            finding = vector_finding(store, record)
         elif record.kind is ArtifactKind.table:
-            headline, detail = describe_table(store, record)
+            finding = table_finding(store, record)
         elif record.kind is ArtifactKind.text:
-            headline, detail = store.read_text(record.id).strip().splitlines()[0], ""
+            finding = Finding(headline=store.read_text(record.id).strip().splitlines()[0])
         else:
-            headline, detail = f"{record.summary} [{record.id}]", ""
-        findings.headline.append(headline)
-        if detail:
-            findings.details.append(detail)
+            finding = Finding(headline=f"{record.summary} [{record.id}]")
+        findings.headline.append(finding.headline)
+        if finding.detail:
+            findings.details.append(finding.detail)
+        findings.values += finding.values
+        findings.items += finding.items
         findings.cited.append(artifact_id)
     seen: set[str] = set()
     for artifact_id in used_ids:
@@ -118,12 +267,20 @@ def collect_findings(
 
 
 def render_answer(
-    findings: Findings, *, context: str, partial: bool, steps: list[str], not_applied: Sequence[str] = ()
+    findings: Findings,
+    *,
+    context: str,
+    partial: bool,
+    steps: list[str],
+    not_applied: Sequence[str] = (),
+    yes_no: bool | None = None,
 ) -> str:
     """The verified answer. With ``not_applied`` (parts of the question no executed step applied) the
     computed numbers answer a different question: they are shown as what was computed instead, never as
-    the answer."""
+    the answer. ``yes_no`` (a yes/no question, answered) opens the answer."""
     parts = []
+    if yes_no is not None and not partial and not not_applied:
+        parts.append("**Yes.**" if yes_no else "**No.**")
     if partial:
         parts.append("**Partial answer — the workflow did not complete.**")
     if not_applied:
@@ -150,3 +307,62 @@ def unsupported_numbers(text: str, findings: Findings, allowed_extra: set[str]) 
     supported = findings.numbers() | allowed_extra
     cleaned = ARTIFACT_ID_IN_TEXT.sub("", text)
     return [n for n in NUMBER.findall(cleaned) if n.replace(",", "") not in supported]
+
+
+# A yes/no question opens with an auxiliary or an existential (English, Spanish, French, Portuguese),
+# optionally after "and" / "¿". "How many are there" or "Which ... are" are not yes/no questions.
+_YES_NO = re.compile(
+    r"^\W*(?:(?:and|so|now|y|e|et)\s*,?\s+)?¿?\s*(?:"
+    r"(?:are|is|was|were|do|does|did|can|could|has|have|had|will|would|should|may|might)\b"
+    r"|(?:hay|hubo|habr[áa]|existen?|está|están|es|son|fue|fueron|queda|quedan|qued[óo]|tiene|tienen|alg[uú]n[ao]?)\b"
+    r"|(?:y\s+a-t-il|y\s+avait-il|est-ce\s+qu|existe-t-il|reste-t-il|a-t-il|sont-(?:ils|elles)|est-(?:il|elle))"
+    r"|(?:há|houve|existem|estão|é|tem|têm)\b"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether the question asks yes or no ("Are there ...", "¿Hay ...", "Y a-t-il ...", "Há ...")."""
+    return bool(_YES_NO.match(question.strip()))
+
+
+def stated_yes_no(findings: Findings) -> bool | None:
+    """Yes when the answer set is non-empty: the first stated count total above 0; else whether any
+    item was named; None when nothing was counted."""
+    counts = [v for v in findings.values if v.group is None and v.measure == "count"]
+    if counts:
+        return counts[0].value > 0
+    return bool(findings.items) if findings.items else None
+
+
+def structure(
+    findings: Findings,
+    *,
+    status: Literal["answered", "partial", "failed", "cancelled"],
+    question: str,
+    not_applied: Sequence[str] = (),
+) -> StructuredAnswer:
+    """The structured answer of a run from the findings its text is rendered from. The yes/no is stated
+    only for an answered run (a partial run's number answers a different question)."""
+    yes_no = stated_yes_no(findings) if status == "answered" and asks_yes_no(question) else None
+    return StructuredAnswer(
+        status=status,
+        values=list(findings.values),
+        items=list(findings.items),
+        yes_no=yes_no,
+        not_applied=list(not_applied),
+        cited=list(findings.cited),
+    )
+
+
+def states_value(text: str, value: float) -> bool:
+    """Whether ``text`` writes ``value`` (as :func:`_fmt` writes it, or as a plain number)."""
+    cleaned = ARTIFACT_ID_IN_TEXT.sub("", text)
+    numbers = {float(n.replace(",", "")) for n in NUMBER.findall(cleaned)}
+    return any(abs(n - value) <= 0.05 + 1e-9 * abs(value) for n in numbers)
+
+
+def unstated_values(text: str, answer: StructuredAnswer) -> list[str]:
+    """Labels (with the number) of stated values ``text`` does not write: a model's phrasing must keep them."""
+    return [f"{v.label}: {_fmt(v.value)}" for v in answer.values if not states_value(text, v.value)]
