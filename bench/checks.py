@@ -32,21 +32,23 @@ from typing import Any
 from pydantic import BaseModel
 
 from geofaham_plugin.core.domain.events import DisasterEvent
+from geofaham_plugin.core.orchestrator.answer import StatedValue, StructuredAnswer
 
 from .observations import (
     Evidence,
     answer_numbers,
+    artifact_numbers,
     event_records,
     norm,
     norm_key,
     num,
-    observed_counts,
     observed_distances,
-    observed_groups,
     observed_names,
-    observed_values,
     predicate_done,
     source_matches,
+    structured_answer,
+    text_groups,
+    text_yes_no,
 )
 from .rubric import CATEGORIES
 from .spec import ArtifactSpec, Expectation, TaskSpec, Turn, load_expected
@@ -72,64 +74,147 @@ def expected_distances(value: Any) -> dict[str, float]:
     return {k: float(v) for k, v in (value or {}).items()}
 
 
-def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: str) -> tuple[Check, Check | None]:
-    """The value check (cited artifacts) and, when asked, the statement check (answer text)."""
+#: (unit stated, unit expected) -> factor; only explicit units convert (no silent ×100 or ÷100)
+CONVERT: dict[tuple[str, str], float] = {
+    ("m", "km"): 1e-3,
+    ("km", "m"): 1e3,
+    ("m2", "km2"): 1e-6,
+    ("m2", "ha"): 1e-4,
+    ("km2", "ha"): 100.0,
+    ("ha", "km2"): 0.01,
+    ("km2", "m2"): 1e6,
+    ("percent", "%"): 1.0,
+    ("ratio", "%"): 100.0,
+    ("percent", "fraction"): 0.01,
+    ("ratio", "fraction"): 1.0,
+}
+#: a text number's unit suffix -> the structured answer's unit
+TEXT_UNITS = {
+    "": "",
+    "km": "km",
+    "m": "m",
+    "km²": "km2",
+    "km2": "km2",
+    "m²": "m2",
+    "m2": "m2",
+    "ha": "ha",
+    "%": "percent",
+}
+
+
+def want_unit(e: Expectation) -> str:
+    """The unit an expectation's value is in, in the structured answer's vocabulary."""
+    if e.kind in ("count", "count_by") and not e.unit:
+        return "count"
+    unit = (e.unit or "").strip()
+    return {"": "none", "eur": "none", "km²": "km2", "m²": "m2"}.get(unit.lower(), unit)
+
+
+def convert(value: float, unit: str, want: str) -> float | None:
+    """``value`` in ``unit`` expressed in ``want``; None when the units do not convert."""
+    if unit == want or (unit, want) in (("none", "fraction"), ("count", "none")):
+        return value
+    factor = CONVERT.get((unit, want))
+    return value * factor if factor is not None else None
+
+
+def _group_ok(v: StatedValue, e: Expectation) -> bool:
+    if e.group is None:
+        return v.group is None
+    if v.group is not None:
+        return norm_key(v.group) == norm_key(e.group)
+    return norm(e.group) in norm(f"{v.label} {v.subject or ''}")
+
+
+def stated_values(e: Expectation, sa: StructuredAnswer | None, answer: str) -> tuple[list[tuple[float, str]], str]:
+    """The values of the kind ``e`` asks for that the answer states, in ``e``'s unit, with their labels:
+    from the structured answer (the right measure, unit and group), else from the answer text (numbers
+    with the right unit suffix). Also a note on what was stated instead when nothing fits."""
+    want = want_unit(e)
+    if sa is not None:
+        out: list[tuple[float, str]] = []
+        for v in sa.values:
+            if not _group_ok(v, e):
+                continue
+            if want == "count" and v.measure != "count":
+                continue
+            if want in ("%", "fraction") and v.measure == "count":
+                continue
+            value = convert(v.value, v.unit, want)
+            if value is not None:
+                out.append((value, f"{v.label} ({v.measure}, {v.unit}{', ' + v.group if v.group else ''})"))
+        other = [f"{v.value:g} {v.unit} {v.measure} '{v.label}'" for v in sa.values]
+        return out, ("stated instead: " + "; ".join(other[:4])) if other else "no value stated"
+    found: list[tuple[float, str]] = []
+    for value, _, u in answer_numbers(answer):
+        unit = TEXT_UNITS.get(u, "none")
+        if unit == "":
+            unit = {"count": "count", "%": "", "fraction": "ratio"}.get(want, "none")
+        if not unit:
+            continue
+        got = convert(value, unit, want)
+        if got is not None:
+            found.append((got, f"'{value:g}{u}' in the answer text"))
+    return found, "no number of that unit in the answer text"
+
+
+def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict | None) -> tuple[Check, Check | None]:
+    """The value check (what the answer states: its structured answer, else its text, against the
+    expected value) and, when asked, the statement check (the answer text states the expected value).
+    The cited artifacts are read only for names and distances of runs without a structured answer."""
     name, dim = f"value:{e.id}", "answer_accuracy"
+    answer = (run or {}).get("answer", "") or ""
+    sa = structured_answer(run)
     numbers = answer_numbers(answer)
     stated: Check | None = None
+    status = (sa.status if sa is not None else None) or (run or {}).get("status")
+    not_answer = "" if status == "answered" else f"; the run is {status}: what it computed is not the answer"
 
     def answer_has(target: float, unit: str | None) -> bool:
         for value, _, u in numbers:
-            cands = [value]
+            cands = [value] if not (unit and u and TEXT_UNITS.get(u) != unit) else []
             if unit == "m" and u == "km":
                 cands.append(value * 1000)
             if unit == "fraction" and u == "%":
                 cands.append(value / 100)
-            if unit in ("km2",) and u == "ha":
+            if unit == "km2" and u == "ha":
                 cands.append(value / 100)
+            if unit == "ha" and u in ("km²", "km2"):
+                cands.append(value * 100)
             if any(e.within(c, target) for c in cands):
                 return True
         return False
 
-    if e.kind == "count":
-        cands = observed_counts(arts)
+    def tol() -> str:
+        return f"±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}"
+
+    if e.kind in ("count", "value"):
+        cands, instead = stated_values(e, sa, answer)
         hit = next((w for v, w in cands if e.within(v, float(expected))), None)
+        source = "structured answer" if sa is not None else "answer text (no structured answer)"
         check = Check(
             name=name,
             dimension=dim,
-            passed=hit is not None,
-            detail=f"expected {expected} (±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}); "
-            + (f"found in {hit}" if hit else f"observed {sorted({v for v, _ in cands})[:8]}"),
+            passed=hit is not None and not not_answer,
+            detail=f"expected {expected} {e.unit or ''}{' for ' + e.group if e.group else ''} ({tol()}); "
+            + (f"stated in {hit}" if hit else f"{source} states {[round(v, 4) for v, _ in cands][:8] or instead}")
+            + not_answer,
         )
         if e.in_answer:
-            ok = answer_has(float(expected), None)
+            ok = answer_has(float(expected), e.unit if e.kind == "value" else None)
             stated = Check(
                 name=f"states:{e.id}",
                 dimension=dim,
                 passed=ok,
-                detail=f"the answer {'states' if ok else 'does not state'} {expected}",
-            )
-    elif e.kind == "value":
-        cands = observed_values(arts, e.unit)
-        hit = next((w for v, w in cands if e.within(v, float(expected))), None)
-        check = Check(
-            name=name,
-            dimension=dim,
-            passed=hit is not None,
-            detail=f"expected {expected} {e.unit or ''} (±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}); "
-            + (f"found in {hit}" if hit else "not found in the cited artifacts"),
-        )
-        if e.in_answer:
-            ok = answer_has(float(expected), e.unit)
-            stated = Check(
-                name=f"states:{e.id}",
-                dimension=dim,
-                passed=ok,
-                detail=f"the answer {'states' if ok else 'does not state'} {expected} {e.unit or ''}",
+                detail=f"the answer text {'states' if ok else 'does not state'} {expected} {e.unit or ''}",
             )
     elif e.kind == "names":
         want = [expected] if isinstance(expected, str) else list(expected)
-        got = observed_names(arts, e.top)
+        if sa is not None and sa.items:
+            items = sorted(sa.items, key=lambda i: i.rank)
+            got = [i.name for i in (items[: e.top] if e.top else items)]
+        else:
+            got = observed_names(arts, e.top)
         want_n, got_n = {norm(w) for w in want}, {norm(g) for g in got}
         common = want_n & got_n
         recall = len(common) / len(want_n) if want_n else 1.0
@@ -138,9 +223,9 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
         check = Check(
             name=name,
             dimension=dim,
-            passed=ok,
+            passed=ok and not not_answer,
             detail=f"recall {recall:.2f} (≥{e.min_recall:g}), precision {precision:.2f} (≥{e.min_precision:g}); "
-            f"missing {sorted(want_n - got_n)[:5]}, extra {sorted(got_n - want_n)[:5]}",
+            f"missing {sorted(want_n - got_n)[:5]}, extra {sorted(got_n - want_n)[:5]}" + not_answer,
         )
         if e.in_answer and want:
             text = norm(answer)
@@ -154,7 +239,13 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
             )
     elif e.kind == "distance":
         want_m = expected_distances(expected)
-        got_m = observed_distances(arts, e.top)
+        if sa is not None and sa.items:
+            items = sorted(sa.items, key=lambda i: i.rank)
+            got_m = {
+                norm(i.name): i.distance_m for i in (items[: e.top] if e.top else items) if i.distance_m is not None
+            }
+        else:
+            got_m = observed_distances(arts, e.top)
         bad = [
             f"{n}: expected {d:g}, got {got_m.get(norm(n))}"
             for n, d in want_m.items()
@@ -163,8 +254,8 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
         check = Check(
             name=name,
             dimension=dim,
-            passed=not bad,
-            detail="all distances within tolerance" if not bad else "; ".join(bad[:4]),
+            passed=not bad and not not_answer,
+            detail=("all distances within tolerance" if not bad else "; ".join(bad[:4])) + not_answer,
         )
         if e.in_answer and want_m:
             first = sorted(want_m.values())[:3]
@@ -177,26 +268,36 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], answer: s
             )
     elif e.kind == "count_by":
         want_g = {norm_key(k): float(v) for k, v in dict(expected).items()}
-        got_g = observed_groups(arts)
+        unit = want_unit(e)
+        got_g: dict[str, float] = {}
+        if sa is not None:
+            for v in sa.values:
+                value = convert(v.value, v.unit, unit) if v.group is not None else None
+                if value is not None and v.group is not None:
+                    got_g[norm_key(v.group)] = got_g.get(norm_key(v.group), 0.0) + value
+        else:
+            got_g = text_groups(answer)
         bad = [
-            f"{k}: expected {v:g}, got {got_g.get(k)}"
+            f"{k}: expected {v:g}, stated {got_g.get(k)}"
             for k, v in want_g.items()
             if k not in got_g or not e.within(got_g[k], v)
         ]
         check = Check(
             name=name,
             dimension=dim,
-            passed=not bad,
-            detail="every group within tolerance" if not bad else "; ".join(bad[:4]) + f" ({len(bad)} off)",
+            passed=not bad and not not_answer,
+            detail=("every group within tolerance" if not bad else "; ".join(bad[:4]) + f" ({len(bad)} off)")
+            + not_answer,
         )
     elif e.kind == "boolean":
-        vectors = [a for a in arts if a["kind"] in ("vector", "aoi")]
-        observed = any((a.get("metadata", {}).get("feature_count") or 0) > 0 for a in vectors) if vectors else None
+        said = sa.yes_no if sa is not None and sa.yes_no is not None else text_yes_no(answer)
         check = Check(
             name=name,
             dimension=dim,
-            passed=observed is not None and observed == bool(expected),
-            detail=f"expected {bool(expected)}, observed {observed} (a non-empty cited layer means true)",
+            passed=said is not None and said == bool(expected) and not not_answer,
+            detail=f"expected {'yes' if expected else 'no'}, the answer states "
+            + ({True: "yes", False: "no", None: "no yes/no"}[said])
+            + not_answer,
         )
     else:  # pragma: no cover - the spec model forbids other kinds
         check = Check(name=name, dimension=dim, passed=None, detail=f"unknown kind {e.kind}")
@@ -328,7 +429,7 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
     checks.append(check_metric(spec, ev))
 
     # artifacts, expectations, supported numbers, per turn
-    all_numbers = {n for a in ev.artifacts.values() for n in a.get("numbers", [])}
+    executed = executed_artifacts(ev)
     for i, turn in enumerate(turns):
         run = ev.run(i)
         cited = ev.cited(run) if run else []
@@ -348,14 +449,14 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
                     )
                 )
                 continue
-            check, stated = check_expectation(e, value, cited, run.get("answer", "") if run else "")
+            check, stated = check_expectation(e, value, cited, run)
             check.turn = i
             checks.append(check)
             if stated is not None:
                 stated.turn = i
                 checks.append(stated)
         if run and run.get("answer"):
-            checks.append(check_supported(run, all_numbers, spec, events, i))
+            checks.append(check_supported(run, executed, spec, events, i))
 
     # evidence: records, traceable lineage, cited artifacts produced by executed steps
     for i in range(len(turns)):
@@ -391,6 +492,7 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
     score = sum(c.passed is True for c in applicable) / len(applicable) if applicable else 0.0
     values = [c for c in checks if c.name.startswith("value:") and c.passed is not None]
     return {
+        "outcome": outcome(result, ev, checks),
         "task_id": spec.id,
         "category": spec.category,
         "difficulty": spec.difficulty,
@@ -403,6 +505,47 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
         "by_dimension": by_dimension(checks),
         "rubric_proxy": rubric_proxy(by_dimension(checks)),
     }
+
+
+#: a run's outcome: right, wrong but said so, wrong and said it was right, nothing, or no reference to tell
+OUTCOMES = ("correct", "wrong_but_flagged", "confidently_wrong", "no_answer", "no_reference")
+FLAG_WORDS = ("not answered as asked", "partial", "not done", "could not", "not applied", "was not")
+
+
+def flagged(run: dict) -> bool:
+    """A partial or failed run that names what it did not do (the structured answer's ``not_applied``,
+    or the answer text saying so)."""
+    sa = structured_answer(run)
+    if (sa.status if sa is not None else run.get("status")) not in ("partial", "failed"):
+        return False
+    if sa is not None and sa.not_applied:
+        return True
+    text = norm(run.get("answer", "") or "")
+    return any(w in text for w in FLAG_WORDS)
+
+
+def outcome(result: dict, ev: Evidence, checks: list[Check]) -> str:
+    """``correct``: every turn answered and every value, statement and supported-number check passed;
+    ``wrong_but_flagged``: a turn is partial/failed and names what was not done; ``no_answer``: a turn
+    has no answer; ``confidently_wrong``: answered (or partial without saying what is missing) and a
+    stated value is wrong or unsupported; ``no_reference``: the task has no reference value to tell."""
+    valued = [c for c in checks if c.name.startswith("value:")]
+    if not valued or all(c.passed is None for c in valued):
+        return "no_reference"
+    turns = len(ev.task.turns())
+    runs = [ev.run(i) for i in range(turns)]
+    if any(r is not None and flagged(r) for r in runs):
+        return "wrong_but_flagged"
+    if any(
+        r is None or not (r.get("answer") or "").strip() or r.get("status") not in ("answered", "partial") for r in runs
+    ):
+        return "no_answer"
+    accuracy = [c for c in checks if c.name.split(":")[0] in ("value", "states", "supported_numbers")]
+    if all(c.passed is not False for c in accuracy) and all(
+        r is not None and r.get("status") == "answered" for r in runs
+    ):
+        return "correct"
+    return "confidently_wrong"
 
 
 def rubric_proxy(dims: dict[str, float]) -> float | None:
@@ -699,43 +842,70 @@ def check_caveats(run: dict, ev: Evidence, turn: int) -> Check:
     )
 
 
+def executed_artifacts(ev: Evidence) -> dict[str, dict]:
+    """The artifacts done steps of the task's runs produced (a follow-up may reuse an earlier turn's)."""
+    done = {s.get("artifact_id") for r in ev.runs for s in ev.done_steps(r)}
+    return {i: a for i, a in ev.artifacts.items() if i in done}
+
+
+def _near(value: float, pool: list[float], half: float) -> bool:
+    i = bisect.bisect_left(pool, value - half)
+    return i < len(pool) and pool[i] <= value + half
+
+
 def check_supported(
-    run: dict, artifact_numbers: set[float], spec: TaskSpec, events: dict[int, DisasterEvent], turn: int
+    run: dict, executed: dict[str, dict], spec: TaskSpec, events: dict[int, DisasterEvent], turn: int
 ) -> Check:
-    """Every number of the answer rounds from a number some artifact (or the question, notes, event
-    record) holds; distances/areas may be converted (m<->km, m²->km²/ha, fraction<->%)."""
-    base = set(artifact_numbers)
+    """Every number of the answer rounds from a number an executed artifact holds (or the question,
+    notes, failures, the event record); a number converts only through the unit it is written with
+    (m -> km, m² -> km²/ha, fraction -> %): no silent ×100 or ÷1000. Every value of the structured
+    answer is read from an artifact an executed step produced, and that artifact holds it."""
+    base = {n for a in executed.values() for n in artifact_numbers(a)}
     base |= {float(n) for n in range(0, 13)}  # step numbers, ranks
-    for text in [
+    texts = [
         run.get("question", ""),
         *run.get("notes", []),
         *[f.get("message", "") for f in (run.get("progress") or {}).get("failures", [])],
         spec.question,
-    ]:
+        *[
+            f"{a.get('summary', '')} {' '.join(map(str, (a.get('extra') or {}).get('limitations') or []))}"
+            for a in executed.values()
+        ],
+    ]
+    for text in texts:
         base |= {v for v, _, _ in answer_numbers(text)}
     for eid in spec.event_ids:
         if eid in events:
             base |= {float(p) for p in events[eid].event_date.isoformat().split("-")}
-    cands = sorted(
-        base
-        | {v / 1000 for v in base}
-        | {v / 1e6 for v in base}
-        | {v / 1e4 for v in base}
-        | {v * 100 for v in base if abs(v) <= 1}
-        | {v * 1000 for v in base if abs(v) < 1000}
-    )
-    bad = []
-    for value, decimals, _ in answer_numbers(run.get("answer", "")):
+    by_unit = {
+        "": sorted(base),
+        "%": sorted(base | {v * 100 for v in base if abs(v) <= 1}),
+        "km": sorted(base | {v / 1000 for v in base}),
+        "km²": sorted(base | {v / 1e6 for v in base}),
+        "ha": sorted(base | {v / 1e4 for v in base} | {v * 100 for v in base}),
+    }
+    by_unit["km2"] = by_unit["km²"]
+    bad: list[str] = []
+    for value, decimals, unit in answer_numbers(run.get("answer", "")):
         half = 0.5 * 10 ** (-decimals) + 1e-9
-        i = bisect.bisect_left(cands, value - half)
-        if not (i < len(cands) and cands[i] <= value + half):
-            bad.append(value)
+        if not _near(value, by_unit.get(unit, by_unit[""]), half):
+            bad.append(f"{value:g}{unit}")
+    sa = structured_answer(run)
+    for v in sa.values if sa is not None else []:
+        art = executed.get(v.artifact_id)
+        if art is None:
+            bad.append(f"'{v.label}' {v.value:g} from {v.artifact_id}, which no executed step produced")
+            continue
+        pool = sorted(artifact_numbers(art))
+        factors = {"percent": (1.0, 100.0), "km2": (1.0, 1e-6)}.get(v.unit, (1.0,))
+        if not any(_near(v.value, sorted(p * f for p in pool), max(0.01, abs(v.value) * 1e-3)) for f in factors):
+            bad.append(f"'{v.label}' {v.value:g} not in {v.artifact_id}")
     return Check(
         name="supported_numbers",
         dimension="geometry_data_integrity",
         passed=not bad,
         turn=turn,
-        detail="every number traces to an artifact" if not bad else f"unsupported: {bad[:8]}",
+        detail="every number traces to an executed artifact" if not bad else f"unsupported: {bad[:8]}",
     )
 
 

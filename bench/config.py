@@ -157,12 +157,56 @@ def build_models(
     return models
 
 
-def judge_model(config: ModelConfig) -> ChatModel:
-    """The chat model of the LLM judge: the ``judge`` entry, else the planner's model."""
+def system_models(config: ModelConfig | dict) -> set[str]:
+    """The model names the system itself runs with under ``config`` (its roles; the embedded model when
+    a role is embedded), lower-cased: a judge among them grades its own work."""
+    from geofaham_plugin.core.config import EMBEDDED_MODEL
+
+    roles = (
+        config.roles
+        if isinstance(config, ModelConfig)
+        else {k: RoleModel.model_validate(v) for k, v in (config.get("roles") or {}).items()}
+    )
+    names = {(rm.model or "").lower() for rm in roles.values() if rm.model}
+    if any(rm.embedded for rm in roles.values()):
+        names.add(EMBEDDED_MODEL.lower())
+    return names
+
+
+def independent_judge(config: ModelConfig) -> RoleModel | None:
+    """The configuration's ``judge`` entry when it is a model the system does not run with; None
+    otherwise (no judge entry, or the judge is one of the system's own models)."""
+    rm = config.judge
+    if rm is None:
+        return None
+    if rm.embedded and any(r.embedded for r in config.roles.values()):
+        return None
+    if (
+        rm.model
+        and rm.model.lower() in system_models(config)
+        and any(r.base_url == rm.base_url for r in config.roles.values())
+    ):
+        return None
+    return rm
+
+
+def judge_model(config: ModelConfig) -> ChatModel | None:
+    """The chat model of the LLM judge: the configuration's ``judge`` entry, never the system's own
+    model (the system would grade itself). None when there is no separate judge model: the LLM judge
+    does not run and the report says "not judged"."""
+    import sys
+
     from geofaham_plugin.core.config import EMBEDDED_MODEL, ModelEndpoint, settings_from_env
     from geofaham_plugin.core.llm import EmbeddedChatModel, EmbeddedServer, OpenAIChatModel
 
-    rm = config.judge or config.role("planner")
+    rm = independent_judge(config)
+    if rm is None:
+        print(
+            f"{config.name}: no separate 'judge' model (the system's own model does not judge itself): "
+            "LLM judge not run, the report says 'not judged'",
+            file=sys.stderr,
+        )
+        return None
     if rm.embedded:
         settings = settings_from_env({})
         return EmbeddedChatModel(EmbeddedServer(settings.embedded_model_path, EMBEDDED_MODEL, n_ctx=8192))

@@ -60,11 +60,26 @@ def judge_folder(
     summary = summarize(results) | {
         "deterministic_pass": sum(d["passed"] for d in det),
         "deterministic_score_mean": round(sum(d["score"] for d in det) / len(det), 4) if det else None,
+        "outcomes": outcome_counts(det),
         "llm_overall_mean": _mean([t["llm"]["overall"] for t in tasks.values() if "overall" in t.get("llm", {})]),
         "updated_at": now(),
     }
     atomic_write_json(folder / "summary.json", summary)
     return judgments
+
+
+def outcome_counts(det: list[dict]) -> dict[str, Any]:
+    """Correct / wrong but flagged / confidently wrong / no answer over the tasks with reference values,
+    their rates, and the tasks without a reference apart (they are not in the rates)."""
+    from .checks import OUTCOMES
+
+    counts = {o: sum(d.get("outcome") == o for d in det) for o in OUTCOMES}
+    ref = len(det) - counts["no_reference"]
+    return counts | {
+        "with_reference": ref,
+        "correct_rate": round(counts["correct"] / ref, 4) if ref else None,
+        "confident_wrong_rate": round(counts["confidently_wrong"] / ref, 4) if ref else None,
+    }
 
 
 def summarize(results: list[dict]) -> dict:

@@ -15,6 +15,7 @@ from typing import Any
 
 from geofaham_plugin.core.domain.events import DisasterEvent, load_events
 from geofaham_plugin.core.domain.ids import ARTIFACT_ID_IN_TEXT
+from geofaham_plugin.core.orchestrator.answer import StructuredAnswer
 
 from .spec import TaskSpec
 
@@ -260,3 +261,53 @@ def observed_groups(arts: list[dict]) -> dict[str, float]:
             if key is not None and value is not None:  # a "count" that is not a number ("nan") is skipped
                 out[norm_key(row[key])] = out.get(norm_key(row[key]), 0.0) + value
     return out
+
+
+# ------------------------------------------------------------------------- what the answer states
+YES_NO = re.compile(r"\b(yes|no|s[ií]|oui|non|n[aã]o)\b", re.I)
+TABLE_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|(?:[^|\n]*\|)*?\s*(-?\d[\d,]*(?:\.\d+)?)\s*\|\s*$", re.M)
+LABELLED = re.compile(r"^[\s\-*•]*([A-Za-zÀ-ÿ][^:\n|]{0,60}?)\s*[:=]\s*(-?\d[\d,]*(?:\.\d+)?)\b", re.M)
+
+
+def structured_answer(run: dict | None) -> StructuredAnswer | None:
+    """The run record's structured answer (``RunRecord.structured``); None for records written before it
+    existed (the judges then read the answer text, never the artifacts' pools)."""
+    data = (run or {}).get("structured")
+    if not data:
+        return None
+    return StructuredAnswer.model_validate(data)
+
+
+def text_yes_no(text: str) -> bool | None:
+    """The first yes/no word the answer states (English, Spanish, French, Portuguese), None when none."""
+    m = YES_NO.search(text or "")
+    if m is None:
+        return None
+    return norm(m.group(1)) in ("yes", "si", "oui")
+
+
+def text_groups(text: str) -> dict[str, float]:
+    """Per-group numbers an answer text states: markdown table rows (first cell, last number) and
+    ``label: number`` lines; keys through :func:`norm_key`."""
+    out: dict[str, float] = {}
+    for pattern in (TABLE_ROW, LABELLED):
+        for m in pattern.finditer(text or ""):
+            key, raw = m.group(1), m.group(2).replace(",", "")
+            if set(key) <= set("-: ") or norm(key) in ("value", "count", "group"):
+                continue
+            try:
+                out.setdefault(norm_key(key), float(raw))
+            except ValueError:
+                continue
+    return out
+
+
+def artifact_numbers(art: dict) -> set[float]:
+    """Every number one artifact's digest holds: its numbers, feature/row counts, total area and
+    length, the table total and the numeric cells of its rows."""
+    meta = art.get("metadata", {})
+    values = [*art.get("numbers", [])]
+    values += [meta.get(k) for k in ("feature_count", "row_count", "item_count", "total_area_m2", "total_length_m")]
+    values.append((art.get("extra") or {}).get("total"))
+    values += [v for row in art.get("rows", []) for v in row.values() if not isinstance(v, bool)]
+    return {f for v in values if (f := num(v)) is not None}

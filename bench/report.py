@@ -79,13 +79,28 @@ def _current_capabilities() -> dict[str, list[str]]:
         return {}
 
 
-def rows_of(results: list[dict], judgments: dict) -> list[dict]:
+def own_judge(llm: dict, config: dict) -> bool:
+    """An LLM judgement made by one of the system's own models (the system graded itself)."""
+    from .config import system_models
+
+    model = str(llm.get("model") or "").lower()
+    try:
+        own = system_models(config) if config.get("roles") else set()
+    except ValueError:
+        own = set()
+    return bool(model) and any(model == m or model.startswith(m) or m.startswith(model) for m in own)
+
+
+def rows_of(results: list[dict], judgments: dict, config: dict | None = None) -> list[dict]:
     rows = []
     capabilities = _current_capabilities()
     for r in results:
         j = judgments.get(r["task_id"], {})
         det = j.get("deterministic", {})
         llm = j.get("llm", {})
+        self_judged = bool(llm) and own_judge(llm, config or r.get("config") or {})
+        if self_judged:
+            llm = {}
         runs = [t["run"] for t in r.get("turns", [])]
         rows.append(
             {
@@ -98,6 +113,8 @@ def rows_of(results: list[dict], judgments: dict) -> list[dict]:
                 "score": det.get("score"),
                 "passed": det.get("passed"),
                 "accuracy": det.get("accuracy"),
+                "outcome": det.get("outcome", "no_reference"),
+                "self_judged": self_judged,
                 "proxy": det.get("rubric_proxy"),
                 "llm": llm.get("overall"),
                 "llm_scores": llm.get("scores") or {},
@@ -127,6 +144,12 @@ def rows_of(results: list[dict], judgments: dict) -> list[dict]:
 
 def headline(rows: list[dict]) -> dict[str, Any]:
     n = len(rows)
+    ref = [r for r in rows if r["outcome"] != "no_reference"]
+    outcomes = {
+        o: sum(r["outcome"] == o for r in ref)
+        for o in ("correct", "wrong_but_flagged", "confidently_wrong", "no_answer")
+    }
+    apart = [r for r in rows if r["outcome"] == "no_reference"]
     err = [r for r in rows if r["flags"].get("errors_occurred")]
     tokens = [r["tokens"] for r in rows]
     secs = [r["seconds"] for r in rows]
@@ -134,11 +157,19 @@ def headline(rows: list[dict]) -> dict[str, Any]:
     llm = [r["llm"] for r in rows if r["llm"] is not None]
     return {
         "tasks": n,
+        "with_reference": len(ref),
+        "outcomes": outcomes,
+        "correct_rate": outcomes["correct"] / len(ref) if ref else None,
+        "confident_wrong_rate": outcomes["confidently_wrong"] / len(ref) if ref else None,
+        "no_reference": len(apart),
+        "no_reference_answered": sum(r["flags"].get("run_completed", False) for r in apart),
+        "no_reference_ids": [r["id"] for r in apart],
+        "self_judged": sum(bool(r.get("self_judged")) for r in rows),
         "finished": sum(r["status"] == "finished" for r in rows),
         "timeouts": sum(r["status"] == "timeout" for r in rows),
         "errors": sum(r["status"] == "error" for r in rows),
         "answered": sum(r["flags"].get("run_completed", False) for r in rows),
-        "det_pass": sum(bool(r["passed"]) for r in rows),
+        "det_pass": sum(bool(r["passed"]) for r in ref),
         "det_score": _avg([r["score"] for r in rows if r["score"] is not None]),
         "rubric_proxy": _avg([r["proxy"] for r in rows if r["proxy"] is not None]),
         "accuracy": _avg(acc),
@@ -237,7 +268,7 @@ def chart(rows: list[dict], title: str, path: Path) -> Path | None:
 
 def render(folder: Path) -> tuple[str, dict]:
     results, judgments, meta = _load(folder)
-    rows = rows_of(results, judgments)
+    rows = rows_of(results, judgments, meta.get("config"))
     h = headline(rows)
     config = meta.get("config", {})
     env = meta.get("environment", {})
@@ -260,11 +291,21 @@ def render(folder: Path) -> tuple[str, dict]:
     L += [
         "## Headline",
         "",
+        f"Over the {h['with_reference']} tasks with reference values (what the answer states, judged against the "
+        "expected value). A confidently wrong answer (the run says it answered; a stated value is wrong or no "
+        "executed artifact supports it) is the worst outcome; an answer that says what it did not do is flagged.",
+        "",
         "| Measure | Value |",
         "|---|---|",
+        f"| **Correct** | **{_pct(h['outcomes']['correct'], h['with_reference'])}** |",
+        f"| **Confidently wrong** | **{_pct(h['outcomes']['confidently_wrong'], h['with_reference'])}** |",
+        f"| Wrong but flagged (partial/failed, naming what was not done) | {_pct(h['outcomes']['wrong_but_flagged'], h['with_reference'])} |",
+        f"| No answer | {_pct(h['outcomes']['no_answer'], h['with_reference'])} |",
+        f"| Tasks without reference values (online; not in the rates above) | {h['no_reference']} "
+        f"(answered in every turn: {h['no_reference_answered']}) |",
         f"| Tasks finished / timed out / errors | {h['finished']} / {h['timeouts']} / {h['errors']} |",
         f"| Tasks answered in every turn | {_pct(h['answered'], h['tasks'])} |",
-        f"| Deterministic: tasks passing every check | {_pct(h['det_pass'], h['tasks'])} |",
+        f"| Deterministic: tasks with references passing every check | {_pct(h['det_pass'], h['with_reference'])} |",
         f"| Deterministic: mean check score | {_fmt(h['det_score'])} |",
         f"| Deterministic rubric proxy (paper weights over the checks' dimensions) | {_fmt(h['rubric_proxy'])} |",
         f"| Answer accuracy (expected values within tolerance, {h['accuracy_tasks']} tasks with references) | {_fmt(h['accuracy'])} |",
@@ -272,7 +313,9 @@ def render(folder: Path) -> tuple[str, dict]:
         + (
             f"{_fmt(h['llm_overall'])} ({h['llm_tasks']} tasks; judge: {', '.join(h['llm_models']) or '?'})"
             if h["llm_tasks"]
-            else "not run (`bench judge RESULTS --llm-config FILE`)"
+            else "not judged (no separate judge model: the `judge` entry of `bench judge RESULTS --llm-config FILE`"
+            + (f"; {h['self_judged']} judgement(s) by the system's own model ignored" if h["self_judged"] else "")
+            + ")"
         )
         + " |",
         f"| Tokens per task, mean / median | {h['tokens_mean'] or 0:,.0f} / {h['tokens_median'] or 0:,.0f} "
@@ -375,13 +418,13 @@ def render(folder: Path) -> tuple[str, dict]:
     L += [
         "## Per task",
         "",
-        "| Task | Category | Difficulty | Offline | Outcome (turns) | Plan | Check score | All pass | Accuracy | LLM | Tokens | Time (s) | Failed checks |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Task | Category | Difficulty | Offline | Judged | Run (turns) | Plan | Check score | All pass | Accuracy | LLM | Tokens | Time (s) | Failed checks |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: (list(CATEGORY_COUNTS).index(r["category"]), r["id"])):
         L.append(
             f"| {r['id']} | {TASK_CATEGORY_TITLES[r['category']]} | {r['difficulty']} | {'yes' if r['offline'] else 'no'} | "
-            f"{r['status']} ({r['turns']}) | {', '.join(r['templates']) or '–'} | {_fmt(r['score'], 2)} | "
+            f"{r['outcome'].replace('_', ' ')} | {r['status']} ({r['turns']}) | {', '.join(r['templates']) or '–'} | {_fmt(r['score'], 2)} | "
             f"{'yes' if r['passed'] else 'no'} | {_fmt(r['accuracy'], 2)} | {_fmt(r['llm'], 2)} | {r['tokens']:,} | "
             f"{r['seconds']:.0f} | {', '.join(r['failed'][:6]) + (' …' if len(r['failed']) > 6 else '') or '–'} |"
         )
@@ -397,7 +440,7 @@ def write_report(folder: Path | str) -> tuple[Path, Path | None, dict]:
     md.write_text(text, encoding="utf-8")
     results, judgments, meta = _load(folder)
     png = chart(
-        rows_of(results, judgments),
+        rows_of(results, judgments, meta.get("config")),
         f"GeoFaham-Bench — {meta.get('config', {}).get('name', folder.name)}",
         folder / "report.png",
     )
@@ -409,7 +452,9 @@ def write_reports(results: Path | str, log: Callable[[str], None] = print) -> li
     for folder in config_folders(results):
         md, png, h = write_report(folder)
         log(
-            f"{folder.name}: {h['tasks']} tasks, {h['det_pass']} pass every check, check score {_fmt(h['det_score'])}, "
+            f"{folder.name}: {h['tasks']} tasks, {h['with_reference']} with references: correct "
+            f"{h['outcomes']['correct']}, confidently wrong {h['outcomes']['confidently_wrong']}, flagged "
+            f"{h['outcomes']['wrong_but_flagged']}, no answer {h['outcomes']['no_answer']}; {h['det_pass']} pass every check, check score {_fmt(h['det_score'])}, "
             f"accuracy {_fmt(h['accuracy'])}, LLM {_fmt(h['llm_overall'])}, tokens/task mean {h['tokens_mean'] or 0:,.0f} "
             f"median {h['tokens_median'] or 0:,.0f}, {_fmt(h['seconds_mean'], 1)} s/task -> {md}"
         )

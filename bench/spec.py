@@ -115,6 +115,10 @@ class Expectation(Strict):
     min_precision: float = 1.0
     top: int | None = Field(default=None, description="names/distance: compare with the first N ranked features only")
     in_answer: bool = Field(default=True, description="the answer text must state the value too")
+    group: str | None = Field(
+        default=None,
+        description="count/value: the group the stated value must be labelled with (e.g. 'destroyed'); None: a total",
+    )
 
     def resolve(self, expected: dict | None = None) -> Any:
         """The expected value (from expected.json when ``ref`` is set); None for semantic expectations."""
