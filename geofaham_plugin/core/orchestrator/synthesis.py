@@ -69,6 +69,8 @@ def _what(extra: dict) -> tuple[str, str | None]:
         return f"buildings ({', '.join(extra['damage_classes'])})", "buildings"
     if extra.get("feature_class"):
         return f"{extra['feature_class']} features", str(extra["feature_class"])
+    if extra.get("damage_field"):  # a building-damage layer, all classes
+        return "buildings", "buildings"
     return "features", None
 
 
