@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -294,3 +295,37 @@ def test_an_old_run_record_without_structured_still_loads(tmp_path):
     assert "structured" not in old
     record = RunRecord.model_validate(old)
     assert record.structured is None and record.status == "answered"
+
+
+# ------------------------------------------------------------------------------------ export and CLI
+def test_export_writes_the_structured_answer(store, tmp_path):
+    from geofaham_plugin.core.export import export_run
+
+    orch, _ = orchestrator(store, {})
+    record = orch.run(EATON_Q)
+    out = export_run(store, record.run_id, tmp_path / "share")
+    exported = StructuredAnswer.model_validate_json((out / "structured_answer.json").read_text())
+    assert exported == record.structured and exported.items[0].name == "AURORA LAS ENCINAS HOSPITAL"
+    assert "structured_answer.json" in (out / "README.md").read_text()
+    assert json.loads((out / "run.json").read_text())["structured"]["values"][0]["value"] == 7
+
+
+def test_cli_ask_json_prints_the_structured_answer(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = subprocess.run(
+        [sys.executable, "-m", "geofaham_plugin", "ask", EATON_Q, "--json", "--session", str(tmp_path / "s")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    printed = json.loads(out.stdout)
+    structured = StructuredAnswer.model_validate(printed["structured"])
+    assert structured.status == "answered" and structured.values[0].value == 7 and len(structured.items) == 7
+    assert "7 healthcare features within 5,000 m" in printed["answer"]
+    assert json.loads(Path(printed["run_record"]).read_text())["run_id"] == printed["run_id"]

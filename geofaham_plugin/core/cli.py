@@ -84,8 +84,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     finally:
         llm.close()
         store.close()
-    print(record.answer)
-    print(f"\nrun record: {orchestrator.runlog.record_path(record.run_id)}")
+    path = orchestrator.runlog.record_path(record.run_id)
+    if args.json:  # machine-readable: the text, the structured answer and the run record's path
+        structured = record.structured.model_dump(mode="json") if record.structured else None
+        out = {"run_id": record.run_id, "run_record": str(path), "answer": record.answer, "structured": structured}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(record.answer)
+        print(f"\nrun record: {path}")
     return 0 if record.status in ("answered", "partial") else 1
 
 
@@ -103,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--mode", choices=("guided", "free"), help="planner mode (default: guided for the embedded model)")
     ask.add_argument(
         "--follow-up", action="store_true", help="continue the session's last run (reuse its facts and artifacts)"
+    )
+    ask.add_argument(
+        "--json", action="store_true", help="print the answer, its structured form and the run record path as JSON"
     )
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)

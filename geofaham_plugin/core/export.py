@@ -41,6 +41,8 @@ def export_run(store: ResponseStore, run_id: str, destination: str | Path) -> Pa
         shutil.copy2(source, out / "artifacts" / source.name)
     (out / "run.json").write_text(stored, encoding="utf-8")  # the record exactly as the session holds it
     (out / "answer.md").write_text(f"# {record.question}\n\n{record.answer}\n", encoding="utf-8")
+    if record.structured is not None:  # what the answer states, machine-readable (runs before it: none)
+        (out / "structured_answer.json").write_text(record.structured.model_dump_json(indent=2), encoding="utf-8")
     (out / "artifacts.json").write_text(
         json.dumps([a.model_dump(mode="json") for a in artifacts], indent=2), encoding="utf-8"
     )
@@ -52,6 +54,13 @@ def export_run(store: ResponseStore, run_id: str, destination: str | Path) -> Pa
         "",
         "- `answer.md`: the answer (numbers computed by the engines; artifact ids cited in brackets)",
         "- `run.json`: the run record (ledgers, plans, steps, tool calls, tokens, timings)",
+    ]
+    if record.structured is not None:
+        lines.append(
+            "- `structured_answer.json`: what the answer states, machine-readable (each value with its label,"
+            " group, unit and artifact; named items; yes/no; parts of the question not applied)"
+        )
+    lines += [
         "- `artifacts.json`: metadata and lineage of every artifact",
         "- `artifacts/`:",
     ]
