@@ -172,7 +172,8 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict
 
     def answer_has(target: float, unit: str | None) -> bool:
         for value, _, u in numbers:
-            cands = [value] if not (unit and u and TEXT_UNITS.get(u) != unit) else []
+            same = not (unit and u and TEXT_UNITS.get(u) != {"%": "percent", "km²": "km2"}.get(unit, unit))
+            cands = [value] if same else []
             if unit == "m" and u == "km":
                 cands.append(value * 1000)
             if unit == "fraction" and u == "%":
@@ -871,9 +872,11 @@ def check_supported(
             f"{a.get('summary', '')} {' '.join(map(str, (a.get('extra') or {}).get('limitations') or []))}"
             for a in executed.values()
         ],
+        *[str(v) for a in executed.values() for row in a.get("rows", []) for v in row.values() if isinstance(v, str)],
     ]
+    to_base = {"km": 1e3, "km²": 1e6, "km2": 1e6, "ha": 1e4}  # a number written with its unit, in m / m²
     for text in texts:
-        base |= {v for v, _, _ in answer_numbers(text)}
+        base |= {v * f for v, _, u in answer_numbers(text) for f in {1.0, to_base.get(u, 1.0)}}
     for eid in spec.event_ids:
         if eid in events:
             base |= {float(p) for p in events[eid].event_date.isoformat().split("-")}

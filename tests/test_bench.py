@@ -205,6 +205,9 @@ def test_deterministic_judge_catches_wrong_runs(bench_results):
     cited = run["cited_artifacts"][0]
     bad["artifacts"][cited]["metadata"]["feature_count"] = 6  # a wrong count
     run["answer"] = run["answer"].replace("7 healthcare", "6 healthcare") + "\nAbout 12,345 people live nearby."
+    for v in (run.get("structured") or {}).get("values", []):  # the stated value, where the record has one
+        if v["value"] == 7:
+            v["value"] = 6
     run["plans"][0]["ledger"]["disaster_event_id"] = 12  # the wrong fire
     run["steps"][-1]["args"]["sql"] = "DELETE FROM hospitals"  # a database write
     checks = {c["name"]: c for c in deterministic(bad)["checks"]}
