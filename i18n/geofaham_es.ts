@@ -411,5 +411,37 @@
             <source>Python sandbox: memory</source>
             <translation>Entorno aislado de Python: memoria</translation>
         </message>
+        <message>
+            <source>Partial: the workflow did not complete; the values below may be incomplete.</source>
+            <translation>Parcial: el proceso no terminó; los valores siguientes pueden estar incompletos.</translation>
+        </message>
+        <message>
+            <source>Answer: yes</source>
+            <translation>Respuesta: sí</translation>
+        </message>
+        <message>
+            <source>Answer: no</source>
+            <translation>Respuesta: no</translation>
+        </message>
+        <message>
+            <source>Stated value</source>
+            <translation>Valor indicado</translation>
+        </message>
+        <message>
+            <source>Value</source>
+            <translation>Valor</translation>
+        </message>
+        <message>
+            <source>Unit</source>
+            <translation>Unidad</translation>
+        </message>
+        <message>
+            <source>Not the answer to the question.</source>
+            <translation>No es la respuesta a la pregunta.</translation>
+        </message>
+        <message>
+            <source>Not applied: {parts}. The values below were computed without it.</source>
+            <translation>No aplicado: {parts}. Los valores siguientes se calcularon sin ello.</translation>
+        </message>
     </context>
 </TS>

@@ -411,5 +411,37 @@
             <source>Python sandbox: memory</source>
             <translation>Bac à sable Python : mémoire</translation>
         </message>
+        <message>
+            <source>Partial: the workflow did not complete; the values below may be incomplete.</source>
+            <translation>Partiel : le traitement ne s'est pas terminé ; les valeurs ci-dessous peuvent être incomplètes.</translation>
+        </message>
+        <message>
+            <source>Answer: yes</source>
+            <translation>Réponse : oui</translation>
+        </message>
+        <message>
+            <source>Answer: no</source>
+            <translation>Réponse : non</translation>
+        </message>
+        <message>
+            <source>Stated value</source>
+            <translation>Valeur énoncée</translation>
+        </message>
+        <message>
+            <source>Value</source>
+            <translation>Valeur</translation>
+        </message>
+        <message>
+            <source>Unit</source>
+            <translation>Unité</translation>
+        </message>
+        <message>
+            <source>Not the answer to the question.</source>
+            <translation>Ce n'est pas la réponse à la question.</translation>
+        </message>
+        <message>
+            <source>Not applied: {parts}. The values below were computed without it.</source>
+            <translation>Non appliqué : {parts}. Les valeurs ci-dessous ont été calculées sans cela.</translation>
+        </message>
     </context>
 </TS>

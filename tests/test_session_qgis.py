@@ -72,6 +72,11 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     assert record.status == "answered"
     text = dock.transcript_text()
     assert "7 healthcare features within 5,000 m" in text and "AURORA LAS ENCINAS HOSPITAL" in text
+    # under the answer, what it states: a compact table of the stated values, the same as the record's
+    assert record.structured is not None and record.structured.values[0].value == 7
+    structured = dock.entries()[-1]
+    assert "geofaham-structured" in structured and "Stated value" in structured
+    assert "<td>healthcare features within 5,000 m</td><td align='right'>7</td>" in structured
     assert dock.send_button.isEnabled() and not dock.cancel_button.isEnabled()
     group = QgsProject.instance().layerTreeRoot().findGroup(GROUP_PREFIX + "test session")
     assert group is not None
@@ -103,6 +108,30 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
         (str(s.step_id), f"{s.agent.value}.{s.tool}", "done", s.artifact_id) for s in record.steps
     ]
     assert rows[0].toolTip(1) == steps[0].goal
+
+
+def test_the_dock_shows_a_partial_answers_values_as_not_the_answer(qgis_iface):
+    from geofaham_plugin.core.orchestrator.answer import StatedValue, StructuredAnswer
+
+    dock = ChatDock(qgis_iface.mainWindow())
+    try:
+        value = StatedValue(label="buildings (destroyed) in total", value=2722, artifact_id="a_0000beef")
+        dock.append_structured(
+            StructuredAnswer(status="partial", values=[value], not_applied=["the relation 'outside' (\"outside\")"])
+        )
+        partial = dock.entries()[-1]
+        text = dock.transcript_text()
+        assert "Not the answer to the question." in text and "the relation 'outside'" in text
+        assert "color:#b00020" in partial and "<tr style='color:#777777'>" in partial and ">2,722<" in partial
+        assert text.index("Not the answer") < text.index("2,722")  # the warning before the number
+        dock.append_structured(StructuredAnswer(status="answered", values=[value], yes_no=True))
+        answered = dock.entries()[-1]
+        assert "Answer: yes" in answered and "Not the answer" not in answered and "color:#777777" not in answered
+        dock.append_structured(StructuredAnswer(status="answered", yes_no=False))
+        assert "Answer: no" in dock.entries()[-1] and "<table" not in dock.entries()[-1]
+    finally:
+        dock.setParent(None)
+        dock.deleteLater()
 
 
 def test_cancel_stops_the_run_between_steps(session):

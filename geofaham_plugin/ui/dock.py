@@ -26,6 +26,7 @@ from qgis.PyQt.QtWidgets import (
 from .i18n import tr
 
 if TYPE_CHECKING:
+    from ..core.orchestrator.answer import StructuredAnswer
     from ..core.planning.plan import PlanStep
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
@@ -184,6 +185,46 @@ class ChatDock(QDockWidget):
         inner = body[body.find(">", start) + 1 : end] if start >= 0 and end > start else html.escape(markdown)
         self._append(f"<div><b>{html.escape(tr('GeoFaham'))}:</b>{inner}</div>")
 
+    def append_structured(self, answer: StructuredAnswer) -> None:
+        """What the answer states, compact, under the answer: the yes/no, each stated value with its unit,
+        and for a partial answer, first and in red, the parts of the question not applied."""
+        rows: list[str] = []
+        if answer.status == "partial":
+            if answer.not_applied:
+                parts = "; ".join(html.escape(p) for p in answer.not_applied)
+                rows.append(
+                    "<p style='color:#b00020'><b>"
+                    + html.escape(tr("Not the answer to the question."))
+                    + "</b> "
+                    + html.escape(tr("Not applied: {parts}. The values below were computed without it.")).format(
+                        parts=parts
+                    )
+                    + "</p>"
+                )
+            else:
+                rows.append(
+                    "<p style='color:#b00020'>"
+                    + html.escape(tr("Partial: the workflow did not complete; the values below may be incomplete."))
+                    + "</p>"
+                )
+        if answer.yes_no is not None:
+            rows.append(f"<p><b>{html.escape(tr('Answer: yes') if answer.yes_no else tr('Answer: no'))}</b></p>")
+        if answer.values:
+            style = " style='color:#777777'" if answer.status != "answered" else ""
+            cells = [
+                f"<tr{style}><td>{html.escape(v.label)}</td><td align='right'>{html.escape(_number(v.value))}</td>"
+                f"<td>{html.escape(_UNITS.get(v.unit, v.unit))}</td></tr>"
+                for v in answer.values
+            ]
+            rows.append(
+                f"<table border='1' cellspacing='0' cellpadding='2'><tr><th>{html.escape(tr('Stated value'))}</th>"
+                f"<th>{html.escape(tr('Value'))}</th><th>{html.escape(tr('Unit'))}</th></tr>"
+                + "".join(cells)
+                + "</table>"
+            )
+        if rows:
+            self._append("<div class='geofaham-structured'>" + "".join(rows) + "</div>")
+
     def append_error(self, text: str) -> None:
         self._append(f"<p style='color:#b00020'><b>{html.escape(tr('Problem'))}:</b> {html.escape(text)}</p>")
 
@@ -206,3 +247,11 @@ class ChatDock(QDockWidget):
     def restore(self, entries: list[str]) -> None:
         self._entries = list(entries)
         self.transcript.setHtml("".join(self._entries))
+
+
+_UNITS = {"count": "", "none": "", "m": "m", "m2": "m²", "km2": "km²", "percent": "%", "ratio": ""}
+
+
+def _number(value: float) -> str:
+    """A stated value as the answer writes it: thousands separated, no trailing ".0"."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}".rstrip("0").rstrip(".")

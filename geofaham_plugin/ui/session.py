@@ -180,6 +180,8 @@ class Session(QObject):
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
             self.dock.append_answer(record.answer)
+            if record.structured is not None:
+                self.dock.append_structured(record.structured)
             self._zoom_to_answer(record)
         else:
             self.dock.append_error(record.answer)
