@@ -108,6 +108,7 @@ def rows_of(results: list[dict], judgments: dict, config: dict | None = None) ->
                 "category": r["task"]["category"],
                 "difficulty": r["task"]["difficulty"],
                 "offline": r["task"]["offline"],
+                "split": r["task"].get("split", "original"),
                 "status": r["status"],
                 "turns": "/".join(x.get("status", "?") for x in runs) or "–",
                 "score": det.get("score"),
@@ -140,6 +141,38 @@ def rows_of(results: list[dict], judgments: dict, config: dict | None = None) ->
             }
         )
     return rows
+
+
+SPLIT_TITLES = {
+    "original": "Original tasks",
+    "paraphrase": "Paraphrases",
+    "language": "Other languages",
+    "aoi": "With an AOI file",
+    "own_layer": "About the user's layers",
+}
+
+
+def split_table(rows: list[dict]) -> list[str]:
+    """One row per question set (original, paraphrase, language, AOI, own layer) that has tasks: correct
+    and confidently-wrong rates over its tasks with reference values."""
+    out = [
+        "| Question set | Tasks | With reference | Correct | Confidently wrong | Wrong but flagged | No answer |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for split, title in SPLIT_TITLES.items():
+        rs = [r for r in rows if r.get("split", "original") == split]
+        if not rs:
+            continue
+        ref = [r for r in rs if r["outcome"] != "no_reference"]
+
+        def share(outcome: str, ref: list[dict] = ref) -> str:
+            return _pct(sum(r["outcome"] == outcome for r in ref), len(ref))
+
+        out.append(
+            f"| {title} | {len(rs)} | {len(ref)} | {share('correct')} | {share('confidently_wrong')} | "
+            f"{share('wrong_but_flagged')} | {share('no_answer')} |"
+        )
+    return out
 
 
 def headline(rows: list[dict]) -> dict[str, Any]:
@@ -349,6 +382,7 @@ def render(folder: Path) -> tuple[str, dict]:
             )
         return out
 
+    L += ["## Per question set", ""] + split_table(rows) + [""]
     L += ["## Per category", ""] + group_table("category", list(CATEGORY_COUNTS), TASK_CATEGORY_TITLES) + [""]
     L += ["## Per difficulty", ""] + group_table("difficulty", list(DIFFICULTIES), {}) + [""]
 

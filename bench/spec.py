@@ -155,9 +155,17 @@ class Turn(Strict):
     required_predicates: list[str] = Field(default_factory=list)
 
 
+Split = Literal["original", "paraphrase", "language", "aoi", "own_layer"]
+
+
 class TaskSpec(Strict):
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     question: str
+    split: Split = Field(
+        default="original",
+        description="which question set the task belongs to: an original task, a paraphrase of one, one in "
+        "another language, one with an AOI file, one about a layer the user added (reported as separate rows)",
+    )
     persona: Persona
     category: Category
     difficulty: Difficulty

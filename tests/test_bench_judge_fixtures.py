@@ -421,3 +421,23 @@ def test_the_llm_judge_is_never_the_systems_own_model(tmp_path: Path) -> None:
     )
     _, _, headline = write_report(folder)
     assert headline["llm_tasks"] == 0 and headline["self_judged"] == 1
+
+
+def test_question_sets_are_separate_rows_of_the_report() -> None:
+    """Paraphrases, other languages, AOI files and the user's own layers are reported apart from the originals."""
+    from bench.report import split_table
+    from bench.spec import load_tasks
+
+    row = {"outcome": "correct"}
+    rows = [
+        {**row, "split": "original"},
+        {**row, "split": "original", "outcome": "confidently_wrong"},
+        {**row, "split": "language"},
+        {**row, "split": "language", "outcome": "wrong_but_flagged"},
+        {**row, "split": "language", "outcome": "no_reference"},
+    ]
+    table = split_table(rows)
+    assert table[2] == "| Original tasks | 2 | 2 | 1/2 (50 %) | 1/2 (50 %) | 0/2 (0 %) | 0/2 (0 %) |"
+    assert table[3] == "| Other languages | 3 | 2 | 1/2 (50 %) | 0/2 (0 %) | 1/2 (50 %) | 0/2 (0 %) |"
+    assert len(table) == 4  # sets without tasks get no row
+    assert {t.split for t in load_tasks()} == {"original"}  # today's 40 tasks are the originals
