@@ -226,3 +226,54 @@ def test_a_constraint_applied_by_an_earlier_artifact_counts_upstream():
     result = {c.kind: c for c in check_coverage(question_constraints(prepass(q)), steps)}
     assert result["distance"].applied_upstream == ["a_0000beef"] and result["distance"].applied_by == []
     assert result["distance"].applied and result["feature_class"].applied_by == [1]
+
+
+# ------------------------------------------------------------------------------ limits nobody asked for
+def test_a_step_that_narrows_the_answer_unasked_is_reported():
+    from geofaham_plugin.core.planning.coverage import unasked_limits
+
+    q = "How many schools are inside the Valencia flood extent?"
+    steps = run(
+        ("load_event_layer", {"event_id": 6, "role": "hazard"}, {}),
+        ("get_features", {"feature_class": "education", "buffer_m": 25000}, {"aoi": "a_00000001"}),
+        ("nearest", {"k": 1}, {"features": "a_00000002", "reference": "a_00000001"}),
+    )
+    constraints = check_coverage(question_constraints(prepass(q)), steps)
+    assert unasked_limits(constraints, steps) == ["step 3 keeps only the 1 nearest"]
+    # asked for: no limit reported
+    asked = "Which 3 schools are nearest to the Valencia flood extent?"
+    near = run(("nearest", {"k": 3}, {"features": "a_00000002", "reference": "a_00000001"}))
+    assert unasked_limits(check_coverage(question_constraints(prepass(asked)), near), near) == []
+    # a damage filter and a distance nobody asked for
+    extra = run(
+        ("select_damage", {"damage_classes": ["destroyed"]}, {"damage": "a_00000001"}),
+        ("within_distance", {"distance_m": 2000}, {"features": "a_1", "reference": "a_2"}),
+    )
+    plain = "How many buildings were inspected in the Eaton fire?"
+    assert unasked_limits(check_coverage(question_constraints(prepass(plain)), extra), extra) == [
+        "step 1 keeps only damage classes destroyed",
+        "step 2 uses a distance of 2,000 m",
+    ]
+
+
+def test_an_unasked_nearest_makes_the_answer_partial(store):
+    """'How many schools in the flood' answered by the one nearest school is not the answer."""
+    nearest = free(
+        step(1, "load_event_layer", {"event_id": 6, "role": "hazard"}),
+        {
+            **step(2, "get_features", {"feature_class": "education", "buffer_m": 5000}, {"aoi": "step:1"}),
+            "agent": "maps",
+        },
+        step(3, "nearest", {"k": 1}, {"features": "step:2", "reference": "step:1"}),
+    )
+    orch, events = orchestrator(store, {"planner": [nearest, nearest]}, mode="free")
+    record = orch.run("How many schools are inside the Valencia flood extent?")
+    assert record.status == "partial", record.answer
+    assert record.unasked_limits == ["step 3 keeps only the 1 nearest"]
+    assert "- not asked for: step 3 keeps only the 1 nearest" in record.answer
+    assert (
+        record.structured is not None
+        and "not asked for: step 3 keeps only the 1 nearest" in record.structured.not_applied
+    )
+    replan = next(e for e in events if e.type == "replan")
+    assert any("narrowed the answer although the question did not ask for it" in f for f in replan.payload.failures)

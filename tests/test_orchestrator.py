@@ -181,7 +181,9 @@ def test_distance_on_epsg4326_layers_is_geodesic_to_within_a_metre(store):
             ]
         )
         orch, _, _ = orchestrator(store, {})
-        record = orch.execute_plan("near", PlanResult(ledger=TaskLedger(intent="t"), plan=plan, mode="free"))
+        record = orch.execute_plan(
+            "points within 3 km", PlanResult(ledger=TaskLedger(intent="t"), plan=plan, mode="free")
+        )
         assert record.status == "answered"
         assert any("local metric projection" in n for n in record.notes)  # the compatibility check noted 4326
         out = store.read_vector(record.cited_artifacts[0])

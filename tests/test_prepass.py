@@ -487,3 +487,29 @@ def test_group_by(text: str, group_by: str | None) -> None:
 )
 def test_damage_classes(text: str, classes: list[str]) -> None:
     assert prepass(text).damage_classes == [DamageClass(c) for c in classes]
+
+
+@pytest.mark.parametrize(
+    "question, entities, damage, count",
+    [
+        ("¿Cuántos hospitales hay a menos de 5 km del incendio de Eaton?", ["healthcare"], [], True),
+        ("¿Cuántos edificios fueron destruidos por el incendio de Palisades?", ["buildings"], ["destroyed"], True),
+        ("Combien de bâtiments ont été détruits dans l'incendie d'Eaton ?", ["buildings"], ["destroyed"], True),
+        ("Quels hôpitaux se trouvent à moins de 2 km du périmètre de l'incendie d'Eaton ?", ["healthcare"], [], False),
+        ("Quantas escolas estão dentro da área inundada em Valência?", ["education"], [], True),
+        (
+            "Quantos edifícios danificados há em Lahaina?",
+            ["buildings"],
+            ["affected", "minor", "major", "destroyed"],
+            True,
+        ),
+        ("¿Qué puentes están en la zona inundada de Valencia?", ["bridges"], [], False),
+        ("Combien d'écoles et de pharmacies près du fleuve ?", ["education", "healthcare", "waterways"], [], True),
+        ("Edificios sin daños en Lahaina", ["buildings"], ["none"], False),
+    ],
+)
+def test_spanish_french_and_portuguese_words(question, entities, damage, count):
+    facts = prepass(question)
+    assert sorted(facts.target_entities) == sorted(entities)
+    assert [c.value for c in facts.damage_classes] == damage
+    assert facts.wants_count is count

@@ -22,7 +22,7 @@ def settings(tmp_path_factory):
     return settings
 
 
-def run_plan(tmp_path, settings, steps, scripted=None):
+def run_plan(tmp_path, settings, steps, scripted=None, question="test"):
     store = ResponseStore(tmp_path / "s")
     plan = {"ledger": {"intent": "t", "disaster_event_id": 11}, "plan": {"steps": steps}}
     orch = Orchestrator(
@@ -31,7 +31,7 @@ def run_plan(tmp_path, settings, steps, scripted=None):
         settings=settings,
         config=OrchestratorConfig(mode="free"),
     )
-    return store, orch.run("test")
+    return store, orch.run(question)
 
 
 def test_damage_by_class_inside_the_hazard_matches_geopandas(tmp_path, settings):
@@ -82,7 +82,7 @@ def test_free_sql_over_an_artifact_placeholder(tmp_path, settings):
             "expected_output": "vector",
         },
     ]
-    store, record = run_plan(tmp_path, settings, steps)
+    store, record = run_plan(tmp_path, settings, steps, question="the 5 km zone around the Eaton fire perimeter")
     zone = record.cited_artifacts[0]
     sql = (
         f"SELECT f.name, f.geom FROM features f JOIN {{{{{zone}}}}} z ON ST_Intersects(f.geom, z.geom) "

@@ -22,7 +22,14 @@ from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
-from ..planning.coverage import ExecutedStep, check_coverage, coverage_hint, question_constraints, unapplied
+from ..planning.coverage import (
+    ExecutedStep,
+    check_coverage,
+    coverage_hint,
+    question_constraints,
+    unapplied,
+    unasked_limits,
+)
 from ..planning.facts import PrepassFacts
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
@@ -330,11 +337,13 @@ class Orchestrator:
             record.facts = prepass(record.question)
         wanted = question_constraints(record.facts, aoi_artifact_id=record.aoi_artifact_id)
         while True:
-            record.constraints = check_coverage(wanted, self._executed(record))
+            executed = self._executed(record)
+            record.constraints = check_coverage(wanted, executed)
+            record.unasked_limits = unasked_limits(record.constraints, executed)
             missing = unapplied(record.constraints)
             plan = record.plans[-1].plan if record.plans else None
             complete = plan is not None and all(record.progress.status.get(s.id) is StepStatus.done for s in plan.steps)
-            if not missing or not complete or not replan:
+            if not (missing or record.unasked_limits) or not complete or not replan:
                 return
             progress = record.progress
             if progress.replans >= self.config.max_replans:
@@ -342,7 +351,7 @@ class Orchestrator:
                     f"the replanning limit ({self.config.max_replans}) was reached before every part of the question was applied"
                 )
                 return
-            hint = coverage_hint(missing)
+            hint = coverage_hint(missing, record.unasked_limits)
             progress.replans += 1
             failures = [f.describe() for f in progress.failures] + [hint]
             self._emit(record, ReplanEvent(failures=failures, replans=progress.replans))
@@ -464,6 +473,7 @@ class Orchestrator:
         )
         record.cited_artifacts = findings.cited
         missing = [c.describe() for c in unapplied(record.constraints)]
+        missing += [f"not asked for: {limit}" for limit in record.unasked_limits]
         record.status = "answered" if complete and not missing else "partial"
         structured = structure(findings, status=record.status, question=record.question, not_applied=missing)
         steps = [

@@ -104,6 +104,8 @@ class RunRecord(BaseModel):
     notes: list[str] = Field(default_factory=list)
     # each constraint of the question and the steps of the final plan that applied it (empty list: none)
     constraints: list[Constraint] = Field(default_factory=list)
+    # steps of the final plan that narrowed the answer in a way the question did not ask for
+    unasked_limits: list[str] = Field(default_factory=list)
     answer: str = ""
     cited_artifacts: list[str] = Field(default_factory=list)
     # what the answer states, machine-readable (None in records written before it existed)

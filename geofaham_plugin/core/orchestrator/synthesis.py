@@ -287,7 +287,7 @@ def render_answer(
         parts.append("**Partial answer — the workflow did not complete.**")
     if not_applied:
         parts.append(
-            "**Not answered as asked.** No computed step applied these parts of the question:\n"
+            "**Not answered as asked.** The computed result does not match the question:\n"
             + "\n".join(f"- {item}" for item in not_applied)
             + "\n\nThe result below answers a different, broader question. Do not use it as the answer."
         )

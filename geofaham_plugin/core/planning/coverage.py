@@ -254,13 +254,51 @@ def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
     return out
 
 
+def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedStep]) -> list[str]:
+    """Steps of the plan that narrow the answer in a way the question did not ask for: keeping only the k
+    nearest, only some damage classes, only what lies within a distance. Such a step turns "how many
+    schools are in the flood" into "which school is nearest": a wrong number, whatever its provenance."""
+    found = list(constraints)
+    kinds = {c.kind for c in found}
+    relations = {c.value for c in found if c.kind == "relation"}
+    out = []
+    for s in steps:
+        if not s.done or s.upstream is not None:
+            continue
+        if s.tool == "nearest" and "k" not in kinds and "nearest" not in relations:
+            out.append(f"step {s.step_id} keeps only the {s.args.get('k', 1)} nearest")
+        elif s.tool == "select_damage" and "damage_class" not in kinds:
+            classes = ", ".join(str(getattr(v, "value", v)) for v in s.args.get("damage_classes", []))
+            out.append(f"step {s.step_id} keeps only damage classes {classes}")
+        elif s.tool in ("within_distance", "buffer") and "distance" not in kinds:
+            distance = s.args.get("distance_m")
+            if isinstance(distance, (int, float)) and distance > 0:
+                out.append(f"step {s.step_id} uses a distance of {_metres(distance)}")
+    return out
+
+
 def unapplied(constraints: Iterable[Constraint]) -> list[Constraint]:
     return [c for c in constraints if not c.applied]
 
 
-def coverage_hint(missing: Iterable[Constraint]) -> str:
-    """The replan hint: what the executed plan left out."""
-    return "the plan did not apply: " + "; ".join(c.describe() for c in missing)
+def coverage_hint(missing: Iterable[Constraint], limits: Iterable[str] = ()) -> str:
+    """The replan hint: what the executed plan left out, and what it added that was not asked."""
+    parts = []
+    missing = list(missing)
+    if missing:
+        parts.append("the plan did not apply: " + "; ".join(c.describe() for c in missing))
+    limits = list(limits)
+    if limits:
+        parts.append("the plan narrowed the answer although the question did not ask for it: " + "; ".join(limits))
+    return " — ".join(parts)
 
 
-__all__ = ["Constraint", "ExecutedStep", "check_coverage", "coverage_hint", "question_constraints", "unapplied"]
+__all__ = [
+    "Constraint",
+    "ExecutedStep",
+    "check_coverage",
+    "coverage_hint",
+    "question_constraints",
+    "unapplied",
+    "unasked_limits",
+]

@@ -137,19 +137,24 @@ ENTITY_WORDS: dict[str, tuple[str, ...]] = class_words()
 
 # Damage phrases, tried in this order at each position (specific before generic).
 DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
-    (r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing", [DamageClass.none]),
+    (
+        r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing"
+        r"|sin\s+danos?|intact[oa]s?|sans\s+(?:dommages?|degats)|intacte?s?|sem\s+danos?",
+        [DamageClass.none],
+    ),
     (
         r"(?:major|severe|heavy|significant|extensive)\s+damage|"
         r"(?:severely|heavily|badly|seriously|extensively)\s+damaged",
         [DamageClass.major, DamageClass.destroyed],
     ),
     (r"(?:minor|slight|light)\s+damage|(?:slightly|lightly)\s+damaged", [DamageClass.minor]),
-    (r"destroy(?:ed|s)?|destruction", [DamageClass.destroyed]),
+    (r"destroy(?:ed|s)?|destruction|destruid[oa]s?|destruccion|detruite?s?|destruicao", [DamageClass.destroyed]),
     (
         r"damage[ds]?(?!\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|assessments?|states?|status|types?"
         r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)",
         list(ANY_DAMAGE),
     ),
+    (r"danad[oa]s?|danos?|endommage(?:e|s|es)?|degats|danificad[oa]s?", list(ANY_DAMAGE)),
     (
         r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
         [DamageClass.affected],
@@ -251,7 +256,10 @@ GROUP_RE = re.compile(
     + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
     + r")\b"
 )
-COUNT_RE = re.compile(r"\bhow\s+many\b|\bcount(?:s|ing)?\b|\bnumber\s+of\b|\btotal\b|\btally\b")
+COUNT_RE = re.compile(
+    r"\bhow\s+many\b|\bcount(?:s|ing)?\b|\bnumber\s+of\b|\btotal\b|\btally\b"
+    r"|\bcuant[oa]s\b|\bcombien\b|\bquant[oa]s\b|\bnumero\s+de\b|\bnombre\s+de\b"
+)
 
 # --- Helpers -----------------------------------------------------------------------------------
 
