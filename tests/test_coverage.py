@@ -277,3 +277,28 @@ def test_an_unasked_nearest_makes_the_answer_partial(store):
     )
     replan = next(e for e in events if e.type == "replan")
     assert any("narrowed the answer although the question did not ask for it" in f for f in replan.payload.failures)
+
+
+def test_near_without_a_distance_is_not_answered_by_inside(store):
+    """'Are there health facilities near the flood?' answered with those inside the flood answers a different
+    question (a 'No' there would send no one to check the clinics just outside): partial, naming 'near'."""
+    inside = free(
+        step(1, "load_event_layer", {"event_id": 6, "role": "hazard"}),
+        {**step(2, "get_features", {"feature_class": "healthcare"}, {"aoi": "step:1"}), "agent": "maps"},
+        step(3, "inside", {}, {"features": "step:2", "mask": "step:1"}),
+    )
+    orch, _ = orchestrator(store, {"planner": [inside, inside]}, mode="free")
+    record = orch.run("Are there health facilities near the flood in Valencia?")
+    assert record.status == "partial" and "the relation 'near'" in record.answer
+    assert record.structured is not None and record.structured.yes_no is None  # no confident yes/no
+    assert not record.answer.startswith(("**No.**", "**Yes.**"))
+
+
+def test_near_is_applied_by_a_stated_distance_and_that_distance_is_no_unasked_limit():
+    from geofaham_plugin.core.planning.coverage import unasked_limits
+
+    q = "Are there shelters near the flood in Valencia?"
+    steps = run(("within_distance", {"distance_m": 1000}, {"features": "a_00000002", "reference": "a_00000001"}))
+    constraints = check_coverage(question_constraints(prepass(q)), steps)
+    assert [c.applied_by for c in constraints if c.kind == "relation"] == [[1]]
+    assert unasked_limits(constraints, steps) == []

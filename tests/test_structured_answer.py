@@ -208,7 +208,7 @@ def test_a_partial_answer_keeps_its_values_but_names_what_was_not_applied(store)
 
 
 def test_a_failed_run_states_no_values(store):
-    orch, _ = orchestrator(store, {"planner": ["not json"] * 5})
+    orch, _ = orchestrator(store, {"planner": ["not json"] * 5}, always_ask_model=True)
     record = orch.run("Are there shelters near the flood in Valencia?")
     assert record.status == "failed"
     assert record.structured is not None and record.structured.status == "failed"

@@ -289,7 +289,7 @@ def render_answer(
         parts.append(
             "**Not answered as asked.** The computed result does not match the question:\n"
             + "\n".join(f"- {item}" for item in not_applied)
-            + "\n\nThe result below answers a different, broader question. Do not use it as the answer."
+            + "\n\nThe result below answers a different question. Do not use it as the answer."
         )
     if findings.headline:
         lead = "What was computed instead — " if not_applied else ""

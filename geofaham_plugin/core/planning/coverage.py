@@ -35,7 +35,7 @@ ConstraintKind = Literal[
     "area_of_interest", "distance", "k", "damage_class", "feature_class", "group_by", "measure", "relation"
 ]
 Measure = Literal["share", "area", "length", "mean", "sum"]
-Relation = Literal["inside", "outside", "nearest"]
+Relation = Literal["inside", "outside", "nearest", "near"]
 
 FEATURE_TOOLS = frozenset({"get_features", "get_features_at"})
 DAMAGE_LAYER_TOOLS = frozenset({"select_damage", "damage_by_class"})
@@ -218,6 +218,13 @@ def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
         return any(f in sql for f in ("st_intersects", "st_within", "st_contains", "st_covers"))
     if c.value == "nearest":
         return s.tool == "nearest" or "order by st_distance" in sql
+    if c.value == "near":  # near without a distance: any distance-bounded selection applies it (and states it)
+        if s.tool in ("within_distance", "buffer", "nearest"):
+            return True
+        buffer_m = s.args.get("buffer_m")
+        if s.tool in FEATURE_TOOLS and isinstance(buffer_m, (int, float)) and buffer_m > 0:
+            return True
+        return any(f in sql for f in ("st_dwithin", "st_distance"))
     if c.value == "outside":
         return bool(sql) and "not st_" in sql
     return False
@@ -254,6 +261,11 @@ def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
     return out
 
 
+def asks_nearest(facts: PrepassFacts) -> bool:
+    """Whether the question asks for the nearest features at all ("3 nearest", "closest", "mas cercanos")."""
+    return facts.k is not None or bool(_vocabulary()["relations"]["nearest"].search(normalise(facts.question)))
+
+
 def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedStep]) -> list[str]:
     """Steps of the plan that narrow the answer in a way the question did not ask for: keeping only the k
     nearest, only some damage classes, only what lies within a distance. Such a step turns "how many
@@ -270,7 +282,7 @@ def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
         elif s.tool == "select_damage" and "damage_class" not in kinds:
             classes = ", ".join(str(getattr(v, "value", v)) for v in s.args.get("damage_classes", []))
             out.append(f"step {s.step_id} keeps only damage classes {classes}")
-        elif s.tool in ("within_distance", "buffer") and "distance" not in kinds:
+        elif s.tool in ("within_distance", "buffer") and "distance" not in kinds and "near" not in relations:
             distance = s.args.get("distance_m")
             if isinstance(distance, (int, float)) and distance > 0:
                 out.append(f"step {s.step_id} uses a distance of {_metres(distance)}")

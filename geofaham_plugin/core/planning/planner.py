@@ -26,6 +26,7 @@ from ..errors import ModelRetry
 from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
+from .coverage import asks_nearest
 from .facts import PrepassFacts
 from .plan import Plan, TaskLedger
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
@@ -89,6 +90,10 @@ def _score(template: Template, facts: PrepassFacts, known: dict[str, Any], quest
             fillable = spec.type == "feature_class" and any(t in FEATURE_CLASSES for t in facts.target_entities)
             score += -1 if fillable else -10  # a required slot nobody can fill rules the template out
     score -= 2 * sum(1 for fact in known if fact not in template.slots)  # the question said it; the template ignores it
+    if any(step.tool == "nearest" for step in template.steps):
+        # ranking the k nearest answers "how many ... in" with one feature: only when the question asks for
+        # the nearest (in any language: the keywords above are English)
+        score += 1 if asks_nearest(facts) else -10
     return score
 
 
