@@ -302,3 +302,31 @@ def test_near_is_applied_by_a_stated_distance_and_that_distance_is_no_unasked_li
     constraints = check_coverage(question_constraints(prepass(q)), steps)
     assert [c.applied_by for c in constraints if c.kind == "relation"] == [[1]]
     assert unasked_limits(constraints, steps) == []
+
+
+# ------------------------------------------------------------------------------------------ comparisons
+def test_a_comparison_must_compute_every_disaster_it_names():
+    q = "Which fire destroyed more structures, Palisades or Eaton, and by how many?"
+    only_eaton = run(
+        ("load_event_layer", {"event_id": 11, "role": "damage"}, {}),
+        ("select_damage", {"damage_classes": ["destroyed"]}, {"damage": "a_00000001"}),
+    )
+    both = [*only_eaton, *run(("damage_by_class", {"event_id": 13}, {}))]
+    events = {
+        str(c.value): c for c in check_coverage(question_constraints(prepass(q)), only_eaton) if c.kind == "event"
+    }
+    assert events["[11]"].applied_by == [1] and not events["[12, 13, 14]"].applied  # Palisades never computed
+    assert events["[12, 13, 14]"].describe() == "the Palisades Fire (event record 12, 13, 14)"
+    assert all(c.applied for c in check_coverage(question_constraints(prepass(q)), both) if c.kind == "event")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many destroyed buildings in Los Angeles fires?",  # names both fires ambiguously: no comparison
+        "Hospitals near the Eaton fire in Pasadena",  # two names of one fire
+        "Which health facilities in València city were inside the DANA flood extent?",
+    ],
+)
+def test_one_disaster_is_no_comparison(question):
+    assert "event" not in kinds(question)

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.events import load_events
 from .facts import PrepassFacts
 from .prepass import normalise
 from .templates import GROUP_BY_FIELDS
@@ -32,7 +33,7 @@ from .templates import GROUP_BY_FIELDS
 WORDS_FILE = Path(__file__).with_name("data") / "constraint_words.json"
 
 ConstraintKind = Literal[
-    "area_of_interest", "distance", "k", "damage_class", "feature_class", "group_by", "measure", "relation"
+    "area_of_interest", "event", "distance", "k", "damage_class", "feature_class", "group_by", "measure", "relation"
 ]
 Measure = Literal["share", "area", "length", "mean", "sum"]
 Relation = Literal["inside", "outside", "nearest", "near"]
@@ -46,7 +47,7 @@ class Constraint(BaseModel):
     """One part of the question the answer must respect, and the steps that applied it."""
 
     kind: ConstraintKind
-    value: str | float | int | list[str]
+    value: str | float | int | list[str] | list[int]
     phrase: str = Field(description="how the question put it (or what the user set, for the area of interest)")
     applied_by: list[int] = Field(default_factory=list, description="ids of completed steps that applied it")
     applied_upstream: list[str] = Field(
@@ -61,15 +62,17 @@ class Constraint(BaseModel):
         """A short line for the answer and the replan hint: 'within 5,000 m ("5 km")'."""
         what = {
             "area_of_interest": "restricted to your area of interest",
+            "event": f"the {self.phrase} (event record {', '.join(str(v) for v in self.value) if isinstance(self.value, list) else self.value})",
             "distance": f"the distance of {_metres(self.value)}",
             "k": f"the {self.value} nearest",
-            "damage_class": f"only damage class {', '.join(self.value) if isinstance(self.value, list) else self.value}",
+            "damage_class": f"only damage class {', '.join(str(v) for v in self.value) if isinstance(self.value, list) else self.value}",
             "feature_class": f"features of class {self.value}",
             "group_by": f"grouped by {self.value}",
             "measure": f"the {self.value} asked for",
             "relation": f"the relation '{self.value}'",
         }[self.kind]
-        return f'{what} ("{self.phrase}")' if self.phrase and self.phrase != what else what
+        quoted = self.phrase and self.phrase != what and self.kind != "event"
+        return f'{what} ("{self.phrase}")' if quoted else what
 
 
 class ExecutedStep(BaseModel):
@@ -98,6 +101,24 @@ def _vocabulary() -> dict[str, dict[str, re.Pattern[str]]]:
     }
 
 
+def named_event_groups(question: str) -> list[tuple[str, list[int]]]:
+    """The disasters a question names by an unambiguous alias ("Eaton", "Palisades"; not "Los Angeles", which
+    names both), as (name, event ids) — snapshots of one event share a name and count as one."""
+    text = normalise(question)
+    ids_by_name: dict[str, list[int]] = {}
+    names_by_alias: dict[str, set[str]] = {}
+    for event in load_events():
+        ids_by_name.setdefault(event.name, []).append(event.id)
+        for alias in event.aliases:
+            names_by_alias.setdefault(normalise(alias), set()).add(event.name)
+    named = {
+        next(iter(names))
+        for alias, names in names_by_alias.items()
+        if len(names) == 1 and re.search(rf"(?<![\w]){re.escape(alias)}(?![\w])", text)
+    }
+    return [(name, ids_by_name[name]) for name in sorted(named)]
+
+
 def _metres(value: object) -> str:
     return f"{float(value):,.0f} m" if isinstance(value, (int, float)) else str(value)
 
@@ -108,6 +129,9 @@ def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = N
     found: list[Constraint] = []
     if aoi_artifact_id:
         found.append(Constraint(kind="area_of_interest", value=aoi_artifact_id, phrase="your area of interest"))
+    events = named_event_groups(facts.question)
+    if len(events) >= 2:  # a comparison: every disaster it names must be computed, not only the first
+        found += [Constraint(kind="event", value=ids, phrase=name) for name, ids in events]
     for distance in dict.fromkeys(facts.distances_m):
         found.append(Constraint(kind="distance", value=distance, phrase=_metres(distance)))
     if facts.k is not None:
@@ -230,12 +254,21 @@ def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
     return False
 
 
+def _applies_event(c: Constraint, s: ExecutedStep) -> bool:
+    ids = set(c.value) if isinstance(c.value, list) else {c.value}
+    if s.args.get("event_id") in ids:
+        return True
+    sql = _sql(s)
+    return bool(sql) and any(re.search(rf"event_id\s*(?:=|in\s*\()[^)]*\b{i}\b", sql) for i in ids)
+
+
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
     return c.value in s.inputs.values()
 
 
 RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "area_of_interest": _applies_aoi,
+    "event": _applies_event,
     "distance": _applies_distance,
     "k": _applies_k,
     "damage_class": _applies_damage,
