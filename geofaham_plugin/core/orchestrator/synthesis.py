@@ -23,7 +23,8 @@ from .answer import Measure, StatedItem, StatedValue, StructuredAnswer, Unit
 if TYPE_CHECKING:
     from ..store.store import ResponseStore
 
-MAX_ROWS = 12  # rows of a table shown in the text (grouped values stated: the same rows)
+MAX_ROWS = 12  # rows of a feature list or free-SQL table shown in the text
+MAX_GROUPS = 40  # groups of a grouped count or sum shown and stated: every group of a usual breakdown
 MAX_ITEMS = 200  # named items of a list answer kept in the structured answer (ranked)
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 
@@ -196,7 +197,7 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
         if not by:
             return Finding(headline=headline, values=values)
         lines = [f"| {by} | sum of {field} | features |", "|---|---|---|"]
-        for _, row in table.head(MAX_ROWS).iterrows():
+        for _, row in table.head(MAX_GROUPS).iterrows():
             lines.append(f"| {row['value']} | {_fmt(float(row['sum']))} | {int(row['count']):,} |")
             values.append(
                 StatedValue(
@@ -217,7 +218,7 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
     if not by:
         return Finding(headline=headline, values=values)
     lines = [f"| {by} | count |", "|---|---|"]
-    for _, row in table.head(MAX_ROWS).iterrows():
+    for _, row in table.head(MAX_GROUPS).iterrows():
         lines.append(f"| {row['value']} | {int(row['count']):,} |")
         values.append(
             StatedValue(
@@ -229,6 +230,8 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
                 artifact_id=record.id,
             )
         )
+    if len(table) > MAX_GROUPS:
+        lines.append(f"\n… and {len(table) - MAX_GROUPS:,} more groups in [{record.id}].")
     return Finding(headline=headline, detail="\n".join(lines), values=values)
 
 
