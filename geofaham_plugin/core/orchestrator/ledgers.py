@@ -3,9 +3,8 @@ run events. The task ledger and the plan (outer loop) are planning's types (``pl
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -52,21 +51,3 @@ class ProgressDecision(BaseModel):
         description="replan: revise the plan using the failure; skip_step: continue without this step; finish: stop and answer with what exists"
     )
     reason: str = Field(max_length=300)
-
-
-class RunEvent(BaseModel):
-    type: Literal[
-        "ledger",
-        "plan",
-        "step_started",
-        "step_finished",
-        "artifact",
-        "check_failed",
-        "replan",
-        "answer",
-        "error",
-        "cancelled",
-    ]
-    run_id: str
-    data: dict[str, Any] = Field(default_factory=dict)
-    at: datetime = Field(default_factory=lambda: datetime.now(UTC))
