@@ -254,6 +254,11 @@ def test_a_step_that_narrows_the_answer_unasked_is_reported():
         "step 1 keeps only damage classes destroyed",
         "step 2 uses a distance of 2,000 m",
     ]
+    # selecting every class is no limit
+    every = run(
+        ("select_damage", {"damage_classes": ["none", "affected", "minor", "major", "destroyed"]}, {"damage": "a_1"})
+    )
+    assert unasked_limits(check_coverage(question_constraints(prepass(plain)), every), every) == []
 
 
 def test_an_unasked_nearest_makes_the_answer_partial(store):

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..domain.damage import DamageClass
 from ..domain.events import load_events
 from .facts import PrepassFacts
 from .prepass import normalise
@@ -59,7 +60,7 @@ class Constraint(BaseModel):
         return bool(self.applied_by or self.applied_upstream)
 
     def describe(self) -> str:
-        """A short line for the answer and the replan hint: 'within 5,000 m ("5 km")'."""
+        """A short line for the answer and the replan hint: 'the share asked for ("what percentage")'."""
         what = {
             "area_of_interest": "restricted to your area of interest",
             "event": f"the {self.phrase} (event record {', '.join(str(v) for v in self.value) if isinstance(self.value, list) else self.value})",
@@ -71,7 +72,8 @@ class Constraint(BaseModel):
             "measure": f"the {self.value} asked for",
             "relation": f"the relation '{self.value}'",
         }[self.kind]
-        quoted = self.phrase and self.phrase != what and self.kind != "event"
+        # the question's own words where they say more than the value (a measure or relation phrase)
+        quoted = self.kind in ("measure", "relation") and self.phrase and self.phrase != what
         return f'{what} ("{self.phrase}")' if quoted else what
 
 
@@ -313,8 +315,9 @@ def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
         if s.tool == "nearest" and "k" not in kinds and "nearest" not in relations:
             out.append(f"step {s.step_id} keeps only the {s.args.get('k', 1)} nearest")
         elif s.tool == "select_damage" and "damage_class" not in kinds:
-            classes = ", ".join(str(getattr(v, "value", v)) for v in s.args.get("damage_classes", []))
-            out.append(f"step {s.step_id} keeps only damage classes {classes}")
+            chosen = [str(getattr(v, "value", v)) for v in s.args.get("damage_classes", [])]
+            if not set(chosen) >= {c.value for c in DamageClass}:  # keeping every class narrows nothing
+                out.append(f"step {s.step_id} keeps only damage classes {', '.join(chosen)}")
         elif s.tool in ("within_distance", "buffer") and "distance" not in kinds and "near" not in relations:
             distance = s.args.get("distance_m")
             if isinstance(distance, (int, float)) and distance > 0:
