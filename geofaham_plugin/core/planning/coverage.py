@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from ..domain.damage import DamageClass
 from ..domain.events import load_events
 from .facts import PrepassFacts
-from .prepass import normalise
+from .prepass import alias_hits, event_spellings, normalise
 from .templates import GROUP_BY_FIELDS
 
 WORDS_FILE = Path(__file__).with_name("data") / "constraint_words.json"
@@ -106,18 +106,15 @@ def _vocabulary() -> dict[str, dict[str, re.Pattern[str]]]:
 def named_event_groups(question: str) -> list[tuple[str, list[int]]]:
     """The disasters a question names by an unambiguous alias ("Eaton", "Palisades"; not "Los Angeles", which
     names both), as (name, event ids) — snapshots of one event share a name and count as one."""
-    text = normalise(question)
+    events = load_events()
     ids_by_name: dict[str, list[int]] = {}
-    names_by_alias: dict[str, set[str]] = {}
-    for event in load_events():
+    names_by_spelling: dict[str, set[str]] = {}
+    for event in events:
         ids_by_name.setdefault(event.name, []).append(event.id)
-        for alias in event.aliases:
-            names_by_alias.setdefault(normalise(alias), set()).add(event.name)
-    named = {
-        next(iter(names))
-        for alias, names in names_by_alias.items()
-        if len(names) == 1 and re.search(rf"(?<![\w]){re.escape(alias)}(?![\w])", text)
-    }
+        for spelling in event_spellings(event):
+            names_by_spelling.setdefault(spelling, set()).add(event.name)
+    hits = {spelling for spelling, _ in alias_hits(normalise(question), events)}  # the pre-pass's own matcher
+    named = {next(iter(names)) for spelling in hits if len(names := names_by_spelling.get(spelling, set())) == 1}
     return [(name, ids_by_name[name]) for name in sorted(named)]
 
 

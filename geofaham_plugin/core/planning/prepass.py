@@ -409,13 +409,14 @@ def extract_windows(text: str, event_date: date | None) -> list[TimeWindow]:
 # --- Events ------------------------------------------------------------------------------------
 
 
-def _spellings(event: DisasterEvent) -> set[str]:
+def event_spellings(event: DisasterEvent) -> set[str]:
+    """The normalised names and place spellings of an event, as questions are matched against them."""
     return {normalise(a) for a in event.aliases}
 
 
-def _alias_hits(text: str, events: list[DisasterEvent]) -> list[tuple[str, Span]]:
+def alias_hits(text: str, events: list[DisasterEvent]) -> list[tuple[str, Span]]:
     """(spelling, span) of every alias or place spelling found, longest spelling first at a position."""
-    spellings = set().union(*map(_spellings, events))
+    spellings = set().union(*map(event_spellings, events))
     if not spellings:
         return []
     pattern = re.compile(rf"(?<!\w)(?:{_alternation(spellings)})(?!\w)")
@@ -432,7 +433,7 @@ def rank_events(
     scored: list[tuple[DisasterEvent, float]] = []
     identified: list[tuple[DisasterEvent, float]] = []
     for event in events:
-        named = ALIAS_SCORE * len(aliases & _spellings(event))
+        named = ALIAS_SCORE * len(aliases & event_spellings(event))
         kinds = {event.type} | ({"flood"} if "flood map" in event.available_data else set())
         typed = TYPE_SCORE if types & kinds else 0.0
         date_scores = [SAME_YEAR_SCORE for y in years if y == event.event_date.year]
@@ -469,7 +470,7 @@ def _resolve(ranked: list[tuple[DisasterEvent, float]]) -> int | None:
 
 def _gazetteer(events: list[DisasterEvent]) -> dict[str, str]:
     """Spelling -> canonical place name, for the places of these events only."""
-    spellings = set().union(*map(_spellings, events))
+    spellings = set().union(*map(event_spellings, events))
     gazetteer = {normalise(v): c for v, c in load_gazetteer().items() if normalise(v) in spellings}
     return gazetteer | {normalise(e.place): e.place for e in events}
 
@@ -483,7 +484,7 @@ def prepass(question: str, *, events: list[DisasterEvent] | None = None) -> Prep
     plain = normalise(question)
 
     dated = extract_dates(plain)
-    hits = _alias_hits(plain, events)
+    hits = alias_hits(plain, events)
     text = _blank(plain, [span for _, span in hits] + [span for _, span in dated])
     group_by, group_span = extract_group_by(text)
     if group_span:
