@@ -385,7 +385,7 @@ def test_a_question_naming_another_disaster_is_not_a_follow_up(store):
     first = orch.run("Which hospitals are within 5 km of the Eaton fire perimeter?")
     second = orch.run("How many buildings were destroyed in the Palisades fire?", previous=first)
     assert second.follow_up_of is None and second.facts.distances_m == [] and second.facts.event_id == 14
-    assert second.plans[0].template == "count_damage" and "6,823 in total" in second.answer
+    assert second.plans[0].specs[0].subject.event_id == 14 and "6,823 in total" in second.answer
 
 
 def test_export_a_run_as_a_self_contained_folder(store, tmp_path):

@@ -90,7 +90,8 @@ def test_prepass_facts_override_the_models_guess_on_a_first_plan(store):
 def test_a_clear_question_needs_no_model_call(store):
     facts = prepass("How many buildings were destroyed in the Palisades fire?")
     result = Planner(LLM(ScriptedModel({}))).plan(facts, store)
-    assert not result.model_called and result.template == "count_damage"
+    assert not result.model_called and result.template is None and len(result.specs) == 1
+    assert [s.tool for s in result.plan.steps] == ["load_event_layer", "select_damage", "count"]
     assert result.plan.steps[1].args == {"damage_classes": ["destroyed"]}
 
 

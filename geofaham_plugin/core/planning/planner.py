@@ -21,6 +21,7 @@ from ..agents.maps import FEATURE_CLASSES
 from ..domain.damage import DamageClass
 from ..domain.events import DisasterEvent, get_event, load_events
 from ..domain.names import Role
+from ..engines.layers import LayerCatalogue
 from ..engines.raster.ops import INDEX_NAMES
 from ..errors import ModelRetry
 from ..llm import LLM, Message
@@ -29,6 +30,7 @@ from ..store.store import ResponseStore
 from .coverage import asks_nearest
 from .facts import PrepassFacts
 from .plan import Plan, TaskLedger
+from .spec import AnalysisSpec, SpecDraft, SpecError, compile_specs, spec_from_facts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
 
@@ -45,6 +47,7 @@ class PlanResult(BaseModel):
     template: str | None = None
     model_called: bool = False
     slots: dict[str, Any] = Field(default_factory=dict)
+    specs: list[AnalysisSpec] = Field(default_factory=list, description="guided mode: the analysis specs compiled")
 
 
 class FreePlanOutput(BaseModel):
@@ -166,11 +169,24 @@ def guided_prompt(
     return [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
 
 
+def _imagery_template(template: Template) -> bool:
+    """A workflow over imagery or rasters (burn severity, flood mapping, indices): not an analysis of sets."""
+    return any(step.agent in (Role.stac.value, Role.raster.value) for step in template.steps)
+
+
 class Planner:
-    def __init__(self, llm: LLM, mode: Literal["guided", "free"] = "guided", *, always_ask_model: bool = False) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        mode: Literal["guided", "free"] = "guided",
+        *,
+        always_ask_model: bool = False,
+        layers: LayerCatalogue | None = None,
+    ) -> None:
         self.llm = llm
         self.mode = mode
         self.always_ask_model = always_ask_model
+        self.layers = layers
 
     def plan(
         self,
@@ -200,6 +216,10 @@ class Planner:
     ) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
+        if not failures and not self.always_ask_model and not _imagery_template(templates[ranked[0][0]]):
+            specced = self._spec(facts, store, aoi_artifact_id, step)
+            if specced is not None:
+                return specced
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
             ranked = sorted(
                 ((n, s + (FOLLOW_UP_BONUS if n == preferred_template else 0)) for n, s in ranked), key=lambda x: -x[1]
@@ -271,6 +291,69 @@ class Planner:
             model_called=True,
             failures=failures,
         )
+
+    def _spec(
+        self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None, step: str
+    ) -> PlanResult | None:
+        """The plan of the question's analysis specs, or None when the question is not one code can read
+        (then the templates and the model take over). The model is asked only for what code left open:
+        which of the candidate disasters is meant."""
+        try:
+            draft = spec_from_facts(facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers)
+            model_called = False
+            if draft.gaps:
+                draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
+            plan = compile_specs(draft.specs)
+        except SpecError:
+            return None
+        problems = validate_plan(plan, store)
+        if problems:
+            return None
+        specs = draft.specs
+        first = specs[0]
+        event_id = first.subject.event_id or (first.relation.reference.event_id if first.relation else None)
+        event = get_event(event_id) if event_id else None
+        tools = list(dict.fromkeys(s.tool for s in plan.steps if s.tool))
+        ledger = TaskLedger(
+            intent="; ".join(s.describe() for s in specs) + f" — {facts.question}",
+            requested_output="answer",
+            disaster_event_id=event_id,
+            event_date=event.event_date if event else None,
+            time_windows=facts.windows,
+            aoi_source="user_aoi" if aoi_artifact_id else ("event" if event_id else "none"),
+            aoi_artifact_id=aoi_artifact_id,
+            place=event.place if event else (facts.places[0] if facts.places else None),
+            target_entities=facts.target_entities,
+            damage_classes=facts.damage_classes,
+            distances_m=facts.distances_m,
+            operations=tools,
+            reusable_artifacts=[aoi_artifact_id] if aoi_artifact_id else [],
+        )
+        return PlanResult(ledger=ledger, plan=plan, mode="guided", model_called=model_called, specs=specs)
+
+    def _fill_gaps(self, facts: PrepassFacts, draft: SpecDraft, aoi_artifact_id: str | None, step: str) -> SpecDraft:
+        """Ask the model to choose what code could not (a narrowed enum per open field), then re-read."""
+        gap = draft.gaps[0]
+        if gap.field != "event_id":
+            raise SpecError(gap.reason)
+        events = [get_event(i) for i in gap.candidates]
+        choice_type = create_model(
+            "EventChoice",
+            event_id=(Literal[tuple(e.id for e in events)], ...),  # type: ignore[valid-type]
+        )
+        lines = [
+            f"Question: {facts.question}",
+            "Which disaster does the question mean? Candidates:",
+            *(f"- {_describe_event(e)}" for e in events),
+        ]
+        messages = [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
+        choice = self.llm.structured(Role.planner, messages, choice_type, step=step)
+        filled = spec_from_facts(
+            facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, event_id=choice.model_dump()["event_id"]
+        )
+        if filled.gaps:
+            raise SpecError(filled.gaps[0].reason)
+        return filled
 
     def _result(
         self,

@@ -1,0 +1,612 @@
+"""Composable analysis specs: what a question asks, as data, compiled by code into a plan of typed tools.
+
+A question becomes one :class:`AnalysisSpec` (or one per disaster it compares): a **subject set** (the
+building-damage inspections of an event, features of a class, the hazard area itself, or a layer the
+user brought) narrowed by attribute filters (damage classes); an optional **spatial relation** to a
+**reference set** (inside, outside, within / beyond a distance, the k nearest) where the reference is
+another set or the user's area of interest; a **measure** (list, count, share of the set before the
+relation, area, length, sum or mean of a field); and an optional grouping field. The user's area of
+interest restricts every subject and reference set unless the AOI *is* the reference.
+
+:func:`spec_from_facts` fills a spec from the pre-pass facts and the constraint words, code first;
+what code cannot decide comes back as :class:`SpecGap` candidates for the model to choose from (a
+narrowed enum, never free text). :func:`compile_spec` turns specs into a :class:`Plan` whose steps
+are the same typed tools the templates use, so the validator and the orchestrator's three checks
+apply unchanged. Nothing here invents a number: every measure is a tool that runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from ..agents.base import get_tool
+from ..domain.damage import ANY_DAMAGE, DamageClass
+from ..domain.events import get_event
+from ..engines.layers import LayerCatalogue
+from .coverage import WORDS_FILE, named_event_groups, question_constraints
+from .facts import PrepassFacts
+from .plan import Plan, PlanStep
+from .prepass import DAMAGE_RE, ENTITY_WORDS, normalise
+from .templates import GROUP_BY_FIELDS
+
+SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
+RelationKind = Literal["inside", "outside", "within", "beyond", "nearest"]
+MeasureKind = Literal["list", "count", "share", "area", "length", "sum", "mean"]
+
+NEAREST_SEARCH_M = 25_000.0  # how far around the reference features are fetched for "the nearest"
+NEAR_DEFAULT_M = 1_000.0  # "near" with no distance: within 1 km (stated in the answer)
+OUTSIDE_SEARCH_M = 5_000.0  # features "outside" a hazard are looked for this far around it (without an AOI)
+ALL_CLASSES = [c for c in DamageClass]
+
+
+class SpecError(ValueError):
+    """The facts do not make a spec (the message says what is missing, for the model or the answer)."""
+
+
+class SetRef(BaseModel):
+    """A set of features: a catalogue layer's rows for an event, features of a class, a user layer, the AOI."""
+
+    kind: SetKind
+    event_id: int | None = None
+    feature_class: str | None = None
+    layer_id: str | None = None
+    damage_classes: list[DamageClass] = Field(default_factory=list, description="damage sets only; empty: all")
+
+    @model_validator(mode="after")
+    def _complete(self) -> SetRef:
+        if self.kind in ("damage", "hazard") and self.event_id is None:
+            raise ValueError(f"a {self.kind} set needs a disaster event")
+        if self.kind == "features" and not self.feature_class:
+            raise ValueError("a features set needs a feature class")
+        if self.kind == "layer" and not self.layer_id:
+            raise ValueError("a layer set needs a layer id")
+        return self
+
+    def describe(self) -> str:
+        event = get_event(self.event_id).name if self.event_id else ""
+        if self.kind == "damage":
+            classes = ", ".join(c.value for c in self.damage_classes) if self.damage_classes else ""
+            return f"{event} building-damage records" + (f" ({classes})" if classes else "")
+        if self.kind == "hazard":
+            return f"the {event} hazard area"
+        if self.kind == "features":
+            return f"{self.feature_class} features"
+        if self.kind == "layer":
+            return f"layer {self.layer_id}"
+        return "your area of interest"
+
+
+class Relation(BaseModel):
+    kind: RelationKind
+    reference: SetRef
+    distance_m: float | None = Field(default=None, gt=0, le=200_000)
+    k: int | None = Field(default=None, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _complete(self) -> Relation:
+        if self.kind in ("within", "beyond") and self.distance_m is None:
+            raise ValueError(f"relation '{self.kind}' needs a distance")
+        return self
+
+
+class AnalysisSpec(BaseModel):
+    """One analysis: a subject set, an optional relation to a reference set, a measure, a grouping."""
+
+    subject: SetRef
+    relation: Relation | None = None
+    measure: MeasureKind = "count"
+    field: str | None = Field(default=None, description="the numeric field of sum / mean")
+    group_by: str | None = Field(default=None, description="a field of the subject's layer")
+    aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
+    implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
+
+    @model_validator(mode="after")
+    def _complete(self) -> AnalysisSpec:
+        if self.subject.kind == "aoi":
+            raise ValueError("the area of interest restricts a subject; it is not one")
+        if self.measure in ("sum", "mean") and not self.field:
+            raise ValueError(f"a {self.measure} needs a numeric field")
+        if self.measure in ("area", "length") and self.subject.kind == "damage":
+            raise ValueError(f"the {self.measure} of building points is not defined")
+        if self.relation and self.relation.reference.kind == "aoi" and not self.aoi_artifact_id:
+            raise ValueError("the reference is the area of interest, but none is set")
+        return self
+
+    def describe(self) -> str:
+        parts = [f"{self.measure} of {self.subject.describe()}"]
+        if self.relation:
+            r = self.relation
+            distance = f"{r.distance_m:g} m" if r.distance_m else ""
+            how = {
+                "inside": "inside",
+                "outside": "outside",
+                "within": f"within {distance} of",
+                "beyond": f"more than {distance} from",
+                "nearest": f"the {r.k or 1} nearest to",
+            }[r.kind]
+            parts.append(f"{how} {r.reference.describe()}")
+        if self.group_by:
+            parts.append(f"by {self.group_by}")
+        if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
+            parts.append("in your area of interest")
+        return " ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ compile
+class _Builder:
+    """Plan steps in order; an identical step (tool, args, inputs) is made once and shared."""
+
+    def __init__(self) -> None:
+        self.steps: list[PlanStep] = []
+        self._index: dict[str, str] = {}
+
+    def add(
+        self, tool_name: str, goal: str, args: dict[str, Any], inputs: dict[str, str], *, empty_is_answer: bool = False
+    ) -> str:
+        key = repr((tool_name, sorted(args.items()), sorted(inputs.items())))
+        if key in self._index:
+            return self._index[key]
+        tool = get_tool(tool_name)
+        step_id = len(self.steps) + 1
+        step = PlanStep(
+            id=step_id,
+            agent=tool.agent,
+            tool=tool_name,
+            goal=goal,
+            args=args,
+            inputs=inputs,
+            expected_output=tool.output,
+            empty_is_answer=empty_is_answer,
+        )
+        step.depends_on = sorted(set(step.step_refs()))
+        self.steps.append(step)
+        self._index[key] = f"step:{step_id}"
+        return self._index[key]
+
+
+def _event_name(event_id: int | None) -> str:
+    return get_event(event_id).name if event_id else ""
+
+
+def _set(
+    b: _Builder, ref: SetRef, aoi: str | None, around: tuple[str, float] | None, *, select_all: bool = False
+) -> tuple[str, str]:
+    """Steps that make the set ``ref`` names, restricted to the AOI. Returns (the set, the set before its
+    attribute filter: the base of a share). ``around`` = (area, buffer m) where features are fetched."""
+    if ref.kind == "aoi":
+        if not aoi:
+            raise SpecError("the question refers to an area of interest, but none is set")
+        return aoi, aoi
+    event = _event_name(ref.event_id)
+    if ref.kind == "hazard":
+        s = b.add(
+            "load_event_layer",
+            f"Load the hazard area (burn area / flood extent) of {event}",
+            {"event_id": ref.event_id, "role": "hazard"},
+            {},
+        )
+        if aoi:
+            s = b.add("clip", "Cut the hazard area to your area of interest", {}, {"features": s, "mask": aoi})
+        return s, s
+    if ref.kind == "damage":
+        s = b.add(
+            "load_event_layer",
+            f"Load the building-damage inspections of {event}",
+            {"event_id": ref.event_id, "role": "damage"},
+            {},
+        )
+        if aoi:
+            s = b.add(
+                "inside",
+                "Keep the damage records inside your area of interest",
+                {},
+                {"features": s, "mask": aoi},
+                empty_is_answer=True,
+            )
+        base = s
+        classes = ref.damage_classes or (ALL_CLASSES if select_all else [])
+        if classes:
+            s = b.add(
+                "select_damage",
+                f"Keep buildings with damage class {', '.join(c.value for c in classes)}",
+                {"damage_classes": [c.value for c in classes]},
+                {"damage": s},
+                empty_is_answer=True,
+            )
+        return s, base
+    if ref.kind == "layer":
+        s = b.add("load_layer", f"Load your layer {ref.layer_id}", {"layer_id": ref.layer_id}, {})
+        if aoi:
+            s = b.add(
+                "inside",
+                f"Keep the features of {ref.layer_id} inside your area of interest",
+                {},
+                {"features": s, "mask": aoi},
+                empty_is_answer=True,
+            )
+        return s, s
+    # features of a class, fetched around an area (the reference, or the AOI)
+    area, buffer_m = around if around else (aoi, 0.0) if aoi else (None, 0.0)
+    if area is None and ref.event_id is not None:  # features of a disaster: in and around its hazard area
+        area = _set(b, SetRef(kind="hazard", event_id=ref.event_id), None, None)[0]
+    if area is None:
+        raise SpecError(f"there is no area to look for {ref.feature_class} in: name a disaster or set an area")
+    where = f" and {buffer_m:g} m around it" if buffer_m else ""
+    s = b.add(
+        "get_features",
+        f"Find {ref.feature_class} features in the area{where}",
+        {"feature_class": ref.feature_class, "buffer_m": buffer_m},
+        {"aoi": area},
+        empty_is_answer=True,
+    )
+    if aoi and area != aoi:
+        s = b.add(
+            "inside",
+            f"Keep the {ref.feature_class} features inside your area of interest",
+            {},
+            {"features": s, "mask": aoi},
+            empty_is_answer=True,
+        )
+    return s, s
+
+
+def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
+    """Steps for one spec; returns the reference of its last step."""
+    aoi = spec.aoi_artifact_id
+    relation = spec.relation
+    group_field = GROUP_BY_FIELDS.get(spec.group_by, spec.group_by) if spec.group_by else None
+    select_all = spec.subject.kind == "damage" and (group_field == "damage_class" or spec.measure != "share")
+    subject_aoi = aoi if not (relation and relation.reference.kind == "aoi") else None
+    if relation is None:
+        s, base = _set(b, spec.subject, aoi, None, select_all=select_all)
+    else:
+        ref_aoi = None if relation.reference.kind == "aoi" else aoi
+        reach = {"within": float(relation.distance_m or 0), "nearest": NEAREST_SEARCH_M}.get(relation.kind, 0.0)
+        if relation.reference.kind == "features" and spec.subject.kind != "features":
+            # features to relate to are looked for around the subject set (damage within 800 m of a school)
+            s, _ = _set(b, spec.subject, subject_aoi, None, select_all=select_all)
+            r, _ = _set(b, relation.reference, None, (s, reach), select_all=False)
+        else:
+            r, _ = _set(b, relation.reference, ref_aoi, (aoi, 0.0) if aoi else None, select_all=False)
+            around: tuple[str, float] | None = None
+            if spec.subject.kind == "features":
+                if relation.kind in ("inside", "within", "nearest"):
+                    around = (r, reach)
+                else:  # outside / beyond: the AOI bounds the search, else a ring around the reference
+                    around = (aoi, 0.0) if aoi else (r, OUTSIDE_SEARCH_M + float(relation.distance_m or 0))
+            s, _ = _set(b, spec.subject, subject_aoi, around, select_all=select_all)
+        base = s
+        if relation.kind == "inside":
+            s = b.add("inside", f"Keep those inside {relation.reference.describe()}", {}, {"features": s, "mask": r})
+        elif relation.kind == "within":
+            s = b.add(
+                "within_distance",
+                f"Keep those within {relation.distance_m:g} m of {relation.reference.describe()}, with distances",
+                {"distance_m": relation.distance_m},
+                {"features": s, "reference": r},
+            )
+        elif relation.kind == "nearest":
+            s = b.add(
+                "nearest",
+                f"Rank the {relation.k or 1} nearest to {relation.reference.describe()}",
+                {"k": relation.k or 1},
+                {"features": s, "reference": r},
+            )
+        else:
+            mask = r
+            if relation.kind == "beyond":
+                mask = b.add(
+                    "buffer",
+                    f"Buffer {relation.reference.describe()} by {relation.distance_m:g} m",
+                    {"distance_m": relation.distance_m},
+                    {"layer": r},
+                )
+            s = b.add(
+                "outside",
+                f"Keep those outside {relation.reference.describe()}"
+                + (f" buffered by {relation.distance_m:g} m" if relation.kind == "beyond" else ""),
+                {},
+                {"features": s, "mask": mask},
+            )
+    if spec.measure == "count":
+        return b.add(
+            "count",
+            "Count them" + (f" by {spec.group_by}" if spec.group_by else ""),
+            {"by": group_field},
+            {"layer": s},
+        )
+    if spec.measure == "list":
+        if group_field:
+            return b.add("count", f"Count them by {spec.group_by}", {"by": group_field}, {"layer": s})
+        return s
+    if spec.measure == "share":
+        return b.add(
+            "share",
+            "Share of the selection in the set it was taken from" + (f", by {spec.group_by}" if spec.group_by else ""),
+            {"by": group_field},
+            {"part": s, "base": base},
+        )
+    if spec.measure in ("area", "length"):
+        return b.add(
+            "measure",
+            f"Measure the {spec.measure} geodesically" + (f" by {spec.group_by}" if spec.group_by else ""),
+            {"quantity": spec.measure, "by": group_field},
+            {"layer": s},
+        )
+    return b.add(
+        "stats",
+        f"{spec.measure} of {spec.field}" + (f" by {spec.group_by}" if spec.group_by else ""),
+        {"field": spec.field, "stat": spec.measure, "by": group_field},
+        {"layer": s},
+    )
+
+
+def compile_specs(specs: Sequence[AnalysisSpec]) -> Plan:
+    """The typed plan for ``specs`` (one after another, sharing identical steps)."""
+    if not specs:
+        raise SpecError("no analysis to compile")
+    b = _Builder()
+    for spec in specs:
+        _compile_one(b, spec)
+    if len(b.steps) > 12:
+        raise SpecError(f"the analysis needs {len(b.steps)} steps; a plan holds at most 12: ask one part at a time")
+    return Plan(steps=b.steps, rationale="analysis spec: " + " | ".join(s.describe() for s in specs))
+
+
+# ---------------------------------------------------------------------------------------- from facts
+class SpecGap(BaseModel):
+    """A choice code could not make: the field and the candidates the model may choose from."""
+
+    field: Literal["event_id", "subject", "measure", "relation"]
+    candidates: list[Any]
+    reason: str
+
+
+class SpecDraft(BaseModel):
+    """What code resolved of a question's spec, and what is left for the model to choose."""
+
+    specs: list[AnalysisSpec] = Field(default_factory=list)
+    gaps: list[SpecGap] = Field(default_factory=list)
+
+
+@cache
+def _hazard_re() -> re.Pattern[str]:
+    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["hazard_words"]
+    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
+
+
+def _position(text: str, phrases: Sequence[str]) -> int | None:
+    """Where the first of ``phrases`` (or its plural) is said in the normalised question."""
+    found = [
+        m.start()
+        for phrase in phrases
+        if (m := re.search(rf"(?<!\w){re.escape(normalise(phrase))}(?:e?s)?(?!\w)", text))
+    ]
+    return min(found, default=None)
+
+
+def _damage_position(text: str) -> int | None:
+    m = DAMAGE_RE.search(text)
+    building = _position(text, ENTITY_WORDS.get("buildings", ()))
+    places = [p for p in (m.start() if m else None, building) if p is not None]
+    return min(places, default=None)
+
+
+_SMALL_NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5,
+    "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5,
+    "um": 1, "uma": 1, "dois": 2, "duas": 2, "quatro": 4,
+}  # fmt: skip
+_K_NEAR = re.compile(
+    r"(?<!\w)(?P<n>\d{1,3}|" + "|".join(_SMALL_NUMBERS) + r")\s+(?:[a-z']+\s+){0,3}?"
+    r"(?:nearest|closest|mas\s+cercan|mas\s+proxim|plus\s+proches?|mais\s+proxim)"
+)
+
+
+def _k(facts: PrepassFacts, text: str) -> tuple[int, str | None]:
+    """How many nearest: the pre-pass's k, else a number said a few words before "nearest" ("the two schools
+    closest", "las dos escuelas mas cercanas"), else one (a plural subject gets three, and says so)."""
+    if facts.k is not None:
+        return facts.k, None
+    if m := _K_NEAR.search(text):
+        n = m["n"]
+        return (int(n) if n.isdigit() else _SMALL_NUMBERS[n]), None
+    if re.search(r"(?:nearest|closest)\s+(?:\w+\s+){0,2}\w+s\b|\w+s\s+(?:nearest|closest)\b", text):
+        return 3, "'the nearest' (plural) taken as the 3 nearest"
+    return 1, None
+
+
+def _comparison_events(facts: PrepassFacts) -> list[int]:
+    """The event of each disaster a comparison names (the latest record of a disaster with snapshots)."""
+    groups = named_event_groups(facts.question)
+    if len(groups) < 2:
+        return []
+    return [max(ids, key=lambda i: (get_event(i).event_date, i)) for _, ids in groups]
+
+
+def spec_from_facts(
+    facts: PrepassFacts,
+    *,
+    aoi_artifact_id: str | None = None,
+    layers: LayerCatalogue | None = None,
+    event_id: int | None = None,
+) -> SpecDraft:
+    """The specs code can read from the question, and the choices it leaves to the model (gaps).
+
+    ``event_id`` is the model's choice among the candidates when the question did not resolve one.
+    Raises :class:`SpecError` when the question is not an analysis of sets (imagery, indices) or a part
+    of it names nothing code or the model could choose from."""
+    text = normalise(facts.question)
+    constraints = question_constraints(facts, aoi_artifact_id=aoi_artifact_id)
+    measures = [str(c.value) for c in constraints if c.kind == "measure"]
+    relations = {str(c.value) for c in constraints if c.kind == "relation"}
+    implied: list[str] = []
+
+    # -- which sets the question names, in the order it names them
+    named: list[tuple[int, SetRef | None, str]] = []  # (position, set without its event, what)
+    for cls in facts.target_entities:
+        if cls == "buildings":
+            continue
+        pos = _position(text, ENTITY_WORDS.get(cls, (cls,)))
+        named.append((pos if pos is not None else len(text), None, f"features:{cls}"))
+    for layer_id in getattr(facts, "layers", []) or []:
+        named.append((len(text), None, f"layer:{layer_id}"))
+    damage_pos = _damage_position(text) if (facts.damage_classes or "buildings" in facts.target_entities) else None
+    if damage_pos is not None:
+        named.append((damage_pos, None, "damage"))
+    named.sort(key=lambda item: item[0])
+    hazard_named = bool(_hazard_re().search(text))
+
+    measure = _measure(measures)
+    if not named:
+        if measure in ("area", "length") or (hazard_named and measure != "count"):
+            named.append((0, None, "hazard"))
+        else:
+            raise SpecError("the question names no set of features to analyse (buildings, a feature class, a layer)")
+
+    # -- the relation
+    distance = facts.distances_m[0] if facts.distances_m else None
+    kind: RelationKind | None = None
+    if facts.k is not None or "nearest" in relations:
+        kind = "nearest"
+    elif "outside" in relations:
+        kind = "beyond" if distance else "outside"
+    elif distance is not None:
+        kind = "within"
+    elif "near" in relations:
+        kind, distance = "within", NEAR_DEFAULT_M
+        implied.append(f"'near' taken as within {NEAR_DEFAULT_M:g} m")
+    elif "inside" in relations:
+        kind = "inside"
+
+    subject_what = named[0][2]
+    others = [what for _, _, what in named[1:]]
+    reference_what: str | None = None
+    if kind is not None:
+        if others:
+            reference_what = others[0]
+        elif hazard_named or kind != "inside" or not aoi_artifact_id:
+            reference_what = "hazard" if subject_what != "hazard" else None
+        else:
+            kind = None  # "inside my area": the AOI restriction says it
+    elif subject_what.startswith("features:") and not aoi_artifact_id:
+        # features of an event with no relation: the ones in the hazard area (say so)
+        kind, reference_what = "inside", "hazard"
+        implied.append("features counted inside the hazard area of the disaster")
+    if kind is not None and reference_what is None:
+        if aoi_artifact_id:
+            reference_what = "aoi"
+        else:
+            raise SpecError("the question relates the set to nothing code can find")
+
+    k, k_note = _k(facts, text) if kind == "nearest" else (1, None)
+    if k_note:
+        implied.append(k_note)
+
+    # -- the events: a comparison computes the same analysis for each disaster it names
+    events = _comparison_events(facts)
+    if not events and (event_id or facts.event_id):
+        events = [event_id or facts.event_id]
+    wants = [subject_what] + ([reference_what] if reference_what else [])
+    needs_event = any(w in ("damage", "hazard") for w in wants) or (
+        subject_what.startswith("features:") and not aoi_artifact_id
+    )
+    if needs_event and not events:
+        if facts.event_candidates:
+            gap = SpecGap(field="event_id", candidates=facts.event_candidates[:6], reason="the disaster is not named")
+            return SpecDraft(gaps=[gap])
+        raise SpecError("the question names no disaster and no area of interest is set")
+
+    if measure == "count" and subject_what.startswith(("features:", "layer:")) and not facts.wants_count:
+        measure = "list"
+    field = None
+    if measure in ("sum", "mean"):
+        raise SpecError(f"the {measure} of a field needs a layer with that field")
+
+    specs: list[AnalysisSpec] = []
+    for ev in events or [None]:
+        subject = _set_ref(subject_what, ev, facts)
+        relation = None
+        if kind is not None and reference_what is not None:
+            reference = _set_ref(reference_what, ev, facts, as_reference=True)
+            relation = Relation(
+                kind=kind,
+                reference=reference,
+                distance_m=distance if kind in ("within", "beyond") else None,
+                k=k if kind == "nearest" else None,
+            )
+        try:
+            spec = AnalysisSpec(
+                subject=subject,
+                relation=relation,
+                measure=measure,
+                field=field,
+                group_by=facts.group_by,
+                aoi_artifact_id=aoi_artifact_id,
+                implied=implied,
+            )
+        except ValueError as exc:
+            raise SpecError(str(exc)) from exc
+        _check_layers(spec, layers)
+        specs.append(spec)
+    return SpecDraft(specs=specs)
+
+
+def _set_ref(what: str, event_id: int | None, facts: PrepassFacts, *, as_reference: bool = False) -> SetRef:
+    try:
+        if what == "damage":
+            classes = list(facts.damage_classes)
+            if as_reference and not classes:
+                classes = list(ANY_DAMAGE)
+            return SetRef(kind="damage", event_id=event_id, damage_classes=classes)
+        if what == "hazard":
+            return SetRef(kind="hazard", event_id=event_id)
+        if what == "aoi":
+            return SetRef(kind="aoi")
+        kind, _, name = what.partition(":")
+        if kind == "features":
+            return SetRef(kind="features", feature_class=name, event_id=event_id)
+        return SetRef(kind="layer", layer_id=name, event_id=event_id)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from exc
+
+
+def _check_layers(spec: AnalysisSpec, layers: LayerCatalogue | None) -> None:
+    """An event set needs its layer in the catalogue: say which is missing instead of planning a failure."""
+    if layers is None:
+        return
+    sets = [spec.subject] + ([spec.relation.reference] if spec.relation else [])
+    for s in sets:
+        if (
+            s.kind in ("damage", "hazard")
+            and s.event_id is not None
+            and not layers.find(event_id=s.event_id, role=s.kind)
+        ):
+            what = "building-damage" if s.kind == "damage" else "hazard-area"
+            raise SpecError(f"no {what} layer is available for {get_event(s.event_id).name}")
+
+
+def _measure(measures: list[str]) -> MeasureKind:
+    for m in ("share", "area", "length", "mean", "sum"):
+        if m in measures:
+            return m  # type: ignore[return-value]
+    return "count"
+
+
+__all__ = [
+    "AnalysisSpec",
+    "Relation",
+    "SetRef",
+    "SpecDraft",
+    "SpecError",
+    "SpecGap",
+    "compile_specs",
+    "spec_from_facts",
+]
