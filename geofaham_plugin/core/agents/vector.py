@@ -303,6 +303,174 @@ def cluster(ctx: ToolContext, args: ClusterArgs, layer: ArtifactRecord) -> Artif
     )
 
 
+# Measures: the complement of inside, a share, a geodesic area or length, a statistic of a field. A measure
+# table's ``stated`` extra tells the synthesis which number it states, in which unit (see
+# orchestrator/synthesis.py); rows are keyed by ``value`` (the group, or "all").
+
+
+@tool(
+    agent=V,
+    args=NoArgs,
+    output=ArtifactKind.vector,
+    accepts_empty=("features",),
+    inputs=(InputSpec("features", VECTOR_KINDS), InputSpec("mask", VECTOR_KINDS, POLYGONAL, "area polygons")),
+)
+def outside(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: ArtifactRecord) -> ArtifactRecord:
+    """Features that do NOT intersect an area (outside the flood extent, burn area, AOI): the complement of inside."""
+    gdf = ctx.store.read_vector(features.id)
+    out, unlocated = ops.outside(gdf, ctx.store.read_vector(mask.id))
+    carried = _carry(features)
+    if unlocated:
+        note = f"{unlocated} features without a geometry are neither inside nor outside {mask.id}"
+        carried["limitations"] = carried.get("limitations", []) + [note]
+    return ctx.store.register_vector(
+        out,
+        source="vector.outside",
+        inputs=[features.id, mask.id],
+        summary=f"{len(out)} features of {features.id} outside {mask.id} (of {len(gdf)})",
+        extra={**carried, "relation": "outside"},
+    )
+
+
+class ShareArgs(BaseModel):
+    by: str | None = Field(
+        default=None, description="field present in both layers for a share per value; null for one share"
+    )
+
+
+@tool(
+    agent=V,
+    args=ShareArgs,
+    output=ArtifactKind.table,
+    field_arg=("by", "base"),
+    accepts_empty=("part",),
+    inputs=(
+        InputSpec("part", VECTOR_KINDS, description="the features the share counts (e.g. destroyed buildings)"),
+        InputSpec("base", VECTOR_KINDS, description="all the features it is a share of (e.g. every building)"),
+    ),
+)
+def share(ctx: ToolContext, args: ShareArgs, part: ArtifactRecord, base: ArtifactRecord) -> ArtifactRecord:
+    """What share (fraction and percent) of the base features the part features are, in total or per value of a field."""
+    part_gdf, base_gdf = ctx.store.read_vector(part.id), ctx.store.read_vector(base.id)
+    table, orphans = ops.share(part_gdf, base_gdf, args.by)
+    p, b = len(part_gdf), len(base_gdf)
+    percent = round(100 * p / b, 2)
+    notes = []
+    if p > b:
+        notes.append(f"{part.id} has more features ({p}) than {base.id} ({b}): it is not a part of it")
+    if orphans:
+        groups = ", ".join(f"{g} ({n})" for g, n in list(orphans.items())[:10])
+        notes.append(f"{sum(orphans.values())} features of {part.id} are in {args.by} groups {base.id} lacks: {groups}")
+    return ctx.store.register_table(
+        table,
+        source="vector.share",
+        inputs=[part.id, base.id],
+        summary=f"{p} of {b} features ({percent:g} %): {part.id} of {base.id}" + (f" by {args.by}" if args.by else ""),
+        extra={
+            "by": args.by,
+            "part_count": p,
+            "base_count": b,
+            "share": round(p / b, 4),
+            "share_percent": percent,
+            "limitations": notes,
+            "stated": {"measure": "share", "unit": "percent", "column": "percent", "label": "share", "total": percent},
+        },
+    )
+
+
+class MeasureArgs(BaseModel):
+    quantity: Literal["area", "length"] = Field(
+        description="area (km², ha) of polygons, or length (km) of lines (of polygons: their perimeter)"
+    )
+    by: str | None = Field(default=None, description="field to group by; null for a total")
+
+
+@tool(
+    agent=V,
+    args=MeasureArgs,
+    output=ArtifactKind.table,
+    field_arg=("by", "layer"),
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS, description="polygons (area) or lines (length)"),),
+)
+def measure(ctx: ToolContext, args: MeasureArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Geodesic area (km², ha) or length (km) of a layer, in total or per value of a field; overlaps counted once."""
+    table, total, what = ops.measure(ctx.store.read_vector(layer.id), args.quantity, args.by)
+    unit = "km2" if what == "area" else "km"
+    column = "area_km2" if what == "area" else "length_km"
+    amount = f"{total:g} km² ({total * 100:g} ha)" if what == "area" else f"{total:g} km"
+    how = {
+        "area": "geometries merged first, so overlapping polygons are counted once",
+        "length": "lines merged first, so shared segments are counted once",
+        "perimeter": "the outline of the merged polygons",
+    }[what]
+    return ctx.store.register_table(
+        table,
+        source="vector.measure",
+        inputs=[layer.id],
+        summary=f"geodesic {what} of {layer.id}: {amount}" + (f" by {args.by}" if args.by else "") + f" ({how})",
+        extra={
+            "by": args.by,
+            "quantity": args.quantity,
+            "measured": what,
+            "unit": unit,
+            "total": total,
+            "features": int(table["features"].sum()),
+            "stated": {
+                "measure": "area" if what == "area" else "length",
+                "unit": unit,
+                "column": column,
+                "label": what,
+                "total": total,
+            },
+        },
+    )
+
+
+class StatsArgs(BaseModel):
+    field: str = Field(description="numeric field (beds, population, value)")
+    stat: Literal["mean", "median", "min", "max", "sum"] = Field(description="the statistic")
+    by: str | None = Field(default=None, description="field to group by; null for one value")
+
+
+@tool(
+    agent=V,
+    args=StatsArgs,
+    output=ArtifactKind.table,
+    field_arg=("field", "layer"),
+    inputs=(InputSpec("layer", VECTOR_KINDS),),
+)
+def stats(ctx: ToolContext, args: StatsArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Mean, median, min, max or sum of a numeric field, in total or per value of another field (nulls left out)."""
+    table, overall = ops.stats(ctx.store.read_vector(layer.id), args.field, args.stat, args.by)
+    n_null = int(overall["n_null"])
+    notes = [f"{n_null} features without a number in {args.field} are left out of the {args.stat}"] if n_null else []
+    return ctx.store.register_table(
+        table,
+        source="vector.stats",
+        inputs=[layer.id],
+        summary=f"{args.stat} of {args.field} over {layer.id}: {overall['value']:g} ({overall['n']} values)"
+        + (f" by {args.by}" if args.by else ""),
+        extra={
+            "by": args.by,
+            "stat": args.stat,
+            "field": args.field,
+            "value": overall["value"],
+            "n": overall["n"],
+            "n_null": n_null,
+            "n_not_numeric": overall["n_not_numeric"],
+            "limitations": notes,
+            "stated": {
+                "measure": args.stat,
+                "unit": "none",
+                "column": args.stat,
+                "label": f"{args.stat} of {args.field}",
+                "total": overall["value"],
+            },
+        },
+    )
+
+
 def _carry(record: ArtifactRecord) -> dict:
     """Facts later steps and the synthesis need from an input (damage field, names, provenance)."""
     keep = ("damage_field", "damage_scale", "name_field", "attribution", "limitations", "event_id", "feature_class")

@@ -13,7 +13,7 @@ import pandas as pd
 import shapely
 from pyproj import CRS, Transformer
 
-from ..domain.geodesy import GEOD
+from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from ..errors import ToolFailed
 
 WGS84 = CRS.from_epsg(4326)
@@ -219,3 +219,173 @@ def dbscan(gdf: gpd.GeoDataFrame, eps_m: float, min_samples: int) -> tuple[gpd.G
     out = gpd.GeoDataFrame({"cluster": list(range(cluster)), "count": sizes}, geometry=hulls, crs=metric)
     out = out.sort_values("count", ascending=False, kind="stable")
     return out.to_crs(gdf.crs), int((labels == -1).sum())
+
+
+# ------------------------------------------------------------------------------------------------
+# Measures a composable answer needs: the complement of inside, a share, a geodesic area or length, a
+# statistic of a field. Areas and lengths are geodesic on the WGS84 ellipsoid (never in degrees).
+
+
+def _fields_hint(gdf: gpd.GeoDataFrame) -> str:
+    return f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}"
+
+
+def _require_field(gdf: gpd.GeoDataFrame, name: str, what: str = "the layer") -> None:
+    if name not in gdf.columns:
+        raise ToolFailed(f"{what} has no field '{name}'", kind="invalid_input", hint=_fields_hint(gdf))
+
+
+def _keys(gdf: gpd.GeoDataFrame, by: str | None) -> pd.Series:
+    """Group keys as text ("(none)" for a missing value), or "all" when not grouping."""
+    if by is None:
+        return pd.Series("all", index=gdf.index, dtype=object)
+    return gdf[by].fillna("(none)").astype(str)
+
+
+def outside(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, int]:
+    """Features that do not intersect the mask: the complement of :func:`inside`. Features without a
+    geometry are neither inside nor outside; their number is returned beside the layer."""
+    if mask.empty:
+        raise ToolFailed("the mask layer is empty", kind="empty")
+    if features.empty:
+        return features, 0
+    shape = shapely.union_all(mask.to_crs(features.crs).geometry.values)
+    shapely.prepare(shape)
+    geoms = features.geometry.to_numpy()
+    located = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
+    keep = located & ~shapely.intersects(shape, geoms)
+    return features[keep].copy(), int((~located).sum())
+
+
+def share(part: gpd.GeoDataFrame, base: gpd.GeoDataFrame, by: str | None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The share of ``base`` that ``part`` is, by feature count: one row (``value`` "all"), or one row per
+    value of ``by`` in ``base`` (0 where ``part`` has none). Columns: value, part, base, share (fraction,
+    4 decimals), percent (2 decimals). Also the groups of ``part`` that ``base`` lacks, with their counts."""
+    if base.empty:
+        raise ToolFailed(
+            "the base layer is empty: a share of nothing is undefined",
+            kind="empty",
+            hint="the base must be all the features the share is of (e.g. every building of the event)",
+        )
+    if by is not None:
+        _require_field(base, by, "the base layer")
+        if not part.empty:
+            _require_field(part, by, "the part layer")
+    base_counts = _keys(base, by).value_counts()
+    part_counts = _keys(part, by).value_counts() if len(part) else pd.Series(dtype=int)
+    groups = sorted(base_counts.index, key=lambda g: (-int(base_counts[g]), g))
+    rows = []
+    for group in groups:
+        p, b = int(part_counts.get(group, 0)), int(base_counts[group])
+        rows.append({"value": group, "part": p, "base": b, "share": round(p / b, 4), "percent": round(100 * p / b, 2)})
+    orphans = {str(g): int(n) for g, n in part_counts.items() if g not in base_counts.index}
+    return pd.DataFrame(rows, columns=["value", "part", "base", "share", "percent"]), orphans
+
+
+def _lonlat(gdf: gpd.GeoDataFrame) -> gpd.GeoSeries:
+    """Geometries in lon/lat for geodesic measures. A projected layer's edges are densified to 1 km first,
+    so an edge straight in the projection stays (nearly) where it was after reprojection."""
+    _check_crs(gdf)
+    crs = CRS.from_user_input(gdf.crs)
+    geoms = gdf.geometry
+    if crs.is_projected:
+        metres_per_unit = crs.axis_info[0].unit_conversion_factor if crs.axis_info else 1.0
+        geoms = geoms.segmentize(1000.0 / metres_per_unit)
+    return geoms.to_crs(WGS84)
+
+
+def measure(gdf: gpd.GeoDataFrame, quantity: str, by: str | None) -> tuple[pd.DataFrame, float, str]:
+    """Geodesic area (km², ha) of the polygons or length (km) of the lines, in total or per value of ``by``.
+
+    Geometries are merged (per group) before measuring, so overlapping polygons or duplicated lines are
+    counted once. A layer of polygons only has no lines: its length is its merged outline (perimeter).
+    Returns the table (value, area_km2, area_ha, features | value, length_km, features), the total of the
+    whole layer merged (groups may overlap one another, so it need not be the sum of the rows), and what was
+    measured: "area", "length" or "perimeter"."""
+    if quantity not in ("area", "length"):
+        raise ToolFailed(f"unknown quantity '{quantity}'", kind="invalid_input", hint="use area or length")
+    if by is not None:
+        _require_field(gdf, by)
+    geoms = _lonlat(gdf).to_numpy() if len(gdf) else np.array([], dtype=object)
+    located = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
+    dims = shapely.get_dimensions(geoms)
+    found = set(dims[located].tolist())
+    if found == {0}:
+        raise ToolFailed(
+            f"points have no {quantity}",
+            kind="invalid_input",
+            hint="count the points, or measure a polygon or line layer (e.g. a buffer around them)",
+        )
+    if quantity == "area" and found and 2 not in found:
+        raise ToolFailed(
+            "lines have no area", kind="invalid_input", hint="measure quantity='length', or buffer the lines first"
+        )
+    what = "area" if quantity == "area" else ("length" if 1 in found or not found else "perimeter")
+    measured = located & (dims == (1 if what == "length" else 2))
+
+    def amount(select: np.ndarray) -> float:
+        values = geoms[measured & select]
+        if not len(values):
+            return 0.0
+        merged = shapely.union_all(values if what == "length" else shapely.make_valid(values))
+        if what == "area":
+            return geodesic_area_m2(merged)
+        return geodesic_length_m(merged.boundary if what == "perimeter" else merged)
+
+    keys = _keys(gdf, by).to_numpy()
+    counts = pd.Series(keys, dtype=object).value_counts()
+    rows = [
+        {"value": group, "amount": amount(keys == group), "features": int(counts[group])}
+        for group in sorted(counts.index, key=lambda g: (-int(counts[g]), g))
+    ]
+    if by is None and not rows:
+        rows.append({"value": "all", "amount": 0.0, "features": 0})
+    total = amount(np.ones(len(geoms), dtype=bool)) if by is not None else rows[0]["amount"]
+    table = pd.DataFrame(rows, columns=["value", "amount", "features"])
+    if what == "area":
+        table = table.assign(area_km2=(table["amount"] / 1e6).round(6), area_ha=(table["amount"] / 1e4).round(4))
+        columns, scale = ["value", "area_km2", "area_ha", "features"], 1e6
+    else:
+        table = table.assign(length_km=(table["amount"] / 1e3).round(4))
+        columns, scale = ["value", "length_km", "features"], 1e3
+    table = table[columns].sort_values(columns[1], ascending=False, kind="stable").reset_index(drop=True)
+    return table, round(total / scale, 6), what
+
+
+STATS = ("mean", "median", "min", "max", "sum")
+
+
+def stats(gdf: gpd.GeoDataFrame, field: str, stat: str, by: str | None) -> tuple[pd.DataFrame, dict[str, float | int]]:
+    """A statistic of a numeric field, in total or per value of ``by``. Values are coerced to numbers;
+    missing and non-numeric values are left out and counted. Returns the table (value, <stat>, n, n_null),
+    largest first, and the overall figures: the statistic over every value, n, n_null, n_not_numeric."""
+    if stat not in STATS:
+        raise ToolFailed(f"unknown statistic '{stat}'", kind="invalid_input", hint=f"use one of {', '.join(STATS)}")
+    if gdf.empty:
+        raise ToolFailed(f"no features: the {stat} of nothing is undefined", kind="empty")
+    _require_field(gdf, field)
+    if by is not None:
+        _require_field(gdf, by)
+    raw = gdf[field]
+    values = pd.to_numeric(raw, errors="coerce")
+    if values.notna().sum() == 0:
+        raise ToolFailed(f"field '{field}' has no numbers", kind="invalid_input", hint=_fields_hint(gdf))
+    keys = _keys(gdf, by)
+    grouped = values.groupby(keys)
+    table = pd.DataFrame(
+        {
+            stat: grouped.agg(stat),
+            "n": grouped.count().astype(int),
+            "n_null": values.isna().groupby(keys).sum().astype(int),
+        }
+    )
+    table = table.rename_axis("value").reset_index()
+    table.loc[table["n"] == 0, stat] = np.nan  # a group without a number has no statistic (not a sum of 0)
+    table = table.sort_values(stat, ascending=False, kind="stable", na_position="last").reset_index(drop=True)
+    overall = {
+        "value": float(values.agg(stat)),
+        "n": int(values.notna().sum()),
+        "n_null": int(values.isna().sum()),
+        "n_not_numeric": int((values.isna() & raw.notna()).sum()),
+    }
+    return table, overall

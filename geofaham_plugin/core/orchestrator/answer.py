@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Measure = Literal["count", "distance", "area", "length", "share", "mean", "sum", "min", "max", "value"]
-Unit = Literal["count", "m", "m2", "km2", "percent", "ratio", "none"]
+Measure = Literal["count", "distance", "area", "length", "share", "mean", "median", "sum", "min", "max", "value"]
+Unit = Literal["count", "m", "km", "m2", "km2", "percent", "ratio", "none"]
 
 
 class StatedValue(BaseModel):

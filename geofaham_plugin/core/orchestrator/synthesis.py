@@ -9,9 +9,10 @@ as the text states it (rounded the same way), so text and structure cannot disag
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import pandas as pd
 from pydantic import BaseModel, Field
@@ -178,10 +179,146 @@ def _sql_finding(record: ArtifactRecord, table: pd.DataFrame) -> Finding:
     return finding
 
 
+def _fmt_measure(value: float) -> str:
+    """A measured quantity (an area, a length, a percent, a mean): integers from 100, else 3 significant
+    digits at least (0.0412 km², 3.46 %, 12.3), without trailing zeros."""
+    size = abs(value)
+    if size >= 100 or size == 0:
+        return _fmt(value)
+    decimals = 1 if size >= 10 else 2 if size >= 1 else 2 - math.floor(math.log10(size))
+    return f"{value:,.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def _stated_measure(value: float) -> float:
+    """``value`` as :func:`_fmt_measure` writes it."""
+    return float(_fmt_measure(value).replace(",", ""))
+
+
+_UNIT_TEXT = {"km2": "km²", "m2": "m²", "km": "km", "m": "m", "percent": "%"}
+
+
+def _with_unit(value: float, unit: str) -> str:
+    """'1.5 km² (150 ha)', '3.2 km', '28.9 %', '12.3'."""
+    text = f"{_fmt_measure(value)} {_UNIT_TEXT[unit]}" if unit in _UNIT_TEXT else _fmt_measure(value)
+    return text + (f" ({_fmt_measure(value * 100)} ha)" if unit == "km2" else "")
+
+
+def _input_what(store: ResponseStore, record: ArtifactRecord, index: int) -> tuple[str, str | None]:
+    if len(record.inputs) > index and record.inputs[index] in store:
+        return _what(store.get(record.inputs[index]).extra)
+    return "features", None
+
+
+def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame) -> Finding:
+    """A share (``vector.share``): "X of Y (Z %)", in total and per group of the ``by`` field."""
+    extra, by = record.extra, record.extra.get("by")
+    part_what, part_subject = _input_what(store, record, 0)
+    base_what, base_subject = _input_what(store, record, 1)
+    label = f"{part_what} of all {base_what}" if part_what != base_what else "share"
+    p, b, percent = int(extra["part_count"]), int(extra["base_count"]), float(extra["share_percent"])
+    stated = f"{p:,} of {b:,} ({_fmt_measure(percent)} %)"
+    headline = f"{label}: {stated}" + (f", by {by}" if by else "") + f" [{record.id}]"
+    values = [
+        StatedValue(
+            label=f"share, {label}" if label != "share" else "share",
+            value=_stated_measure(percent),
+            measure="share",
+            unit="percent",
+            subject=part_subject,
+            artifact_id=record.id,
+        ),
+        StatedValue(label=part_what, value=float(p), subject=part_subject, artifact_id=record.id),
+        StatedValue(label=f"{base_what} in total", value=float(b), subject=base_subject, artifact_id=record.id),
+    ]
+    if not by:
+        return Finding(headline=headline, values=values)
+    lines = [f"| {by} | {label} |", "|---|---|"]
+    for _, row in table.head(MAX_GROUPS).iterrows():
+        pct = float(row["percent"])
+        lines.append(f"| {row['value']} | {int(row['part']):,} of {int(row['base']):,} ({_fmt_measure(pct)} %) |")
+        values.append(
+            StatedValue(
+                label=f"share, {label}, {by} = {row['value']}",
+                value=_stated_measure(pct),
+                measure="share",
+                unit="percent",
+                subject=part_subject,
+                group_field=by,
+                group=str(row["value"]),
+                artifact_id=record.id,
+            )
+        )
+    if len(table) > MAX_GROUPS:
+        lines.append(f"\n… and {len(table) - MAX_GROUPS:,} more groups in [{record.id}].")
+    return Finding(headline=headline, detail="\n".join(lines), values=values)
+
+
+_MEASURES: tuple[str, ...] = get_args(Measure)
+_UNITS: tuple[str, ...] = get_args(Unit)
+
+
+def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame) -> Finding:
+    """A measure table (an area, a length, a statistic of a field): the tool says in ``extra["stated"]`` which
+    column holds the number, its measure, unit, label and total; rows are keyed by ``value`` (the group)."""
+    stated, by = record.extra["stated"], record.extra.get("by")
+    column, total = str(stated["column"]), float(stated["total"])
+    measure: Measure = stated["measure"] if stated.get("measure") in _MEASURES else "value"
+    unit: Unit = stated["unit"] if stated.get("unit") in _UNITS else "none"
+    what, subject = _counted(store, record)
+    name = str(stated.get("label") or measure)
+    if subject:
+        name += f" of {what}" if measure in ("area", "length") else f" over {what}"
+    n = record.extra.get("n")
+    counted = f" ({int(n):,} values)" if isinstance(n, int) else ""
+    headline = f"{name}: {_with_unit(total, unit)}{counted}" + (f", by {by}" if by else "") + f" [{record.id}]"
+    values = [
+        StatedValue(
+            label=name, value=_stated_measure(total), measure=measure, unit=unit, subject=subject, artifact_id=record.id
+        )
+    ]
+    if not by:
+        return Finding(headline=headline, values=values)
+    symbol = _UNIT_TEXT.get(unit)
+    header = [str(by), str(stated.get("label") or measure) + (f" ({symbol})" if symbol else "")]
+    header += ["ha"] if unit == "km2" else []
+    header += ["values"] if "n" in table.columns else ["features"] if "features" in table.columns else []
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in table.head(MAX_GROUPS).iterrows():
+        value = row[column]
+        missing = not _is_number(value)
+        cells = [str(row["value"]), "no values" if missing else _fmt_measure(float(value))]
+        cells += ([] if missing else [_fmt_measure(float(value) * 100)]) if unit == "km2" else []
+        cells += [f"{int(row['n']):,}"] if "n" in table.columns else []
+        cells += [f"{int(row['features']):,}"] if "n" not in table.columns and "features" in table.columns else []
+        lines.append("| " + " | ".join(cells) + " |")
+        if not missing:
+            values.append(
+                StatedValue(
+                    label=f"{name}, {by} = {row['value']}",
+                    value=_stated_measure(float(value)),
+                    measure=measure,
+                    unit=unit,
+                    subject=subject,
+                    group_field=by,
+                    group=str(row["value"]),
+                    artifact_id=record.id,
+                )
+            )
+    if len(table) > MAX_GROUPS:
+        lines.append(f"\n… and {len(table) - MAX_GROUPS:,} more groups in [{record.id}].")
+    return Finding(headline=headline, detail="\n".join(lines), values=values)
+
+
 def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
     """A table answer: a count (total, and per group of the ``by`` field), a damage count per class, a
-    sum per group (``sum_by``), or a free-SQL result."""
+    sum per group (``sum_by``), a measure table (a share, an area, a length, a statistic: ``extra["stated"]``
+    names its number), or a free-SQL result."""
     table: pd.DataFrame = store.read_table(record.id)
+    stated = record.extra.get("stated")
+    if isinstance(stated, dict) and {"value", str(stated.get("column"))} <= set(table.columns):
+        if stated.get("measure") == "share" and {"part", "base", "percent"} <= set(table.columns):
+            return _share_finding(store, record, table)
+        return _measured_finding(store, record, table)
     if not {"value", "count"} <= set(table.columns):
         return _sql_finding(record, table)
     by = record.extra.get("by")
