@@ -14,6 +14,7 @@ from geofaham_plugin.core.planning.coverage import (
     unapplied,
 )
 from geofaham_plugin.core.planning.prepass import prepass
+from geofaham_plugin.core.planning.templates import GROUP_BY_FIELDS
 
 
 def kinds(question: str, aoi: str | None = None) -> dict[str, object]:
@@ -110,7 +111,7 @@ def test_damage_classes_need_the_same_selection_or_a_per_class_table():
     assert covered(q, table)["damage_class"] == [1]
 
 
-def test_share_area_and_outside_have_no_typed_tool_yet():
+def test_a_count_is_not_a_share():
     q = "What share of the Eaton structures were destroyed?"
     steps = run(
         ("load_event_layer", {"event_id": 11, "role": "damage"}, {}),
@@ -124,6 +125,48 @@ def test_share_area_and_outside_have_no_typed_tool_yet():
         ("sql_table", {"sql": "SELECT sum(CASE WHEN damage_class='destroyed' THEN 1 END)*1.0/count(*) FROM damage"}, {})
     )
     assert covered(q, sql)["measure:share"] == [1]
+
+
+def test_the_measure_tools_apply_their_measures_only():
+    share_q = "What share of the Eaton structures were destroyed?"
+    share = run(("share", {}, {"part": "a_00000002", "base": "a_00000001"}))
+    assert covered(share_q, share)["measure:share"] == [1]
+    area_q = "What is the area of the Valencia flood extent in km2?"
+    area = run(("measure", {"quantity": "area"}, {"layer": "a_00000001"}))
+    length = run(("measure", {"quantity": "length"}, {"layer": "a_00000001"}))
+    assert covered(area_q, area)["measure:area"] == [1] and covered(area_q, length)["measure:area"] == []
+    assert covered(area_q, share)["measure:area"] == []
+    long_q = "How long are the roads inside the flood extent?"
+    assert covered(long_q, length)["measure:length"] == [1] and covered(long_q, area)["measure:length"] == []
+    mean_q = "What is the average number of beds of the hospitals near the Eaton fire?"
+    for stat, applies in (("mean", True), ("median", True), ("sum", False), ("max", False)):
+        steps = run(("stats", {"field": "BEDS", "stat": stat}, {"layer": "a_00000001"}))
+        assert covered(mean_q, steps)["measure:mean"] == ([1] if applies else []), stat
+    sum_q = "What is the sum of beds of the hospitals near the Eaton fire?"
+    assert covered(sum_q, run(("stats", {"field": "BEDS", "stat": "sum"}, {"layer": "a_1"})))["measure:sum"] == [1]
+    assert covered(sum_q, run(("stats", {"field": "BEDS", "stat": "mean"}, {"layer": "a_1"})))["measure:sum"] == []
+    assert covered(sum_q, run(("sum_by", {"field": "BEDS"}, {"layer": "a_1"})))["measure:sum"] == [1]
+
+
+def test_outside_is_applied_by_the_outside_tool_not_by_inside():
+    q = "How many schools are outside the Valencia flood extent?"
+    out = run(("outside", {}, {"features": "a_00000002", "mask": "a_00000001"}))
+    ins = run(("inside", {}, {"features": "a_00000002", "mask": "a_00000001"}))
+    assert covered(q, out)["relation:outside"] == [1]
+    assert covered(q, ins)["relation:outside"] == []
+
+
+def test_a_measure_grouped_by_the_asked_field_applies_the_grouping():
+    q = "damaged buildings in the Eaton fire by structure type"
+    field = GROUP_BY_FIELDS["structure type"]
+    for tool, args in (
+        ("share", {"by": field}),
+        ("measure", {"quantity": "area", "by": field}),
+        ("stats", {"field": "value", "stat": "mean", "by": field}),
+    ):
+        assert covered(q, run((tool, args, {"layer": "a_1"})))["group_by"] == [1], tool
+        assert covered(q, run((tool, {**args, "by": "damage_class"}, {"layer": "a_1"})))["group_by"] == [], tool
+        assert covered(q, run((tool, {k: v for k, v in args.items() if k != "by"}, {})))["group_by"] == [], tool
 
 
 def test_the_aoi_is_applied_when_a_step_consumes_it():

@@ -210,25 +210,31 @@ def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
     field = GROUP_BY_FIELDS.get(str(c.value), "").lower()
     if c.value == "damage class" and s.tool == "damage_by_class":
         return True
-    if not by or s.tool not in ("count", "sum_by", "dissolve", "zonal_stats"):
+    if not by or s.tool not in ("count", "sum_by", "dissolve", "zonal_stats", "share", "measure", "stats"):
         return "group by" in _sql(s)
     return by == field if field else (by in str(c.value).lower().replace(" ", "_") or str(c.value).lower() in by)
 
 
-_MEASURE_TOOLS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
-    # measure: (tools that compute it, SQL fragments that compute it)
-    "share": (frozenset(), ("/",)),
-    "area": (frozenset({"zonal_stats"}), ("st_area",)),
-    "length": (frozenset(), ("st_length",)),
-    "mean": (frozenset({"zonal_stats"}), ("avg(",)),
-    "sum": (frozenset({"sum_by"}), ("sum(",)),
+_MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ...]]] = {
+    # measure: (tools that compute it -> the (argument, values) they need, or None for any call; SQL fragments)
+    "share": ({"share": None}, ("/",)),
+    "area": ({"zonal_stats": None, "measure": ("quantity", "area")}, ("st_area",)),
+    "length": ({"measure": ("quantity", "length")}, ("st_length",)),
+    "mean": ({"zonal_stats": None, "stats": ("stat", "mean median")}, ("avg(",)),
+    "sum": ({"sum_by": None, "stats": ("stat", "sum")}, ("sum(",)),
 }
 
 
 def _applies_measure(c: Constraint, s: ExecutedStep) -> bool:
     tools, fragments = _MEASURE_TOOLS[str(c.value)]
+    if s.tool in tools:
+        needs = tools[s.tool]
+        if needs is None:
+            return True
+        value = s.args.get(needs[0])
+        return str(getattr(value, "value", value)) in needs[1].split()
     sql = _sql(s)
-    return s.tool in tools or (bool(sql) and any(f in sql for f in fragments))
+    return bool(sql) and any(f in sql for f in fragments)
 
 
 def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
@@ -249,7 +255,7 @@ def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
             return True
         return any(f in sql for f in ("st_dwithin", "st_distance"))
     if c.value == "outside":
-        return bool(sql) and "not st_" in sql
+        return s.tool == "outside" or (bool(sql) and "not st_" in sql)
     return False
 
 
