@@ -279,3 +279,25 @@ def test_a_share_question_is_answered_by_a_share_step(store):
     assert record.structured is not None
     stated = next(v for v in record.structured.values if v.measure == "share")
     assert stated.unit == "percent" and stated.value == pytest.approx(percent, abs=0.05)
+
+
+def test_small_measures_keep_their_digits_and_empty_groups_say_so(ctx, store):
+    """A 200 m square is 0.04 km² (not "0"); a group without numbers is stated as having none."""
+    plot = gpd.GeoDataFrame(geometry=[box(0, 0, 200, 200)], crs=local_tm(-118.1, 34.2)).to_crs(4326)
+    finding = table_finding(store, run(ctx, "measure", {"quantity": "area"}, layer=register(store, plot)))
+    assert "0.04 km² (4 ha)" in finding.headline and finding.values[0].value == 0.04
+    beds = gpd.GeoDataFrame({"beds": [1.0, 2.5, None], "k": ["a", "a", "b"]}, geometry=[Point(0, 0)] * 3, crs=4326)
+    stats = run(ctx, "stats", {"field": "beds", "stat": "median", "by": "k"}, layer=register(store, beds))
+    finding = table_finding(store, stats)
+    assert "| a | 1.75 | 2 |" in finding.detail and "| b | no values | 0 |" in finding.detail
+    assert {v.group: v.value for v in finding.values if v.group} == {"a": 1.75}
+    assert finding.values[0].measure == "median" and finding.values[0].value == 1.75
+
+
+def test_a_share_notes_part_groups_the_base_lacks(ctx, store):
+    base = buildings()
+    part = base.iloc[:2].assign(kind=["house", "barn"])
+    _, orphans = ops.share(part, base, "kind")
+    assert orphans == {"barn": 1}
+    record = run(ctx, "share", {"by": "kind"}, part=register(store, part), base=register(store, base))
+    assert any("barn (1)" in note for note in record.extra["limitations"])
