@@ -18,6 +18,7 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .engines.db import LoadReport, SpatialEngine
+    from .engines.layers import LayerCatalogue
     from .orchestrator.events import RunEvent
 
 #: a ``db`` subcommand: the open engine and the parsed arguments -> exit code
@@ -46,14 +47,56 @@ def default_session_dir() -> Path:
     return Path.home() / "geofaham-sessions" / datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
+LAYER_SYNTAX_HINT = (
+    'write --layer "NAME=FILE", e.g. --layer "field clinics=clinics.geojson"; FILE:LAYER for one layer of a GeoPackage'
+)
+
+
+class LayerArgumentError(ValueError):
+    """A ``--layer`` value that is not NAME=FILE[:LAYER]."""
+
+
+def parse_layer_argument(value: str) -> tuple[str, Path, str | None]:
+    """``NAME=FILE`` or ``NAME=FILE:LAYER`` -> (name, file, layer or None). FILE:LAYER is read as a layer of
+    FILE only when FILE exists and the whole of it is no file (so a path holding a colon still works)."""
+    name, sep, rest = value.partition("=")
+    name, rest = name.strip(), rest.strip()
+    if not sep or not name or not rest:
+        raise LayerArgumentError(f"--layer {value!r} is not NAME=FILE")
+    whole = Path(rest).expanduser()
+    head, colon, layer = rest.rpartition(":")
+    if not whole.exists() and colon and head and layer and Path(head).expanduser().is_file():
+        return name, Path(head).expanduser(), layer
+    return name, whole, None
+
+
+def user_layer_catalogue(values: list[str], data_dir: Path) -> LayerCatalogue:
+    """The layer catalogue with the ``--layer`` files added as the user's own layers (each read once)."""
+    from .engines.layers import LayerCatalogue
+
+    catalogue = LayerCatalogue(data_dir)
+    for value in values:
+        name, path, layer = parse_layer_argument(value)
+        catalogue.add_user_layer(name, path, layer)
+    return catalogue
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     from .aoi import register_aoi_file
-    from .errors import GeoFahamError
+    from .errors import GeoFahamError, ToolFailed
     from .llm import build_llm
     from .orchestrator.orchestrator import Orchestrator, OrchestratorConfig
     from .store.store import ResponseStore
 
     settings = settings_from_env()
+    try:  # before the session folder exists: a bad --layer leaves nothing behind
+        catalogue = user_layer_catalogue(args.layer, settings.paths.data_dir)
+    except LayerArgumentError as exc:
+        print(f"error: {exc} (hint: {LAYER_SYNTAX_HINT})", file=sys.stderr)
+        return 2
+    except ToolFailed as exc:
+        print(f"error: --layer: {exc}" + (f" (hint: {exc.hint})" if exc.hint else ""), file=sys.stderr)
+        return 2
     session = Path(args.session) if args.session else default_session_dir()
     store = ResponseStore(session)
     llm = build_llm(settings)
@@ -71,6 +114,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             store,
             llm,
             settings=settings,
+            layers=catalogue,
             on_event=show,
             config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"),
         )
@@ -106,6 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--aoi", help="a vector file with the area of interest")
     ask.add_argument("--session", help="session folder (default: ~/geofaham-sessions/<time>)")
+    ask.add_argument(
+        "--layer",
+        action="append",
+        default=[],
+        metavar="NAME=FILE[:LAYER]",
+        help="one of your own vector layers the question may use, by NAME (repeatable; :LAYER picks a layer "
+        "of a multi-layer file such as a GeoPackage)",
+    )
     ask.add_argument("--mode", choices=("guided", "free"), help="planner mode (default: guided for the embedded model)")
     ask.add_argument(
         "--follow-up", action="store_true", help="continue the session's last run (reuse its facts and artifacts)"

@@ -1,4 +1,7 @@
 """The four specialists' typed tools. Importing this package registers every tool."""
 
 from . import maps, raster, stac, vector  # noqa: F401  # noqa: F401
+
+# isort: split
+from . import layers  # noqa: F401  # after vector: its load_layer comes after the vector tools in every list
 from .base import TOOLS, Tool, ToolContext, get_tool, tools_of  # noqa: F401

@@ -18,12 +18,20 @@ damage layers, the Maps agent uses point-of-interest layers and OSM extracts) an
 
 A layer serves every event record in its ``events`` (one final Palisades snapshot serves the three
 Palisades records 12, 13 and 14).
+
+The user's own layers (a file from the CLI's ``--layer NAME=FILE`` or a project layer the dock wrote
+out) live in the same catalogue object, beside the sample layers, as :class:`UserLayer` entries with
+ids ``user:<slug>`` (:meth:`LayerCatalogue.add_user_layer`): read once when added, described from the
+data (role from the geometry, CRS, feature count, fields with small value domains, a name field, the
+aliases a question may call it by). They are never written to ``layers.json`` and never loaded into the
+disaster database.
 """
 
 from __future__ import annotations
 
 import glob
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +47,8 @@ from ..config import PathSettings
 from ..domain.damage import DamageClass
 from ..domain.events import get_event
 from ..domain.feature_classes import feature_class_names
+from ..domain.geometry import geometry_family
+from ..domain.layer_names import user_layer_aliases, user_layer_slug
 from ..errors import ToolFailed
 from .osm.query import HOT_TYPES, classify
 
@@ -230,6 +240,201 @@ class LayerData(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+# -------------------------------------------------------------------------------------- user layers
+USER_PREFIX = "user:"
+UserRole = Literal["area", "features"]  # polygons: an area; points and lines: features
+MAX_DOMAIN = 30  # a field's distinct values are recorded when it has at most this many
+NAME_FIELDS = ("name", "nombre", "nom", "nome", "title", "label")  # an obvious name field, in this order
+#: the CSV driver: geometry from a WKT column or longitude/latitude columns, field types detected
+CSV_OPTIONS = {
+    "AUTODETECT_TYPE": "YES",
+    "GEOM_POSSIBLE_NAMES": "wkt,geometry,geom,the_geom,wkt_geom,shape",
+    "X_POSSIBLE_NAMES": "lon,lng,long,longitude,x",
+    "Y_POSSIBLE_NAMES": "lat,latitude,y",
+    "KEEP_GEOM_COLUMNS": "NO",
+}
+FORMAT_HINT = "give a vector file OGR reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML, CSV with a WKT column ..."
+
+
+class UserField(BaseModel):
+    """One attribute of a user layer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    type: Literal["text", "integer", "real", "boolean", "date", "other"]
+    distinct: int  # distinct values (nulls aside)
+    values: list[str | int | float | bool] | None = None  # every distinct value, when at most MAX_DOMAIN
+
+
+class UserLayer(BaseModel):
+    """A layer the user brought, described from its data when it was added."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str  # user:<slug>
+    name: str  # as the user named it
+    path: str  # the file, absolute
+    layer: str | None = None  # the layer read from a multi-layer file (GeoPackage ...)
+    role: UserRole
+    geometry: Literal["point", "line", "polygon", "mixed"]
+    crs: str  # the file's CRS (EPSG:4326 when it names none)
+    feature_count: int  # features with a geometry
+    fields: list[UserField] = Field(default_factory=list)
+    name_field: str | None = None
+    aliases: list[str] = Field(default_factory=list)  # lower-case phrases naming it, longest first
+    attribution: str = ""
+    limitations: list[str] = Field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return f"your layer '{self.name}'"
+
+    def field(self, name: str) -> UserField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+def _field_type(series: pd.Series) -> Literal["text", "integer", "real", "boolean", "date", "other"]:
+    if pd.api.types.is_bool_dtype(series):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(series):
+        return "integer"
+    if pd.api.types.is_float_dtype(series):
+        return "real"
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return "date"
+    if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
+        sample = series.dropna()
+        if sample.map(lambda v: isinstance(v, str)).all():
+            return "text"
+        if sample.map(lambda v: hasattr(v, "isoformat")).all():
+            return "date"
+    return "other"
+
+
+def _plain_value(value: Any) -> str | int | float | bool:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def describe_fields(gdf: gpd.GeoDataFrame) -> list[UserField]:
+    """Each attribute with its type, its number of distinct values and, when at most MAX_DOMAIN, the values."""
+    out = []
+    for column in gdf.columns:
+        if column == gdf.geometry.name:
+            continue
+        series = gdf[column]
+        kind = _field_type(series)
+        try:
+            distinct = series.dropna().unique()
+        except TypeError:  # unhashable values (lists of an OGR list field)
+            out.append(UserField(name=str(column), type="other", distinct=0))
+            continue
+        values = None
+        if len(distinct) <= MAX_DOMAIN and kind != "other":
+            values = sorted((_plain_value(v) for v in distinct), key=lambda v: (str(type(v)), v))
+        out.append(UserField(name=str(column), type=kind, distinct=len(distinct), values=values))
+    return out
+
+
+def guess_name_field(fields: list[UserField]) -> str | None:
+    """The obvious name attribute: a text field called name (nombre, nom, nome, title, label), else the one
+    text field whose name ends in "name"; None when there is none or several."""
+    text = [f for f in fields if f.type == "text"]
+    by_lower = {f.name.lower(): f.name for f in text}
+    for candidate in NAME_FIELDS:
+        if candidate in by_lower:
+            return by_lower[candidate]
+    ending = [f.name for f in text if re.search(r"(?:^|_|[a-z])name$", f.name.lower()) or f.name.endswith("Name")]
+    return ending[0] if len(ending) == 1 else None
+
+
+def _read_error(path: Path, exc: Exception) -> ToolFailed:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(".;")[0]
+    return ToolFailed(f"cannot read {path.name} as a vector layer: {first}", kind="invalid_input", hint=FORMAT_HINT)
+
+
+def read_user_file(path: str | Path, layer: str | None = None) -> tuple[gpd.GeoDataFrame, str | None, str, list[str]]:
+    """A user's vector file read once: (features with a geometry, 2D, repaired; the layer read; source CRS;
+    notes). One clear :class:`ToolFailed` for a missing or unreadable file, a file without geometry or
+    features, and an unknown or unchosen layer of a multi-layer file."""
+    import pyogrio
+
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise ToolFailed(f"no such file: {path}", kind="not_found", hint=FORMAT_HINT)
+    options = CSV_OPTIONS if path.suffix.lower() in (".csv", ".tsv") else {}
+    try:
+        layers = [str(row[0]) for row in pyogrio.list_layers(path)]
+    except Exception as exc:  # noqa: BLE001 (OGR's own errors: DataSourceError and friends)
+        raise _read_error(path, exc) from None
+    if layer is not None and layer not in layers:
+        raise ToolFailed(
+            f"{path.name} has no layer '{layer}'", kind="not_found", hint=f"its layers: {', '.join(layers) or 'none'}"
+        )
+    if layer is None and len(layers) > 1:
+        raise ToolFailed(
+            f"{path.name} holds {len(layers)} layers; say which one to read",
+            kind="invalid_input",
+            hint=f"its layers: {', '.join(layers)}",
+        )
+    chosen = layer if layer is not None else (layers[0] if layers else None)
+    try:
+        info = pyogrio.read_info(path, layer=chosen, **options)
+    except Exception as exc:  # noqa: BLE001
+        raise _read_error(path, exc) from None
+    if not info.get("geometry_type"):
+        raise ToolFailed(
+            f"{path.name} has no geometry",
+            kind="invalid_input",
+            hint="a CSV needs a WKT column (wkt, geometry) or longitude/latitude columns (lon, lat)",
+        )
+    try:
+        gdf, src_crs, repaired, empty = read_vector(path, layer=chosen if len(layers) > 1 else None, **options)
+    except Exception as exc:  # noqa: BLE001
+        raise _read_error(path, exc) from None
+    notes = []
+    if info.get("crs") is None:
+        notes.append(f"{path.name} names no CRS: read as EPSG:4326 (longitude, latitude)")
+    if empty:
+        notes.append(f"{empty} features without geometry skipped")
+    if repaired:
+        notes.append(f"{repaired} invalid geometries repaired")
+    if gdf.empty:
+        raise ToolFailed(f"{path.name} has no features with a geometry", kind="empty", hint=FORMAT_HINT)
+    return gdf, chosen if len(layers) > 1 else None, src_crs, notes
+
+
+def describe_user_layer(
+    name: str, path: Path, layer: str | None, gdf: gpd.GeoDataFrame, crs: str, notes: list[str]
+) -> UserLayer:
+    families = {geometry_family(t) for t in gdf.geom_type.unique()}
+    geometry = families.pop() if len(families) == 1 and None not in families else "mixed"
+    limitations = list(notes)
+    if geometry == "mixed":
+        limitations.append("mixed geometry types: " + ", ".join(sorted(map(str, gdf.geom_type.unique()))))
+    fields = describe_fields(gdf)
+    where = f"{path.name}" + (f", layer {layer}" if layer else "")
+    return UserLayer(
+        id=USER_PREFIX + user_layer_slug(name),
+        name=name,
+        path=str(path.resolve()),
+        layer=layer,
+        role="area" if geometry == "polygon" else "features",
+        geometry=geometry,  # type: ignore[arg-type]  # one of the families or "mixed"
+        crs=crs,
+        feature_count=len(gdf),
+        fields=fields,
+        name_field=guess_name_field(fields),
+        aliases=user_layer_aliases(name),
+        attribution=f"the user's own layer '{name}' ({where})",
+        limitations=limitations,
+    )
+
+
 def _event_date(event_id: int) -> str:
     event = get_event(event_id)
     return event.event_date.isoformat() if event else ""
@@ -242,10 +447,11 @@ def data_dir() -> Path:
 
 
 # --------------------------------------------------------------------------------------- geometries
-def read_vector(path: Path, layer: str | None = None) -> tuple[gpd.GeoDataFrame, str, int, int]:
+def read_vector(path: Path, layer: str | None = None, **open_options: str) -> tuple[gpd.GeoDataFrame, str, int, int]:
     """(features with a geometry, in the source CRS, 2D, invalid geometries repaired; source CRS;
-    repaired count; features without geometry). GeoJSON without a ``crs`` member is EPSG:4326."""
-    gdf = gpd.read_file(path, layer=layer, engine="pyogrio")
+    repaired count; features without geometry). GeoJSON without a ``crs`` member is EPSG:4326.
+    ``open_options`` go to the OGR driver (e.g. the CSV driver's GEOM_POSSIBLE_NAMES)."""
+    gdf = gpd.read_file(path, layer=layer, engine="pyogrio", **open_options)
     if gdf.crs is None:
         gdf = gdf.set_crs("EPSG:4326")  # the GeoJSON default
     src_crs = gdf.crs.to_string()
@@ -326,6 +532,50 @@ class LayerCatalogue:
         self.root = root or data_dir()
         self.layers: dict[str, CatalogueLayer] = {layer.id: layer for layer in self.spec.layers}
         self.damage_scales: dict[str, DamageScale] = self.spec.damage_scales
+        #: the user's own layers, beside the sample layers (``layers``: the file's, loaded into the database)
+        self.user_layers: dict[str, UserLayer] = {}
+        self._user_frames: dict[str, gpd.GeoDataFrame] = {}
+
+    # --- the user's own layers --------------------------------------------------------------------------
+    def add_user_layer(self, name: str, path: str | Path, layer: str | None = None) -> UserLayer:
+        """Read a vector file once (any OGR format; ``layer``: the layer of a multi-layer file) and add it as
+        ``user:<slug of name>``: role from the geometry (polygons: area; points, lines: features), CRS,
+        feature count, fields (distinct values when at most MAX_DOMAIN), name field and aliases. A second
+        layer with the same slug from another file gets ``_2``, ``_3`` ...; the same file again replaces it."""
+        name = " ".join(str(name).split())
+        if not name:
+            raise ToolFailed("a user layer needs a name", kind="invalid_input", hint="e.g. field_clinics")
+        gdf, chosen, crs, notes = read_user_file(path, layer)
+        entry = describe_user_layer(name, Path(path).expanduser(), chosen, gdf, crs, notes)
+        base, n = entry.id, 1
+        while entry.id in self.user_layers and (self.user_layers[entry.id].path, self.user_layers[entry.id].layer) != (
+            entry.path,
+            entry.layer,
+        ):
+            n += 1
+            entry = entry.model_copy(update={"id": f"{base}_{n}"})
+        self.user_layers[entry.id] = entry
+        self._user_frames[entry.id] = gdf
+        return entry
+
+    def entry(self, layer_id: str) -> CatalogueLayer | UserLayer:
+        """A user layer (``user:...``) or a sample layer, by id."""
+        found = self.user_layers.get(layer_id) or self.layers.get(layer_id)
+        if found is None:
+            known = ", ".join(self.user_layers) or "none"
+            raise ToolFailed(
+                f"no layer '{layer_id}' in the layer catalogue",
+                kind="not_found",
+                hint=f"user layers: {known}; sample layers: {', '.join(sorted(self.layers))}",
+            )
+        return found
+
+    def read_user_layer(self, layer_id: str) -> tuple[UserLayer, gpd.GeoDataFrame]:
+        """The user layer and its features as read when it was added (source CRS, 2D, repaired)."""
+        entry = self.entry(layer_id)
+        if not isinstance(entry, UserLayer):
+            raise ToolFailed(f"'{layer_id}' is a sample layer, not one of the user's", kind="invalid_input")
+        return entry, self._user_frames[layer_id]
 
     # --- lookup -----------------------------------------------------------------------------------
     def find(

@@ -101,7 +101,7 @@ class Orchestrator:
         record = RunRecord(run_id=new_run_id(), question=question, aoi_artifact_id=aoi_artifact_id)
         t0 = time.monotonic()
         try:
-            facts = prepass(question)
+            facts = prepass(question, layers=self.layers)
             record.facts = inherit_facts(facts, previous)
             if previous is not None and record.facts is not facts:  # a follow-up of the previous run
                 record.follow_up_of = previous.run_id
@@ -139,7 +139,7 @@ class Orchestrator:
 
     def execute_plan(self, question: str, plan_result: PlanResult) -> RunRecord:
         """Run a given plan (no planning call): used by tests and by callers that build plans themselves."""
-        record = RunRecord(run_id=new_run_id(), question=question, facts=prepass(question))
+        record = RunRecord(run_id=new_run_id(), question=question, facts=prepass(question, layers=self.layers))
         t0 = time.monotonic()
         self._adopt(record, plan_result)
         try:
@@ -159,7 +159,7 @@ class Orchestrator:
             previous = self.runlog.load(record.follow_up_of)
             preferred = previous.plans[-1].template if previous and previous.plans else None
         if record.facts is None:  # a saved state from before the pre-pass: it depends on the question alone
-            record.facts = prepass(record.question)
+            record.facts = prepass(record.question, layers=self.layers)
         return self.planner.plan(
             record.facts,
             self.store,
@@ -334,7 +334,7 @@ class Orchestrator:
         not and replanning is allowed, replan with what was left out; what stays unapplied makes the
         answer partial (``_synthesize`` says which parts, and presents no number as the answer)."""
         if record.facts is None:
-            record.facts = prepass(record.question)
+            record.facts = prepass(record.question, layers=self.layers)
         wanted = question_constraints(record.facts, aoi_artifact_id=record.aoi_artifact_id)
         while True:
             executed = self._executed(record)
@@ -593,7 +593,7 @@ def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFac
     update: dict[str, Any] = {}
     if facts.event_id is None and not facts.event_candidates:
         update.update(event_id=old.event_id, event_candidates=old.event_candidates, places=old.places)
-    for name in ("distances_m", "target_entities", "damage_classes", "windows"):
+    for name in ("distances_m", "target_entities", "damage_classes", "windows", "layers"):
         if not getattr(facts, name) and getattr(old, name):
             update[name] = getattr(old, name)
     for name in ("k", "group_by"):

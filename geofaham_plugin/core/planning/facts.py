@@ -25,3 +25,4 @@ class PrepassFacts(BaseModel):
     places: list[str] = Field(default_factory=list)  # place names found (gazetteer of the event table)
     wants_count: bool = False  # "how many", "count", "number of"
     group_by: str | None = None  # "by structure type", "per neighbourhood" -> attribute words
+    layers: list[str] = Field(default_factory=list)  # the user's own layers the question names: user:<slug> ids

@@ -3,11 +3,14 @@
 From the question alone, with regular expressions and small vocabularies (no model, stdlib only):
 the disaster record of the event table, distances in metres, "k nearest", explicit dates, pre/post
 time windows around the event date, building-damage classes, target feature classes, place names,
-counting and grouping. The model is then left to pick a workflow template.
+counting and grouping. The model is then left to pick a workflow template. Given the user's own layers
+(the catalogue's ``user:`` entries), also the layers the question names: by their aliases ("my field
+clinics" -> a layer named "field_clinics"), a quoted name or "layer <name or id>".
 
 The question is normalised first (NFKD without accents, lower case, straight apostrophes). Event
 and place names are found first and blanked out, so that "Black River" is no river and "by structure
-type" asks for no buildings; every later pattern runs on the blanked text.
+type" asks for no buildings; every later pattern runs on the blanked text. Names of the user's layers
+are blanked too ("my field clinics" asks for that layer, not for OpenStreetMap clinics).
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import date, timedelta
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
 from ..domain.feature_classes import class_words
+from ..domain.layer_names import user_layer_aliases, user_layer_slug
 from ..domain.time import TimeWindow
 from .facts import PrepassFacts
+
+if TYPE_CHECKING:
+    from ..engines.layers import LayerCatalogue, UserLayer
 
 # --- Defaults ----------------------------------------------------------------------------------
 
@@ -475,17 +482,80 @@ def _gazetteer(events: list[DisasterEvent]) -> dict[str, str]:
     return gazetteer | {normalise(e.place): e.place for e in events}
 
 
+# --- The user's own layers --------------------------------------------------------------------------
+
+QUOTED_RE = re.compile(r"\"(?P<dq>[^\"]{1,80})\"|(?<!\w)'(?P<sq>[^']{1,80})'(?!\w)")
+LAYER_NAMED_RE = re.compile(r"\blayers?\s+(?:called\s+|named\s+)?(?P<name>[\w:.-]*\w)")
+
+
+def user_entries(layers: LayerCatalogue | Iterable[UserLayer] | None) -> list[UserLayer]:
+    """The user layers of a catalogue (its ``user_layers``) or of a list of entries."""
+    if layers is None:
+        return []
+    catalogued = getattr(layers, "user_layers", None)
+    if isinstance(catalogued, dict):
+        return list(catalogued.values())
+    return list(cast("Iterable[UserLayer]", layers))
+
+
+def _alias_pattern(alias: str) -> re.Pattern[str]:
+    """An alias's words with any spaces, underscores or hyphens between them, as whole words."""
+    return re.compile(r"(?<![\w:])" + r"[\s_-]+".join(re.escape(w) for w in alias.split()) + r"(?![\w:])")
+
+
+def user_layer_hits(text: str, layers: Iterable[UserLayer]) -> list[tuple[str, Span]]:
+    """(layer id, span) for every mention of a user layer in the normalised ``text``, in order: a quoted
+    name or "layer <name or id>" (the name, its slug or its id), then each alias, longest first (a mention
+    is one layer's: "field clinics" is not also "clinics")."""
+    entries = list(layers)
+    keys: dict[str, str] = {}  # slug of a name, an id or "user_<slug>" -> layer id
+    for entry in entries:
+        for key in (entry.name, entry.id, entry.id.replace(":", "_")):
+            keys.setdefault(user_layer_slug(key), entry.id)
+    hits: list[tuple[str, Span]] = []
+
+    def free(span: Span) -> bool:
+        return all(span[1] <= s or span[0] >= e for _, (s, e) in hits)
+
+    for m in QUOTED_RE.finditer(text):
+        group = "dq" if m.group("dq") is not None else "sq"
+        layer_id = keys.get(user_layer_slug(m.group(group)))
+        if layer_id and free(m.span()):
+            hits.append((layer_id, m.span()))
+    for m in LAYER_NAMED_RE.finditer(text):
+        layer_id = keys.get(user_layer_slug(m.group("name")))
+        if layer_id and free(m.span("name")):
+            hits.append((layer_id, m.span("name")))
+    for entry in entries:  # the id itself, anywhere: "user:field_clinics"
+        for m in re.finditer(rf"(?<![\w:]){re.escape(entry.id)}(?![\w:])", text):
+            if free(m.span()):
+                hits.append((entry.id, m.span()))
+    aliases = [(alias, e.id) for e in entries for alias in (e.aliases or user_layer_aliases(e.name))]
+    for alias, layer_id in sorted(aliases, key=lambda a: -len(a[0])):
+        for m in _alias_pattern(alias).finditer(text):
+            if free(m.span()):
+                hits.append((layer_id, m.span()))
+    return sorted(hits, key=lambda hit: hit[1])
+
+
 # --- Pre-pass ----------------------------------------------------------------------------------
 
 
-def prepass(question: str, *, events: list[DisasterEvent] | None = None) -> PrepassFacts:
-    """Every fact the code can read from ``question``; ``events`` defaults to the event table."""
+def prepass(
+    question: str,
+    *,
+    events: list[DisasterEvent] | None = None,
+    layers: LayerCatalogue | Iterable[UserLayer] | None = None,
+) -> PrepassFacts:
+    """Every fact the code can read from ``question``; ``events`` defaults to the event table; ``layers``
+    (a catalogue or its user entries) are the user's own layers the question may name."""
     events = load_events() if events is None else events
     plain = normalise(question)
 
     dated = extract_dates(plain)
     hits = alias_hits(plain, events)
-    text = _blank(plain, [span for _, span in hits] + [span for _, span in dated])
+    layer_hits = user_layer_hits(plain, user_entries(layers))
+    text = _blank(plain, [span for _, span in hits] + [span for _, span in dated] + [span for _, span in layer_hits])
     group_by, group_span = extract_group_by(text)
     if group_span:
         text = _blank(text, [group_span])
@@ -509,4 +579,5 @@ def prepass(question: str, *, events: list[DisasterEvent] | None = None) -> Prep
         places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
         wants_count=bool(COUNT_RE.search(text)),
         group_by=group_by,
+        layers=_unique(layer_id for layer_id, _ in layer_hits),
     )
