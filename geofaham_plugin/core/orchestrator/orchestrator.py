@@ -68,7 +68,7 @@ class OrchestratorConfig(BaseModel):
     stall_budget: int = 3  # failures tolerated before the run stops with a partial answer
     max_replans: int = 2
     model_synthesis: bool = False  # let the synthesis model phrase the answer (numbers still checked)
-    always_ask_model: bool = False
+    always_ask_model: bool = False  # the model chooses a workflow template even when code could plan (tests)
 
 
 class Orchestrator:
@@ -90,7 +90,7 @@ class Orchestrator:
         self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
-        self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model)
+        self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model, layers=self.layers)
         self.runlog = RunLog(store.session_dir)
 
     # ------------------------------------------------------------------------------- public API

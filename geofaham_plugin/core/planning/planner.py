@@ -336,11 +336,10 @@ class Planner:
         gap = draft.gaps[0]
         if gap.field != "event_id":
             raise SpecError(gap.reason)
-        events = [get_event(i) for i in gap.candidates]
-        choice_type = create_model(
-            "EventChoice",
-            event_id=(Literal[tuple(e.id for e in events)], ...),  # type: ignore[valid-type]
-        )
+        by_id = {e.id: e for e in load_events()}
+        events = [by_id[i] for i in gap.candidates if i in by_id]
+        ids: Any = Literal[tuple(e.id for e in events)]  # type: ignore[valid-type]
+        choice_type = create_model("EventChoice", event_id=(ids, ...))
         lines = [
             f"Question: {facts.question}",
             "Which disaster does the question mean? Candidates:",

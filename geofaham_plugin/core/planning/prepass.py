@@ -201,7 +201,8 @@ _NUM = _alternation(NUMBER_WORDS)
 _COUNT = _alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
 _UNIT = _alternation(UNIT_METRES)
 _MONTH = _alternation(MONTHS)
-_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+# "1,500" groups thousands; "1,5" and "2,25" are decimal commas (Spanish, French, Portuguese)
+_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?!,\d)|\d+,\d{1,2}(?!\d)|\.\d+"
 
 DISTANCE_RE = re.compile(
     rf"(?<![\w.,])(?:(?P<fraction>(?:(?:a|one)\s+)?(?:half|quarter))(?:\s+of)?(?:\s+an?)?[\s-]+"
@@ -291,6 +292,8 @@ def _blank(text: str, spans: Iterable[Span]) -> str:
 
 def _number(token: str) -> float:
     token = token.strip()
+    if re.fullmatch(r"\d+,\d{1,2}", token):  # a decimal comma
+        return float(token.replace(",", "."))
     return float(token.replace(",", "")) if token[0].isdigit() or token[0] == "." else float(NUMBER_WORDS[token])
 
 

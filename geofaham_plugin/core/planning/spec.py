@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ..agents.base import get_tool
 from ..domain.damage import ANY_DAMAGE, DamageClass
-from ..domain.events import get_event
+from ..domain.events import get_event, load_events
 from ..engines.layers import LayerCatalogue
 from .coverage import WORDS_FILE, named_event_groups, question_constraints
 from .facts import PrepassFacts
@@ -69,7 +69,7 @@ class SetRef(BaseModel):
         return self
 
     def describe(self) -> str:
-        event = get_event(self.event_id).name if self.event_id else ""
+        event = _event_name(self.event_id)
         if self.kind == "damage":
             classes = ", ".join(c.value for c in self.damage_classes) if self.damage_classes else ""
             return f"{event} building-damage records" + (f" ({classes})" if classes else "")
@@ -171,7 +171,8 @@ class _Builder:
 
 
 def _event_name(event_id: int | None) -> str:
-    return get_event(event_id).name if event_id else ""
+    event = get_event(event_id) if event_id else None
+    return event.name if event else (f"event {event_id}" if event_id else "")
 
 
 def _set(
@@ -428,7 +429,8 @@ def _comparison_events(facts: PrepassFacts) -> list[int]:
     groups = named_event_groups(facts.question)
     if len(groups) < 2:
         return []
-    return [max(ids, key=lambda i: (get_event(i).event_date, i)) for _, ids in groups]
+    dated = {e.id: e.event_date for e in load_events()}
+    return [max(ids, key=lambda i: (dated[i], i)) for _, ids in groups]
 
 
 def spec_from_facts(
@@ -511,9 +513,10 @@ def spec_from_facts(
         implied.append(k_note)
 
     # -- the events: a comparison computes the same analysis for each disaster it names
-    events = _comparison_events(facts)
-    if not events and (event_id or facts.event_id):
-        events = [event_id or facts.event_id]
+    events: list[int | None] = list(_comparison_events(facts))
+    chosen = event_id or facts.event_id
+    if not events and chosen:
+        events = [chosen]
     wants = [subject_what] + ([reference_what] if reference_what else [])
     needs_event = any(w in ("damage", "hazard") for w in wants) or (
         subject_what.startswith("features:") and not aoi_artifact_id
@@ -590,7 +593,7 @@ def _check_layers(spec: AnalysisSpec, layers: LayerCatalogue | None) -> None:
             and not layers.find(event_id=s.event_id, role=s.kind)
         ):
             what = "building-damage" if s.kind == "damage" else "hazard-area"
-            raise SpecError(f"no {what} layer is available for {get_event(s.event_id).name}")
+            raise SpecError(f"no {what} layer is available for {_event_name(s.event_id)}")
 
 
 def _measure(measures: list[str]) -> MeasureKind:
