@@ -443,5 +443,13 @@
             <source>Not applied: {parts}. The values below were computed without it.</source>
             <translation>No aplicado: {parts}. Los valores siguientes se calcularon sin ello.</translation>
         </message>
+        <message>
+            <source>Your layers GeoFaham may read:</source>
+            <translation>Sus capas que GeoFaham puede leer:</translation>
+        </message>
+        <message>
+            <source>Ticked project layers are copied into the session when you ask, so a question can name them.</source>
+            <translation>Las capas marcadas del proyecto se copian en la sesión al preguntar, para que una pregunta pueda nombrarlas.</translation>
+        </message>
     </context>
 </TS>

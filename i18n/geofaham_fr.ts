@@ -443,5 +443,13 @@
             <source>Not applied: {parts}. The values below were computed without it.</source>
             <translation>Non appliqué : {parts}. Les valeurs ci-dessous ont été calculées sans cela.</translation>
         </message>
+        <message>
+            <source>Your layers GeoFaham may read:</source>
+            <translation>Vos couches que GeoFaham peut lire :</translation>
+        </message>
+        <message>
+            <source>Ticked project layers are copied into the session when you ask, so a question can name them.</source>
+            <translation>Les couches cochées du projet sont copiées dans la session à chaque question, pour qu'une question puisse les nommer.</translation>
+        </message>
     </context>
 </TS>

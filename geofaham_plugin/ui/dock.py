@@ -12,6 +12,8 @@ from qgis.PyQt.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QShortcut,
@@ -28,6 +30,7 @@ from .i18n import tr
 if TYPE_CHECKING:
     from ..core.orchestrator.answer import StructuredAnswer
     from ..core.planning.plan import PlanStep
+    from .user_layers import ProjectLayerChoice
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
 
@@ -41,6 +44,7 @@ class ChatDock(QDockWidget):
     aoiFromSelectionRequested = pyqtSignal()  # noqa: N815
     aoiDrawRequested = pyqtSignal()  # noqa: N815
     aoiClearRequested = pyqtSignal()  # noqa: N815
+    layerChoiceChanged = pyqtSignal(str, bool)  # noqa: N815  project layer id, ticked: GeoFaham may read it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(tr("GeoFaham"), parent)
@@ -84,6 +88,18 @@ class ChatDock(QDockWidget):
             button.clicked.connect(signal.emit)
             aoi_row.addWidget(button)
         layout.addLayout(aoi_row)
+
+        self.layers_label = QLabel(tr("Your layers GeoFaham may read:"), body)
+        self.layers_label.setObjectName("GeoFahamLayersLabel")
+        layout.addWidget(self.layers_label)
+        self.layer_list = QListWidget(body)
+        self.layer_list.setObjectName("GeoFahamLayers")
+        self.layer_list.setMaximumHeight(72)
+        self.layer_list.setToolTip(
+            tr("Ticked project layers are copied into the session when you ask, so a question can name them.")
+        )
+        self.layer_list.itemChanged.connect(self._on_layer_item)
+        layout.addWidget(self.layer_list)
 
         self.status = QLabel("", body)
         self.status.setObjectName("GeoFahamStatus")
@@ -165,6 +181,28 @@ class ChatDock(QDockWidget):
     def _on_plan_item(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         if item.text(3):
             self.artifactActivated.emit(item.text(3))
+
+    # ----------------------------------------------------------------------------- your layers
+    def set_project_layers(self, choices: Sequence[ProjectLayerChoice]) -> None:
+        """One checkable row per project layer GeoFaham may read (replaces the rows)."""
+        self.layer_list.blockSignals(True)
+        self.layer_list.clear()
+        for choice in choices:
+            item = QListWidgetItem(choice.name, self.layer_list)
+            item.setData(Qt.UserRole, choice.layer_id)
+            item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+            item.setCheckState(Qt.Checked if choice.checked else Qt.Unchecked)
+        self.layer_list.blockSignals(False)
+        self.layers_label.setVisible(bool(choices))
+        self.layer_list.setVisible(bool(choices))
+
+    def chosen_layer_ids(self) -> list[str]:
+        """The ids of the ticked project layers, in list order."""
+        items = [self.layer_list.item(i) for i in range(self.layer_list.count())]
+        return [str(item.data(Qt.UserRole)) for item in items if item.checkState() == Qt.Checked]
+
+    def _on_layer_item(self, item: QListWidgetItem) -> None:
+        self.layerChoiceChanged.emit(str(item.data(Qt.UserRole)), item.checkState() == Qt.Checked)
 
     def set_aoi(self, text: str | None) -> None:
         self.aoi_label.setText(

@@ -3,6 +3,7 @@ dock and the layer tree on the main thread."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -27,10 +28,12 @@ from ..core.orchestrator.events import (
 from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, session_group
+from .user_layers import USER_LAYERS_DIR, UserLayerFile, project_layer_choices, write_user_layers
 from .worker import RunWorker
 
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Sequence
 
     from qgis.core import QgsCoordinateReferenceSystem, QgsGeometry, QgsMapLayer
     from qgis.gui import QgisInterface
@@ -103,6 +106,14 @@ class Session(QObject):
         self.records: list[RunRecord] = []
         dock.artifactActivated.connect(self.show_artifact)
         dock.transcriptChanged.connect(self.save_transcript)
+        # the project's own layers a question may read: listed in the dock, ticked when visible
+        self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
+        dock.layerChoiceChanged.connect(self._on_layer_choice)
+        root = QgsProject.instance().layerTreeRoot()
+        self._project_signals = [root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged]
+        for signal in self._project_signals:
+            signal.connect(self.refresh_layers)
+        self.refresh_layers()
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -116,15 +127,28 @@ class Session(QObject):
                 self._llm = build_llm(self.settings, python=server_python())
         return self._llm
 
-    def _orchestrator(self, *, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:
+    def _orchestrator(
+        self, *, on_event: EventCallback, cancel: threading.Event, user_layers: Sequence[UserLayerFile] = ()
+    ) -> Orchestrator:
+        """The run's orchestrator, built on the run's thread, with a layer catalogue of its own holding the
+        user's layers (files written on the main thread; each is read here, off the main thread)."""
+        from ..core.engines.layers import LayerCatalogue
+        from ..core.errors import GeoFahamError
         from ..core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
         from .settings import limits_from_qgis
 
+        catalogue = LayerCatalogue(self.settings.paths.data_dir)
+        for user_layer in user_layers:
+            try:
+                catalogue.add_user_layer(user_layer.name, user_layer.path)
+            except GeoFahamError as exc:  # e.g. no features with a geometry: the question goes on without it
+                QgsMessageLog.logMessage(f"layer {user_layer.name} not used: {exc}", LOG_TAG, Qgis.Warning)
         mode = "guided" if self.settings.endpoint("planner").embedded else "free"
         return Orchestrator(
             self.store,
             self.llm,
             settings=self.settings,
+            layers=catalogue,
             on_event=on_event,
             cancel=cancel,
             config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free", **limits_from_qgis()),
@@ -140,7 +164,12 @@ class Session(QObject):
             return False
         self.dock.set_busy(True, tr("Planning…"))
         previous = next((r for r in reversed(self.records) if r and r.status in ("answered", "partial")), None)
-        self.worker = RunWorker(self._orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self)
+        files = self.write_user_layers()
+
+        def orchestrator(*, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:  # run's thread
+            return self._orchestrator(on_event=on_event, cancel=cancel, user_layers=files)
+
+        self.worker = RunWorker(orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self)
         self.worker.event.connect(self._on_event)
         self.worker.done.connect(self._on_done)
         self.worker.crashed.connect(self._on_crash)
@@ -150,6 +179,23 @@ class Session(QObject):
     def cancel(self) -> None:
         if self.worker is not None:
             self.worker.cancel()
+
+    # ----------------------------------------------------------------------------- your layers
+    def refresh_layers(self, *_args: object) -> None:
+        """List the project's readable layers in the dock (ticked as the user left them, else when visible)."""
+        self.dock.set_project_layers(project_layer_choices(QgsProject.instance(), self._layer_choices))
+
+    def _on_layer_choice(self, layer_id: str, checked: bool) -> None:
+        self._layer_choices[layer_id] = checked
+
+    def write_user_layers(self) -> list[UserLayerFile]:
+        """The ticked layers written into the session folder (main thread); the files, for the run's thread."""
+        files, problems = write_user_layers(
+            QgsProject.instance(), self.dock.chosen_layer_ids(), self.store.session_dir / USER_LAYERS_DIR
+        )
+        for problem in problems:
+            QgsMessageLog.logMessage(f"layer not used: {problem}", LOG_TAG, Qgis.Warning)
+        return files
 
     def _on_event(self, event: RunEvent) -> None:  # main thread
         payload = event.payload
@@ -333,6 +379,10 @@ class Session(QObject):
         self.dock.set_aoi(None)
 
     def close(self) -> None:
+        for signal in self._project_signals:
+            with contextlib.suppress(TypeError, RuntimeError):  # already disconnected, or the project is gone
+                signal.disconnect(self.refresh_layers)
+        self._project_signals = []
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait(30000)
