@@ -124,7 +124,7 @@ def buffer(ctx: ToolContext, args: DistanceArgs, layer: ArtifactRecord) -> Artif
     output=ArtifactKind.vector,
     metric=True,
     overlap=("features", "reference", "distance_m"),
-    accepts_empty=("features",),
+    accepts_empty=("features", "reference"),  # none near nothing: an empty result, not a stall
     inputs=(
         InputSpec("features", VECTOR_KINDS, description="features to test"),
         InputSpec("reference", VECTOR_KINDS, description="hazard or reference geometry"),

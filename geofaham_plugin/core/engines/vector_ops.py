@@ -80,8 +80,8 @@ def within_distance(features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, dis
     column, nearest first."""
     if distance_m < 0:
         raise ToolFailed("distance must be positive", kind="invalid_input")
-    if features.empty:
-        return features.assign(distance_m=pd.Series(dtype=float))
+    if features.empty or reference.empty:  # nothing is within any distance of nothing
+        return features.iloc[0:0].assign(distance_m=pd.Series(dtype=float))
     metric = local_metric_crs(reference)  # centred on the hazard: only features near it matter
     ref = _reference_union(reference, metric)
     geoms = features.to_crs(metric).geometry.values

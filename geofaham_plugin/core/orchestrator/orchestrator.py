@@ -471,6 +471,10 @@ class Orchestrator:
         findings = collect_findings(
             self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else []
         )
+        specs = record.plans[-1].specs
+        if len(specs) == len(findings.headline) == len(answer_ids):  # say what each number is about
+            findings.headline = [f"{spec.label()}: {line}" for spec, line in zip(specs, findings.headline, strict=True)]
+        findings.limitations += [f"assumed: {note}" for spec in specs for note in spec.implied]
         record.cited_artifacts = findings.cited
         missing = [c.describe() for c in unapplied(record.constraints)]
         missing += [f"not asked for: {limit}" for limit in record.unasked_limits]
@@ -530,6 +534,9 @@ class Orchestrator:
             return fallback
 
     def _context(self, record: RunRecord) -> str:
+        specs = record.plans[-1].specs if record.plans else []
+        if len({s.subject.event_id for s in specs}) > 1:
+            return "Compared"
         ledger = record.plans[-1].ledger if record.plans else None
         if ledger and ledger.disaster_event_id:
             event = get_event(ledger.disaster_event_id)

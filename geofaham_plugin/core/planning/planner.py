@@ -30,7 +30,7 @@ from ..store.store import ResponseStore
 from .coverage import asks_nearest
 from .facts import PrepassFacts
 from .plan import Plan, TaskLedger
-from .spec import AnalysisSpec, SpecDraft, SpecError, compile_specs, spec_from_facts
+from .spec import AnalysisSpec, SpecDraft, SpecError, asks_imagery, compile_specs, spec_from_facts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
 
@@ -169,11 +169,6 @@ def guided_prompt(
     return [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
 
 
-def _imagery_template(template: Template) -> bool:
-    """A workflow over imagery or rasters (burn severity, flood mapping, indices): not an analysis of sets."""
-    return any(step.agent in (Role.stac.value, Role.raster.value) for step in template.steps)
-
-
 class Planner:
     def __init__(
         self,
@@ -216,7 +211,7 @@ class Planner:
     ) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
-        if not failures and not self.always_ask_model and not _imagery_template(templates[ranked[0][0]]):
+        if not failures and not self.always_ask_model and not asks_imagery(facts):
             specced = self._spec(facts, store, aoi_artifact_id, step)
             if specced is not None:
                 return specced

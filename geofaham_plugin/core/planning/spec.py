@@ -118,6 +118,47 @@ class AnalysisSpec(BaseModel):
             raise ValueError("the reference is the area of interest, but none is set")
         return self
 
+    def label(self) -> str:
+        """What the answer's number is about, in the user's terms: "destroyed buildings of the Eaton Fire
+        within 500 m of healthcare features, in your area of interest"."""
+        subject = self.subject
+        if subject.kind == "damage":
+            what = _buildings(subject.damage_classes)
+        elif subject.kind == "hazard":
+            what = "the hazard area"
+        elif subject.kind == "features":
+            what = f"{subject.feature_class} features"
+        else:
+            what = f"features of {subject.layer_id}"
+        event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
+        text = what + (f" of the {event}" if event else "")
+        if self.relation:
+            text += " " + self._relation_text()
+        if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
+            text += ", in your area of interest"
+        return text
+
+    def _relation_text(self) -> str:
+        r = self.relation
+        assert r is not None
+        distance = f"{r.distance_m:,.0f} m" if r.distance_m else ""
+        reference = r.reference
+        if reference.kind == "damage":
+            what = _buildings(reference.damage_classes)
+        elif reference.kind == "hazard":
+            what = "its hazard area" if r.reference.event_id == self.subject.event_id else reference.describe()
+        elif reference.kind == "aoi":
+            what = "your area of interest"
+        else:
+            what = reference.describe()
+        return {
+            "inside": f"inside {what}",
+            "outside": f"outside {what}",
+            "within": f"within {distance} of {what}",
+            "beyond": f"more than {distance} from {what}",
+            "nearest": f"({r.k or 1} nearest to {what})",
+        }[r.kind]
+
     def describe(self) -> str:
         parts = [f"{self.measure} of {self.subject.describe()}"]
         if self.relation:
@@ -136,6 +177,14 @@ class AnalysisSpec(BaseModel):
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             parts.append("in your area of interest")
         return " ".join(parts)
+
+
+def _buildings(classes: Sequence[DamageClass]) -> str:
+    if not classes or set(classes) == set(DamageClass):
+        return "inspected buildings"
+    if set(classes) == set(ANY_DAMAGE):
+        return "damaged buildings (any grade)"
+    return f"{' or '.join(c.value for c in classes)} buildings"
 
 
 # ------------------------------------------------------------------------------------------ compile
@@ -284,13 +333,20 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
             s, _ = _set(b, spec.subject, subject_aoi, around, select_all=select_all)
         base = s
         if relation.kind == "inside":
-            s = b.add("inside", f"Keep those inside {relation.reference.describe()}", {}, {"features": s, "mask": r})
+            s = b.add(
+                "inside",
+                f"Keep those inside {relation.reference.describe()}",
+                {},
+                {"features": s, "mask": r},
+                empty_is_answer=True,
+            )
         elif relation.kind == "within":
             s = b.add(
                 "within_distance",
                 f"Keep those within {relation.distance_m:g} m of {relation.reference.describe()}, with distances",
                 {"distance_m": relation.distance_m},
                 {"features": s, "reference": r},
+                empty_is_answer=True,
             )
         elif relation.kind == "nearest":
             s = b.add(
@@ -298,6 +354,7 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 f"Rank the {relation.k or 1} nearest to {relation.reference.describe()}",
                 {"k": relation.k or 1},
                 {"features": s, "reference": r},
+                empty_is_answer=True,
             )
         else:
             mask = r
@@ -314,6 +371,7 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 + (f" buffered by {relation.distance_m:g} m" if relation.kind == "beyond" else ""),
                 {},
                 {"features": s, "mask": mask},
+                empty_is_answer=True,  # none found is an answer (zero), the measure step states it
             )
     if spec.measure == "count":
         return b.add(
@@ -377,9 +435,19 @@ class SpecDraft(BaseModel):
 
 
 @cache
-def _hazard_re() -> re.Pattern[str]:
-    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["hazard_words"]
+def _words_re(group: str) -> re.Pattern[str]:
+    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))[group]
     return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
+
+
+def _hazard_re() -> re.Pattern[str]:
+    return _words_re("hazard_words")
+
+
+def asks_imagery(facts: PrepassFacts) -> bool:
+    """Whether the question is about imagery or rasters (satellite scenes, indices, burn severity, before/after
+    windows): a workflow template's question, not an analysis of layers."""
+    return bool(facts.windows) or bool(_words_re("imagery_words").search(normalise(facts.question)))
 
 
 def _position(text: str, phrases: Sequence[str]) -> int | None:
@@ -610,6 +678,7 @@ __all__ = [
     "SpecDraft",
     "SpecError",
     "SpecGap",
+    "asks_imagery",
     "compile_specs",
     "spec_from_facts",
 ]
