@@ -1,10 +1,11 @@
 """The bench's command line, ``python -m bench <command>`` (run from the repository root, or with it
 on PYTHONPATH)::
 
-    python -m bench run [--tasks IDS | --offline] [--model-config FILE] [--out DIR] [--resume] [--timeout S]
+    python -m bench run [--tasks IDS | --offline] [--tasks-file FILE] [--split SETS] [--model-config FILE]
+                        [--out DIR] [--resume] [--timeout S]
     python -m bench judge RESULTS [--llm-config FILE]
     python -m bench report RESULTS
-    python -m bench tasks                      (list the tasks and their categories)
+    python -m bench tasks [--tasks-file FILE]  (list the tasks and their categories)
     python -m bench ground-truth               (regenerate bench/expected.json)
     python -m bench batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
 
@@ -19,7 +20,15 @@ from pathlib import Path
 
 from .config import DEFAULT_CONFIG
 from .runner import DEFAULT_OUT
-from .spec import TASKS_FILE
+from .spec import BENCH_DIR, TASKS_FILE
+
+
+def tasks_file(value: str) -> Path:
+    """A task file: a path, or the name of one in bench/ (``paraphrases`` -> bench/paraphrases.json)."""
+    path = Path(value)
+    if not path.exists() and not path.suffix and (BENCH_DIR / f"{value}.json").exists():
+        return BENCH_DIR / f"{value}.json"
+    return path
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -27,7 +36,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_bench
     from .spec import load_tasks, select_tasks
 
-    tasks = select_tasks(load_tasks(args.tasks_file), args.tasks, offline=args.offline)
+    tasks = select_tasks(load_tasks(args.tasks_file), args.tasks, offline=args.offline, splits=args.split)
     if not tasks:
         print("no task selected", file=sys.stderr)
         return 2
@@ -41,7 +50,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         offline=args.offline,
         keep_sessions=args.keep_sessions,
         retry_failed=args.retry_failed,
-        tasks_file=Path(args.tasks_file),
+        tasks_file=args.tasks_file,
         log=lambda m: print(m, flush=True),
     )
     if not args.no_report:
@@ -156,7 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-sessions", action="store_true", help="keep each task's session under results/<config>/sessions/"
     )
     run.add_argument("--no-report", action="store_true", help="do not write report.md/report.png at the end")
-    run.add_argument("--tasks-file", default=str(TASKS_FILE), help=argparse.SUPPRESS)
+    run.add_argument(
+        "--tasks-file",
+        type=tasks_file,
+        default=TASKS_FILE,
+        help="task file (default bench/tasks.json; 'paraphrases' = bench/paraphrases.json)",
+    )
+    run.add_argument("--split", help="only these question sets, comma-separated (paraphrase, variant, language, aoi)")
     run.set_defaults(func=_cmd_run)
 
     judge = sub.add_parser("judge", help="deterministic checks (and the LLM rubric judge) over a results folder")
@@ -170,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_cmd_report)
 
     tasks = sub.add_parser("tasks", help="list the tasks")
-    tasks.add_argument("--tasks-file", default=str(TASKS_FILE), help=argparse.SUPPRESS)
+    tasks.add_argument("--tasks-file", type=tasks_file, default=TASKS_FILE, help="task file (default bench/tasks.json)")
     tasks.set_defaults(func=_cmd_tasks)
 
     gt = sub.add_parser("ground-truth", help="recompute bench/expected.json from the sample data")

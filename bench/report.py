@@ -146,6 +146,7 @@ def rows_of(results: list[dict], judgments: dict, config: dict | None = None) ->
 SPLIT_TITLES = {
     "original": "Original tasks",
     "paraphrase": "Paraphrases",
+    "variant": "Constraint variants",
     "language": "Other languages",
     "aoi": "With an AOI file",
     "own_layer": "About the user's layers",
@@ -153,7 +154,7 @@ SPLIT_TITLES = {
 
 
 def split_table(rows: list[dict]) -> list[str]:
-    """One row per question set (original, paraphrase, language, AOI, own layer) that has tasks: correct
+    """One row per question set (original, paraphrase, variant, language, AOI, own layer) that has tasks: correct
     and confidently-wrong rates over its tasks with reference values."""
     out = [
         "| Question set | Tasks | With reference | Correct | Confidently wrong | Wrong but flagged | No answer |",

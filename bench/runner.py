@@ -36,6 +36,7 @@ from .spec import TASKS_FILE, TaskSpec, load_expected, load_tasks, select_tasks
 if TYPE_CHECKING:
     from geofaham_plugin.core.llm import LLM
     from geofaham_plugin.core.orchestrator.events import EventCallback, RunEvent
+    from geofaham_plugin.core.store.store import ResponseStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"
@@ -88,13 +89,14 @@ def run_task_in_session(
     result: dict[str, Any] = {"status": "finished", "error": None}
     usage_path = session / USAGE_FILE
     try:
+        aoi_id = _register_input_files(task, store, session)
         previous = None
         for turn in task.turns():
             llm = LLM(models, usage=UsageLedger())  # per turn: the run record's usage is this turn's alone
 
             seen = _event_recorder(usage_path, list(all_calls), llm, events, on_event)
             orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, on_event=seen)
-            record = orch.run(turn.question, previous=previous)
+            record = orch.run(turn.question, previous=previous, aoi_artifact_id=aoi_id if previous is None else None)
             all_calls += [c.model_dump(mode="json") for c in llm.usage.snapshot()]
             turns.append({"question": turn.question, "run": record.model_dump(mode="json")})
             previous = record
@@ -111,6 +113,22 @@ def run_task_in_session(
     )
     store.close()
     return result
+
+
+def _register_input_files(task: TaskSpec, store: ResponseStore, session: Path) -> str | None:
+    """Write the task's input files (``bench.aoi_files``) into the session and register them as batch mode
+    does; returns the AOI artifact id (an area-like polygon file), or None."""
+    if not task.input_files:
+        return None
+    from .aoi_files import write_input_file
+    from .batch import register_inputs
+
+    folder = session / "inputs"
+    for name in task.input_files:
+        write_input_file(name, folder)
+    registered: dict = register_inputs(store, folder)
+    aoi: str | None = registered.get("aoi")
+    return aoi
 
 
 def _event_recorder(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 BENCH_DIR = Path(__file__).resolve().parent
 TASKS_FILE = BENCH_DIR / "tasks.json"
+PARAPHRASES_FILE = BENCH_DIR / "paraphrases.json"
 EXPECTED_FILE = BENCH_DIR / "expected.json"
 
 Category = Literal[
@@ -155,7 +156,9 @@ class Turn(Strict):
     required_predicates: list[str] = Field(default_factory=list)
 
 
-Split = Literal["original", "paraphrase", "language", "aoi", "own_layer"]
+Split = Literal["original", "paraphrase", "variant", "language", "aoi", "own_layer"]
+Style = Literal["terse", "verbose", "typos", "coordinator"]
+Language = Literal["en", "es", "fr", "pt"]
 
 
 class TaskSpec(Strict):
@@ -163,8 +166,21 @@ class TaskSpec(Strict):
     question: str
     split: Split = Field(
         default="original",
-        description="which question set the task belongs to: an original task, a paraphrase of one, one in "
-        "another language, one with an AOI file, one about a layer the user added (reported as separate rows)",
+        description="which question set the task belongs to: an original task, a paraphrase of one, a constraint "
+        "variant of one, one in another language, one with an AOI file, one about a layer the user added (reported "
+        "as separate rows)",
+    )
+    base_task: str | None = Field(
+        default=None,
+        description="the original task (bench/tasks.json) this one rephrases, translates or varies; a paraphrase "
+        "or translation of it shares its expectations, a variant (other distance, class, measure, AOI) has its own",
+    )
+    style: Style | None = Field(default=None, description="how a paraphrase is worded")
+    language: Language = Field(default="en", description="the language of the questions")
+    input_files: list[str] = Field(
+        default_factory=list,
+        description="files the runner writes into the session and registers before the first turn (as batch mode "
+        "does; an area-like polygon becomes the AOI); generated from coordinates in bench/aoi_files.py",
     )
     persona: Persona
     category: Category
@@ -237,15 +253,24 @@ def load_tasks(path: Path | str = TASKS_FILE) -> list[TaskSpec]:
     return TaskFile.model_validate_json(Path(path).read_text(encoding="utf-8")).tasks
 
 
-def select_tasks(tasks: list[TaskSpec], ids: str | list[str] | None = None, offline: bool = False) -> list[TaskSpec]:
-    """``ids``: comma-separated ids or id prefixes (``poi_``); ``offline``: only offline tasks."""
+def select_tasks(
+    tasks: list[TaskSpec],
+    ids: str | list[str] | None = None,
+    offline: bool = False,
+    splits: str | list[str] | None = None,
+) -> list[TaskSpec]:
+    """``ids``: comma-separated ids or id prefixes (``poi_``); ``offline``: only offline tasks; ``splits``:
+    comma-separated question sets (``paraphrase,language``)."""
     chosen = tasks
+    if splits:
+        wanted_splits = {s.strip() for s in (splits.split(",") if isinstance(splits, str) else splits) if s.strip()}
+        chosen = [t for t in chosen if t.split in wanted_splits]
     if ids:
         wanted = [i.strip() for i in (ids.split(",") if isinstance(ids, str) else ids) if i.strip()]
         unknown = [w for w in wanted if not any(t.id == w or t.id.startswith(w) for t in tasks)]
         if unknown:
             raise KeyError(f"unknown task ids: {', '.join(unknown)}")
-        chosen = [t for t in tasks if any(t.id == w or t.id.startswith(w) for w in wanted)]
+        chosen = [t for t in chosen if any(t.id == w or t.id.startswith(w) for w in wanted)]
     if offline:
         chosen = [t for t in chosen if t.offline]
     return chosen

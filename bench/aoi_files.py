@@ -1,0 +1,45 @@
+"""Area-of-interest files that bench tasks hand to a run (``TaskSpec.input_files``).
+
+They are written at run time from the coordinates below (lon/lat, EPSG:4326), never committed as data
+files: the runner writes them into the task's session and registers them as batch mode does (a polygon
+file named like an area becomes the run's AOI), and ``bench/ground_truth_variants.py`` builds the same
+polygons to count the features inside them. Plain shapely/GeoPandas; no GeoFaham import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import shapely
+
+#: file name -> (description, polygon ring as (lon, lat) pairs)
+AOI_FILES: dict[str, tuple[str, list[tuple[float, float]]]] = {
+    "west_altadena_area.geojson": (
+        "a pentagon over west Altadena, inside the Eaton fire",
+        [(-118.165, 34.176), (-118.138, 34.172), (-118.128, 34.190), (-118.145, 34.205), (-118.166, 34.198)],
+    ),
+    "palisades_village_aoi.geojson": (
+        "a pentagon over the Pacific Palisades village, inside the Palisades fire",
+        [(-118.540, 34.035), (-118.518, 34.032), (-118.508, 34.048), (-118.522, 34.060), (-118.542, 34.052)],
+    ),
+}
+
+
+def aoi_polygon(name: str) -> shapely.Polygon:
+    import shapely
+
+    _, ring = AOI_FILES[name]
+    return shapely.Polygon(ring)
+
+
+def write_input_file(name: str, folder: Path) -> Path:
+    """Write the AOI file ``name`` (GeoJSON, EPSG:4326) into ``folder``; returns its path."""
+    import geopandas as gpd
+
+    description, _ = AOI_FILES[name]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    gdf = gpd.GeoDataFrame({"name": [Path(name).stem], "note": [description]}, geometry=[aoi_polygon(name)], crs=4326)
+    gdf.to_file(path, driver="GeoJSON")
+    return path
