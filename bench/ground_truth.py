@@ -5,6 +5,8 @@ Independent of GeoFaham: plain GeoPandas, pyproj, shapely and rasterio, no impor
 (EPSG:32611 Los Angeles, EPSG:32604 Maui, EPSG:25830 Valencia), not in degrees; raster statistics
 are read from the GeoTIFFs with rasterio. The output, ``bench/expected.json``, is derived data:
 regenerate it with ``python -m bench.ground_truth`` (the runner and the tests do when it is missing).
+The constraint variants of ``bench/paraphrases.json`` are computed by ``bench/ground_truth_variants.py``
+(geodesic areas, AOI files) and stored under ``variants``.
 
 Every value is keyed by a dotted path that task expectations reference (``ref``)."""
 
@@ -393,7 +395,9 @@ def compute(root: Path | None = None) -> dict:
         "Derived data: regenerate, do not edit.",
         "_data": fingerprint(d),
     }
-    for part in (fires_la, lahaina, valencia, hurst):
+    from .ground_truth_variants import variants  # the paraphrase suite's variants (bench/paraphrases.json)
+
+    for part in (fires_la, lahaina, valencia, hurst, variants):
         result.update(part(d))
     return result
 

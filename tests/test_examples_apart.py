@@ -2,7 +2,8 @@
 
 A template example is shown to the planner model as a worked answer; if it is a bench question (or a
 near copy), the bench measures recall of the example, not planning. Every example question of every
-template is compared with every bench task question, follow-up turns included.
+template is compared with every bench task question, follow-up turns included — the tasks of
+``bench/tasks.json`` and of the paraphrase suite ``bench/paraphrases.json`` alike.
 
 Similarity: ``difflib.SequenceMatcher(None, a, b).ratio()`` (2·matches / total length, Python's
 documented measure) on normalised text — lower case, accents stripped, every run of characters other
@@ -22,6 +23,7 @@ from pathlib import Path
 from geofaham_plugin.core.planning.templates import TEMPLATE_DIR
 
 TASKS_FILE = Path(__file__).resolve().parents[1] / "bench" / "tasks.json"
+PARAPHRASES_FILE = TASKS_FILE.with_name("paraphrases.json")
 MAX_SIMILARITY = 0.6
 
 
@@ -47,10 +49,10 @@ def example_questions() -> list[tuple[str, str]]:
     return out
 
 
-def bench_questions() -> list[tuple[str, str]]:
-    """(task id, question) of every bench task and every follow-up turn (``id#n``)."""
+def bench_questions(path: Path = TASKS_FILE) -> list[tuple[str, str]]:
+    """(task id, question) of every task of a task file and every follow-up turn (``id#n``)."""
     out = []
-    for task in json.loads(TASKS_FILE.read_text(encoding="utf-8"))["tasks"]:
+    for task in json.loads(path.read_text(encoding="utf-8"))["tasks"]:
         out.append((task["id"], task["question"]))
         out += [(f"{task['id']}#{i}", turn["question"]) for i, turn in enumerate(task.get("follow_ups", []), 1)]
     return out
@@ -93,3 +95,11 @@ def test_there_are_examples_and_questions_to_compare():
 def test_template_examples_are_not_bench_questions():
     close = too_close(example_questions(), bench_questions())
     assert not close, "template examples too close to bench questions:\n" + "\n".join(close)
+
+
+def test_template_examples_are_not_paraphrase_suite_questions():
+    """Paraphrases, variants and translations (bench/paraphrases.json, follow-ups included) too."""
+    questions = bench_questions(PARAPHRASES_FILE)
+    assert len(questions) >= 120 and any(task.endswith("#2") for task, _ in questions)
+    close = too_close(example_questions(), questions)
+    assert not close, "template examples too close to paraphrase suite questions:\n" + "\n".join(close)
