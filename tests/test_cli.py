@@ -32,9 +32,9 @@ def test_ask_answers_the_eaton_hospitals_question_offline(tmp_path):
     assert "AURORA LAS ENCINAS HOSPITAL" in out.stdout and "HUNTINGTON HOSPITAL" in out.stdout
     record_path = out.stdout.strip().splitlines()[-1].split("run record: ")[1]
     record = json.loads(Path(record_path).read_text())
-    assert record["status"] == "answered" and record["plans"][0]["template"] == "features_near_hazard"
+    assert record["status"] == "answered" and record["plans"][0]["specs"][0]["relation"]["kind"] == "within"
     assert [s["tool"] for s in record["steps"]] == ["load_event_layer", "get_features", "within_distance"]
-    # guided mode needed no model call: the pre-pass left one template with every slot filled
+    # guided mode needed no model call: the pre-pass resolved the whole analysis spec
     assert record["usage"]["calls"] == []
 
 
