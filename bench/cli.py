@@ -115,7 +115,7 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def _cmd_ground_truth(args: argparse.Namespace) -> int:
-    from .ground_truth import main
+    from .expected_values import main
 
     return main([])
 

@@ -4,7 +4,7 @@ Independent of GeoFaham: plain GeoPandas, pyproj, shapely and rasterio, no impor
 ``geofaham_plugin``. Distances and areas are measured in the local UTM / ETRS89 zone of each event
 (EPSG:32611 Los Angeles, EPSG:32604 Maui, EPSG:25830 Valencia), not in degrees; raster statistics
 are read from the GeoTIFFs with rasterio. The output, ``bench/expected.json``, is derived data:
-regenerate it with ``python -m bench.ground_truth`` (the runner and the tests do when it is missing).
+regenerate it with ``python -m bench ground-truth`` (``bench/expected_values.py``) (the runner and the tests do when it is missing).
 The constraint variants of ``bench/paraphrases.json`` are computed by ``bench/ground_truth_variants.py``
 (geodesic areas, AOI files) and stored under ``variants``.
 
@@ -12,9 +12,7 @@ Every value is keyed by a dotted path that task expectations reference (``ref``)
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -385,40 +383,3 @@ def fingerprint(d: Data) -> dict[str, str]:
         h = hashlib.sha256(d.path(key).read_bytes()).hexdigest()[:12]
         out[rel] = h
     return out
-
-
-def compute(root: Path | None = None) -> dict:
-    d = Data(root or data_dir())
-    result: dict = {
-        "_about": "Expected values of the offline GeoFaham-Bench tasks, computed by "
-        "bench/ground_truth.py from the sample data (GeoPandas/rasterio, metric CRSs). "
-        "Derived data: regenerate, do not edit.",
-        "_data": fingerprint(d),
-    }
-    from .ground_truth_variants import variants  # the paraphrase suite's variants (bench/paraphrases.json)
-
-    for part in (fires_la, lahaina, valencia, hurst, variants):
-        result.update(part(d))
-    return result
-
-
-def write_expected(path: Path = OUT_FILE, root: Path | None = None) -> dict:
-    result = compute(root)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return result
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.ground_truth", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(OUT_FILE))
-    parser.add_argument("--data", help="sample data folder (default: GEOFAHAM_DATA_DIR or ../shared/data)")
-    args = parser.parse_args(argv)
-    result = write_expected(Path(args.out), Path(args.data) if args.data else None)
-    print(f"wrote {args.out}: " + ", ".join(k for k in result if not k.startswith("_")))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 classes, groupings, shares, areas, "outside" counts, AOI files), computed from the sample data.
 
 Independent of GeoFaham like ``bench/ground_truth.py`` (whose file table, loader and class names it
-uses): GeoPandas, shapely and pyproj only. ``ground_truth.compute`` adds the result under
+uses): GeoPandas, shapely and pyproj only. ``expected_values.compute`` adds the result under
 ``variants`` in ``bench/expected.json`` (``python -m bench ground-truth`` regenerates it).
 
 Definitions:

@@ -38,7 +38,7 @@ def tasks():
 
 @pytest.fixture(scope="module")
 def truth():
-    from bench.ground_truth import compute
+    from bench.expected_values import compute
 
     return compute()
 

@@ -1,0 +1,51 @@
+"""bench/expected.json: the expected values of the offline tasks (``ground_truth.py``) and of the paraphrase
+suite's constraint variants (``ground_truth_variants.py``), computed from the sample data and written in one
+file. Derived data: ``python -m bench ground-truth`` regenerates it (the runner and the tests do when it is
+missing)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from .ground_truth import OUT_FILE, Data, data_dir, fingerprint, fires_la, hurst, lahaina, valencia
+from .ground_truth_variants import variants
+
+
+def compute(root: Path | None = None) -> dict:
+    d = Data(root or data_dir())
+    result: dict = {
+        "_about": "Expected values of the offline GeoFaham-Bench tasks, computed by "
+        "bench/ground_truth.py from the sample data (GeoPandas/rasterio, metric CRSs). "
+        "Derived data: regenerate, do not edit.",
+        "_data": fingerprint(d),
+    }
+    for part in (fires_la, lahaina, valencia, hurst, variants):
+        result.update(part(d))
+    return result
+
+
+def write_expected(path: Path = OUT_FILE, root: Path | None = None) -> dict:
+    result = compute(root)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.expected_values", description="Regenerate bench/expected.json from the sample data."
+    )
+    parser.add_argument("--out", default=str(OUT_FILE))
+    parser.add_argument("--data", help="sample data folder (default: GEOFAHAM_DATA_DIR or ../shared/data)")
+    args = parser.parse_args(argv)
+    result = write_expected(Path(args.out), Path(args.data) if args.data else None)
+    print(f"wrote {args.out}: " + ", ".join(k for k in result if not k.startswith("_")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
