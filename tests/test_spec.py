@@ -178,3 +178,72 @@ def test_e2e_a_comparison_states_each_disaster(store):
     assert record.status == "answered", record.answer
     assert "2,722" in record.answer and "6,823" in record.answer
     assert all(c.applied for c in record.constraints if c.kind == "event")
+
+
+# ------------------------------------------------------------------------------------ the user's own layers
+@pytest.fixture()
+def user_catalogue(tmp_path):
+    """Two layers a user brought: field clinics (points, beds with a gap) and evacuation zones (polygons)."""
+    from shapely.geometry import Point
+
+    clinics = gpd.GeoDataFrame(
+        {"name": [f"clinic {i}" for i in range(6)], "beds": [10, 20, 5, None, 40, 8]},
+        geometry=[
+            Point(-0.40, 39.40),
+            Point(-0.42, 39.42),
+            Point(-0.38, 39.45),
+            Point(-0.35, 39.48),
+            Point(-0.45, 39.38),
+            Point(-0.30, 39.36),
+        ],
+        crs=4326,
+    )
+    zones = gpd.GeoDataFrame(
+        {"zone": ["north", "south", "east"]},
+        geometry=[box(-0.44, 39.41, -0.36, 39.49), box(-0.46, 39.35, -0.36, 39.41), box(-0.2, 39.3, -0.1, 39.4)],
+        crs=4326,
+    )
+    clinics.to_file(tmp_path / "clinics.gpkg")
+    zones.to_file(tmp_path / "zones.gpkg")
+    catalogue = default_catalogue().__class__(data_dir())
+    catalogue.add_user_layer("field_clinics", tmp_path / "clinics.gpkg")
+    catalogue.add_user_layer("evacuation zones", tmp_path / "zones.gpkg")
+    return catalogue, clinics, zones
+
+
+def _run(store, catalogue, question):
+    orch = Orchestrator(store, LLM(ScriptedModel({})), layers=catalogue)
+    record = orch.run(question)
+    assert record.status == "answered", record.answer
+    return record
+
+
+def test_e2e_counts_of_a_user_layer_in_each_zone_list_every_zone(store, user_catalogue):
+    catalogue, clinics, zones = user_catalogue
+    record = _run(store, catalogue, "How many of my field clinics are there per evacuation zone?")
+    assert [s.tool for s in record.steps][-1] == "count_in_zones"
+    table = store.read_table(record.cited_artifacts[0]).set_index("value")["count"].to_dict()
+    expected = {z: int(clinics.intersects(g).sum()) for z, g in zip(zones["zone"], zones.geometry, strict=True)}
+    assert table == expected and expected["east"] == 0
+    assert "| north | 2 |" in record.answer and "| east | 0 |" in record.answer
+    assert all(c.applied for c in record.constraints if c.kind == "layer")
+
+
+def test_e2e_a_named_numeric_field_is_summed_not_counted(store, user_catalogue):
+    catalogue, clinics, zones = user_catalogue
+    record = _run(store, catalogue, "how many beds do the field clinics inside the evacuation zones have?")
+    assert [s.tool for s in record.steps][-1] == "stats"
+    inside = clinics[clinics.intersects(zones.union_all())]
+    assert f"sum of beds: {int(inside['beds'].sum())}" in record.answer  # 75, not the 4 clinics
+
+
+def test_e2e_mean_of_the_only_numeric_field_and_a_layer_within_a_distance_of_a_flood(store, user_catalogue):
+    catalogue, clinics, _ = user_catalogue
+    mean = _run(store, catalogue, "What is the average number of beds in my field clinics?")
+    assert f"mean of beds: {clinics['beds'].mean():.3g}" in mean.answer
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(25830)
+    distances = clinics.to_crs(25830).geometry.distance(flood.union_all())
+    assert not np.any(np.abs(distances - 2000) < 20)
+    near = _run(store, catalogue, "Which of my field clinics lie within 2 km of the Valencia flood?")
+    assert [s.tool for s in near.steps] == ["load_event_layer", "load_layer", "within_distance"]
+    assert store.get(near.cited_artifacts[0]).metadata.feature_count == int((distances <= 2000).sum())

@@ -216,6 +216,37 @@ def count(ctx: ToolContext, args: CountArgs, layer: ArtifactRecord) -> ArtifactR
     )
 
 
+class ZonesArgs(BaseModel):
+    label: str | None = Field(default=None, description="field of the zones that names each zone; null: zone 1, 2 ...")
+
+
+@tool(
+    agent=V,
+    args=ZonesArgs,
+    output=ArtifactKind.table,
+    field_arg=("label", "zones"),
+    accepts_empty=("features",),
+    inputs=(
+        InputSpec("features", VECTOR_KINDS, description="features to count"),
+        InputSpec("zones", VECTOR_KINDS, POLYGONAL, "zone polygons (districts, evacuation zones, grid cells)"),
+    ),
+)
+def count_in_zones(
+    ctx: ToolContext, args: ZonesArgs, features: ArtifactRecord, zones: ArtifactRecord
+) -> ArtifactRecord:
+    """Count features in each zone polygon: every zone listed, empty ones as 0."""
+    table = ops.count_in_zones(ctx.store.read_vector(features.id), ctx.store.read_vector(zones.id), args.label)
+    total = int(table["count"].sum())
+    by = args.label or "zone"
+    return ctx.store.register_table(
+        table,
+        source="vector.count_in_zones",
+        inputs=[features.id, zones.id],
+        summary=f"{total} features of {features.id} in {len(table)} zones of {zones.id}",
+        extra={"by": by, "total": total, "zones": zones.id},
+    )
+
+
 @tool(
     agent=V,
     args=NoArgs,

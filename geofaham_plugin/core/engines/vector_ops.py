@@ -136,6 +136,36 @@ def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
     return pd.DataFrame({"value": counts.index.tolist(), "count": counts.values.astype(int)})
 
 
+def count_in_zones(features: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, label: str | None) -> pd.DataFrame:
+    """Features per zone polygon (a feature in two overlapping zones counts in both), every zone listed, zones
+    without features as 0, most first. ``label`` names a zone (default: "zone 1", "zone 2" ... in layer order);
+    zones sharing a label are one group."""
+    if zones.empty:
+        raise ToolFailed("the zones layer is empty", kind="empty")
+    if label is not None and label not in zones.columns:
+        raise ToolFailed(
+            f"the zones have no field '{label}'",
+            kind="invalid_input",
+            hint=f"fields are: {', '.join(c for c in zones.columns if c != zones.geometry.name)}",
+        )
+    names = (
+        zones[label].fillna("(none)").astype(str).to_numpy()
+        if label
+        else np.array([f"zone {i}" for i in range(1, len(zones) + 1)])
+    )
+    counts = dict.fromkeys(names.tolist(), 0)
+    if not features.empty:
+        geoms = zones.to_crs(features.crs).geometry.to_numpy()
+        tree = shapely.STRtree(features.geometry.to_numpy())
+        for name, geom in zip(names, geoms, strict=True):
+            if geom is None or shapely.is_empty(geom):
+                continue
+            hits = tree.query(geom, predicate="intersects")
+            counts[name] += len(hits)
+    table = pd.DataFrame({"value": list(counts), "count": [int(c) for c in counts.values()]})
+    return table.sort_values("count", ascending=False, kind="stable").reset_index(drop=True)
+
+
 def clip(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     """Features cut to the mask polygons (geometries outside are dropped, crossing ones are cut)."""
     if mask.empty:

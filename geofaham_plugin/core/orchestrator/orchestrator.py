@@ -542,6 +542,8 @@ class Orchestrator:
             event = get_event(ledger.disaster_event_id)
             if event:
                 return f"{event.name} ({event.place}, {event.event_date.isoformat()})"
+        if specs and all(s.subject.kind == "layer" for s in specs):
+            return "From your layers"
         return "For the given area"
 
     def _failure_answer(self, record: RunRecord) -> str:

@@ -34,7 +34,16 @@ from .templates import GROUP_BY_FIELDS
 WORDS_FILE = Path(__file__).with_name("data") / "constraint_words.json"
 
 ConstraintKind = Literal[
-    "area_of_interest", "event", "distance", "k", "damage_class", "feature_class", "group_by", "measure", "relation"
+    "area_of_interest",
+    "layer",
+    "event",
+    "distance",
+    "k",
+    "damage_class",
+    "feature_class",
+    "group_by",
+    "measure",
+    "relation",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum"]
 Relation = Literal["inside", "outside", "nearest", "near"]
@@ -63,6 +72,7 @@ class Constraint(BaseModel):
         """A short line for the answer and the replan hint: 'the share asked for ("what percentage")'."""
         what = {
             "area_of_interest": "restricted to your area of interest",
+            "layer": f"your layer {str(self.value).removeprefix('user:')}",
             "event": f"the {self.phrase} (event record {', '.join(str(v) for v in self.value) if isinstance(self.value, list) else self.value})",
             "distance": f"the distance of {_metres(self.value)}",
             "k": f"the {self.value} nearest",
@@ -128,6 +138,8 @@ def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = N
     found: list[Constraint] = []
     if aoi_artifact_id:
         found.append(Constraint(kind="area_of_interest", value=aoi_artifact_id, phrase="your area of interest"))
+    for layer_id in dict.fromkeys(facts.layers):  # a layer the question names must be read and used
+        found.append(Constraint(kind="layer", value=layer_id, phrase=layer_id))
     events = named_event_groups(facts.question)
     if len(events) >= 2:  # a comparison: every disaster it names must be computed, not only the first
         found += [Constraint(kind="event", value=ids, phrase=name) for name, ids in events]
@@ -267,12 +279,17 @@ def _applies_event(c: Constraint, s: ExecutedStep) -> bool:
     return bool(sql) and any(re.search(rf"event_id\s*(?:=|in\s*\()[^)]*\b{i}\b", sql) for i in ids)
 
 
+def _applies_layer(c: Constraint, s: ExecutedStep) -> bool:
+    return s.tool == "load_layer" and s.args.get("layer_id") == c.value
+
+
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
     return c.value in s.inputs.values()
 
 
 RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "area_of_interest": _applies_aoi,
+    "layer": _applies_layer,
     "event": _applies_event,
     "distance": _applies_distance,
     "k": _applies_k,

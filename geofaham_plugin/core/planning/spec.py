@@ -28,11 +28,12 @@ from pydantic import BaseModel, Field, model_validator
 from ..agents.base import get_tool
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import get_event, load_events
-from ..engines.layers import LayerCatalogue
+from ..domain.layer_names import layer_words
+from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import WORDS_FILE, named_event_groups, question_constraints
 from .facts import PrepassFacts
 from .plan import Plan, PlanStep
-from .prepass import DAMAGE_RE, ENTITY_WORDS, normalise
+from .prepass import DAMAGE_RE, ENTITY_WORDS, normalise, user_entries, user_layer_hits
 from .templates import GROUP_BY_FIELDS
 
 SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
@@ -78,7 +79,7 @@ class SetRef(BaseModel):
         if self.kind == "features":
             return f"{self.feature_class} features"
         if self.kind == "layer":
-            return f"layer {self.layer_id}"
+            return f"your layer {str(self.layer_id).removeprefix('user:')}"
         return "your area of interest"
 
 
@@ -103,6 +104,10 @@ class AnalysisSpec(BaseModel):
     measure: MeasureKind = "count"
     field: str | None = Field(default=None, description="the numeric field of sum / mean")
     group_by: str | None = Field(default=None, description="a field of the subject's layer")
+    zones: SetRef | None = Field(
+        default=None, description="polygons to count in, one row per zone ('in each district')"
+    )
+    zone_label: str | None = Field(default=None, description="the zones' field that names a zone")
     aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
     implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
 
@@ -129,11 +134,13 @@ class AnalysisSpec(BaseModel):
         elif subject.kind == "features":
             what = f"{subject.feature_class} features"
         else:
-            what = f"features of {subject.layer_id}"
+            what = f"features of your layer {str(subject.layer_id).removeprefix('user:')}"
         event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
-        text = what + (f" of the {event}" if event else "")
+        text = what + (f" of the {event}" if event and subject.kind in ("damage", "hazard") else "")
         if self.relation:
             text += " " + self._relation_text()
+        if self.zones is not None:
+            text += f", in each of {self.zones.describe()}"
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             text += ", in your area of interest"
         return text
@@ -146,7 +153,8 @@ class AnalysisSpec(BaseModel):
         if reference.kind == "damage":
             what = _buildings(reference.damage_classes)
         elif reference.kind == "hazard":
-            what = "its hazard area" if r.reference.event_id == self.subject.event_id else reference.describe()
+            same = r.reference.event_id == self.subject.event_id and self.subject.kind in ("damage", "hazard")
+            what = "its hazard area" if same else reference.describe()
         elif reference.kind == "aoi":
             what = "your area of interest"
         else:
@@ -373,6 +381,14 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 {"features": s, "mask": mask},
                 empty_is_answer=True,  # none found is an answer (zero), the measure step states it
             )
+    if spec.zones is not None and spec.measure in ("count", "list"):
+        z, _ = _set(b, spec.zones, aoi, None)
+        return b.add(
+            "count_in_zones",
+            f"Count them in each of {spec.zones.describe()}",
+            {"label": spec.zone_label},
+            {"features": s, "zones": z},
+        )
     if spec.measure == "count":
         return b.add(
             "count",
@@ -526,13 +542,22 @@ def spec_from_facts(
             continue
         pos = _position(text, ENTITY_WORDS.get(cls, (cls,)))
         named.append((pos if pos is not None else len(text), None, f"features:{cls}"))
-    for layer_id in getattr(facts, "layers", []) or []:
-        named.append((len(text), None, f"layer:{layer_id}"))
+    layer_at = {layer_id: span[0] for layer_id, span in reversed(user_layer_hits(text, user_entries(layers)))}
+    for layer_id in facts.layers:
+        named.append((layer_at.get(layer_id, len(text)), None, f"layer:{layer_id}"))
     damage_pos = _damage_position(text) if (facts.damage_classes or "buildings" in facts.target_entities) else None
     if damage_pos is not None:
         named.append((damage_pos, None, "damage"))
     named.sort(key=lambda item: item[0])
     hazard_named = bool(_hazard_re().search(text))
+    entries = {e.id: e for e in user_entries(layers)}
+    zones_what: str | None = None
+    for pos, _, what in named[1:]:  # "in each evacuation zone", "per district": polygons to count in
+        entry = entries.get(what.partition(":")[2]) if what.startswith("layer:") else None
+        if entry is not None and entry.role == "area" and _ZONES_BEFORE.search(text[max(0, pos - 24) : pos]):
+            zones_what = what
+    if zones_what:
+        named = [n for n in named if n[2] != zones_what]
 
     measure = _measure(measures)
     if not named:
@@ -597,9 +622,15 @@ def spec_from_facts(
 
     if measure == "count" and subject_what.startswith(("features:", "layer:")) and not facts.wants_count:
         measure = "list"
-    field = None
-    if measure in ("sum", "mean"):
-        raise SpecError(f"the {measure} of a field needs a layer with that field")
+    if measure in ("count", "list") and _said_numeric_fields(subject_what, entries, text):
+        measure = "sum"  # "how many beds", "total beds": the sum of the field the question names, not a count
+    field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") else None
+    zones = _set_ref(zones_what, None, facts) if zones_what else None
+    zone_label = None
+    if zones_what and (zone_entry := entries.get(zones_what.partition(":")[2])) is not None:
+        zone_label = zone_entry.name_field or next(
+            (f.name for f in zone_entry.fields if f.type == "text" and 0 < f.distinct == zone_entry.feature_count), None
+        )
 
     specs: list[AnalysisSpec] = []
     for ev in events or [None]:
@@ -620,6 +651,8 @@ def spec_from_facts(
                 measure=measure,
                 field=field,
                 group_by=facts.group_by,
+                zones=zones,
+                zone_label=zone_label,
                 aoi_artifact_id=aoi_artifact_id,
                 implied=implied,
             )
@@ -628,6 +661,37 @@ def spec_from_facts(
         _check_layers(spec, layers)
         specs.append(spec)
     return SpecDraft(specs=specs)
+
+
+_ZONES_BEFORE = re.compile(
+    r"(?:\b(?:each|every|per|by|por|par|cada|chaque)\s+(?:of\s+(?:the|my|our)\s+|(?:my|our|the)\s+)?|\bpor\s+cada\s+)$"
+)
+
+
+def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text: str) -> list[str]:
+    entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
+    if entry is None:
+        return []
+    numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
+    return [name for name in numeric if _position(text, [" ".join(layer_words(name))]) is not None]
+
+
+def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer], text: str) -> str:
+    """The numeric field a sum or mean is of: one of the subject layer's numeric fields the question names
+    ("beds", "population"), or its only numeric field (an assumption the answer states)."""
+    entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
+    if entry is None:
+        raise SpecError(f"the {measure} of a field needs a layer of yours with that field")
+    numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
+    said = _said_numeric_fields(subject_what, entries, text)
+    if len(said) == 1:
+        return said[0]
+    if not said and len(numeric) == 1:
+        return numeric[0]
+    raise SpecError(
+        f"which field of {entry.title} to take the {measure} of: "
+        + (", ".join(said or numeric) if numeric else "it has no numeric field")
+    )
 
 
 def _set_ref(what: str, event_id: int | None, facts: PrepassFacts, *, as_reference: bool = False) -> SetRef:
