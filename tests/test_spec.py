@@ -169,7 +169,7 @@ def test_e2e_spanish_hospitals_within_a_distance_of_the_flood(store):
         "¿Cuántos centros de salud hay a menos de 1,5 km de la zona inundada de Valencia?"
     )
     assert record.status == "answered", record.answer
-    assert f"{expected:,} in total" in record.answer
+    assert f": {expected:,} " in record.answer  # (the answer is in Spanish)
     assert [s.tool for s in record.steps] == ["load_event_layer", "get_features", "within_distance", "count"]
 
 
@@ -247,3 +247,21 @@ def test_e2e_mean_of_the_only_numeric_field_and_a_layer_within_a_distance_of_a_f
     near = _run(store, catalogue, "Which of my field clinics lie within 2 km of the Valencia flood?")
     assert [s.tool for s in near.steps] == ["load_event_layer", "load_layer", "within_distance"]
     assert store.get(near.cited_artifacts[0]).metadata.feature_count == int((distances <= 2000).sum())
+
+
+def test_e2e_an_area_of_interest_names_the_disaster_and_can_be_the_reference(store):
+    dins = gpd.read_file(data_dir() / EATON_DINS)
+    destroyed = int((dins.intersects(box(*ALTADENA_BOX)) & (dins["DAMAGE"] == "Destroyed (>50%)")).sum())
+    aoi = register_aoi(store, gpd.GeoDataFrame(geometry=[box(*ALTADENA_BOX)], crs=4326))
+    orch = _orchestrator(store)
+    mine = orch.run("how many buildings were destroyed in my area?", aoi_artifact_id=aoi.id)
+    assert mine.status == "answered" and f"{destroyed:,}" in mine.answer
+    assert "taken from your area of interest: Eaton Fire" in mine.answer  # an assumption is said
+    hospitals = gpd.read_file(data_dir() / "poi/hifld-hospitals/hospitals_la_county_maui_county.geojson")
+    area = gpd.GeoSeries([box(*ALTADENA_BOX)], crs=4326).to_crs(32611).iloc[0]
+    distances = hospitals.to_crs(32611).distance(area).to_numpy()
+    assert not np.any(np.abs(distances - 5000) < 20)
+    near = orch.run("how many hospitals are within 5 km of my area?", aoi_artifact_id=aoi.id)
+    assert [s.tool for s in near.steps] == ["get_features", "within_distance", "count"]  # no event needed
+    assert near.steps[1].inputs["reference"] == aoi.id
+    assert f"{int((distances <= 5000).sum())} in total" in near.answer

@@ -169,6 +169,25 @@ def guided_prompt(
     return [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
 
 
+def _events_under(store: ResponseStore | None, aoi_artifact_id: str | None) -> list[int]:
+    """The disasters whose rough area (the event table's box) the user's AOI overlaps, best overlap first."""
+    if store is None or not aoi_artifact_id or aoi_artifact_id not in store:
+        return []
+    bounds = getattr(store.get(aoi_artifact_id).metadata, "bounds_4326", None)
+    if not bounds:
+        return []
+    x0, y0, x1, y1 = bounds.minx, bounds.miny, bounds.maxx, bounds.maxy
+    scored = []
+    for event in load_events():
+        if event.bbox_4326 is None:
+            continue
+        ex0, ey0, ex1, ey1 = event.bbox_4326
+        w, h = min(x1, ex1) - max(x0, ex0), min(y1, ey1) - max(y0, ey0)
+        if w >= 0 and h >= 0:
+            scored.append((-(w * h), event.id))
+    return [i for _, i in sorted(scored)]
+
+
 class Planner:
     def __init__(
         self,
@@ -294,7 +313,8 @@ class Planner:
         (then the templates and the model take over). The model is asked only for what code left open:
         which of the candidate disasters is meant."""
         try:
-            draft = spec_from_facts(facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers)
+            aoi_events = _events_under(store, aoi_artifact_id)
+            draft = spec_from_facts(facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, aoi_events=aoi_events)
             model_called = False
             if draft.gaps:
                 draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
@@ -343,7 +363,11 @@ class Planner:
         messages = [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
         choice = self.llm.structured(Role.planner, messages, choice_type, step=step)
         filled = spec_from_facts(
-            facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, event_id=choice.model_dump()["event_id"]
+            facts,
+            aoi_artifact_id=aoi_artifact_id,
+            layers=self.layers,
+            event_id=choice.model_dump()["event_id"],
+            aoi_events=list(gap.candidates),
         )
         if filled.gaps:
             raise SpecError(filled.gaps[0].reason)

@@ -324,7 +324,7 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
     if relation is None:
         s, base = _set(b, spec.subject, aoi, None, select_all=select_all)
     else:
-        ref_aoi = None if relation.reference.kind == "aoi" else aoi
+        ref_aoi = aoi  # the reference is cut to the AOI too (the AOI itself is the AOI)
         reach = {"within": float(relation.distance_m or 0), "nearest": NEAREST_SEARCH_M}.get(relation.kind, 0.0)
         if relation.reference.kind == "features" and spec.subject.kind != "features":
             # features to relate to are looked for around the subject set (damage within 800 m of a school)
@@ -523,10 +523,13 @@ def spec_from_facts(
     aoi_artifact_id: str | None = None,
     layers: LayerCatalogue | None = None,
     event_id: int | None = None,
+    aoi_events: Sequence[int] = (),
 ) -> SpecDraft:
     """The specs code can read from the question, and the choices it leaves to the model (gaps).
 
-    ``event_id`` is the model's choice among the candidates when the question did not resolve one.
+    ``event_id`` is the model's choice among the candidates when the question did not resolve one;
+    ``aoi_events`` are the disasters whose area the user's AOI overlaps (a question about "my area" that
+    names no disaster is about the one there).
     Raises :class:`SpecError` when the question is not an analysis of sets (imagery, indices) or a part
     of it names nothing code or the model could choose from."""
     text = normalise(facts.question)
@@ -587,10 +590,11 @@ def spec_from_facts(
     if kind is not None:
         if others:
             reference_what = others[0]
-        elif hazard_named or kind != "inside" or not aoi_artifact_id:
-            reference_what = "hazard" if subject_what != "hazard" else None
+        elif aoi_artifact_id and not hazard_named:  # "within 3 km of my area": the area is the reference
+            reference_what = "aoi" if kind != "inside" else None
+            kind = kind if kind != "inside" else None  # "inside my area": the AOI restriction says it
         else:
-            kind = None  # "inside my area": the AOI restriction says it
+            reference_what = "hazard" if subject_what != "hazard" else None
     elif subject_what.startswith("features:") and not aoi_artifact_id:
         # features of an event with no relation: the ones in the hazard area (say so)
         kind, reference_what = "inside", "hazard"
@@ -614,6 +618,17 @@ def spec_from_facts(
     needs_event = any(w in ("damage", "hazard") for w in wants) or (
         subject_what.startswith("features:") and not aoi_artifact_id
     )
+    # the disasters under the user's area (of those the question's words point to, if any)
+    pool = [i for i in facts.event_candidates if i in aoi_events] if facts.event_candidates else list(aoi_events)
+    if needs_event and not events and pool:
+        names = {_event_name(i) for i in pool}
+        if len(names) == 1:  # snapshots of one disaster: the latest
+            dated = {e.id: e.event_date for e in load_events()}
+            events = [max(pool, key=lambda i: (dated.get(i), i))]
+            implied.append(f"the disaster was taken from your area of interest: {names.pop()}")
+        else:
+            gap = SpecGap(field="event_id", candidates=pool[:6], reason="your area lies in several")
+            return SpecDraft(gaps=[gap])
     if needs_event and not events:
         if facts.event_candidates:
             gap = SpecGap(field="event_id", candidates=facts.event_candidates[:6], reason="the disaster is not named")
