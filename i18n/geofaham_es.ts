@@ -451,5 +451,17 @@
             <source>Ticked project layers are copied into the session when you ask, so a question can name them.</source>
             <translation>Las capas marcadas del proyecto se copian en la sesión al preguntar, para que una pregunta pueda nombrarlas.</translation>
         </message>
+        <message>
+            <source>not applied</source>
+            <translation>no aplicado</translation>
+        </message>
+        <message>
+            <source>Parts of the question</source>
+            <translation>Partes de la pregunta</translation>
+        </message>
+        <message>
+            <source>applied by {steps}</source>
+            <translation>aplicado por {steps}</translation>
+        </message>
     </context>
 </TS>

@@ -451,5 +451,17 @@
             <source>Ticked project layers are copied into the session when you ask, so a question can name them.</source>
             <translation>Les couches cochées du projet sont copiées dans la session à chaque question, pour qu'une question puisse les nommer.</translation>
         </message>
+        <message>
+            <source>not applied</source>
+            <translation>non appliqué</translation>
+        </message>
+        <message>
+            <source>Parts of the question</source>
+            <translation>Parties de la question</translation>
+        </message>
+        <message>
+            <source>applied by {steps}</source>
+            <translation>appliqué par {steps}</translation>
+        </message>
     </context>
 </TS>

@@ -74,8 +74,12 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     assert "7 healthcare features within 5,000 m" in text and "AURORA LAS ENCINAS HOSPITAL" in text
     # under the answer, what it states: a compact table of the stated values, the same as the record's
     assert record.structured is not None and record.structured.values[0].value == 7
-    structured = dock.entries()[-1]
+    structured, constraints = dock.entries()[-2:]
     assert "geofaham-structured" in structured and "Stated value" in structured
+    # and each part of the question with the step that applied it
+    assert "geofaham-constraints" in constraints and "Parts of the question" in constraints
+    assert "✓ the distance of 5,000 m — applied by step 2 (get_features), step 3 (within_distance)" in constraints
+    assert "✓ features of class healthcare — applied by step 2 (get_features)" in constraints
     assert "<td>healthcare features within 5,000 m</td><td align='right'>7</td>" in structured
     assert dock.send_button.isEnabled() and not dock.cancel_button.isEnabled()
     group = QgsProject.instance().layerTreeRoot().findGroup(GROUP_PREFIX + "test session")

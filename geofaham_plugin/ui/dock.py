@@ -263,6 +263,29 @@ class ChatDock(QDockWidget):
         if rows:
             self._append("<div class='geofaham-structured'>" + "".join(rows) + "</div>")
 
+    def append_constraints(self, parts: Sequence[tuple[bool, str, str]]) -> None:
+        """Each part of the question and what applied it: (applied, the part in words, the steps that applied
+        it). A part nothing applied is red: the answer's number does not respect it."""
+        if not parts:
+            return
+        items = []
+        for applied, what, steps in parts:
+            if applied:
+                items.append(
+                    f"<li>✓ {html.escape(what)} — "
+                    + html.escape(tr("applied by {steps}")).format(steps=html.escape(steps))
+                    + "</li>"
+                )
+            else:
+                items.append(f"<li style='color:#b00020'>✗ {html.escape(what)} — {html.escape(tr('not applied'))}</li>")
+        self._append(
+            "<div class='geofaham-constraints'><p><b>"
+            + html.escape(tr("Parts of the question"))
+            + "</b></p><ul>"
+            + "".join(items)
+            + "</ul></div>"
+        )
+
     def append_error(self, text: str) -> None:
         self._append(f"<p style='color:#b00020'><b>{html.escape(tr('Problem'))}:</b> {html.escape(text)}</p>")
 

@@ -228,6 +228,7 @@ class Session(QObject):
             self.dock.append_answer(record.answer)
             if record.structured is not None:
                 self.dock.append_structured(record.structured)
+            self.dock.append_constraints(constraint_rows(record))
             self._zoom_to_answer(record)
         else:
             self.dock.append_error(record.answer)
@@ -389,3 +390,13 @@ class Session(QObject):
         if self._llm is not None:
             self._llm.close()
         self.store.close()
+
+
+def constraint_rows(record: RunRecord) -> list[tuple[bool, str, str]]:
+    """The run's constraints as the dock lists them: (applied, the part in words, "step 2 (select_damage)")."""
+    tools = {s.id: s.tool or "" for s in record.plans[-1].plan.steps} if record.plans else {}
+    rows = []
+    for c in record.constraints:
+        steps = [f"step {i} ({tools.get(i, '?')})" for i in c.applied_by] + [f"earlier {a}" for a in c.applied_upstream]
+        rows.append((c.applied, c.describe(), ", ".join(steps)))
+    return rows
