@@ -617,7 +617,22 @@ def check_windows(spec: TaskSpec, ev: Evidence, events: dict[int, DisasterEvent]
     return Check(name=name, dimension=dim, passed=not problems, detail="; ".join(problems) or "consistent")
 
 
+GEODESIC = re.compile(r"\bgeodesic", re.I)
+
+
+def geodesic_step(step: dict, ev: Evidence) -> bool:
+    """A done step that measured on the ellipsoid: the artifact it produced says so (``measure``'s table:
+    "geodesic area of ..."), in its summary or its extra's ``method``. Geodesic areas and lengths need no
+    projection, so geographic inputs are right for them."""
+    art = ev.artifacts.get(step.get("artifact_id") or "", {})
+    extra = art.get("extra") or {}
+    return bool(GEODESIC.search(f"{art.get('summary', '')} {extra.get('method', '')}"))
+
+
 def check_metric(spec: TaskSpec, ev: Evidence) -> Check:
+    """Metric operations in a metric CRS: a tool flagged ``metric`` (distances, buffers) on projected inputs or
+    through the engine's local metric projection (the step notes), or a geodesic measure (area, length). A task
+    with a metric constraint needs at least one of them."""
     name, dim = "metric_crs", "geometric_operation_quality"
     wants_metric = any(c.startswith("metric") or c == "geodesic_or_projected" for c in spec.crs_constraints)
     metric_steps, problems = 0, []
@@ -626,6 +641,7 @@ def check_metric(spec: TaskSpec, ev: Evidence) -> Check:
         for s in ev.done_steps(r):
             tool = ev.tools.get(s.get("tool") or "", {})
             if not tool.get("metric"):
+                metric_steps += geodesic_step(s, ev)
                 continue
             metric_steps += 1
             geographic = [

@@ -23,6 +23,7 @@ from .spec import TaskSpec
 PREDICATES: dict[str, tuple[str, ...]] = {
     "within_distance": ("within_distance", "buffer", "dwithin"),
     "intersects": ("inside", "intersect", "clip", "overlay", "spatial_join", "sjoin", "select_by_location"),
+    "outside": ("outside", "disjoint", "difference"),
     "nearest": ("nearest", "closest"),
     "count": ("count", "aggregate", "summar", "group"),
     "damage_filter": ("select_damage",),
@@ -31,6 +32,7 @@ PREDICATES: dict[str, tuple[str, ...]] = {
     "rank": ("nearest", "rank", "top", "sort"),
     "ratio": ("ratio", "share", "percent", "compare"),
     "attribute_sum": ("sum", "aggregate", "statistic", "summar", "sql"),
+    "attribute_mean": ("mean", "average", "statistic", "sql"),
     "clip": ("clip", "intersection", "overlay"),
     "area": ("area",),
     "length": ("length",),
@@ -174,15 +176,52 @@ def source_matches(token: str, ev: Evidence) -> bool:
     return False
 
 
+#: tools whose ``by`` argument groups their result (one row per value of a field)
+GROUPING_TOOLS = ("count", "share", "measure", "stats", "sum_by")
+#: tools that answer "how many": a layer of the features (its feature count), or a share's part and base counts
+COUNTING_TOOLS = ("count", "nearest", "within_distance", "inside", "outside", "share")
+#: measure predicates a typed tool performs only with the right argument: predicate -> (tool, argument, value)
+BY_ARGUMENT: dict[str, tuple[str, str, str]] = {
+    "area": ("measure", "quantity", "area"),
+    "length": ("measure", "quantity", "length"),
+    "attribute_sum": ("stats", "stat", "sum"),
+    "attribute_mean": ("stats", "stat", "mean"),
+}
+
+
 def predicate_done(pred: str, steps: list[dict]) -> bool:
+    """Whether a done step performed ``pred``: a tool whose name says it (``PREDICATES``), or a typed tool with
+    the argument that makes it that operation (``measure`` with quantity area / length, ``stats`` with stat
+    sum / mean, a ``by`` field for a grouping). The argument is read, so ``measure(quantity=length)`` is no
+    area and ``stats(stat=mean)`` no sum."""
     tools = [(s.get("tool") or "").lower() for s in steps]
-    if pred == "group_by" and any(s.get("tool") == "count" and (s.get("args") or {}).get("by") for s in steps):
+    args = [s.get("args") or {} for s in steps]
+    if pred == "group_by" and any(
+        (t in GROUPING_TOOLS and a.get("by")) or t == "count_in_zones" for t, a in zip(tools, args, strict=True)
+    ):
         return True
-    if pred == "damage_filter" and any((s.get("args") or {}).get("damage_classes") for s in steps):
+    if pred == "damage_filter" and any(a.get("damage_classes") for a in args):
         return True
-    if pred == "count" and any(t in ("count", "nearest", "within_distance", "inside") for t in tools):
+    if pred == "count" and any(t in COUNTING_TOOLS for t in tools):
         return True  # a layer of the features answers "how many" (feature count)
+    if pred in BY_ARGUMENT:
+        tool, arg, want = BY_ARGUMENT[pred]
+        if any(t == tool and str(a.get(arg, "")).lower() == want for t, a in zip(tools, args, strict=True)):
+            return True
     return any(sub in t for t in tools for sub in PREDICATES.get(pred, (pred,)))
+
+
+def predicate_offered(pred: str, tool_names: list[str]) -> bool:
+    """Whether a core with these tools can perform ``pred`` at all (the report's capability gaps): a tool
+    named for it, or the typed tool whose argument makes it (``measure`` for an area)."""
+    names = {n.lower() for n in tool_names}
+    if pred == "group_by" and names & {*GROUPING_TOOLS, "count_in_zones"}:
+        return True
+    if pred == "count" and names & set(COUNTING_TOOLS):
+        return True
+    if pred in BY_ARGUMENT and BY_ARGUMENT[pred][0] in names:
+        return True
+    return any(sub in n for n in names for sub in PREDICATES.get(pred, (pred,)))
 
 
 # ------------------------------------------------------------------------ observed values

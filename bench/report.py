@@ -14,7 +14,7 @@ from statistics import mean, median
 from typing import Any
 
 from .judge import judge_folder
-from .observations import PREDICATES
+from .observations import predicate_offered
 from .results_io import config_folders, read_json, read_results
 from .rubric import CATEGORIES, CATEGORY_TITLES, DIMENSIONS, TITLES
 from .spec import CATEGORY_COUNTS
@@ -51,9 +51,7 @@ def capability_status(cap: str, env: dict) -> bool | None:
     if kind == "agent":
         return any(t["agent"] == arg for t in tools)
     if kind == "predicate":
-        if arg == "group_by" and "count" in names:
-            return True
-        return any(sub in n for n in names for sub in PREDICATES.get(arg, (arg,)))
+        return predicate_offered(arg, names)
     if kind == "osm_tag":
         return "get_tagged_features" in names
     if kind == "data":
