@@ -265,3 +265,47 @@ def test_e2e_an_area_of_interest_names_the_disaster_and_can_be_the_reference(sto
     assert [s.tool for s in near.steps] == ["get_features", "within_distance", "count"]  # no event needed
     assert near.steps[1].inputs["reference"] == aoi.id
     assert f"{int((distances <= 5000).sum())} in total" in near.answer
+
+
+# ------------------------------------------------------------------------------------ attribute filters
+PALISADES_DINS = "palisades-2025/DINS_2025_Palisades_Public_View.geojson"
+
+
+@pytest.mark.parametrize(
+    "question,prefix",
+    [
+        ("How many mobile homes were destroyed in the Palisades fire?", "Mobile Home"),
+        ("how many schools got destroyed in the palisades fire", "School"),
+    ],
+)
+def test_e2e_a_kind_of_structure_filters_the_damage_layer_by_its_value_domain(store, question, prefix):
+    dins = gpd.read_file(data_dir() / PALISADES_DINS)
+    kind = dins["STRUCTURETYPE"].str.startswith(prefix)
+    expected = int((kind & (dins["DAMAGE"] == "Destroyed (>50%)")).sum())
+    assert 0 < expected < int((dins["DAMAGE"] == "Destroyed (>50%)").sum())
+    record = _orchestrator(store).run(question)
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps] == ["load_event_layer", "filter_values", "select_damage", "count"]
+    assert sorted(record.steps[1].args["values"]) == sorted(dins.loc[kind, "STRUCTURETYPE"].unique())
+    assert f"{expected:,}" in record.answer and f"STRUCTURETYPE: {prefix}" in record.answer
+
+
+def test_a_class_word_with_a_relation_stays_a_feature_class():
+    # schools near destroyed buildings are schools (OSM / local layers), not DINS records of schools
+    assert tools_for("How many schools are within 1 km of destroyed buildings in the Palisades fire?")[:4] == [
+        "load_event_layer",
+        "select_damage",
+        "get_features",
+        "within_distance",
+    ]
+
+
+def test_e2e_a_share_inside_the_hazard_takes_every_structure_inside_as_its_base(store):
+    dins = gpd.read_file(data_dir() / EATON_DINS)
+    perimeter = gpd.read_file(data_dir() / "eaton-2025/eaton_adjusted_fire_perimeter.geojson").to_crs(dins.crs)
+    inside = dins.intersects(perimeter.union_all())
+    part, base = int((inside & (dins["DAMAGE"] == "Destroyed (>50%)")).sum()), int(inside.sum())
+    record = _orchestrator(store).run("What share of the Eaton structures inside the fire perimeter were destroyed?")
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps][-2:] == ["select_damage", "share"]
+    assert f"{part:,} of {base:,} ({100 * part / base:.1f} %)" in record.answer

@@ -216,6 +216,32 @@ def count(ctx: ToolContext, args: CountArgs, layer: ArtifactRecord) -> ArtifactR
     )
 
 
+class FilterArgs(BaseModel):
+    field: str = Field(description="the field to filter on")
+    values: list[str] = Field(min_length=1, description="values to keep, exactly as in the data")
+
+
+@tool(
+    agent=V,
+    args=FilterArgs,
+    output=ArtifactKind.vector,
+    field_arg=("field", "layer"),
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS),),
+)
+def filter_values(ctx: ToolContext, args: FilterArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Keep the features whose field has one of the given values (structure type, category, status ...)."""
+    gdf = ctx.store.read_vector(layer.id)
+    out = ops.filter_values(gdf, args.field, args.values)
+    return ctx.store.register_vector(
+        out,
+        source="vector.filter_values",
+        inputs=[layer.id],
+        summary=f"{len(out)} features of {layer.id} with {args.field} in {', '.join(args.values)} (of {len(gdf)})",
+        extra={**_carry(layer), "filter": {args.field: args.values}},
+    )
+
+
 class ZonesArgs(BaseModel):
     label: str | None = Field(default=None, description="field of the zones that names each zone; null: zone 1, 2 ...")
 

@@ -535,6 +535,7 @@ class LayerCatalogue:
         #: the user's own layers, beside the sample layers (``layers``: the file's, loaded into the database)
         self.user_layers: dict[str, UserLayer] = {}
         self._user_frames: dict[str, gpd.GeoDataFrame] = {}
+        self._domains: dict[tuple[str, str], list[str]] = {}
 
     # --- the user's own layers --------------------------------------------------------------------------
     def add_user_layer(self, name: str, path: str | Path, layer: str | None = None) -> UserLayer:
@@ -569,6 +570,26 @@ class LayerCatalogue:
                 hint=f"user layers: {known}; sample layers: {', '.join(sorted(self.layers))}",
             )
         return found
+
+    def value_domain(self, layer_id: str, field: str, limit: int = MAX_DOMAIN * 2) -> list[str]:
+        """The distinct text values of a layer's field, most frequent first (at most ``limit``; none when the
+        field has more: it is not a category). Read once per catalogue, attribute column only."""
+        key = (layer_id, field)
+        if key not in self._domains:
+            entry = self.entry(layer_id)
+            if isinstance(entry, UserLayer):
+                described = entry.field(field)
+                values = [str(v) for v in described.values] if described and described.values else []
+            elif entry.path is None:
+                values = []
+            else:
+                import pyogrio
+
+                frame = pyogrio.read_dataframe(self.file_path(entry), columns=[field], read_geometry=False)
+                counts = frame[field].dropna().astype(str).value_counts() if field in frame else pd.Series()
+                values = counts.index.tolist() if len(counts) <= limit else []
+            self._domains[key] = values
+        return self._domains[key]
 
     def read_user_layer(self, layer_id: str) -> tuple[UserLayer, gpd.GeoDataFrame]:
         """The user layer and its features as read when it was added (source CRS, 2D, repaired)."""

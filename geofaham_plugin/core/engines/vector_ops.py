@@ -136,6 +136,17 @@ def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
     return pd.DataFrame({"value": counts.index.tolist(), "count": counts.values.astype(int)})
 
 
+def filter_values(gdf: gpd.GeoDataFrame, field: str, values: list[str]) -> gpd.GeoDataFrame:
+    """Rows whose ``field`` (as text) is one of ``values``."""
+    if field not in gdf.columns:
+        raise ToolFailed(
+            f"no field '{field}'",
+            kind="invalid_input",
+            hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
+        )
+    return gdf[gdf[field].astype(str).isin([str(v) for v in values])].copy()
+
+
 def count_in_zones(features: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, label: str | None) -> pd.DataFrame:
     """Features per zone polygon (a feature in two overlapping zones counts in both), every zone listed, zones
     without features as 0, most first. ``label`` names a zone (default: "zone 1", "zone 2" ... in layer order);
