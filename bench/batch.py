@@ -25,7 +25,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from geofaham_plugin.core.domain.geometry import geometry_family
 if TYPE_CHECKING:
     import geopandas as gpd
 
+    from geofaham_plugin.core.engines.layers import LayerCatalogue
     from geofaham_plugin.core.llm import LLM
     from geofaham_plugin.core.orchestrator.runlog import RunRecord
     from geofaham_plugin.core.store.models import ArtifactRecord
@@ -235,6 +236,25 @@ def register_inputs(store: ResponseStore, folder: Path, aoi_name: str | None = N
     return {"inputs": registered, "aoi": aoi_id, "notes": notes}
 
 
+def _user_catalogue(store: ResponseStore, registered: dict, layers: Sequence[str], data_dir: Path) -> LayerCatalogue:
+    """The layer catalogue with the vector inputs (as registered: repaired, CRS set) and ``--layer`` files as the
+    user's own layers. An input that cannot be described is noted and left out of the catalogue."""
+    from geofaham_plugin.core.cli import user_layer_catalogue
+    from geofaham_plugin.core.errors import ToolFailed
+
+    catalogue = user_layer_catalogue(list(layers), data_dir)
+    for item in registered["inputs"]:
+        if item["kind"] != "vector" or not item["features"]:
+            continue
+        label = str(item["file"])
+        name = label.split(":", 1)[1] if ":" in label else Path(label).stem
+        try:
+            catalogue.add_user_layer(name, store.session_dir / store.get(item["artifact_id"]).path)
+        except ToolFailed as exc:
+            registered["notes"].append(f"{label}: not usable as a layer of yours ({exc})")
+    return catalogue
+
+
 # ----------------------------------------------------------------------------------- outputs
 def _candidates(store: ResponseStore, record: RunRecord, inputs: dict) -> list[ArtifactRecord]:
     """Artifacts to draw outputs from: cited first, then the run's others (latest first), then the
@@ -349,9 +369,12 @@ def run_batch(
     use_aoi: bool = True,
     llm: LLM | None = None,
     log: Callable[[str], None] = print,
+    layers: Sequence[str] = (),
 ) -> dict:
     """Register inputs, answer ``instruction``, write the requested outputs. ``llm`` overrides the
-    configuration's models (tests pass a scripted one). Returns the manifest (also saved in the session)."""
+    configuration's models (tests pass a scripted one). Every vector input is also one of the user's own
+    layers (named by its file stem: the instruction may name it), as are ``layers`` ("NAME=FILE", like
+    ``ask --layer``). Returns the manifest (also saved in the session)."""
     from geofaham_plugin.core.llm import LLM
     from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
     from geofaham_plugin.core.store.store import ResponseStore
@@ -371,9 +394,10 @@ def run_batch(
     store = ResponseStore(session_dir)
     try:
         registered = register_inputs(store, Path(inputs), aoi_name, use_aoi)
+        catalogue = _user_catalogue(store, registered, layers, settings.paths.data_dir)
         for note in registered["notes"]:
             log(f"note: {note}")
-        orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings)
+        orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, layers=catalogue)
         record = orch.run(instruction, aoi_artifact_id=registered["aoi"])
         written: list[dict[str, Any]] = []
         used: set[str] = set()

@@ -121,8 +121,17 @@ def _cmd_ground_truth(args: argparse.Namespace) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
+    from geofaham_plugin.core.cli import LayerArgumentError, parse_layer_argument
+
     from .batch import run_batch
     from .config import load_config
+
+    try:
+        for value in args.layer:
+            parse_layer_argument(value)
+    except LayerArgumentError as exc:
+        print(f'error: {exc} (hint: --layer "clinics=/data/clinics.gpkg")', file=sys.stderr)
+        return 2
 
     manifest = run_batch(
         args.instruction,
@@ -133,6 +142,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         session=args.session,
         aoi_name=args.aoi,
         use_aoi=not args.no_aoi,
+        layers=args.layer,
     )
     print(manifest["answer"])
     print()
@@ -200,6 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--session", help="session folder (default: a new temporary folder, kept)")
     batch.add_argument("--aoi", help="input file (name or stem) to use as the area of interest")
     batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest")
+    batch.add_argument(
+        "--layer",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="a layer of yours the instruction may name (repeatable; NAME=FILE:LAYER for a GeoPackage layer)",
+    )
     batch.set_defaults(func=_cmd_batch)
     return parser
 

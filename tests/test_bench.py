@@ -15,7 +15,7 @@ import geopandas as gpd
 import pandas as pd
 import pytest
 from conftest import ROOT
-from shapely.geometry import box
+from shapely.geometry import Point, box
 
 from bench.checks import deterministic
 from bench.config import ROLES, load_config
@@ -26,6 +26,7 @@ from bench.results_io import session_run_records
 from bench.rubric import CATEGORIES, DIMENSIONS, weighted
 from bench.spec import CATEGORY_COUNTS, DIFFICULTY_SHARES, load_expected, load_tasks, select_tasks
 from geofaham_plugin.core.domain.events import load_events
+from geofaham_plugin.core.engines.layers import data_dir
 from geofaham_plugin.core.llm import ScriptedModel
 
 RUN_TASKS = ["poi_eaton_hospitals_5km", "dmg_palisades_destroyed", "clu_eaton_damage_mt"]
@@ -307,6 +308,33 @@ def test_batch_mode_writes_the_requested_outputs(tmp_path):
     assert len(table) == len(hospitals) and table["WKT"].str.startswith("POINT").all()
     assert set(gpd.read_file(out / "area.gpkg").geom_type) == {"MultiPolygon"}
     assert "healthcare features within 5,000 m" in (out / "answer.md").read_text()
+
+
+def test_batch_inputs_are_layers_the_instruction_can_name(tmp_path):
+    from bench.batch import run_batch
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shelters = gpd.GeoDataFrame(
+        {"name": ["shelter A", "shelter B", "shelter C"], "beds": [40, 25, 60]},
+        geometry=[Point(-118.14, 34.19), Point(-118.12, 34.18), Point(-118.40, 34.00)],
+        crs=4326,
+    )
+    shelters.to_file(inputs / "evac_shelters.geojson")
+    perimeter = gpd.read_file(data_dir() / "eaton-2025/eaton_adjusted_fire_perimeter.geojson").to_crs(32611)
+    near = shelters.to_crs(32611).distance(perimeter.union_all()) <= 2000
+    spec = tmp_path / "outputs.json"
+    spec.write_text(json.dumps({"outputs": [{"name": "answer.md"}]}))
+    manifest = run_batch(
+        "How many beds do the evac shelters within 2 km of the Eaton fire perimeter have?",
+        inputs,
+        spec,
+        tmp_path / "out",
+        session=tmp_path / "session",
+        log=lambda _: None,
+    )
+    assert manifest["status"] == "answered", manifest["answer"]
+    assert f"sum of beds: {int(shelters.loc[near, 'beds'].sum())}" in manifest["answer"]  # 65, not 3 shelters
 
 
 def test_batch_rejects_an_unknown_output_format(tmp_path):

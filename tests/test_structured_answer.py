@@ -154,7 +154,7 @@ def test_a_spanish_yes_no_question_states_yes(store):
     record = orch.run("¿Hay edificios destruidos por el incendio Eaton?")
     assert record.status == "answered", record.answer
     s = record.structured
-    assert s is not None and s.yes_no is True and record.answer.startswith("**Yes.**")
+    assert s is not None and s.yes_no is True and record.answer.startswith("**Sí.**")  # in the question's language
     assert s.totals()[0].value == 2722 and s.totals()[0].label == "buildings (destroyed) in total"
     assert_text_states_every_value(record.answer, s)
 

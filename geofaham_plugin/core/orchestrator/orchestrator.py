@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..agents import ToolContext
 from ..config import Settings, settings_from_env
 from ..domain.events import get_event
+from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
@@ -98,7 +99,9 @@ class Orchestrator:
         """Answer ``question``. With ``previous`` (a run of this session) it is a follow-up: facts the new
         question leaves open (event, distance, feature class, AOI ...) come from the previous run, and
         steps whose tool, arguments and inputs are unchanged reuse the artifacts already computed."""
-        record = RunRecord(run_id=new_run_id(), question=question, aoi_artifact_id=aoi_artifact_id)
+        record = RunRecord(
+            run_id=new_run_id(), question=question, language=detect_language(question), aoi_artifact_id=aoi_artifact_id
+        )
         t0 = time.monotonic()
         try:
             facts = prepass(question, layers=self.layers)
@@ -106,6 +109,8 @@ class Orchestrator:
             if previous is not None and record.facts is not facts:  # a follow-up of the previous run
                 record.follow_up_of = previous.run_id
                 record.aoi_artifact_id = record.aoi_artifact_id or previous.aoi_artifact_id
+                if not any(language_scores(question).values()):  # "Palisades?": no word says a language
+                    record.language = previous.language
             if record.aoi_artifact_id and record.aoi_artifact_id not in self.store:
                 raise ToolFailed(f"the AOI {record.aoi_artifact_id} is not in this session's store", kind="not_found")
             self._plan(record, failures=[])
@@ -139,7 +144,12 @@ class Orchestrator:
 
     def execute_plan(self, question: str, plan_result: PlanResult) -> RunRecord:
         """Run a given plan (no planning call): used by tests and by callers that build plans themselves."""
-        record = RunRecord(run_id=new_run_id(), question=question, facts=prepass(question, layers=self.layers))
+        record = RunRecord(
+            run_id=new_run_id(),
+            question=question,
+            language=detect_language(question),
+            facts=prepass(question, layers=self.layers),
+        )
         t0 = time.monotonic()
         self._adopt(record, plan_result)
         try:
@@ -453,6 +463,7 @@ class Orchestrator:
         return record
 
     def _synthesize(self, record: RunRecord) -> None:
+        lang = record.language
         plan = record.plans[-1].plan
         progress = record.progress
         consumed = {d for s in plan.steps for d in s.depends_on}
@@ -469,20 +480,25 @@ class Orchestrator:
             if f.step_id is None or progress.status.get(f.step_id) is not StepStatus.done
         ]
         findings = collect_findings(
-            self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else []
+            self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else [], lang
         )
         specs = record.plans[-1].specs
         if len(specs) == len(findings.headline) == len(answer_ids):  # say what each number is about
-            findings.headline = [f"{spec.label()}: {line}" for spec, line in zip(specs, findings.headline, strict=True)]
-        findings.limitations += [f"assumed: {note}" for spec in specs for note in spec.implied]
+            findings.headline = [
+                f"{spec.label(lang)}: {line}" for spec, line in zip(specs, findings.headline, strict=True)
+            ]
+        findings.limitations += [phrase("answer.assumed", lang, note=note) for spec in specs for note in spec.implied]
         record.cited_artifacts = findings.cited
+        # the structured answer's not_applied is for machines (English); the text's is in the question's language
         missing = [c.describe() for c in unapplied(record.constraints)]
         missing += [f"not asked for: {limit}" for limit in record.unasked_limits]
+        shown_missing = [c.describe(lang) for c in unapplied(record.constraints)]
+        shown_missing += [phrase("answer.not_asked_for", lang, limit=limit) for limit in record.unasked_limits]
         record.status = "answered" if complete and not missing else "partial"
         structured = structure(findings, status=record.status, question=record.question, not_applied=missing)
+        reused = phrase("answer.reused", lang)
         steps = [
-            f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}"
-            + (" (reused)" if s.reused else "")
+            f"{s.step_id}. {s.agent.value}.{s.tool} → {s.artifact_id or s.status.value}" + (reused if s.reused else "")
             for s in record.steps
             if s.plan_index == len(record.plans)
         ]
@@ -491,8 +507,9 @@ class Orchestrator:
             context=self._context(record),
             partial=not complete,
             steps=steps,
-            not_applied=missing,
+            not_applied=shown_missing,
             yes_no=structured.yes_no,
+            lang=lang,
         )
         if self.config.model_synthesis and findings.headline and not missing:
             answer = self._model_answer(record, findings, answer, structured)
@@ -512,10 +529,9 @@ class Orchestrator:
             left_out = unstated_values(out.markdown, structured)
             if left_out:  # the text must state every value the structured answer states
                 raise ModelRetry(f"the answer must state these numbers of the findings: {left_out}")
-            if structured.yes_no is not None and not out.markdown.lstrip("*# ").lower().startswith(
-                "yes" if structured.yes_no else "no"
-            ):
-                raise ModelRetry(f"begin the answer with {'Yes' if structured.yes_no else 'No'}")
+            word = phrase("answer.yes" if structured.yes_no else "answer.no", record.language).strip("*.")
+            if structured.yes_no is not None and not out.markdown.lstrip("*# ").lower().startswith(word.lower()):
+                raise ModelRetry(f"begin the answer with {word}")
 
         try:
             out = self.llm.structured(
@@ -534,27 +550,33 @@ class Orchestrator:
             return fallback
 
     def _context(self, record: RunRecord) -> str:
+        lang = record.language
         specs = record.plans[-1].specs if record.plans else []
         if len({s.subject.event_id for s in specs}) > 1:
-            return "Compared"
+            return phrase("context.compared", lang)
         ledger = record.plans[-1].ledger if record.plans else None
         if ledger and ledger.disaster_event_id:
             event = get_event(ledger.disaster_event_id)
             if event:
                 return f"{event.name} ({event.place}, {event.event_date.isoformat()})"
         if specs and all(s.subject.kind == "layer" for s in specs):
-            return "From your layers"
-        return "For the given area"
+            return phrase("context.your_layers", lang)
+        return phrase("context.given_area", lang)
 
     def _failure_answer(self, record: RunRecord) -> str:
+        lang = record.language
         if record.status == "cancelled":
             done = [s.artifact_id for s in record.steps if s.artifact_id]
-            return "Cancelled. " + (
-                f"{len(done)} step(s) finished; their artifacts are kept: " + ", ".join(done)
-                if done
-                else "Nothing was computed."
+            return (
+                phrase("answer.cancelled", lang)
+                + " "
+                + (
+                    phrase("answer.cancelled_kept", lang, n=len(done), ids=", ".join(done))
+                    if done
+                    else phrase("answer.nothing_computed", lang)
+                )
             )
-        return f"**The question could not be answered.** {record.error or ''}".strip()
+        return f"{phrase('answer.failed', lang)} {record.error or ''}".strip()
 
     # -------------------------------------------------------------------------------- records
     def last_run(self) -> RunRecord | None:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from ..domain.language import Language
 from ..domain.names import AgentName
 from ..llm import CallRecord, UsageLedger
 from ..planning.coverage import Constraint
@@ -91,6 +92,8 @@ class RunRecord(BaseModel):
 
     run_id: str = Field(pattern=RUN_ID.pattern)
     question: str
+    # the question's language ("en", "es", "fr", "pt"): the answer's fixed texts are in it ("en" in old records)
+    language: Language = "en"
     aoi_artifact_id: str | None = None
     follow_up_of: str | None = None
     status: RunStatus = "running"

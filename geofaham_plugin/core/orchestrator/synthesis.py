@@ -18,6 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from ..domain.ids import ARTIFACT_ID_IN_TEXT
+from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..store.models import ArtifactKind, ArtifactRecord
 from .answer import Measure, StatedItem, StatedValue, StructuredAnswer, Unit
 
@@ -60,33 +61,38 @@ def _stated(value: float) -> float:
     return float(round(value)) if abs(value) >= 100 else round(float(value), 1)
 
 
-def _text(value: object) -> str:
+def _text(value: object, lang: str = "en") -> str:
     """A table cell: missing names (common in OSM) read "(unnamed)", not "None"/"nan"."""
-    return "(unnamed)" if value is None or (isinstance(value, float) and value != value) or value == "" else str(value)
+    missing = value is None or (isinstance(value, float) and value != value) or value == ""
+    return phrase("what.unnamed", lang) if missing else str(value)
 
 
-def _what(extra: dict) -> tuple[str, str | None]:
-    """How the features of an artifact are worded, and what they are (the subject of a count)."""
+def _what(extra: dict, lang: str = "en") -> tuple[str, str | None]:
+    """How the features of an artifact are worded (in ``lang``), and what they are (the subject of a count)."""
     if "damage_classes" in extra:
-        return f"buildings ({', '.join(extra['damage_classes'])})", "buildings"
+        classes = ", ".join(damage_class_name(str(c), lang) for c in extra["damage_classes"])
+        return phrase("what.buildings_classes", lang, classes=classes), "buildings"
     if extra.get("feature_class"):
-        return f"{extra['feature_class']} features", str(extra["feature_class"])
+        cls = str(extra["feature_class"])
+        return phrase("what.class_features", lang, cls=feature_class_name(cls, lang)), cls
     if extra.get("damage_field"):  # a building-damage layer, all classes
-        return "buildings", "buildings"
-    return "features", None
+        return phrase("what.buildings", lang), "buildings"
+    return phrase("what.features", lang), None
 
 
-def vector_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
+def vector_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> Finding:
     """A layer answer: its feature count (labelled with what the features are and the distance that
-    applies), and its named features ranked (by distance when one was measured)."""
+    applies), and its named features ranked (by distance when one was measured). The text is in
+    ``lang``; the stated values' labels stay English (they are for machines)."""
     gdf = store.read_vector(record.id)
     n = len(gdf)
     extra = record.extra
     what, subject = _what(extra)
-    label = what
+    label, shown = what, _what(extra, lang)[0]
     if "distance_m" in extra and "k" not in extra:
         label += f" within {_fmt(extra['distance_m'])} m"
-    headline = f"{n:,} {label} [{record.id}]"
+        shown += " " + phrase("what.within_m", lang, distance=_fmt(extra["distance_m"]))
+    headline = f"{n:,} {shown} [{record.id}]"
     values = [StatedValue(label=label, value=float(n), subject=subject, artifact_id=record.id)]
     if n == 0:
         return Finding(headline=headline, values=values)
@@ -100,7 +106,7 @@ def vector_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
             distance = row["distance_m"] if has_distance else None
             items.append(
                 StatedItem(
-                    name=_text(row[name_field]),
+                    name=_text(row[name_field], lang),
                     distance_m=None if distance is None or distance != distance else _stated(float(distance)),
                     rank=rank,
                     artifact_id=record.id,
@@ -111,19 +117,20 @@ def vector_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
         return Finding(headline=headline, values=values, items=items)
     rows = gdf[columns].head(MAX_ROWS)
     header = ["#"] + [
-        ("Name" if c == name_field else "Distance (m)" if c == "distance_m" else "Damage") for c in columns
+        phrase("table.name" if c == name_field else "table.distance" if c == "distance_m" else "table.damage", lang)
+        for c in columns
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, (_, row) in enumerate(rows.iterrows(), start=1):
-        cells = [str(i)] + [(_fmt(row[c]) if c == "distance_m" else _text(row[c])) for c in columns]
+        cells = [str(i)] + [(_fmt(row[c]) if c == "distance_m" else _text(row[c], lang)) for c in columns]
         lines.append("| " + " | ".join(cells) + " |")
     if n > MAX_ROWS:
-        lines.append(f"\n… and {n - MAX_ROWS:,} more in [{record.id}].")
+        lines.append("\n" + phrase("what.more_rows", lang, n=f"{n - MAX_ROWS:,}", id=record.id))
     return Finding(headline=headline, detail="\n".join(lines), values=values, items=items)
 
 
-def describe_vector(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
-    finding = vector_finding(store, record)
+def describe_vector(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> tuple[str, str]:
+    finding = vector_finding(store, record, lang)
     return finding.headline, finding.detail
 
 
@@ -134,23 +141,25 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def _counted(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str | None]:
+def _counted(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> tuple[str, str | None]:
     """What a count table counts: read from the layer it was counted from."""
     if record.source.startswith("vector.damage_by_class"):
-        return "buildings", "buildings"
+        return phrase("what.buildings", lang), "buildings"
     for input_id in record.inputs:
         if input_id in store:
-            return _what(store.get(input_id).extra)
-    return "features", None
+            return _what(store.get(input_id).extra, lang)
+    return phrase("what.features", lang), None
 
 
-def _sql_finding(record: ArtifactRecord, table: pd.DataFrame) -> Finding:
+def _sql_finding(record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
     """A free-SQL result, shown as it is. Values only where a numeric column is clear: one numeric cell
     (a total), or one label column and one numeric column (a value per label)."""
     columns = list(table.columns)[:6]
     lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for _, row in table.head(MAX_ROWS).iterrows()]
-    finding = Finding(headline=f"{len(table):,} rows [{record.id}]", detail="\n".join(lines))
+    finding = Finding(
+        headline=phrase("what.rows", lang, n=f"{len(table):,}") + f" [{record.id}]", detail="\n".join(lines)
+    )
     shown = table.head(MAX_ROWS)
     numeric = [c for c in columns if len(shown) and all(_is_number(v) for v in shown[c])]
     labels = [c for c in columns if c not in numeric]
@@ -203,21 +212,32 @@ def _with_unit(value: float, unit: str) -> str:
     return text + (f" ({_fmt_measure(value * 100)} ha)" if unit == "km2" else "")
 
 
-def _input_what(store: ResponseStore, record: ArtifactRecord, index: int) -> tuple[str, str | None]:
+def _input_what(store: ResponseStore, record: ArtifactRecord, index: int, lang: str = "en") -> tuple[str, str | None]:
     if len(record.inputs) > index and record.inputs[index] in store:
-        return _what(store.get(record.inputs[index]).extra)
-    return "features", None
+        return _what(store.get(record.inputs[index]).extra, lang)
+    return phrase("what.features", lang), None
 
 
-def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame) -> Finding:
+def _by(by: object, lang: str) -> str:
+    """', by <field>' after a grouped headline, or nothing."""
+    return phrase("what.by", lang, by=by) if by else ""
+
+
+def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
     """A share (``vector.share``): "X of Y (Z %)", in total and per group of the ``by`` field."""
     extra, by = record.extra, record.extra.get("by")
     part_what, part_subject = _input_what(store, record, 0)
     base_what, base_subject = _input_what(store, record, 1)
     label = f"{part_what} of all {base_what}" if part_what != base_what else "share"
+    part_shown, base_shown = _input_what(store, record, 0, lang)[0], _input_what(store, record, 1, lang)[0]
+    shown = (
+        phrase("what.share_label", lang, part=part_shown, base=base_shown)
+        if part_what != base_what
+        else phrase("measure.share", lang)
+    )
     p, b, percent = int(extra["part_count"]), int(extra["base_count"]), float(extra["share_percent"])
-    stated = f"{p:,} of {b:,} ({_fmt_measure(percent)} %)"
-    headline = f"{label}: {stated}" + (f", by {by}" if by else "") + f" [{record.id}]"
+    stated = phrase("what.share_stated", lang, part=f"{p:,}", base=f"{b:,}", percent=_fmt_measure(percent))
+    headline = f"{shown}: {stated}" + _by(by, lang) + f" [{record.id}]"
     values = [
         StatedValue(
             label=f"share, {label}" if label != "share" else "share",
@@ -232,10 +252,17 @@ def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataF
     ]
     if not by:
         return Finding(headline=headline, values=values)
-    lines = [f"| {by} | {label} |", "|---|---|"]
+    lines = [f"| {by} | {shown} |", "|---|---|"]
     for _, row in table.head(MAX_GROUPS).iterrows():
         pct = float(row["percent"])
-        lines.append(f"| {row['value']} | {int(row['part']):,} of {int(row['base']):,} ({_fmt_measure(pct)} %) |")
+        cell = phrase(
+            "what.share_stated",
+            lang,
+            part=f"{int(row['part']):,}",
+            base=f"{int(row['base']):,}",
+            percent=_fmt_measure(pct),
+        )
+        lines.append(f"| {row['value']} | {cell} |")
         values.append(
             StatedValue(
                 label=f"share, {label}, {by} = {row['value']}",
@@ -249,7 +276,7 @@ def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataF
             )
         )
     if len(table) > MAX_GROUPS:
-        lines.append(f"\n… and {len(table) - MAX_GROUPS:,} more groups in [{record.id}].")
+        lines.append("\n" + phrase("what.more_groups", lang, n=f"{len(table) - MAX_GROUPS:,}", id=record.id))
     return Finding(headline=headline, detail="\n".join(lines), values=values)
 
 
@@ -257,7 +284,21 @@ _MEASURES: tuple[str, ...] = get_args(Measure)
 _UNITS: tuple[str, ...] = get_args(Unit)
 
 
-def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame) -> Finding:
+_STAT_OF = re.compile(r"^(mean|median|sum|min|max) of (.+)$")
+
+
+def _measure_label(label: str, lang: str) -> str:
+    """A tool's label of a measure ("area", "mean of beds") in ``lang``; another label as it is."""
+    if lang == "en":
+        return label
+    if label in _MEASURES:
+        return phrase(f"measure.{label}", lang)
+    if m := _STAT_OF.match(label):
+        return phrase("what.stat_of", lang, stat=phrase(f"measure.{m[1]}", lang), field=m[2])
+    return label
+
+
+def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
     """A measure table (an area, a length, a statistic of a field): the tool says in ``extra["stated"]`` which
     column holds the number, its measure, unit, label and total; rows are keyed by ``value`` (the group)."""
     stated, by = record.extra["stated"], record.extra.get("by")
@@ -266,11 +307,14 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
     unit: Unit = stated["unit"] if stated.get("unit") in _UNITS else "none"
     what, subject = _counted(store, record)
     name = str(stated.get("label") or measure)
+    shown = _measure_label(name, lang)
     if subject:
         name += f" of {what}" if measure in ("area", "length") else f" over {what}"
+        of = "what.measure_of" if measure in ("area", "length") else "what.over"
+        shown += phrase(of, lang, what=_counted(store, record, lang)[0])
     n = record.extra.get("n")
-    counted = f" ({int(n):,} values)" if isinstance(n, int) else ""
-    headline = f"{name}: {_with_unit(total, unit)}{counted}" + (f", by {by}" if by else "") + f" [{record.id}]"
+    counted = phrase("what.n_values", lang, n=f"{int(n):,}") if isinstance(n, int) else ""
+    headline = f"{shown}: {_with_unit(total, unit)}{counted}" + _by(by, lang) + f" [{record.id}]"
     values = [
         StatedValue(
             label=name, value=_stated_measure(total), measure=measure, unit=unit, subject=subject, artifact_id=record.id
@@ -279,14 +323,20 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
     if not by:
         return Finding(headline=headline, values=values)
     symbol = _UNIT_TEXT.get(unit)
-    header = [str(by), str(stated.get("label") or measure) + (f" ({symbol})" if symbol else "")]
+    header = [str(by), _measure_label(str(stated.get("label") or measure), lang) + (f" ({symbol})" if symbol else "")]
     header += ["ha"] if unit == "km2" else []
-    header += ["values"] if "n" in table.columns else ["features"] if "features" in table.columns else []
+    header += (
+        [phrase("table.values", lang)]
+        if "n" in table.columns
+        else [phrase("table.features", lang)]
+        if "features" in table.columns
+        else []
+    )
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in table.head(MAX_GROUPS).iterrows():
         value = row[column]
         missing = not _is_number(value)
-        cells = [str(row["value"]), "no values" if missing else _fmt_measure(float(value))]
+        cells = [str(row["value"]), phrase("what.no_values", lang) if missing else _fmt_measure(float(value))]
         cells += ([] if missing else [_fmt_measure(float(value) * 100)]) if unit == "km2" else []
         cells += [f"{int(row['n']):,}"] if "n" in table.columns else []
         cells += [f"{int(row['features']):,}"] if "n" not in table.columns and "features" in table.columns else []
@@ -305,11 +355,11 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
                 )
             )
     if len(table) > MAX_GROUPS:
-        lines.append(f"\n… and {len(table) - MAX_GROUPS:,} more groups in [{record.id}].")
+        lines.append("\n" + phrase("what.more_groups", lang, n=f"{len(table) - MAX_GROUPS:,}", id=record.id))
     return Finding(headline=headline, detail="\n".join(lines), values=values)
 
 
-def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
+def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> Finding:
     """A table answer: a count (total, and per group of the ``by`` field), a damage count per class, a
     sum per group (``sum_by``), a measure table (a share, an area, a length, a statistic: ``extra["stated"]``
     names its number), or a free-SQL result."""
@@ -317,15 +367,16 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
     stated = record.extra.get("stated")
     if isinstance(stated, dict) and {"value", str(stated.get("column"))} <= set(table.columns):
         if stated.get("measure") == "share" and {"part", "base", "percent"} <= set(table.columns):
-            return _share_finding(store, record, table)
-        return _measured_finding(store, record, table)
+            return _share_finding(store, record, table, lang)
+        return _measured_finding(store, record, table, lang)
     if not {"value", "count"} <= set(table.columns):
-        return _sql_finding(record, table)
+        return _sql_finding(record, table, lang)
     by = record.extra.get("by")
     if "sum" in table.columns:  # sum_by: the sum of a numeric field, in total or per group
         field = str(record.extra.get("field") or "values")
         total_sum = float(table["sum"].sum())
-        headline = f"sum of {field}: {_fmt(total_sum)}" + (f", by {by}" if by else "") + f" [{record.id}]"
+        sum_of = phrase("what.sum_of", lang, field=field)
+        headline = f"{sum_of}: {_fmt(total_sum)}" + _by(by, lang) + f" [{record.id}]"
         values = [
             StatedValue(
                 label=f"sum of {field}", value=_stated(total_sum), measure="sum", unit="none", artifact_id=record.id
@@ -333,7 +384,7 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
         ]
         if not by:
             return Finding(headline=headline, values=values)
-        lines = [f"| {by} | sum of {field} | features |", "|---|---|---|"]
+        lines = [f"| {by} | {sum_of} | {phrase('table.features', lang)} |", "|---|---|---|"]
         for _, row in table.head(MAX_GROUPS).iterrows():
             lines.append(f"| {row['value']} | {_fmt(float(row['sum']))} | {int(row['count']):,} |")
             values.append(
@@ -350,11 +401,11 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
         return Finding(headline=headline, detail="\n".join(lines), values=values)
     total = int(table["count"].sum())
     what, subject = _counted(store, record)
-    headline = f"{total:,} in total" + (f", by {by}" if by else "") + f" [{record.id}]"
+    headline = phrase("what.in_total", lang, total=f"{total:,}") + _by(by, lang) + f" [{record.id}]"
     values = [StatedValue(label=f"{what} in total", value=float(total), subject=subject, artifact_id=record.id)]
     if not by:
         return Finding(headline=headline, values=values)
-    lines = [f"| {by} | count |", "|---|---|"]
+    lines = [f"| {by} | {phrase('table.count', lang)} |", "|---|---|"]
     for _, row in table.head(MAX_GROUPS).iterrows():
         lines.append(f"| {row['value']} | {int(row['count']):,} |")
         values.append(
@@ -368,25 +419,31 @@ def table_finding(store: ResponseStore, record: ArtifactRecord) -> Finding:
             )
         )
     if len(table) > MAX_GROUPS:
-        lines.append(f"\n… and {len(table) - MAX_GROUPS:,} more groups in [{record.id}].")
+        lines.append("\n" + phrase("what.more_groups", lang, n=f"{len(table) - MAX_GROUPS:,}", id=record.id))
     return Finding(headline=headline, detail="\n".join(lines), values=values)
 
 
-def describe_table(store: ResponseStore, record: ArtifactRecord) -> tuple[str, str]:
-    finding = table_finding(store, record)
+def describe_table(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> tuple[str, str]:
+    finding = table_finding(store, record, lang)
     return finding.headline, finding.detail
 
 
 def collect_findings(
-    store: ResponseStore, answer_ids: list[str], used_ids: list[str], notes: list[str], failures: list[str]
+    store: ResponseStore,
+    answer_ids: list[str],
+    used_ids: list[str],
+    notes: list[str],
+    failures: list[str],
+    lang: str = "en",
 ) -> Findings:
+    """The findings of the answer artifacts, their texts in ``lang`` (values labelled in English)."""
     findings = Findings()
     for artifact_id in answer_ids:
         record = store.get(artifact_id)
         if record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
-            finding = vector_finding(store, record)
+            finding = vector_finding(store, record, lang)
         elif record.kind is ArtifactKind.table:
-            finding = table_finding(store, record)
+            finding = table_finding(store, record, lang)
         elif record.kind is ArtifactKind.text:
             finding = Finding(headline=store.read_text(record.id).strip().splitlines()[0])
         else:
@@ -404,7 +461,7 @@ def collect_findings(
                 seen.add(item)
                 findings.limitations.append(item)
     findings.limitations += [n for n in notes if n not in seen]
-    findings.limitations += [f"not done: {f}" for f in failures]
+    findings.limitations += [phrase("answer.not_done", lang, failure=f) for f in failures]
     return findings
 
 
@@ -416,31 +473,36 @@ def render_answer(
     steps: list[str],
     not_applied: Sequence[str] = (),
     yes_no: bool | None = None,
+    lang: str = "en",
 ) -> str:
-    """The verified answer. With ``not_applied`` (parts of the question no executed step applied) the
-    computed numbers answer a different question: they are shown as what was computed instead, never as
-    the answer. ``yes_no`` (a yes/no question, answered) opens the answer."""
+    """The verified answer, its fixed texts in ``lang``. With ``not_applied`` (parts of the question no
+    executed step applied) the computed numbers answer a different question: they are shown as what was
+    computed instead, never as the answer. ``yes_no`` (a yes/no question, answered) opens the answer."""
     parts = []
     if yes_no is not None and not partial and not not_applied:
-        parts.append("**Yes.**" if yes_no else "**No.**")
+        parts.append(phrase("answer.yes" if yes_no else "answer.no", lang))
     if partial:
-        parts.append("**Partial answer — the workflow did not complete.**")
+        parts.append(phrase("answer.partial", lang))
     if not_applied:
         parts.append(
-            "**Not answered as asked.** The computed result does not match the question:\n"
+            phrase("answer.not_answered", lang)
+            + "\n"
             + "\n".join(f"- {item}" for item in not_applied)
-            + "\n\nThe result below answers a different question. Do not use it as the answer."
+            + "\n\n"
+            + phrase("answer.different_question", lang)
         )
     if findings.headline:
-        lead = "What was computed instead — " if not_applied else ""
+        lead = phrase("answer.computed_instead", lang) if not_applied else ""
         parts.append(f"{lead}{context}: " + "; ".join(findings.headline) + ".")
     else:
-        parts.append(f"{context}: no result could be computed.")
+        parts.append(f"{context}: " + phrase("answer.no_result", lang))
     parts += findings.details
     if steps:
-        parts.append("How it was computed:\n" + "\n".join(steps))
+        parts.append(phrase("answer.how_computed", lang) + "\n" + "\n".join(steps))
     if findings.limitations:
-        parts.append("Limitations:\n" + "\n".join(f"- {item}" for item in findings.limitations))
+        parts.append(
+            phrase("answer.limitations", lang) + "\n" + "\n".join(f"- {item}" for item in findings.limitations)
+        )
     return "\n\n".join(parts)
 
 

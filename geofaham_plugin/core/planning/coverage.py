@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.damage import DamageClass
 from ..domain.events import load_events
+from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from .facts import PrepassFacts
 from .prepass import alias_hits, event_spellings, normalise
 from .templates import GROUP_BY_FIELDS
@@ -68,20 +69,23 @@ class Constraint(BaseModel):
     def applied(self) -> bool:
         return bool(self.applied_by or self.applied_upstream)
 
-    def describe(self) -> str:
-        """A short line for the answer and the replan hint: 'the share asked for ("what percentage")'."""
-        what = {
-            "area_of_interest": "restricted to your area of interest",
-            "layer": f"your layer {str(self.value).removeprefix('user:')}",
-            "event": f"the {self.phrase} (event record {', '.join(str(v) for v in self.value) if isinstance(self.value, list) else self.value})",
-            "distance": f"the distance of {_metres(self.value)}",
-            "k": f"the {self.value} nearest",
-            "damage_class": f"only damage class {', '.join(str(v) for v in self.value) if isinstance(self.value, list) else self.value}",
-            "feature_class": f"features of class {self.value}",
-            "group_by": f"grouped by {self.value}",
-            "measure": f"the {self.value} asked for",
-            "relation": f"the relation '{self.value}'",
-        }[self.kind]
+    def describe(self, lang: str = "en") -> str:
+        """A short line for the answer and the replan hint: 'the share asked for ("what percentage")', in
+        ``lang`` (the replan hint, for the model, is English)."""
+        values = [str(v) for v in self.value] if isinstance(self.value, list) else [str(self.value)]
+        fields: dict[str, dict[str, object]] = {
+            "area_of_interest": {},
+            "layer": {"layer": str(self.value).removeprefix("user:")},
+            "event": {"phrase": self.phrase, "ids": ", ".join(values)},
+            "distance": {"distance": _metres(self.value)},
+            "k": {"k": self.value},
+            "damage_class": {"classes": ", ".join(damage_class_name(v, lang) for v in values)},
+            "feature_class": {"cls": feature_class_name(str(self.value), lang)},
+            "group_by": {"field": self.value},
+            "measure": {"measure": _word("measure", self.value, lang)},
+            "relation": {"relation": _word("relation", self.value, lang)},
+        }
+        what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
         quoted = self.kind in ("measure", "relation") and self.phrase and self.phrase != what
         return f'{what} ("{self.phrase}")' if quoted else what
@@ -126,6 +130,12 @@ def named_event_groups(question: str) -> list[tuple[str, list[int]]]:
     hits = {spelling for spelling, _ in alias_hits(normalise(question), events)}  # the pre-pass's own matcher
     named = {next(iter(names)) for spelling in hits if len(names := names_by_spelling.get(spelling, set())) == 1}
     return [(name, ids_by_name[name]) for name in sorted(named)]
+
+
+def _word(group: str, value: object, lang: str) -> str:
+    """A measure or relation name ("share", "outside") in ``lang``."""
+    key = f"{group}.{value}"
+    return phrase(key, lang) if key in phrase_keys() else str(value)
 
 
 def _metres(value: object) -> str:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, model_validator
 from ..agents.base import get_tool
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import get_event, load_events
+from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import WORDS_FILE, named_event_groups, question_constraints
@@ -69,18 +70,19 @@ class SetRef(BaseModel):
             raise ValueError("a layer set needs a layer id")
         return self
 
-    def describe(self) -> str:
+    def describe(self, lang: str = "en") -> str:
+        """The set in words, in ``lang`` (plan goals and the replan hint use English)."""
         event = _event_name(self.event_id)
         if self.kind == "damage":
-            classes = ", ".join(c.value for c in self.damage_classes) if self.damage_classes else ""
-            return f"{event} building-damage records" + (f" ({classes})" if classes else "")
+            classes = ", ".join(damage_class_name(c.value, lang) for c in self.damage_classes)
+            return phrase("set.damage", lang, event=event) + (f" ({classes})" if classes else "")
         if self.kind == "hazard":
-            return f"the {event} hazard area"
+            return phrase("set.hazard", lang, event=event)
         if self.kind == "features":
-            return f"{self.feature_class} features"
+            return phrase("what.class_features", lang, cls=feature_class_name(str(self.feature_class), lang))
         if self.kind == "layer":
-            return f"your layer {str(self.layer_id).removeprefix('user:')}"
-        return "your area of interest"
+            return phrase("set.layer", lang, layer=str(self.layer_id).removeprefix("user:"))
+        return phrase("label.your_aoi", lang)
 
 
 class Relation(BaseModel):
@@ -123,49 +125,44 @@ class AnalysisSpec(BaseModel):
             raise ValueError("the reference is the area of interest, but none is set")
         return self
 
-    def label(self) -> str:
-        """What the answer's number is about, in the user's terms: "destroyed buildings of the Eaton Fire
-        within 500 m of healthcare features, in your area of interest"."""
+    def label(self, lang: str = "en") -> str:
+        """What the answer's number is about, in the user's terms and language: "destroyed buildings of the
+        Eaton Fire within 500 m of healthcare features, in your area of interest"."""
         subject = self.subject
         if subject.kind == "damage":
-            what = _buildings(subject.damage_classes)
+            what = _buildings(subject.damage_classes, lang)
         elif subject.kind == "hazard":
-            what = "the hazard area"
+            what = phrase("label.hazard_area", lang)
         elif subject.kind == "features":
-            what = f"{subject.feature_class} features"
+            what = phrase("what.class_features", lang, cls=feature_class_name(str(subject.feature_class), lang))
         else:
-            what = f"features of your layer {str(subject.layer_id).removeprefix('user:')}"
+            what = phrase("label.layer_features", lang, layer=str(subject.layer_id).removeprefix("user:"))
         event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
-        text = what + (f" of the {event}" if event and subject.kind in ("damage", "hazard") else "")
+        of_event = phrase("label.of_event", lang, event=event)
+        text = what + (of_event if event and subject.kind in ("damage", "hazard") else "")
         if self.relation:
-            text += " " + self._relation_text()
+            text += " " + self._relation_text(lang)
         if self.zones is not None:
-            text += f", in each of {self.zones.describe()}"
+            text += phrase("label.in_each_of", lang, zones=self.zones.describe(lang))
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
-            text += ", in your area of interest"
+            text += phrase("label.in_your_aoi", lang)
         return text
 
-    def _relation_text(self) -> str:
+    def _relation_text(self, lang: str = "en") -> str:
         r = self.relation
         assert r is not None
         distance = f"{r.distance_m:,.0f} m" if r.distance_m else ""
         reference = r.reference
         if reference.kind == "damage":
-            what = _buildings(reference.damage_classes)
+            what = _buildings(reference.damage_classes, lang)
         elif reference.kind == "hazard":
             same = r.reference.event_id == self.subject.event_id and self.subject.kind in ("damage", "hazard")
-            what = "its hazard area" if same else reference.describe()
+            what = phrase("label.its_hazard_area", lang) if same else reference.describe(lang)
         elif reference.kind == "aoi":
-            what = "your area of interest"
+            what = phrase("label.your_aoi", lang)
         else:
-            what = reference.describe()
-        return {
-            "inside": f"inside {what}",
-            "outside": f"outside {what}",
-            "within": f"within {distance} of {what}",
-            "beyond": f"more than {distance} from {what}",
-            "nearest": f"({r.k or 1} nearest to {what})",
-        }[r.kind]
+            what = reference.describe(lang)
+        return phrase(f"rel.{r.kind}", lang, what=what, distance=distance, k=r.k or 1)
 
     def describe(self) -> str:
         parts = [f"{self.measure} of {self.subject.describe()}"]
@@ -187,12 +184,13 @@ class AnalysisSpec(BaseModel):
         return " ".join(parts)
 
 
-def _buildings(classes: Sequence[DamageClass]) -> str:
+def _buildings(classes: Sequence[DamageClass], lang: str = "en") -> str:
     if not classes or set(classes) == set(DamageClass):
-        return "inspected buildings"
+        return phrase("buildings.inspected", lang)
     if set(classes) == set(ANY_DAMAGE):
-        return "damaged buildings (any grade)"
-    return f"{' or '.join(c.value for c in classes)} buildings"
+        return phrase("buildings.any_damage", lang)
+    names = phrase("word.or", lang).join(damage_class_name(c.value, lang) for c in classes)
+    return phrase("buildings.classes", lang, classes=names)
 
 
 # ------------------------------------------------------------------------------------------ compile
