@@ -10,12 +10,19 @@ from geofaham_plugin.core.domain.damage import DamageClass
 from geofaham_plugin.core.domain.events import get_event, load_events, load_gazetteer
 from geofaham_plugin.core.planning.facts import PrepassFacts
 from geofaham_plugin.core.planning.prepass import (
+    DAMAGE_RE,
+    DAMAGE_TYPO_FORMS,
     DEFAULT_POST_DAYS,
     DEFAULT_PRE_DAYS,
+    TYPE_TYPO_FORMS,
+    closest_word,
+    edit_distance,
     extract_dates,
     extract_distances,
+    extract_types,
     normalise,
     prepass,
+    typo_vocabulary,
 )
 
 ANY = ["affected", "minor", "major", "destroyed"]
@@ -513,3 +520,191 @@ def test_spanish_french_and_portuguese_words(question, entities, damage, count):
     assert sorted(facts.target_entities) == sorted(entities)
     assert [c.value for c in facts.damage_classes] == damage
     assert facts.wants_count is count
+
+
+# -- typos, damage verbs and count words in four languages
+
+
+@pytest.mark.parametrize(
+    ("question", "facts"),
+    [
+        (
+            "need hosptials less then 5km away from the eaton fire perimiter, names + distnace pls",
+            {"target_entities": ["healthcare"], "event_id": 11, "damage_classes": [], "wants_count": False},
+        ),
+        ("how many strucutres did the palisades fire destroy", {"target_entities": ["buildings"], "event_id": 14}),
+        ("catarroja brigdes that cars can cross", {"target_entities": ["bridges"], "event_id": 6}),
+        ("eaton fire - total of damged bildings?", {"target_entities": ["buildings"], "damage_classes": ANY}),
+        ("how many destoryed homes in altadena", {"damage_classes": ["destroyed"], "target_entities": ["buildings"]}),
+        ("did the flood reach the fire staton?", {"target_entities": ["emergency_services"]}),
+        ("shleters near Porto Alegre", {"target_entities": ["shelters"], "event_id": 4}),
+        ("damaged buildings in altadna", {"event_id": 11, "places": ["Altadena"]}),
+        ("the palisdes fire", {"event_id": 14}),
+        ("¿Cuántas esceulas hay en Valencia?", {"target_entities": ["education"], "wants_count": True}),
+        ("hospitalles cerca del incendio de Eaton", {"target_entities": ["healthcare"], "event_id": 11}),
+        (
+            "Combien de batimens détruits à Lahaina ?",
+            {"target_entities": ["buildings"], "damage_classes": ["destroyed"]},
+        ),
+        ("Quelle pharmacei près de Lahaina ?", {"target_entities": ["healthcare"], "event_id": 16}),
+        ("Quantos edificos destruídos em Lahaina?", {"target_entities": ["buildings"], "wants_count": True}),
+        ("Quantas escloas inundadas em Porto Alegre?", {"target_entities": ["education"], "event_id": 4}),
+    ],
+)
+def test_typos_are_read_as_the_vocabulary_word(question: str, facts: dict) -> None:
+    found = prepass(question)
+    assert found.corrections, "a correction is recorded"
+    assert {k: v for k, v in found.model_dump(mode="json").items() if k in facts} == facts
+
+
+def test_corrections_say_what_was_read() -> None:
+    assert prepass("eaton fire - total of damged bildings?").corrections == {
+        "damged": "damaged",
+        "bildings": "buildings",
+    }
+    assert prepass("did the dana flood reach catarrojas fire staton?").corrections == {
+        "catarrojas": "catarroja",
+        "staton": "station",
+    }
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "hostels",  # no hostel is a class word
+        "schooling",
+        "policies",  # one letter from "polices" (police)
+        "policy",
+        "shelf",  # too short to be read as a typo
+        "horses",  # one letter from "houses"
+        "called",  # from "calles"
+        "situation",  # two from "station"
+        "detroit",  # from "detruit"
+        "granada",  # from Grenada
+        "violencia",  # from Valencia
+        "canoes",  # from Canoas
+        "rivera",  # from "rivers"
+        "healthy",
+        "supplied",  # "water supplied" is no "water supply"
+        "destructive",
+    ],
+)
+def test_real_words_are_not_corrected(word: str) -> None:
+    facts = prepass(f"show me the {word} and the water {word} please")
+    assert facts.corrections == {}
+    assert (facts.target_entities, facts.damage_classes, facts.places, facts.event_candidates) == ([], [], [], [])
+
+
+def test_no_guess_without_a_unique_closest_word() -> None:
+    vocabulary = typo_vocabulary(load_events())
+    assert closest_word("hosptials", vocabulary) == "hospitals"
+    assert closest_word("hospitals", vocabulary) is None  # exact: nothing to correct
+    assert closest_word("clinic", vocabulary) is None
+    assert closest_word("ospital", vocabulary) is None  # the first letter must be right
+    assert closest_word("hsopital", vocabulary) == "hospital"  # ... or swapped with the second
+    assert closest_word("hpsptials", vocabulary) == "hospitals"  # two edits for 9 letters or more
+    assert closest_word("hpsptial", vocabulary) is None  # one for 6 to 8
+    assert closest_word("hosptl", vocabulary) is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "distance"),
+    [
+        ("hospitals", "hospitals", 0),
+        ("hosptials", "hospitals", 1),  # a transposition is one edit
+        ("hospitl", "hospital", 1),
+        ("hospitall", "hospital", 1),
+        ("hosbital", "hospital", 1),
+        ("hsoptial", "hospital", 2),
+        ("school", "hospital", 3),  # capped at limit + 1
+    ],
+)
+def test_edit_distance(a: str, b: str, distance: int) -> None:
+    assert edit_distance(a, b, limit=2) == distance
+
+
+def test_typo_forms_are_read_by_the_patterns() -> None:
+    for form in DAMAGE_TYPO_FORMS:
+        assert DAMAGE_RE.fullmatch(form), form
+    for form, kind in TYPE_TYPO_FORMS.items():
+        assert extract_types(form) >= {kind}, form
+
+
+NOT_DESTROYED = ["none", "affected", "minor", "major"]
+
+
+@pytest.mark.parametrize(
+    ("text", "classes"),
+    [
+        # Spanish
+        ("¿Cuántas estructuras destruyó el incendio?", ["destroyed"]),
+        ("las llamas destruyeron 300 casas", ["destroyed"]),
+        ("viviendas destruidas", ["destroyed"]),
+        ("edificios destruidos", ["destroyed"]),
+        ("el incendio dañó 50 casas", ANY),
+        ("casas dañadas", ANY),
+        ("los daños dañaron", ANY),
+        ("casas que no fueron destruidas", NOT_DESTROYED),
+        ("casas no destruidas", NOT_DESTROYED),
+        ("edificios no dañados", ["none"]),
+        ("daños graves", ["major", "destroyed"]),
+        ("daños leves", ["minor"]),
+        # French
+        ("bâtiments détruits", ["destroyed"]),
+        ("maisons détruites", ["destroyed"]),
+        ("l'incendie a détruit des maisons", ["destroyed"]),
+        ("bâtiments endommagés", ANY),
+        ("maisons endommagées", ANY),
+        ("maisons qui n'ont pas été détruites", NOT_DESTROYED),
+        ("bâtiments non détruits", NOT_DESTROYED),
+        ("bâtiments non endommagés", ["none"]),
+        ("pas de dégâts", ["none"]),
+        ("gravement endommagés", ["major", "destroyed"]),
+        # Portuguese
+        ("o incêndio destruiu casas", ["destroyed"]),
+        ("casas destruídas", ["destroyed"]),
+        ("edifícios destruídos", ["destroyed"]),
+        ("o furacão danificou casas", ANY),
+        ("casas danificadas", ANY),
+        ("casas não destruídas", NOT_DESTROYED),
+        ("edifícios que não foram danificados", ["none"]),
+        ("dano grave", ["major", "destroyed"]),
+        # a grouping is no damage filter
+        ("divididas por classe de dano", []),
+        ("par niveau de dommages", []),
+    ],
+)
+def test_damage_verbs_in_spanish_french_and_portuguese(text: str, classes: list[str]) -> None:
+    assert prepass(text).damage_classes == [DamageClass(c) for c in classes]
+
+
+def test_the_palisades_question_in_spanish() -> None:
+    facts = prepass("¿Cuántas estructuras destruyó el incendio de Palisades?")
+    assert (facts.event_id, facts.target_entities, facts.damage_classes, facts.wants_count) == (
+        14,
+        ["buildings"],
+        [DamageClass.destroyed],
+        True,
+    )
+    assert 11 in facts.event_candidates  # "incendio" is a fire
+
+
+@pytest.mark.parametrize(
+    ("question", "count"),
+    [
+        ("¿Cuántos hospitales hay?", True),
+        ("¿Cuántas escuelas hay?", True),
+        ("Combien d'écoles ?", True),
+        ("Quantos hospitais?", True),
+        ("Quantas escolas?", True),
+        ("Número de escuelas inundadas", True),
+        ("número de hospitais", True),
+        ("le nombre de bâtiments détruits", True),
+        ("le nombre d'écoles", True),
+        ("el nombre de los hospitales", False),  # Spanish: their names
+        ("¿Dónde están los hospitales?", False),
+        ("Où sont les écoles ?", False),
+    ],
+)
+def test_count_words(question: str, count: bool) -> None:
+    assert prepass(question).wants_count is count

@@ -26,3 +26,5 @@ class PrepassFacts(BaseModel):
     wants_count: bool = False  # "how many", "count", "number of"
     group_by: str | None = None  # "by structure type", "per neighbourhood" -> attribute words
     layers: list[str] = Field(default_factory=list)  # the user's own layers the question names: user:<slug> ids
+    # misspelt words read as a vocabulary word ("hosptials" -> "hospitals"), only those that changed a fact
+    corrections: dict[str, str] = Field(default_factory=dict)

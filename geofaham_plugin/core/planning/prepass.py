@@ -19,6 +19,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import date, timedelta
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from ..domain.damage import ANY_DAMAGE, DamageClass
@@ -129,45 +131,74 @@ MONTHS = {
 # Disaster types named in a question: pattern -> event types it points to.
 TYPE_WORDS: dict[str, tuple[str, ...]] = {
     r"(?:wild|bush|forest)?fires?(?![\s-]*(?:stations?|departments?|hydrants?|brigades?|fighters?|trucks?|engines?)\b)"
-    r"|blazes?|firestorms?|burn(?:ed|t|ing)?": ("fire",),
-    r"flood\w*|inundat\w*|deluge": ("flood",),
-    r"hurricanes?": ("hurricane",),
-    r"(?:tropical\s+)?cyclones?|typhoons?": ("cyclone",),
-    r"(?:tropical\s+)?storms?": ("hurricane", "cyclone"),
-    r"earthquakes?|quakes?|seismic|tremors?": ("earthquake",),
-    r"tornado(?:e?s)?|twisters?": ("tornado",),
+    r"|blazes?|firestorms?|burn(?:ed|t|ing)?|incendi(?:os?|es?)": ("fire",),
+    r"flood\w*|inunda\w*|deluge|inond\w*|crues?|enchentes?|riadas?": ("flood",),
+    r"hurricanes?|huracan(?:es)?|ouragans?|furac(?:ao|oes)": ("hurricane",),
+    r"(?:tropical\s+)?cyclones?|typhoons?|ciclon(?:es?)?|tifon(?:es)?|typhons?|tufoes?": ("cyclone",),
+    r"(?:tropical\s+)?storms?|tormentas?|tempetes?|tempestades?": ("hurricane", "cyclone"),
+    r"earthquakes?|quakes?|seismic|tremors?|terr[ae]motos?|sismos?|seismes?|tremblements?\s+de\s+terre": (
+        "earthquake",
+    ),
+    r"tornado(?:e?s)?|twisters?|tornades?": ("tornado",),
 }
 
 # Feature classes asked for: class -> singular phrases (plurals are derived), from the one class file
 # (core/data/osm_classes.json, "words" of each class).
 ENTITY_WORDS: dict[str, tuple[str, ...]] = class_words()
 
-# Damage phrases, tried in this order at each position (specific before generic).
+# Damage phrases, tried in this order at each position (specific before generic). Spanish, French and
+# Portuguese verbs in their usual forms, accents removed: destruyo/destruyeron/destruidas, detruit/a detruit/
+# detruites, destruiu/destruidas; dano/danaron/danadas, endommages/endommagea, danificou/danificadas.
 DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
     (
         r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing"
-        r"|sin\s+danos?|intact[oa]s?|sans\s+(?:dommages?|degats)|intacte?s?|sem\s+danos?",
+        r"|sin\s+danos?|intact[oa]s?|sans\s+(?:dommages?|degats)|intacte?s?|sem\s+danos?"
+        r"|(?:ningun|nenhum|aucun)\s+(?:danos?|dommages?|degats?)|pas\s+de\s+(?:dommages?|degats)",
         [DamageClass.none],
     ),
     (
         r"(?:major|severe|heavy|significant|extensive)\s+damage|"
-        r"(?:severely|heavily|badly|seriously|extensively)\s+damaged",
+        r"(?:severely|heavily|badly|seriously|extensively)\s+damaged"
+        r"|danos?\s+(?:graves?|severos?|importantes|mayores|considerables)"
+        r"|(?:dommages?|degats)\s+(?:graves|importants|majeurs|severes|lourds)"
+        r"|(?:gravemente|severamente|seriamente|fuertemente|muy)\s+(?:danad|danific)\w*"
+        r"|(?:gravement|severement|fortement|lourdement)\s+endommag\w*",
         [DamageClass.major, DamageClass.destroyed],
     ),
-    (r"(?:minor|slight|light)\s+damage|(?:slightly|lightly)\s+damaged", [DamageClass.minor]),
-    (r"destroy(?:ed|s)?|destruction|destruid[oa]s?|destruccion|detruite?s?|destruicao", [DamageClass.destroyed]),
+    (
+        r"(?:minor|slight|light)\s+damage|(?:slightly|lightly)\s+damaged"
+        r"|danos?\s+(?:leves?|menores|ligeros?)|(?:dommages?|degats)\s+(?:legers|mineurs)"
+        r"|(?:levemente|ligeramente|ligeiramente|poco)\s+(?:danad|danific)\w*|legerement\s+endommag\w*",
+        [DamageClass.minor],
+    ),
+    (
+        r"destroy(?:ed|s)?|destruction|destru(?:y(?:o|e|en|eron)|id[oa]s?|ir|iu|iram|ccion(?:es)?|icao|icoes)"
+        r"|detrui(?:t|te|ts|tes|re|sent|rent|sait|saient)",
+        [DamageClass.destroyed],
+    ),
     (
         r"damage[ds]?(?!\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|assessments?|states?|status|types?"
         r"|inspections?|data(?:set)?|reports?|maps?|surveys?|points?|layers?)\b)",
         list(ANY_DAMAGE),
     ),
-    (r"danad[oa]s?|danos?|endommage(?:e|s|es)?|degats|danificad[oa]s?", list(ANY_DAMAGE)),
+    (  # not "por classe de dano", "par niveau de dommages": a grouping, no damage filter
+        r"(?<!classe de )(?<!clase de )(?<!classes de )(?<!clases de )(?<!nivel de )(?<!niveau de )(?<!grau de )(?<!grado de )"
+        r"(?:dan(?:ad[oa]s?|os?|aron|ar|ando)|endommag(?:e|ee|es|ees|er|ent|ea|erent|eait)|dommages|degats"
+        r"|danific(?:ad[oa]s?|ou|aram|ar|ando))",
+        list(ANY_DAMAGE),
+    ),
     (
         r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
         [DamageClass.affected],
     ),
 ]
-NEGATION = r"(?:\b(?:not|never|without)|n't)\s+(?:(?:been|be|yet|fully|completely)\s+)?"
+# "not destroyed", "no fueron destruidas", "n'ont pas ete detruits", "nao foram danificados": a negation word,
+# then up to two auxiliaries or adverbs.
+NEGATION = (
+    r"(?:\b(?:not|never|without|no|sin|nunca|jamas|non|pas|jamais|sans|nao|sem)|n't)\s+"
+    r"(?:(?:been|be|yet|fully|completely|totally|fue|fueron|ha|han|sido|esta|estan|quedo|quedaron|totalmente"
+    r"|completamente|ete|etre|encore|entierement|totalement|completement|foi|foram|estao|ficou|ficaram|ainda)\s+){0,2}"
+)
 
 # "by structure type" -> "structure type": attribute -> pattern after a grouping word. The names follow
 # data/group_by.json where it has one (damage class, structure type/category, city, community).
@@ -264,9 +295,11 @@ GROUP_RE = re.compile(
     + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
     + r")\b"
 )
+# "nombre de"/"nombre d'" counts in French; in Spanish "el nombre de los hospitales" asks for names.
 COUNT_RE = re.compile(
     r"\bhow\s+many\b|\bcount(?:s|ing)?\b|\bnumber\s+of\b|\btotal\b|\btally\b"
-    r"|\bcuant[oa]s\b|\bcombien\b|\bquant[oa]s\b|\bnumero\s+de\b|\bnombre\s+de\b"
+    r"|\bcuant[oa]s\b|\bcombien\b|\bquant[oa]s\b|\bnumero\s+(?:de\b|d')"
+    r"|\bnombre\s+(?:d'|de\s+(?!(?:los|las|la|el|del|cada|un|una)\b))"
 )
 
 # --- Helpers -----------------------------------------------------------------------------------
@@ -541,6 +574,186 @@ def user_layer_hits(text: str, layers: Iterable[UserLayer]) -> list[tuple[str, S
     return sorted(hits, key=lambda hit: hit[1])
 
 
+# --- Typos -------------------------------------------------------------------------------------
+# A word the vocabularies do not know, of TYPO_MIN_LETTERS letters or more, is read as the one vocabulary
+# word (a class word, a damage or disaster word, an event or place name) within reach: one edit (an
+# insertion, deletion, substitution or transposition of two neighbours) for words of up to 8 letters, two
+# for longer ones. Never a real word ("hostels", "policies": REAL_WORDS_FILE, or any word of the vocabularies),
+# never a word of a name the question already says exactly, never when two vocabulary words are equally
+# close, and the first letter must be right (or swapped with the second). A correction is kept only when the
+# corrected question matches a phrase through it ("fire staton" -> "fire station").
+
+TYPO_MIN_LETTERS = 6
+TYPO_WORD_RE = re.compile(r"(?<![a-z0-9_])[a-z]{6,}(?![a-z0-9_])")
+
+# Damage and disaster words a typo may stand for: form -> what it means (the key of its meaning).
+DAMAGE_TYPO_FORMS: dict[str, str] = {
+    **dict.fromkeys(
+        ["destroyed", "destruction", "destruido", "destruida", "destruidos", "destruidas", "destruyeron"]
+        + ["detruit", "detruite", "detruits", "detruites", "destruicao"],
+        "destroyed",
+    ),
+    **dict.fromkeys(
+        ["damaged", "damages", "danado", "danada", "danados", "danadas", "endommage", "endommagee", "endommages"]
+        + ["endommagees", "danificado", "danificada", "danificados", "danificadas"],
+        "damaged",
+    ),
+    **dict.fromkeys(["undamaged", "unaffected", "intacto", "intacta", "intactos", "intactas"], "undamaged"),
+}
+TYPE_TYPO_FORMS: dict[str, str] = {
+    **dict.fromkeys(["wildfire", "wildfires", "bushfire", "incendio", "incendios", "incendie", "incendies"], "fire"),
+    **dict.fromkeys(["flooded", "flooding", "inundacion", "inundaciones", "inondation", "inundacao"], "flood"),
+    **dict.fromkeys(["hurricane", "hurricanes", "huracan", "ouragan", "furacao"], "hurricane"),
+    **dict.fromkeys(["cyclone", "cyclones", "typhoon", "ciclone"], "cyclone"),
+    **dict.fromkeys(["earthquake", "earthquakes", "terremoto", "seisme"], "earthquake"),
+    **dict.fromkeys(["tornado", "tornadoes", "tornade"], "tornado"),
+}
+
+# Real words (English, Spanish, French, Portuguese, accents removed) within one typo of a vocabulary word,
+# which are never corrected ("policies" is no "polices", "horses" no "houses"): see the file's header.
+REAL_WORDS_FILE = Path(__file__).with_name("data") / "real_words.txt"
+
+
+@cache
+def real_words() -> frozenset[str]:
+    """The words of REAL_WORDS_FILE."""
+    lines = REAL_WORDS_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(word for line in lines if not line.startswith("#") for word in line.split())
+
+
+def _max_edits(word: str) -> int:
+    return 1 if len(word) <= 8 else 2
+
+
+def edit_distance(a: str, b: str, limit: int = 2) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment: insertions, deletions, substitutions and
+    transpositions of neighbours), or ``limit + 1`` as soon as it is known to be larger than ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return min(previous[-1], limit + 1)
+
+
+def _plural_forms(word: str) -> list[str]:
+    """A word and its regular plural, as :func:`_plural` reads them ("facility" -> "facilities")."""
+    if re.search(r"[^aeiou]y$", word):
+        return [word, word[:-1] + "ies"]
+    return [word, word + ("es" if re.search(r"(?:s|x|ch|sh)$", word) else "s")]
+
+
+@cache
+def _static_typo_vocabulary() -> dict[str, str]:
+    """Class words (each word of a phrase, the last one singular and plural), damage and disaster words:
+    form -> the key of what it means (the words of one class share a key: "hopital" and "hospital" are
+    no rivals; a word of a longer phrase is its own key)."""
+    vocabulary: dict[str, str] = {}
+    for name, phrases in ENTITY_WORDS.items():
+        for phrase in phrases:
+            if re.fullmatch(r"[a-z]+", phrase):
+                vocabulary |= dict.fromkeys(_plural_forms(phrase), f"class:{name}")
+    for phrases in ENTITY_WORDS.values():
+        for phrase in phrases:
+            words = re.findall(r"[a-z]+", phrase)
+            for word in words[:-1]:
+                vocabulary.setdefault(word, f"word:{word}")
+            for form in _plural_forms(words[-1]):
+                vocabulary.setdefault(form, f"word:{words[-1]}")
+    vocabulary |= {form: f"damage:{key}" for form, key in DAMAGE_TYPO_FORMS.items()}
+    vocabulary |= {form: f"type:{key}" for form, key in TYPE_TYPO_FORMS.items()}
+    return vocabulary
+
+
+def typo_vocabulary(events: list[DisasterEvent]) -> dict[str, str]:
+    """Every form a typo may be read as (of at least TYPO_MIN_LETTERS letters): the class, damage and disaster
+    words, and each word of the events' names and places -> the key of what it means."""
+    names = {word: f"name:{word}" for e in events for s in event_spellings(e) for word in re.findall(r"[a-z]+", s)}
+    return {w: k for w, k in (_static_typo_vocabulary() | names).items() if len(w) >= TYPO_MIN_LETTERS}
+
+
+def _known(word: str, vocabulary: dict[str, str]) -> bool:
+    """A real word: of the vocabularies (class, damage, disaster, count, unit, month and number words, names)
+    or of REAL_WORDS_FILE."""
+    return (
+        word in vocabulary
+        or word in real_words()
+        or word in NUMBER_WORDS
+        or word in UNIT_METRES
+        or word in MONTHS
+        or DAMAGE_RE.fullmatch(word) is not None
+        or COUNT_RE.fullmatch(word) is not None
+        or any(pattern.fullmatch(word) for pattern, _ in TYPE_RES)
+    )
+
+
+def closest_word(word: str, vocabulary: dict[str, str]) -> str | None:
+    """The vocabulary form ``word`` is a typo of, or None (too short, a real word, too far, or ambiguous)."""
+    if len(word) < TYPO_MIN_LETTERS or _known(word, vocabulary):
+        return None
+    limit = _max_edits(word)
+    found: list[tuple[int, str]] = []
+    for form in vocabulary:
+        if form[0] == word[0] or form[:2] == word[1::-1]:
+            distance = edit_distance(word, form, limit)
+            if distance <= limit:
+                found.append((distance, form))
+    if not found:
+        return None
+    best = min(distance for distance, _ in found)
+    closest = sorted((abs(len(f) - len(word)), f) for d, f in found if d == best)
+    if len({vocabulary[f] for _, f in closest}) > 1:
+        return None  # two words equally close: no guess
+    return closest[0][1]
+
+
+def _matched_spans(text: str, events: list[DisasterEvent]) -> list[Span]:
+    """Where the vocabularies match ``text``: class words, damage and disaster words, event and place names."""
+    spans = [m.span() for m in ENTITY_RE.finditer(text)] + [m.span() for m in DAMAGE_RE.finditer(text)]
+    spans += [m.span() for pattern, _ in TYPE_RES for m in pattern.finditer(text)]
+    return spans + [span for _, span in alias_hits(text, events)]
+
+
+def correct_typos(text: str, events: list[DisasterEvent], protected: Iterable[Span] = ()) -> tuple[str, dict[str, str]]:
+    """The normalised question with its misspelt vocabulary words corrected, and the corrections made
+    (typed word -> vocabulary form). Words in ``protected`` spans (names found exactly, dates, the user's
+    layers) and words of exact matches are left alone."""
+    vocabulary = typo_vocabulary(events)
+    kept_out = list(protected) + _matched_spans(text, events)
+    proposals: list[tuple[Span, str]] = []
+    for m in TYPO_WORD_RE.finditer(text):
+        start, end = m.span()
+        if any(s <= start and end <= e for s, e in kept_out):
+            continue
+        if (form := closest_word(m.group(), vocabulary)) is not None:
+            proposals.append((m.span(), form))
+    if not proposals:
+        return text, {}
+
+    def apply(chosen: list[tuple[Span, str]]) -> tuple[str, list[Span]]:
+        parts, spans, at = [], [], 0
+        for (start, end), form in chosen:
+            parts.append(text[at:start])
+            offset = sum(map(len, parts))
+            spans.append((offset, offset + len(form)))
+            parts.append(form)
+            at = end
+        return "".join(parts) + text[at:], spans
+
+    corrected, spans = apply(proposals)
+    matched = _matched_spans(corrected, events)
+    kept = [p for p, (s0, e0) in zip(proposals, spans, strict=True) if any(s <= s0 and e0 <= e for s, e in matched)]
+    return apply(kept)[0], {text[s:e]: form for (s, e), form in kept}
+
+
 # --- Pre-pass ----------------------------------------------------------------------------------
 
 
@@ -554,10 +767,13 @@ def prepass(
     (a catalogue or its user entries) are the user's own layers the question may name."""
     events = load_events() if events is None else events
     plain = normalise(question)
+    entries = user_entries(layers)
 
+    protected = [span for _, span in extract_dates(plain)] + [span for _, span in user_layer_hits(plain, entries)]
+    plain, corrections = correct_typos(plain, events, protected)
     dated = extract_dates(plain)
     hits = alias_hits(plain, events)
-    layer_hits = user_layer_hits(plain, user_entries(layers))
+    layer_hits = user_layer_hits(plain, entries)
     text = _blank(plain, [span for _, span in hits] + [span for _, span in dated] + [span for _, span in layer_hits])
     group_by, group_span = extract_group_by(text)
     if group_span:
@@ -583,4 +799,5 @@ def prepass(
         wants_count=bool(COUNT_RE.search(text)),
         group_by=group_by,
         layers=_unique(layer_id for layer_id, _ in layer_hits),
+        corrections=corrections,
     )
