@@ -155,7 +155,7 @@ def _orchestrator(store, script=None, **config):
     "question, language, phrases",
     [
         (
-            "¿Cuántos edificios destruyó el incendio de Eaton?",
+            "¿Cuántos edificios fueron destruidos por el incendio de Eaton?",
             "es",
             ["edificios destruidos del Eaton Fire", "2,722 en total", "Cómo se calculó:", "Limitaciones:"],
         ),
