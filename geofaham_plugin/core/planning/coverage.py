@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.damage import DamageClass
 from ..domain.events import load_events
+from ..domain.feature_classes import class_words
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from .facts import PrepassFacts
 from .prepass import alias_hits, event_spellings, normalise
@@ -222,6 +223,10 @@ def _applies_feature_class(c: Constraint, s: ExecutedStep) -> bool:
         return True
     if s.tool == "get_tagged_features":
         return True  # the model narrowed the class to explicit OSM tags
+    if s.tool == "filter_values":  # "schools destroyed": the damage layer's structure type names the class
+        words = {normalise(w) for w in class_words().get(str(c.value), ())}
+        values = {normalise(str(v)) for v in s.args.get("values", [])}
+        return any(v == w or v.startswith(w + " ") or v == w + "s" for v in values for w in words)
     if c.value == "buildings":  # building-damage inspections are buildings
         return s.tool in DAMAGE_LAYER_TOOLS or (s.tool == "load_event_layer" and s.args.get("role") == "damage")
     return False

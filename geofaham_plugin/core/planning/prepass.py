@@ -156,11 +156,15 @@ DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
         r"|(?:ningun|nenhum|aucun)\s+(?:danos?|dommages?|degats?)|pas\s+de\s+(?:dommages?|degats)",
         [DamageClass.none],
     ),
+    (  # the inspection grade "Major (26-50%)" by its name, as "minor damage" is the grade Minor
+        r"major\s+damage|danos?\s+mayores|(?:dommages?|degats)\s+majeurs|danos?\s+maiores",
+        [DamageClass.major],
+    ),
     (
-        r"(?:major|severe|heavy|significant|extensive)\s+damage|"
+        r"(?:severe|heavy|significant|extensive)\s+damage|"
         r"(?:severely|heavily|badly|seriously|extensively)\s+damaged"
-        r"|danos?\s+(?:graves?|severos?|importantes|mayores|considerables)"
-        r"|(?:dommages?|degats)\s+(?:graves|importants|majeurs|severes|lourds)"
+        r"|danos?\s+(?:graves?|severos?|importantes|considerables)"
+        r"|(?:dommages?|degats)\s+(?:graves|importants|severes|lourds)"
         r"|(?:gravemente|severamente|seriamente|fuertemente|muy)\s+(?:danad|danific)\w*"
         r"|(?:gravement|severement|fortement|lourdement)\s+endommag\w*",
         [DamageClass.major, DamageClass.destroyed],

@@ -59,6 +59,10 @@ class SetRef(BaseModel):
     feature_class: str | None = None
     layer_id: str | None = None
     damage_classes: list[DamageClass] = Field(default_factory=list, description="damage sets only; empty: all")
+    filters: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="field -> values to keep (structure type, category ...), exactly as in the data",
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> SetRef:
@@ -140,6 +144,8 @@ class AnalysisSpec(BaseModel):
         event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
         of_event = phrase("label.of_event", lang, event=event)
         text = what + (of_event if event and subject.kind in ("damage", "hazard") else "")
+        if subject.filters:  # the values as the data spells them: "(STRUCTURETYPE: School)"
+            text += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in subject.filters.items()) + ")"
         if self.relation:
             text += " " + self._relation_text(lang)
         if self.zones is not None:
@@ -233,6 +239,30 @@ def _event_name(event_id: int | None) -> str:
 def _set(
     b: _Builder, ref: SetRef, aoi: str | None, around: tuple[str, float] | None, *, select_all: bool = False
 ) -> tuple[str, str]:
+    """Steps that make the set ``ref`` names (see :func:`_base_set`), then its attribute filters: the base
+    of a share is the set before the filters that narrow it ("what share of the mobile homes burned": the
+    mobile homes)."""
+    s, base = _base_set(b, ref, aoi, around, select_all=select_all)
+    if ref.kind != "damage":  # (a damage set is filtered before its damage classes are selected)
+        s = _filtered(b, ref, s)
+    return s, base
+
+
+def _filtered(b: _Builder, ref: SetRef, s: str) -> str:
+    for field, values in ref.filters.items():
+        s = b.add(
+            "filter_values",
+            f"Keep those whose {field} is {' or '.join(values)}",
+            {"field": field, "values": values},
+            {"layer": s},
+            empty_is_answer=True,
+        )
+    return s
+
+
+def _base_set(
+    b: _Builder, ref: SetRef, aoi: str | None, around: tuple[str, float] | None, *, select_all: bool = False
+) -> tuple[str, str]:
     """Steps that make the set ``ref`` names, restricted to the AOI. Returns (the set, the set before its
     attribute filter: the base of a share). ``around`` = (area, buffer m) where features are fetched."""
     if ref.kind == "aoi":
@@ -265,6 +295,7 @@ def _set(
                 {"features": s, "mask": aoi},
                 empty_is_answer=True,
             )
+        s = _filtered(b, ref, s)
         base = s
         classes = ref.damage_classes or (ALL_CLASSES if select_all else [])
         if classes:
@@ -322,21 +353,27 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
     if relation is None:
         s, base = _set(b, spec.subject, aoi, None, select_all=select_all)
     else:
+        subject = spec.subject
+        late: list[DamageClass] = []
+        if spec.measure == "share" and subject.kind == "damage" and subject.damage_classes:
+            # "what share of the structures inside the perimeter were destroyed": the base is every structure
+            # inside; the damage classes are selected after the relation
+            late, subject = subject.damage_classes, subject.model_copy(update={"damage_classes": []})
         ref_aoi = aoi  # the reference is cut to the AOI too (the AOI itself is the AOI)
         reach = {"within": float(relation.distance_m or 0), "nearest": NEAREST_SEARCH_M}.get(relation.kind, 0.0)
-        if relation.reference.kind == "features" and spec.subject.kind != "features":
+        if relation.reference.kind == "features" and subject.kind != "features":
             # features to relate to are looked for around the subject set (damage within 800 m of a school)
-            s, _ = _set(b, spec.subject, subject_aoi, None, select_all=select_all)
+            s, _ = _set(b, subject, subject_aoi, None, select_all=select_all)
             r, _ = _set(b, relation.reference, None, (s, reach), select_all=False)
         else:
             r, _ = _set(b, relation.reference, ref_aoi, (aoi, 0.0) if aoi else None, select_all=False)
             around: tuple[str, float] | None = None
-            if spec.subject.kind == "features":
+            if subject.kind == "features":
                 if relation.kind in ("inside", "within", "nearest"):
                     around = (r, reach)
                 else:  # outside / beyond: the AOI bounds the search, else a ring around the reference
                     around = (aoi, 0.0) if aoi else (r, OUTSIDE_SEARCH_M + float(relation.distance_m or 0))
-            s, _ = _set(b, spec.subject, subject_aoi, around, select_all=select_all)
+            s, _ = _set(b, subject, subject_aoi, around, select_all=select_all)
         base = s
         if relation.kind == "inside":
             s = b.add(
@@ -378,6 +415,15 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 {},
                 {"features": s, "mask": mask},
                 empty_is_answer=True,  # none found is an answer (zero), the measure step states it
+            )
+        if late:
+            base = s
+            s = b.add(
+                "select_damage",
+                f"Keep buildings with damage class {', '.join(c.value for c in late)}",
+                {"damage_classes": [c.value for c in late]},
+                {"damage": s},
+                empty_is_answer=True,
             )
     if spec.zones is not None and spec.measure in ("count", "list"):
         z, _ = _set(b, spec.zones, aoi, None)
@@ -547,11 +593,25 @@ def spec_from_facts(
     for layer_id in facts.layers:
         named.append((layer_at.get(layer_id, len(text)), None, f"layer:{layer_id}"))
     damage_pos = _damage_position(text) if (facts.damage_classes or "buildings" in facts.target_entities) else None
-    if damage_pos is not None:
+    provisional = facts.event_id or next(iter(_comparison_events(facts)), None) or next(iter(aoi_events), None)
+    if damage_pos is not None and not facts.damage_classes and _no_damage_layer(provisional, layers):
+        # buildings of a disaster without damage inspections: the buildings themselves (OSM footprints)
+        named.append((damage_pos, None, "features:buildings"))
+    elif damage_pos is not None:
         named.append((damage_pos, None, "damage"))
     named.sort(key=lambda item: item[0])
     hazard_named = bool(_hazard_re().search(text))
     entries = {e.id: e for e in user_entries(layers)}
+    # "how many schools were destroyed": a kind of structure of the damage layer, not schools from OSM
+    damage_domain = _damage_domain(provisional, layers) if damage_pos is not None else None
+    asks_relation = bool(relations) or bool(facts.distances_m) or facts.k is not None
+    if damage_domain and not asks_relation:
+        values = damage_domain[1]
+        named = [
+            n
+            for n in named
+            if not (n[2].startswith("features:") and _value_matches(text, values, ENTITY_WORDS.get(n[2][9:], ())))
+        ]
     zones_what: str | None = None
     for pos, _, what in named[1:]:  # "in each evacuation zone", "per district": polygons to count in
         entry = entries.get(what.partition(":")[2]) if what.startswith("layer:") else None
@@ -645,9 +705,24 @@ def spec_from_facts(
             (f.name for f in zone_entry.fields if f.type == "text" and 0 < f.distinct == zone_entry.feature_count), None
         )
 
+    filters: dict[str, list[str]] = {}
+    # a word of a feature class the question relates to ("800 m from a school") filters nothing
+    class_words_named = [
+        w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())
+    ]
+    if subject_what == "damage" and events:
+        domain = _damage_domain(events[0], layers)
+        if domain and (matched := _value_matches(text, domain[1], exclude=class_words_named)):
+            filters[domain[0]] = matched
+    elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
+        for f in entry.fields:
+            category = f.type == "text" and f.values and f.name != entry.name_field
+            if category and (matched := _value_matches(text, [str(v) for v in f.values or []])):
+                filters[f.name] = matched
+
     specs: list[AnalysisSpec] = []
     for ev in events or [None]:
-        subject = _set_ref(subject_what, ev, facts)
+        subject = _set_ref(subject_what, ev, facts).model_copy(update={"filters": filters})
         relation = None
         if kind is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
@@ -705,6 +780,53 @@ def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer
         f"which field of {entry.title} to take the {measure} of: "
         + (", ".join(said or numeric) if numeric else "it has no numeric field")
     )
+
+
+_GENERIC_VALUE_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "home homes house building buildings structure structures residence story storey single multi family misc "
+        "other others unknown none yes no true false all mixed wide double triple",
+    )
+)
+
+
+def _value_matches(
+    text: str, values: Sequence[str], only: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> list[str]:
+    """The values of a category field the question names: a value's words from the start (two or more:
+    "mobile home" names every "Mobile Home ... Wide"), or a one-word value that is not generic ("school",
+    "church"), plural or singular. ``only``: count a match only where it is one of these words."""
+    hits = []
+    for value in values:
+        words = layer_words(value)
+        if not words:
+            continue
+        phrases = [" ".join(words[:n]) for n in range(2, len(words) + 1)]
+        if len(words) == 1 and len(words[0]) >= 4 and words[0] not in _GENERIC_VALUE_WORDS:
+            phrases = [words[0]]
+        if only:
+            phrases = [p for p in phrases if any(p == normalise(w) for w in only)]
+        phrases = [p for p in phrases if not any(p == normalise(w) for w in exclude)]
+        if phrases and _position(text, phrases) is not None:
+            hits.append(value)
+    return hits
+
+
+def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> bool:
+    return event_id is not None and layers is not None and not layers.find(event_id=event_id, role="damage")
+
+
+def _damage_domain(event_id: int | None, layers: LayerCatalogue | None) -> tuple[str, list[str]] | None:
+    """The structure-type field of the event's damage layer and its values (None without one)."""
+    if event_id is None or layers is None:
+        return None
+    found = layers.find(event_id=event_id, role="damage")
+    field = found[0].damage.structure_field if found and found[0].damage else None
+    if not field:
+        return None
+    values = layers.value_domain(found[0].id, field)
+    return (field, values) if values else None
 
 
 def _set_ref(what: str, event_id: int | None, facts: PrepassFacts, *, as_reference: bool = False) -> SetRef:
