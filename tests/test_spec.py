@@ -309,3 +309,11 @@ def test_e2e_a_share_inside_the_hazard_takes_every_structure_inside_as_its_base(
     assert record.status == "answered", record.answer
     assert [s.tool for s in record.steps][-2:] == ["select_damage", "share"]
     assert f"{part:,} of {base:,} ({100 * part / base:.1f} %)" in record.answer
+
+
+def test_an_incomplete_spec_run_does_not_label_what_it_did_not_compute(store):
+    # no fire stations offline for Maui: the features step fails; the hazard layer is no "fire stations" answer
+    orch = Orchestrator(store, LLM(ScriptedModel({"progress": [{"action": "finish", "reason": "no data"}] * 3})))
+    record = orch.run("list the fire stations that lie less than two miles from the Lahaina burn area")
+    assert record.status == "partial"
+    assert "emergency_services features within" not in record.answer.split("How it was computed")[0]

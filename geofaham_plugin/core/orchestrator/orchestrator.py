@@ -483,7 +483,7 @@ class Orchestrator:
             self.store, answer_ids, list(dict.fromkeys(used)), record.notes, unresolved if not complete else [], lang
         )
         specs = record.plans[-1].specs
-        if len(specs) == len(findings.headline) == len(answer_ids):  # say what each number is about
+        if complete and len(specs) == len(findings.headline) == len(answer_ids):  # what each number is about
             findings.headline = [
                 f"{spec.label(lang)}: {line}" for spec, line in zip(specs, findings.headline, strict=True)
             ]
