@@ -169,6 +169,38 @@ def guided_prompt(
     return [Message(role="system", content=GUIDED_SYSTEM), Message(role="user", content="\n".join(lines))]
 
 
+def guided_ledger(
+    facts: PrepassFacts,
+    event_id: int | None,
+    aoi_artifact_id: str | None,
+    *,
+    intent: str,
+    operations: list[str],
+    requested_output: Literal["answer", "vector", "raster", "table"] = "answer",
+    failures: Sequence[str] = (),
+    template: str | None = None,
+) -> TaskLedger:
+    """The task ledger of a guided plan: what the pre-pass resolved, the event, the AOI, the operations."""
+    event = get_event(event_id) if event_id else None
+    return TaskLedger(
+        intent=intent,
+        requested_output=requested_output,
+        disaster_event_id=event_id,
+        event_date=event.event_date if event else None,
+        time_windows=facts.windows,
+        aoi_source="user_aoi" if aoi_artifact_id else ("event" if event_id else "none"),
+        aoi_artifact_id=aoi_artifact_id,
+        place=event.place if event else (facts.places[0] if facts.places else None),
+        target_entities=facts.target_entities,
+        damage_classes=facts.damage_classes,
+        distances_m=facts.distances_m,
+        operations=operations,
+        reusable_artifacts=[aoi_artifact_id] if aoi_artifact_id else [],
+        known_failures=list(failures),
+        template=template,
+    )
+
+
 def _events_under(store: ResponseStore | None, aoi_artifact_id: str | None) -> list[int]:
     """The disasters whose rough area (the event table's box) the user's AOI overlaps, best overlap first."""
     if store is None or not aoi_artifact_id or aoi_artifact_id not in store:
@@ -327,22 +359,13 @@ class Planner:
         specs = draft.specs
         first = specs[0]
         event_id = first.subject.event_id or (first.relation.reference.event_id if first.relation else None)
-        event = get_event(event_id) if event_id else None
         tools = list(dict.fromkeys(s.tool for s in plan.steps if s.tool))
-        ledger = TaskLedger(
+        ledger = guided_ledger(
+            facts,
+            event_id,
+            aoi_artifact_id,
             intent="; ".join(s.describe() for s in specs) + f" — {facts.question}",
-            requested_output="answer",
-            disaster_event_id=event_id,
-            event_date=event.event_date if event else None,
-            time_windows=facts.windows,
-            aoi_source="user_aoi" if aoi_artifact_id else ("event" if event_id else "none"),
-            aoi_artifact_id=aoi_artifact_id,
-            place=event.place if event else (facts.places[0] if facts.places else None),
-            target_entities=facts.target_entities,
-            damage_classes=facts.damage_classes,
-            distances_m=facts.distances_m,
             operations=tools,
-            reusable_artifacts=[aoi_artifact_id] if aoi_artifact_id else [],
         )
         return PlanResult(ledger=ledger, plan=plan, mode="guided", model_called=model_called, specs=specs)
 
@@ -385,22 +408,14 @@ class Planner:
         model_called: bool,
         failures: Sequence[str] = (),
     ) -> PlanResult:
-        event = get_event(event_id) if event_id else None
-        ledger = TaskLedger(
+        ledger = guided_ledger(
+            facts,
+            event_id,
+            aoi_artifact_id,
             intent=f"{template.description} — {facts.question}",
-            requested_output=template.requested_output,
-            disaster_event_id=event_id,
-            event_date=event.event_date if event else None,
-            time_windows=facts.windows,
-            aoi_source="user_aoi" if aoi_artifact_id else ("event" if event_id else "none"),
-            aoi_artifact_id=aoi_artifact_id,
-            place=event.place if event else (facts.places[0] if facts.places else None),
-            target_entities=facts.target_entities,
-            damage_classes=facts.damage_classes,
-            distances_m=facts.distances_m,
             operations=template.operations,
-            reusable_artifacts=[aoi_artifact_id] if aoi_artifact_id else [],
-            known_failures=list(failures),
+            requested_output=template.requested_output,
+            failures=failures,
             template=template.name,
         )
         return PlanResult(
