@@ -317,3 +317,17 @@ def test_an_incomplete_spec_run_does_not_label_what_it_did_not_compute(store):
     record = orch.run("list the fire stations that lie less than two miles from the Lahaina burn area")
     assert record.status == "partial"
     assert "emergency_services features within" not in record.answer.split("How it was computed")[0]
+
+
+def test_e2e_a_comparison_asking_by_how_many_computes_the_difference(store):
+    counts = {}
+    for name, path in (("Eaton", EATON_DINS), ("Palisades", PALISADES_DINS)):
+        dins = gpd.read_file(data_dir() / path)
+        counts[name] = int((dins["DAMAGE"] == "Destroyed (>50%)").sum())
+    record = _orchestrator(store).run("Which fire destroyed more structures, Palisades or Eaton, and by how many?")
+    assert record.status == "answered", record.answer
+    assert record.steps[-1].tool == "difference"
+    diff = counts["Palisades"] - counts["Eaton"]
+    assert f"Palisades Fire more than Eaton Fire by: {diff:,}" in record.answer
+    assert any(v.measure == "difference" and v.value == diff for v in record.structured.values)
+    assert all(c.applied for c in record.constraints)

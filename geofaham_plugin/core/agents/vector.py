@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+import pandas as pd
 from pydantic import BaseModel, Field
 
 from ..domain.damage import ANY_DAMAGE, DamageClass
@@ -239,6 +240,78 @@ def filter_values(ctx: ToolContext, args: FilterArgs, layer: ArtifactRecord) -> 
         inputs=[layer.id],
         summary=f"{len(out)} features of {layer.id} with {args.field} in {', '.join(args.values)} (of {len(gdf)})",
         extra={**_carry(layer), "filter": {args.field: args.values}},
+    )
+
+
+def _table_total(record: ArtifactRecord) -> tuple[float, str]:
+    """The one number a result table states (a count's total, a sum, a measure's total) and its unit."""
+    stated = record.extra.get("stated")
+    if isinstance(stated, dict) and isinstance(stated.get("total"), (int, float)):
+        return float(stated["total"]), str(stated.get("unit") or "none")
+    for key in ("total", "total_sum"):
+        if isinstance(record.extra.get(key), (int, float)):
+            return float(record.extra[key]), "count" if key == "total" else "none"
+    raise ToolFailed(
+        f"{record.id} states no single total to compare",
+        kind="invalid_input",
+        hint="compare two counts, sums, areas or lengths (ungrouped)",
+    )
+
+
+def _about(ctx: ToolContext, record: ArtifactRecord) -> str:
+    """What a result is of, for a comparison's rows: its disaster's name (found up its lineage), else its id."""
+    from ..domain.events import get_event
+
+    seen, todo = set(), [record.id]
+    while todo:
+        current = ctx.store.get(todo.pop())
+        event = get_event(current.extra["event_id"]) if current.extra.get("event_id") else None
+        if event is not None:
+            return event.name
+        seen.add(current.id)
+        todo += [i for i in current.inputs if i not in seen and i in ctx.store]
+    return record.id
+
+
+@tool(
+    agent=V,
+    args=NoArgs,
+    output=ArtifactKind.table,
+    inputs=(
+        InputSpec("first", frozenset({ArtifactKind.table}), description="a result with one total"),
+        InputSpec("second", frozenset({ArtifactKind.table}), description="the result to compare it with"),
+    ),
+)
+def difference(ctx: ToolContext, args: NoArgs, first: ArtifactRecord, second: ArtifactRecord) -> ArtifactRecord:
+    """Compare two results of the same kind (two counts, two areas ...): each total, and first minus second."""
+    a, unit_a = _table_total(first)
+    b, unit_b = _table_total(second)
+    if unit_a != unit_b:
+        raise ToolFailed(f"{first.id} is in {unit_a}, {second.id} in {unit_b}", kind="invalid_input")
+    labels = [_about(ctx, first), _about(ctx, second)]
+    by = "disaster"
+    if labels[0] == labels[1]:
+        labels, by = [first.id, second.id], "result"
+    rows = sorted(zip(labels, [a, b], strict=True), key=lambda r: -r[1])  # the larger first: a positive difference
+    table = pd.DataFrame({"value": [r[0] for r in rows], "amount": [r[1] for r in rows]})
+    diff = rows[0][1] - rows[1][1]
+    return ctx.store.register_table(
+        table,
+        source="vector.difference",
+        inputs=[first.id, second.id],
+        summary=f"{rows[0][0]} {rows[0][1]:g} vs {rows[1][0]} {rows[1][1]:g}: {diff:g} more",
+        extra={
+            "by": by,
+            "difference": diff,
+            "larger": rows[0][0] if diff else None,
+            "stated": {
+                "measure": "difference",
+                "unit": unit_a,
+                "column": "amount",
+                "label": f"{rows[0][0]} more than {rows[1][0]} by" if diff else "no difference between them",
+                "total": diff,
+            },
+        },
     )
 
 

@@ -12,7 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Measure = Literal["count", "distance", "area", "length", "share", "mean", "median", "sum", "min", "max", "value"]
+Measure = Literal[
+    "count", "distance", "area", "length", "share", "mean", "median", "sum", "min", "max", "difference", "value"
+]
 Unit = Literal["count", "m", "km", "m2", "km2", "percent", "ratio", "none"]
 
 

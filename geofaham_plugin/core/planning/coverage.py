@@ -47,7 +47,7 @@ ConstraintKind = Literal[
     "measure",
     "relation",
 ]
-Measure = Literal["share", "area", "length", "mean", "sum"]
+Measure = Literal["share", "area", "length", "mean", "sum", "difference"]
 Relation = Literal["inside", "outside", "nearest", "near"]
 
 FEATURE_TOOLS = frozenset({"get_features", "get_features_at"})
@@ -249,6 +249,7 @@ _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ..
     "length": ({"measure": ("quantity", "length")}, ("st_length",)),
     "mean": ({"zonal_stats": None, "stats": ("stat", "mean median")}, ("avg(",)),
     "sum": ({"sum_by": None, "stats": ("stat", "sum")}, ("sum(",)),
+    "difference": ({"difference": None, "index_change": None, "dnbr": None}, (") - (", ") - sum", ") - count")),
 }
 
 

@@ -350,7 +350,7 @@ class Planner:
             model_called = False
             if draft.gaps:
                 draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
-            plan = compile_specs(draft.specs)
+            plan = compile_specs(draft.specs, difference=draft.difference)
         except SpecError:
             return None
         problems = validate_plan(plan, store)

@@ -375,7 +375,16 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                     around = (aoi, 0.0) if aoi else (r, OUTSIDE_SEARCH_M + float(relation.distance_m or 0))
             s, _ = _set(b, subject, subject_aoi, around, select_all=select_all)
         base = s
-        if relation.kind == "inside":
+        if relation.kind == "inside" and spec.measure in ("area", "length"):
+            # the length of road inside the flood is the length of the parts inside: cut, not keep whole
+            s = b.add(
+                "clip",
+                f"Cut them to {relation.reference.describe()}",
+                {},
+                {"features": s, "mask": r},
+                empty_is_answer=True,
+            )
+        elif relation.kind == "inside":
             s = b.add(
                 "inside",
                 f"Keep those inside {relation.reference.describe()}",
@@ -466,13 +475,22 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
     )
 
 
-def compile_specs(specs: Sequence[AnalysisSpec]) -> Plan:
-    """The typed plan for ``specs`` (one after another, sharing identical steps)."""
+def compile_specs(specs: Sequence[AnalysisSpec], *, difference: bool = False) -> Plan:
+    """The typed plan for ``specs`` (one after another, sharing identical steps); with ``difference`` (a
+    comparison asking "by how many"), the first result minus the second, computed by a step."""
     if not specs:
         raise SpecError("no analysis to compile")
     b = _Builder()
-    for spec in specs:
-        _compile_one(b, spec)
+    ends = [_compile_one(b, spec) for spec in specs]
+    if difference:
+        if len(ends) != 2 or any(s.group_by or s.zones or s.measure in ("list", "share") for s in specs):
+            raise SpecError("a difference compares two totals (two counts, sums, areas or lengths)")
+        b.add(
+            "difference",
+            "Compare the two results: each total and their difference",
+            {},
+            {"first": ends[0], "second": ends[1]},
+        )
     if len(b.steps) > 12:
         raise SpecError(f"the analysis needs {len(b.steps)} steps; a plan holds at most 12: ask one part at a time")
     return Plan(steps=b.steps, rationale="analysis spec: " + " | ".join(s.describe() for s in specs))
@@ -492,6 +510,7 @@ class SpecDraft(BaseModel):
 
     specs: list[AnalysisSpec] = Field(default_factory=list)
     gaps: list[SpecGap] = Field(default_factory=list)
+    difference: bool = Field(default=False, description="a comparison that asks by how much the results differ")
 
 
 @cache
@@ -748,7 +767,7 @@ def spec_from_facts(
             raise SpecError(str(exc)) from exc
         _check_layers(spec, layers)
         specs.append(spec)
-    return SpecDraft(specs=specs)
+    return SpecDraft(specs=specs, difference="difference" in measures and len(specs) == 2)
 
 
 _ZONES_BEFORE = re.compile(
