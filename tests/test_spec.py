@@ -331,3 +331,20 @@ def test_e2e_a_comparison_asking_by_how_many_computes_the_difference(store):
     assert f"Palisades Fire more than Eaton Fire by: {diff:,}" in record.answer
     assert any(v.measure == "difference" and v.value == diff for v in record.structured.values)
     assert all(c.applied for c in record.constraints)
+
+
+def test_e2e_which_types_and_how_much_of_each_is_a_breakdown_by_the_class_key(store):
+    from pyproj import Geod
+
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(4326)
+    landuse = gpd.read_file(data_dir() / "valencia-2024/osm-catarroja/poligonos.geojson").to_crs(4326)
+    landuse = landuse[landuse["landuse"].notna()]
+    cut = gpd.clip(landuse, flood.union_all().buffer(0))
+    geod = Geod(ellps="WGS84")
+    farmland_ha = abs(geod.geometry_area_perimeter(cut[cut["landuse"] == "farmland"].union_all())[0]) / 1e4
+    record = _orchestrator(store).run("Which land-use types in Catarroja were flooded, and how many hectares of each?")
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps][-2:] == ["clip", "measure"] and record.steps[-1].args["by"] == "landuse"
+    table = store.read_table(record.cited_artifacts[0]).set_index("value")
+    assert abs(table.loc["farmland", "area_ha"] - farmland_ha) < 0.005 * farmland_ha
+    assert {c.kind: c.applied for c in record.constraints}["group_by"]

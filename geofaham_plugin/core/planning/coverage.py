@@ -165,6 +165,8 @@ def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = N
         found.append(Constraint(kind="feature_class", value=cls, phrase=cls))
     if facts.group_by:
         found.append(Constraint(kind="group_by", value=facts.group_by, phrase=f"by {facts.group_by}"))
+    elif m := _type_grouping().search(text):  # "which types ... of each": a breakdown by kind, any kind field
+        found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))
     vocab = _vocabulary()
     for measure, pattern in vocab["measures"].items():
         if m := pattern.search(text):
@@ -232,7 +234,15 @@ def _applies_feature_class(c: Constraint, s: ExecutedStep) -> bool:
     return False
 
 
+@cache
+def _type_grouping() -> re.Pattern[str]:
+    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["type_grouping"]
+    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
+
+
 def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
+    if c.value == "type":  # a breakdown by kind: any grouping step
+        return bool(s.args.get("by")) or s.tool == "count_in_zones"
     by = str(s.args.get("by") or "").strip().lower()
     field = GROUP_BY_FIELDS.get(str(c.value), "").lower()
     if c.value == "damage class" and s.tool == "damage_by_class":

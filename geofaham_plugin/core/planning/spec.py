@@ -28,10 +28,11 @@ from pydantic import BaseModel, Field, model_validator
 from ..agents.base import get_tool
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import get_event, load_events
+from ..domain.feature_classes import feature_class_specs
 from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
-from .coverage import WORDS_FILE, named_event_groups, question_constraints
+from .coverage import WORDS_FILE, _type_grouping, named_event_groups, question_constraints
 from .facts import PrepassFacts
 from .plan import Plan, PlanStep
 from .prepass import DAMAGE_RE, ENTITY_WORDS, normalise, user_entries, user_layer_hits
@@ -717,6 +718,10 @@ def spec_from_facts(
     if measure in ("count", "list") and _said_numeric_fields(subject_what, entries, text):
         measure = "sum"  # "how many beds", "total beds": the sum of the field the question names, not a count
     field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") else None
+    group_by = facts.group_by
+    if group_by is None and subject_what.startswith("features:") and _type_grouping().search(text):
+        keys = feature_class_specs()[subject_what[9:]].keys if subject_what[9:] in feature_class_specs() else ()
+        group_by = keys[0] if keys else None  # "which land-use types, how many hectares of each": by landuse
     zones = _set_ref(zones_what, None, facts) if zones_what else None
     zone_label = None
     if zones_what and (zone_entry := entries.get(zones_what.partition(":")[2])) is not None:
@@ -757,7 +762,7 @@ def spec_from_facts(
                 relation=relation,
                 measure=measure,
                 field=field,
-                group_by=facts.group_by,
+                group_by=group_by,
                 zones=zones,
                 zone_label=zone_label,
                 aoi_artifact_id=aoi_artifact_id,
