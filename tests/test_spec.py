@@ -348,3 +348,18 @@ def test_e2e_which_types_and_how_much_of_each_is_a_breakdown_by_the_class_key(st
     table = store.read_table(record.cited_artifacts[0]).set_index("value")
     assert abs(table.loc["farmland", "area_ha"] - farmland_ha) < 0.005 * farmland_ha
     assert {c.kind: c.applied for c in record.constraints}["group_by"]
+
+
+def test_e2e_counts_on_a_grid_aligned_to_the_utm_zone(store):
+    dins = gpd.read_file(data_dir() / PALISADES_DINS).to_crs(32611)
+    destroyed = dins[dins["DAMAGE"] == "Destroyed (>50%)"].geometry.representative_point()
+    cells = (
+        gpd.GeoDataFrame({"i": np.floor(destroyed.x / 250), "j": np.floor(destroyed.y / 250)}).value_counts().to_numpy()
+    )
+    record = _orchestrator(store).run(
+        "How many 250 m grid cells hold destroyed Palisades structures, and how many does the densest one hold?"
+    )
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps] == ["load_event_layer", "select_damage", "grid_counts"]
+    assert f"{len(cells):,} grid cells of 250 m contain them; the densest holds {cells.max():,}" in record.answer
+    assert all(c.applied for c in record.constraints)

@@ -315,6 +315,39 @@ def difference(ctx: ToolContext, args: NoArgs, first: ArtifactRecord, second: Ar
     )
 
 
+class GridArgs(BaseModel):
+    cell_m: float = Field(gt=0, le=100_000, description="cell size in metres")
+
+
+@tool(
+    agent=V,
+    args=GridArgs,
+    output=ArtifactKind.table,
+    metric=True,
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS, description="features to count per cell"),),
+)
+def grid_counts(ctx: ToolContext, args: GridArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Count features on a square grid of cell_m metres aligned to the UTM zone (edges at multiples of cell_m)."""
+    table, crs = ops.grid_counts(ctx.store.read_vector(layer.id), args.cell_m)
+    cells = len(table)
+    densest = int(table["count"].max()) if cells else 0
+    return ctx.store.register_table(
+        table,
+        source="vector.grid_counts",
+        inputs=[layer.id],
+        summary=f"{int(table['count'].sum())} features of {layer.id} in {cells} cells of {args.cell_m:g} m",
+        extra={
+            "by": "grid cell",
+            "total": int(table["count"].sum()),
+            "cells": cells,
+            "densest": densest,
+            "cell_m": args.cell_m,
+            "grid_crs": crs.to_string(),
+        },
+    )
+
+
 class ZonesArgs(BaseModel):
     label: str | None = Field(default=None, description="field of the zones that names each zone; null: zone 1, 2 ...")
 

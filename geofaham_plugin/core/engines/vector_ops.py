@@ -147,6 +147,31 @@ def filter_values(gdf: gpd.GeoDataFrame, field: str, values: list[str]) -> gpd.G
     return gdf[gdf[field].astype(str).isin([str(v) for v in values])].copy()
 
 
+def utm_crs(gdf: gpd.GeoDataFrame) -> CRS:
+    """The UTM zone (WGS84) of the layer's centre: the CRS whose metre grid a "250 m grid" is aligned to."""
+    x0, y0, x1, y1 = gdf.to_crs(WGS84).total_bounds
+    lon, lat = (x0 + x1) / 2, (y0 + y1) / 2
+    zone = int((lon + 180) // 6) % 60 + 1
+    return CRS.from_epsg((32600 if lat >= 0 else 32700) + zone)
+
+
+def grid_counts(features: gpd.GeoDataFrame, cell_m: float) -> tuple[pd.DataFrame, CRS]:
+    """Features per square cell of ``cell_m`` metres in the layer's UTM zone, cell edges at whole multiples of
+    ``cell_m`` (a feature counts in the cell of its representative point); non-empty cells, densest first.
+    ``value`` names a cell by its south-west corner ("E384250 N3767500")."""
+    if cell_m <= 0:
+        raise ToolFailed("the cell size must be positive", kind="invalid_input")
+    if features.empty:
+        return pd.DataFrame({"value": pd.Series(dtype=str), "count": pd.Series(dtype=int)}), CRS.from_epsg(4326)
+    crs = utm_crs(features)
+    points = features.to_crs(crs).geometry.representative_point()
+    ix = np.floor(points.x.to_numpy() / cell_m).astype(np.int64)
+    iy = np.floor(points.y.to_numpy() / cell_m).astype(np.int64)
+    cells = pd.Series(list(zip(ix.tolist(), iy.tolist(), strict=True))).value_counts()
+    names = [f"E{int(i * cell_m)} N{int(j * cell_m)}" for i, j in cells.index]
+    return pd.DataFrame({"value": names, "count": cells.to_numpy().astype(int)}), crs
+
+
 def count_in_zones(features: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, label: str | None) -> pd.DataFrame:
     """Features per zone polygon (a feature in two overlapping zones counts in both), every zone listed, zones
     without features as 0, most first. ``label`` names a zone (default: "zone 1", "zone 2" ... in layer order);

@@ -359,6 +359,30 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
     return Finding(headline=headline, detail="\n".join(lines), values=values)
 
 
+def _grid_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
+    """Counts on a grid: how many cells hold features and how many the densest holds, then the densest cells."""
+    cells, densest, cell_m = len(table), int(record.extra.get("densest", 0)), float(record.extra.get("cell_m", 0))
+    what, subject = _counted(store, record)
+    if not cells:
+        return Finding(headline=phrase("grid.none", lang) + f" [{record.id}]")
+    headline = phrase("grid.headline", lang, cells=f"{cells:,}", cell=f"{cell_m:g}", densest=f"{densest:,}")
+    headline += f" [{record.id}]"
+    values = [
+        StatedValue(label=f"grid cells of {cell_m:g} m with {what}", value=float(cells), artifact_id=record.id),
+        StatedValue(
+            label=f"{what} in the densest cell of {cell_m:g} m",
+            value=float(densest),
+            subject=subject,
+            artifact_id=record.id,
+        ),
+    ]
+    lines = ["| grid cell (UTM, SW corner) | count |", "|---|---|"]
+    lines += [f"| {row['value']} | {int(row['count']):,} |" for _, row in table.head(MAX_GROUPS).iterrows()]
+    if cells > MAX_GROUPS:
+        lines.append("\n" + phrase("what.more_groups", lang, n=f"{cells - MAX_GROUPS:,}", id=record.id))
+    return Finding(headline=headline, detail="\n".join(lines), values=values)
+
+
 def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> Finding:
     """A table answer: a count (total, and per group of the ``by`` field), a damage count per class, a
     sum per group (``sum_by``), a measure table (a share, an area, a length, a statistic: ``extra["stated"]``
@@ -369,6 +393,8 @@ def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en"
         if stated.get("measure") == "share" and {"part", "base", "percent"} <= set(table.columns):
             return _share_finding(store, record, table, lang)
         return _measured_finding(store, record, table, lang)
+    if record.source == "vector.grid_counts" and {"value", "count"} <= set(table.columns):
+        return _grid_finding(store, record, table, lang)
     if not {"value", "count"} <= set(table.columns):
         return _sql_finding(record, table, lang)
     by = record.extra.get("by")

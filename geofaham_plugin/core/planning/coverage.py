@@ -48,7 +48,7 @@ ConstraintKind = Literal[
     "relation",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference"]
-Relation = Literal["inside", "outside", "nearest", "near"]
+Relation = Literal["inside", "outside", "nearest", "near", "grid"]
 
 FEATURE_TOOLS = frozenset({"get_features", "get_features_at"})
 DAMAGE_LAYER_TOOLS = frozenset({"select_damage", "damage_by_class"})
@@ -199,6 +199,8 @@ def _applies_distance(c: Constraint, s: ExecutedStep) -> bool:
         return True
     if s.tool == "cluster" and _close(s.args.get("eps_m"), value):
         return True
+    if s.tool == "grid_counts" and _close(s.args.get("cell_m"), value):
+        return True
     sql = _sql(s)
     return bool(sql) and any(_close(n, value) for n in re.findall(r"\d+(?:\.\d+)?", sql))
 
@@ -283,6 +285,8 @@ def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
         ):
             return True
         return any(f in sql for f in ("st_intersects", "st_within", "st_contains", "st_covers"))
+    if c.value == "grid":
+        return s.tool == "grid_counts" or "floor(" in sql
     if c.value == "nearest":
         return s.tool == "nearest" or "order by st_distance" in sql
     if c.value == "near":  # near without a distance: any distance-bounded selection applies it (and states it)

@@ -115,6 +115,7 @@ class AnalysisSpec(BaseModel):
         default=None, description="polygons to count in, one row per zone ('in each district')"
     )
     zone_label: str | None = Field(default=None, description="the zones' field that names a zone")
+    grid_m: float | None = Field(default=None, gt=0, description="count on a square grid of this cell size (UTM)")
     aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
     implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
 
@@ -151,6 +152,8 @@ class AnalysisSpec(BaseModel):
             text += " " + self._relation_text(lang)
         if self.zones is not None:
             text += phrase("label.in_each_of", lang, zones=self.zones.describe(lang))
+        if self.grid_m is not None:
+            text += phrase("label.on_grid", lang, cell=f"{self.grid_m:g}")
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             text += phrase("label.in_your_aoi", lang)
         return text
@@ -435,6 +438,13 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 {"damage": s},
                 empty_is_answer=True,
             )
+    if spec.grid_m is not None and spec.measure in ("count", "list"):
+        return b.add(
+            "grid_counts",
+            f"Count them on a {spec.grid_m:g} m grid aligned to the UTM zone",
+            {"cell_m": spec.grid_m},
+            {"layer": s},
+        )
     if spec.zones is not None and spec.measure in ("count", "list"):
         z, _ = _set(b, spec.zones, aoi, None)
         return b.add(
@@ -648,7 +658,12 @@ def spec_from_facts(
             raise SpecError("the question names no set of features to analyse (buildings, a feature class, a layer)")
 
     # -- the relation
-    distance = facts.distances_m[0] if facts.distances_m else None
+    distances = list(facts.distances_m)
+    grid_m = distances.pop(0) if "grid" in relations and distances else None  # "on a 250 m grid": a cell size
+    if "grid" in relations and grid_m is None:
+        raise SpecError("a grid needs a cell size (e.g. 'on a 250 m grid')")
+    distances = [d for d in distances if d != grid_m]  # "... cell edges at multiples of 250 m": the same size
+    distance = distances[0] if distances else None
     kind: RelationKind | None = None
     if facts.k is not None or "nearest" in relations:
         kind = "nearest"
@@ -765,6 +780,7 @@ def spec_from_facts(
                 group_by=group_by,
                 zones=zones,
                 zone_label=zone_label,
+                grid_m=grid_m,
                 aoi_artifact_id=aoi_artifact_id,
                 implied=implied,
             )
