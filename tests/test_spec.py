@@ -363,3 +363,20 @@ def test_e2e_counts_on_a_grid_aligned_to_the_utm_zone(store):
     assert [s.tool for s in record.steps] == ["load_event_layer", "select_damage", "grid_counts"]
     assert f"{len(cells):,} grid cells of 250 m contain them; the densest holds {cells.max():,}" in record.answer
     assert all(c.applied for c in record.constraints)
+
+
+def test_e2e_a_kind_narrower_than_its_class_is_selected_not_widened(store):
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(25830)
+    health = gpd.read_file(data_dir() / "valencia-2024/valencia_city_health_facilities.geojson").to_crs(25830)
+    near = health[health.geometry.distance(flood.union_all()) <= 1000]
+    hospitals = sorted(near.loc[near["equipamien"].str.contains("HOSPITAL"), "equipamien"])
+    assert 0 < len(hospitals) < len(near)  # the class is wider than the kind
+    record = _orchestrator(store).run("Which hospitals in València lie within 1 km of the DANA flood?")
+    assert record.status == "answered", record.answer
+    assert "select_kind" in [s.tool for s in record.steps]
+    assert sorted(store.read_vector(record.cited_artifacts[0])["equipamien"]) == hospitals
+    assert f"{len(hospitals)} hospital features within 1,000 m" in record.answer
+    # a kind the source never lists is no zero: the run says it could not tell
+    orch = Orchestrator(store, LLM(ScriptedModel({"progress": [{"action": "finish", "reason": "no data"}] * 3})))
+    pharmacies = orch.run("list the pharmacies inside the Valencia flood")
+    assert pharmacies.status == "partial" and "names no pharmacy" in pharmacies.answer

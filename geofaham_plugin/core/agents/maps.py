@@ -236,6 +236,7 @@ def _from_layers(
     names = [layer.name_field for layer in used if layer.name_field]
     return out, {
         "source_kind": "local_layer",
+        "layer_ids": [layer.id for layer in used],
         "sources": "; ".join(layer.title for layer in used),
         "name_field": names[0] if names else None,
         "attribution": "; ".join(layer.attribution for layer in used),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -243,6 +245,23 @@ def filter_values(ctx: ToolContext, args: FilterArgs, layer: ArtifactRecord) -> 
     )
 
 
+def _source_names_any(ctx: ToolContext, layer: ArtifactRecord, name_field: str, pattern: str) -> bool:
+    """Whether any feature of the layer's whole source (its catalogue layers) is named like the pattern; true when
+    the source is not a catalogue layer (nothing better is known)."""
+    from ..domain.layer_names import layer_words
+
+    ids = layer.extra.get("layer_ids") or []
+    if not ids:
+        return True
+    for layer_id in ids:
+        gdf, _ = ctx.layers.load(layer_id)
+        if name_field in gdf.columns:
+            names = gdf[name_field].fillna("").astype(str).map(lambda n: " ".join(layer_words(n)))
+            if names.str.contains(pattern, regex=True).any():
+                return True
+    return False
+
+
 def _table_total(record: ArtifactRecord) -> tuple[float, str]:
     """The one number a result table states (a count's total, a sum, a measure's total) and its unit."""
     stated = record.extra.get("stated")
@@ -345,6 +364,73 @@ def grid_counts(ctx: ToolContext, args: GridArgs, layer: ArtifactRecord) -> Arti
             "cell_m": args.cell_m,
             "grid_crs": crs.to_string(),
         },
+    )
+
+
+class KindArgs(BaseModel):
+    feature_class: str = Field(description="the class the features are of")
+    kinds: list[str] = Field(min_length=1, description="narrower kinds of the class to keep (hospital, clinic ...)")
+
+
+@tool(
+    agent=V,
+    args=KindArgs,
+    output=ArtifactKind.vector,
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS, description="features of the class"),),
+)
+def select_kind(ctx: ToolContext, args: KindArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Keep the features of narrower kinds of their class (hospitals of healthcare): by the layer's own kind
+    (a hospitals-only layer), else by their tags, else by their names."""
+    from ..domain.feature_classes import feature_class_specs
+    from ..domain.layer_names import layer_words
+
+    spec = feature_class_specs().get(args.feature_class)
+    unknown = [k for k in args.kinds if spec is None or k not in spec.kinds]
+    if spec is None or unknown:
+        raise ModelRetry(f"unknown kinds {unknown} of {args.feature_class}")
+    kinds = {k: spec.kinds[k] for k in args.kinds}
+    gdf = ctx.store.read_vector(layer.id)
+    declared = {k for i in layer.extra.get("layer_ids", []) or [] for k in ctx.layers.get(i).kinds}
+    notes: list[str] = []
+    if declared:  # a layer of one kind: every feature is that kind
+        keep = np.full(len(gdf), bool(declared & set(kinds)))
+        how = f"every feature of the source is a {', '.join(sorted(declared))}"
+    elif any(key in gdf.columns for kind in kinds.values() for key in kind.tags):
+        keep = np.zeros(len(gdf), dtype=bool)
+        for kind in kinds.values():
+            for key, values in kind.tags.items():
+                if key in gdf.columns:
+                    keep |= gdf[key].astype(str).isin(values).to_numpy()
+        how = "by their OpenStreetMap tags"
+    else:
+        name_field = layer.extra.get("name_field")
+        if not name_field or name_field not in gdf.columns:
+            raise ToolFailed(
+                f"{layer.id} cannot tell {' or '.join(args.kinds)} from other {args.feature_class} features",
+                kind="invalid_input",
+                hint="the layer has no kind tags and no names; answer for the whole class instead",
+            )
+        names = gdf[name_field].fillna("").astype(str).map(lambda n: " ".join(layer_words(n)))
+        words = [" ".join(layer_words(w)) for kind in kinds.values() for w in kind.words]
+        pattern = r"(?<![a-z])(?:" + "|".join(re.escape(w) for w in words) + r")(?:e?s)?(?![a-z])"
+        keep = names.str.contains(pattern, regex=True).to_numpy()
+        if not keep.any() and not _source_names_any(ctx, layer, name_field, pattern):
+            raise ToolFailed(
+                f"the source of {layer.id} names no {' or '.join(args.kinds)} at all: it cannot tell how many there are",
+                kind="not_found",
+                hint=f"it may not list them; answer for all {args.feature_class} features or use another layer",
+            )
+        how = f"by their names ({name_field} contains {', '.join(sorted(set(words))[:6])} ...)"
+        notes.append(f"{' and '.join(args.kinds)} told apart from other {args.feature_class} features by name")
+    out = gdf[keep].copy()
+    carried = _carry(layer)
+    return ctx.store.register_vector(
+        out,
+        source="vector.select_kind",
+        inputs=[layer.id],
+        summary=f"{len(out)} {' or '.join(args.kinds)} of {len(gdf)} {args.feature_class} features of {layer.id} ({how})",
+        extra={**carried, "kinds": args.kinds, "limitations": carried.get("limitations", []) + notes},
     )
 
 
@@ -636,7 +722,17 @@ def stats(ctx: ToolContext, args: StatsArgs, layer: ArtifactRecord) -> ArtifactR
 
 def _carry(record: ArtifactRecord) -> dict:
     """Facts later steps and the synthesis need from an input (damage field, names, provenance)."""
-    keep = ("damage_field", "damage_scale", "name_field", "attribution", "limitations", "event_id", "feature_class")
+    keep = (
+        "damage_field",
+        "damage_scale",
+        "name_field",
+        "attribution",
+        "limitations",
+        "event_id",
+        "feature_class",
+        "layer_ids",
+        "kinds",
+    )
     return {k: record.extra[k] for k in keep if k in record.extra}
 
 

@@ -23,6 +23,16 @@ TagValue = str | list[str] | bool
 Selector = dict[str, TagValue]
 
 
+class FeatureKind(BaseModel):
+    """A kind narrower than its class ("hospital" of healthcare): the words that ask for it, the tags that make
+    a feature one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    words: tuple[str, ...] = Field(min_length=1)
+    tags: dict[str, tuple[str, ...]] = Field(min_length=1)
+
+
 class FeatureClassSpec(BaseModel):
     """One class of ``osm_classes.json``: an OR of selectors, each an AND of tags."""
 
@@ -35,6 +45,7 @@ class FeatureClassSpec(BaseModel):
     geometry: Literal["point", "line", "polygon"] | None = None
     keys: tuple[str, ...] = ()
     variants: dict[str, tuple[Selector, ...]] = Field(default_factory=dict)
+    kinds: dict[str, FeatureKind] = Field(default_factory=dict)
 
     @field_validator("words")
     @classmethod

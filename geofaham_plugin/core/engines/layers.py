@@ -113,6 +113,7 @@ class CatalogueLayer(BaseModel):
     hazard: HazardKind | None = None
     damage: DamageSpec | None = None
     feature_class: str | None = None
+    kinds: list[str] = Field(default_factory=list)  # poi: the narrower kinds of its class every feature is
     name_field: str | None = None
     attribution: str = ""
     licence: str = ""

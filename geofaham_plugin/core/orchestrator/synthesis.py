@@ -72,6 +72,9 @@ def _what(extra: dict, lang: str = "en") -> tuple[str, str | None]:
     if "damage_classes" in extra:
         classes = ", ".join(damage_class_name(str(c), lang) for c in extra["damage_classes"])
         return phrase("what.buildings_classes", lang, classes=classes), "buildings"
+    if extra.get("kinds"):  # narrower than the class: "hospital features", not "healthcare features"
+        kinds = [str(k) for k in extra["kinds"]]
+        return phrase("what.class_features", lang, cls=" / ".join(k.replace("_", " ") for k in kinds)), kinds[0]
     if extra.get("feature_class"):
         cls = str(extra["feature_class"])
         return phrase("what.class_features", lang, cls=feature_class_name(cls, lang)), cls

@@ -60,6 +60,7 @@ class SetRef(BaseModel):
     feature_class: str | None = None
     layer_id: str | None = None
     damage_classes: list[DamageClass] = Field(default_factory=list, description="damage sets only; empty: all")
+    kinds: list[str] = Field(default_factory=list, description="features sets: narrower kinds of the class to keep")
     filters: dict[str, list[str]] = Field(
         default_factory=dict,
         description="field -> values to keep (structure type, category ...), exactly as in the data",
@@ -140,7 +141,10 @@ class AnalysisSpec(BaseModel):
         elif subject.kind == "hazard":
             what = phrase("label.hazard_area", lang)
         elif subject.kind == "features":
-            what = phrase("what.class_features", lang, cls=feature_class_name(str(subject.feature_class), lang))
+            cls = " / ".join(k.replace("_", " ") for k in subject.kinds) or feature_class_name(
+                str(subject.feature_class), lang
+            )
+            what = phrase("what.class_features", lang, cls=cls)
         else:
             what = phrase("label.layer_features", lang, layer=str(subject.layer_id).removeprefix("user:"))
         event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
@@ -336,6 +340,14 @@ def _base_set(
         {"aoi": area},
         empty_is_answer=True,
     )
+    if ref.kinds:  # "hospitals", not every healthcare feature
+        s = b.add(
+            "select_kind",
+            f"Keep only the {' and '.join(ref.kinds)} among the {ref.feature_class} features",
+            {"feature_class": ref.feature_class, "kinds": list(ref.kinds)},
+            {"layer": s},
+            empty_is_answer=True,
+        )
     if aoi and area != aoi:
         s = b.add(
             "inside",
@@ -759,9 +771,14 @@ def spec_from_facts(
             if category and (matched := _value_matches(text, [str(v) for v in f.values or []])):
                 filters[f.name] = matched
 
+    kinds: list[str] = []
+    if subject_what.startswith("features:"):
+        where = (events[0] if events else None) or next(iter(aoi_events), None)
+        kinds = _kinds(text, subject_what[9:], where, layers)
+
     specs: list[AnalysisSpec] = []
     for ev in events or [None]:
-        subject = _set_ref(subject_what, ev, facts).model_copy(update={"filters": filters})
+        subject = _set_ref(subject_what, ev, facts).model_copy(update={"filters": filters, "kinds": kinds})
         relation = None
         if kind is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
@@ -851,6 +868,23 @@ def _value_matches(
         if phrases and _position(text, phrases) is not None:
             hits.append(value)
     return hits
+
+
+def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[str]:
+    """The narrower kinds of ``feature_class`` the question names ("hospitals" of healthcare), unless every
+    local source of the class for the event is of those kinds already (HIFLD hospitals: no step needed)."""
+    spec = feature_class_specs().get(feature_class)
+    if spec is None:
+        return []
+    named = [kind for kind, k in spec.kinds.items() if _position(text, k.words) is not None]
+    generic = [w for w in spec.words if not any(w in k.words for k in spec.kinds.values())]
+    if not named or _position(text, generic) is not None:  # "health facilities, hospitals included": the class
+        return []
+    if layers is not None and event_id is not None:
+        sources = layers.find(event_id=event_id, role="poi", feature_class=feature_class)
+        if sources and all(layer.kinds and set(layer.kinds) <= set(named) for layer in sources):
+            return []
+    return named
 
 
 def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> bool:
