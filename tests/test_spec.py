@@ -6,6 +6,7 @@ from __future__ import annotations
 import geopandas as gpd
 import numpy as np
 import pytest
+import shapely
 from shapely.geometry import box
 
 from geofaham_plugin.core.aoi import register_aoi
@@ -380,3 +381,30 @@ def test_e2e_a_kind_narrower_than_its_class_is_selected_not_widened(store):
     orch = Orchestrator(store, LLM(ScriptedModel({"progress": [{"action": "finish", "reason": "no data"}] * 3})))
     pharmacies = orch.run("list the pharmacies inside the Valencia flood")
     assert pharmacies.status == "partial" and "names no pharmacy" in pharmacies.answer
+
+
+def test_e2e_a_reference_qualified_by_the_hazard_and_a_named_place(store):
+    catarroja = data_dir() / "valencia-2024/osm-catarroja"
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(25830)
+    points = gpd.read_file(catarroja / "puntos.geojson").to_crs(25830)
+    poles = points[points["power"] == "pole"]
+    buildings = gpd.read_file(catarroja / "poligonos.geojson").to_crs(25830)
+    buildings = buildings[buildings["building"].notna()]
+    water = flood.union_all()
+    shapely.prepare(water)  # (a large polygon: prepared, or the test takes a minute)
+    flooded = buildings[shapely.intersects(water, buildings.geometry.values)]
+    near_flooded = int((poles.distance(flooded.union_all()) <= 100).sum())
+    near_any = int((poles.distance(buildings.union_all()) <= 100).sum())
+    assert near_flooded < near_any  # "flooded" changes the answer
+    orch = _orchestrator(store)
+    for question, expected in (
+        ("How many power poles in Catarroja stand within 100 m of a flooded building?", near_flooded),
+        ("How many power poles in Catarroja stand within 100 m of a building?", near_any),
+    ):
+        record = orch.run(question)
+        assert record.status == "answered", record.answer
+        assert record.steps[0].tool == "get_features_at" and record.steps[0].args["place"] == "Catarroja"
+        assert f": {expected} in total" in record.answer, (question, record.answer)
+    # the share of a place's buildings has all of the place's buildings as its base
+    share = orch.run("What share of Catarroja's building footprints intersect the EMSR773 observed flood extent?")
+    assert f"{len(flooded):,} of {len(buildings):,} ({100 * len(flooded) / len(buildings):.1f} %)" in share.answer

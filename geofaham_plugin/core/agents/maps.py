@@ -166,8 +166,14 @@ def _layer_class(args: GetFeaturesArgs, query: FeatureQuery) -> str | None:
 
 def _register_area(ctx: ToolContext, args: PlaceArgs) -> ArtifactRecord:
     """The place's (or bbox's) area as an AOI artifact, so the features have lineage to what was used."""
+    extract = next(
+        (e for e in ctx.layers.spec.osm_extracts if e.place and args.place and e.place.lower() == args.place.lower()),
+        None,
+    )
     if args.bbox is not None:
         name, bbox, source = "bbox " + ", ".join(f"{v:g}" for v in args.bbox), tuple(args.bbox), "bbox"
+    elif extract is not None:  # a local extract of this place: the place's data is the whole extract
+        name, bbox, source = extract.place or "", extract.bbox_4326, f"the area of {extract.title}"
     else:
         name, bbox, source = geocode(args.place or "", ctx.settings)
     gdf = gpd.GeoDataFrame({"name": [name]}, geometry=[shapely.box(*bbox)], crs=4326)

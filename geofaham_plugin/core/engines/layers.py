@@ -168,6 +168,7 @@ class ExtractSpec(BaseModel):
     id: str
     format: Literal["hot_geojson"]
     title: str
+    place: str | None = None  # the place the extract is of: "Catarroja's buildings" are the extract's
     layers: list[str] = Field(min_length=1)
     bbox_4326: tuple[float, float, float, float]
     limitations: list[str] = Field(default_factory=list)

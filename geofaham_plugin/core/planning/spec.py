@@ -61,6 +61,10 @@ class SetRef(BaseModel):
     layer_id: str | None = None
     damage_classes: list[DamageClass] = Field(default_factory=list, description="damage sets only; empty: all")
     kinds: list[str] = Field(default_factory=list, description="features sets: narrower kinds of the class to keep")
+    place: str | None = Field(default=None, description="features sets: the named place they are taken from")
+    in_hazard: bool = Field(
+        default=False, description="features sets: only those inside the hazard ('flooded buildings')"
+    )
     filters: dict[str, list[str]] = Field(
         default_factory=dict,
         description="field -> values to keep (structure type, category ...), exactly as in the data",
@@ -85,7 +89,11 @@ class SetRef(BaseModel):
         if self.kind == "hazard":
             return phrase("set.hazard", lang, event=event)
         if self.kind == "features":
-            return phrase("what.class_features", lang, cls=feature_class_name(str(self.feature_class), lang))
+            cls = " / ".join(k.replace("_", " ") for k in self.kinds) or feature_class_name(
+                str(self.feature_class), lang
+            )
+            inside = phrase("set.in_hazard", lang) if self.in_hazard else ""
+            return phrase("what.class_features", lang, cls=cls) + inside
         if self.kind == "layer":
             return phrase("set.layer", lang, layer=str(self.layer_id).removeprefix("user:"))
         return phrase("label.your_aoi", lang)
@@ -326,7 +334,17 @@ def _base_set(
                 empty_is_answer=True,
             )
         return s, s
-    # features of a class, fetched around an area (the reference, or the AOI)
+    # features of a class, fetched at the place the question names, or around an area (the reference, the AOI)
+    if ref.place:
+        s = b.add(
+            "get_features_at",
+            f"Find {ref.feature_class} features in {ref.place}",
+            {"feature_class": ref.feature_class, "place": ref.place},
+            {},
+            empty_is_answer=True,
+        )
+        s = _narrowed(b, ref, s, aoi)
+        return s, s
     area, buffer_m = around if around else (aoi, 0.0) if aoi else (None, 0.0)
     if area is None and ref.event_id is not None:  # features of a disaster: in and around its hazard area
         area = _set(b, SetRef(kind="hazard", event_id=ref.event_id), None, None)[0]
@@ -340,6 +358,22 @@ def _base_set(
         {"aoi": area},
         empty_is_answer=True,
     )
+    s = _narrowed(b, ref, s, aoi if area != aoi else None)
+    return s, s
+
+
+def _narrowed(b: _Builder, ref: SetRef, s: str, aoi: str | None) -> str:
+    """Features of a class narrowed to the kinds asked for, to the hazard when they are qualified by it ("flooded
+    buildings"), and to the AOI (when it was not their area)."""
+    if ref.in_hazard and ref.event_id is not None:
+        hazard = _set(b, SetRef(kind="hazard", event_id=ref.event_id), None, None)[0]
+        s = b.add(
+            "inside",
+            f"Keep the {ref.feature_class} features inside the hazard area (the question's 'flooded' / 'burned')",
+            {},
+            {"features": s, "mask": hazard},
+            empty_is_answer=True,
+        )
     if ref.kinds:  # "hospitals", not every healthcare feature
         s = b.add(
             "select_kind",
@@ -348,7 +382,7 @@ def _base_set(
             {"layer": s},
             empty_is_answer=True,
         )
-    if aoi and area != aoi:
+    if aoi:
         s = b.add(
             "inside",
             f"Keep the {ref.feature_class} features inside your area of interest",
@@ -356,7 +390,7 @@ def _base_set(
             {"features": s, "mask": aoi},
             empty_is_answer=True,
         )
-    return s, s
+    return s
 
 
 def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
@@ -377,7 +411,8 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
             late, subject = subject.damage_classes, subject.model_copy(update={"damage_classes": []})
         ref_aoi = aoi  # the reference is cut to the AOI too (the AOI itself is the AOI)
         reach = {"within": float(relation.distance_m or 0), "nearest": NEAREST_SEARCH_M}.get(relation.kind, 0.0)
-        if relation.reference.kind == "features" and subject.kind != "features":
+        subject_located = subject.kind != "features" or bool(subject.place or subject_aoi)
+        if relation.reference.kind == "features" and subject_located:
             # features to relate to are looked for around the subject set (damage within 800 m of a school)
             s, _ = _set(b, subject, subject_aoi, None, select_all=select_all)
             r, _ = _set(b, relation.reference, None, (s, reach), select_all=False)
@@ -778,10 +813,14 @@ def spec_from_facts(
 
     specs: list[AnalysisSpec] = []
     for ev in events or [None]:
-        subject = _set_ref(subject_what, ev, facts).model_copy(update={"filters": filters, "kinds": kinds})
+        subject = _set_ref(subject_what, ev, facts).model_copy(
+            update={"filters": filters, "kinds": kinds, "place": _named_place(facts, ev, subject_what, aoi_artifact_id)}
+        )
         relation = None
         if kind is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
+            if reference.kind == "features" and _hit_by_hazard(text, reference.feature_class or ""):
+                reference = reference.model_copy(update={"in_hazard": True})
             relation = Relation(
                 kind=kind,
                 reference=reference,
@@ -877,14 +916,46 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
     if spec is None:
         return []
     named = [kind for kind, k in spec.kinds.items() if _position(text, k.words) is not None]
+    rest = text  # the question without the kinds' own words ("power" of "power poles" asks for no class)
+    for k in spec.kinds.values():
+        for word in sorted(k.words, key=len, reverse=True):
+            rest = re.sub(rf"(?<!\w){re.escape(normalise(word))}(?:e?s)?(?!\w)", " ", rest)
     generic = [w for w in spec.words if not any(w in k.words for k in spec.kinds.values())]
-    if not named or _position(text, generic) is not None:  # "health facilities, hospitals included": the class
+    if not named or _position(rest, generic) is not None:  # "health facilities, hospitals included": the class
         return []
     if layers is not None and event_id is not None:
         sources = layers.find(event_id=event_id, role="poi", feature_class=feature_class)
         if sources and all(layer.kinds and set(layer.kinds) <= set(named) for layer in sources):
             return []
     return named
+
+
+_HIT = (
+    r"(?:flooded|inundated|submerged|burn(?:ed|t)|inundad[oa]s?|anegad[oa]s?|quemad[oa]s?|inonde(?:e|s|es)?"
+    r"|brule(?:e|s|es)?|alagad[oa]s?|queimad[oa]s?)"
+)
+
+
+def _hit_by_hazard(text: str, feature_class: str) -> bool:
+    """Whether the question qualifies the class's features as hit by the hazard: "a flooded building",
+    "buildings that were flooded", "edificios inundados"."""
+    words = sorted(ENTITY_WORDS.get(feature_class, ()), key=len, reverse=True)
+    if not words:
+        return False
+    noun = r"(?:" + "|".join(re.escape(normalise(w)) for w in words) + r")(?:e?s)?"
+    before = rf"{_HIT}\s+(?:[a-z]+\s+)?{noun}(?!\w)"
+    after = rf"(?<!\w){noun}\s+(?:(?:that|which)\s+(?:were|was|are|got)\s+|que\s+(?:fueron|foram|ont\s+ete)\s+)?{_HIT}"
+    return bool(re.search(before, text) or re.search(after, text))
+
+
+def _named_place(facts: PrepassFacts, event_id: int | None, subject_what: str, aoi: str | None) -> str | None:
+    """A place the question names for features (a town inside a disaster's area: "Catarroja's buildings"), not
+    the disaster's own place; the user's area of interest wins over it."""
+    if aoi or not subject_what.startswith("features:"):
+        return None
+    event = get_event(event_id) if event_id else None
+    own = {normalise(event.place)} if event else set()
+    return next((p for p in facts.places if normalise(p) not in own), None)
 
 
 def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> bool:
