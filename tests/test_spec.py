@@ -408,3 +408,32 @@ def test_e2e_a_reference_qualified_by_the_hazard_and_a_named_place(store):
     # the share of a place's buildings has all of the place's buildings as its base
     share = orch.run("What share of Catarroja's building footprints intersect the EMSR773 observed flood extent?")
     assert f"{len(flooded):,} of {len(buildings):,} ({100 * len(flooded) / len(buildings):.1f} %)" in share.answer
+
+
+def test_e2e_inside_and_outside_asked_together_are_both_computed(store):
+    labels = gpd.read_file(data_dir() / "lahaina-2023/Maui_Wildfires_August_0.geojson")
+    burn = gpd.read_file(data_dir() / "lahaina-2023/lahaina_burn_area.geojson").to_crs(labels.crs)
+    damaged = labels[labels.astype(str).apply(lambda c: c.str.fullmatch("Damaged Building")).any(axis=1)]
+    hit = damaged.intersects(burn.geometry.make_valid().union_all())
+    record = _orchestrator(store).run(
+        "How many of the labelled damaged buildings in Lahaina lie inside the 2023 burn area, and how many outside it?"
+    )
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps].count("count") == 2
+    assert f"inside its hazard area: {int(hit.sum())} in total" in record.answer
+    assert f"outside its hazard area: {int((~hit).sum())} in total" in record.answer
+
+
+def test_e2e_a_named_area_of_the_catalogue_bounds_the_hazard(store):
+    from pyproj import Geod
+
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(4326)
+    aoi03 = gpd.read_file(data_dir() / "valencia-2024/emsr773_aoi03_extent.geojson").to_crs(4326)
+    part = flood.union_all().intersection(aoi03.union_all())
+    km2 = abs(Geod(ellps="WGS84").geometry_area_perimeter(part)[0]) / 1e6
+    record = _orchestrator(store).run(
+        "What area of the EMSR773 observed flood extent falls within the Horta Sud area of interest (AOI03), in km²?"
+    )
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps] == ["load_layer", "load_event_layer", "clip", "measure"]
+    assert f"area: {km2:.1f} km²" in record.answer

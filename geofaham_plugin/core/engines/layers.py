@@ -174,6 +174,20 @@ class ExtractSpec(BaseModel):
     limitations: list[str] = Field(default_factory=list)
 
 
+class NamedArea(BaseModel):
+    """An area a question may name (an activation's area of interest, a district): read like a user's layer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    events: list[int] = Field(default_factory=list)
+    title: str
+    path: str  # relative to the data folder
+    aliases: list[str] = Field(min_length=1)  # lower-case phrases naming it
+    attribution: str = ""
+    licence: str = ""
+
+
 class CatalogueFile(BaseModel):
     """``core/data/layers.json``."""
 
@@ -183,6 +197,7 @@ class CatalogueFile(BaseModel):
     damage_scales: dict[str, DamageScale]
     local_feature_classes: dict[str, str] = Field(default_factory=dict)
     layers: list[CatalogueLayer]
+    named_areas: list[NamedArea] = Field(default_factory=list)
     osm_extracts: list[ExtractSpec] = Field(default_factory=list)
     osm_extract_note: str = ""
     pbf_globs: list[str] = Field(default_factory=list)
@@ -538,6 +553,7 @@ class LayerCatalogue:
         self.user_layers: dict[str, UserLayer] = {}
         self._user_frames: dict[str, gpd.GeoDataFrame] = {}
         self._domains: dict[tuple[str, str], list[str]] = {}
+        self._areas: dict[str, UserLayer] | None = None
 
     # --- the user's own layers --------------------------------------------------------------------------
     def add_user_layer(self, name: str, path: str | Path, layer: str | None = None) -> UserLayer:
@@ -563,7 +579,11 @@ class LayerCatalogue:
 
     def entry(self, layer_id: str) -> CatalogueLayer | UserLayer:
         """A user layer (``user:...``) or a sample layer, by id."""
-        found = self.user_layers.get(layer_id) or self.layers.get(layer_id)
+        found = (
+            self.user_layers.get(layer_id)
+            or self.layers.get(layer_id)
+            or (self.area_layers.get(layer_id) if layer_id.startswith("area:") else None)
+        )
         if found is None:
             known = ", ".join(self.user_layers) or "none"
             raise ToolFailed(
@@ -592,6 +612,28 @@ class LayerCatalogue:
                 values = counts.index.tolist() if len(counts) <= limit else []
             self._domains[key] = values
         return self._domains[key]
+
+    @property
+    def area_layers(self) -> dict[str, UserLayer]:
+        """The named areas of the catalogue (``area:<id>``) whose files are present, read once, described like
+        a user's layer (aliases from the catalogue)."""
+        if self._areas is None:
+            self._areas = {}
+            for area in self.spec.named_areas:
+                path = self.root / area.path
+                if not path.exists():
+                    continue
+                gdf, chosen, crs, notes = read_user_file(path, None)
+                entry = describe_user_layer(area.title, path, chosen, gdf, crs, notes).model_copy(
+                    update={
+                        "id": f"area:{area.id}",
+                        "aliases": sorted(area.aliases, key=len, reverse=True),
+                        "attribution": area.attribution,
+                    }
+                )
+                self._areas[entry.id] = entry
+                self._user_frames[entry.id] = gdf
+        return self._areas
 
     def read_user_layer(self, layer_id: str) -> tuple[UserLayer, gpd.GeoDataFrame]:
         """The user layer and its features as read when it was added (source CRS, 2D, repaired)."""

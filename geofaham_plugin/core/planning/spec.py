@@ -698,6 +698,13 @@ def spec_from_facts(
         named = [n for n in named if n[2] != zones_what]
 
     measure = _measure(measures)
+    area_layers_only = named and all(
+        w.startswith("layer:") and (e := entries.get(w[6:])) is not None and e.role == "area" for _, _, w in named
+    )
+    if area_layers_only and hazard_named and measure in ("area", "length"):
+        # "what area of the flood extent falls within AOI03": the hazard is measured, the named area bounds it
+        hazard_at = m.start() if (m := _hazard_re().search(text)) else 0
+        named = sorted([*named, (hazard_at, None, "hazard")], key=lambda item: item[0])
     if not named:
         if measure in ("area", "length") or (hazard_named and measure != "count"):
             named.append((0, None, "hazard"))
@@ -712,10 +719,13 @@ def spec_from_facts(
     distances = [d for d in distances if d != grid_m]  # "... cell edges at multiples of 250 m": the same size
     distance = distances[0] if distances else None
     kind: RelationKind | None = None
+    kinds_asked: list[RelationKind] = []
     if facts.k is not None or "nearest" in relations:
         kind = "nearest"
     elif "outside" in relations:
         kind = "beyond" if distance else "outside"
+        if kind == "outside" and "inside" in relations:
+            kinds_asked = ["inside", "outside"]  # "how many inside, and how many outside": both, one spec each
     elif distance is not None:
         kind = "within"
     elif "near" in relations:
@@ -812,20 +822,21 @@ def spec_from_facts(
         kinds = _kinds(text, subject_what[9:], where, layers)
 
     specs: list[AnalysisSpec] = []
-    for ev in events or [None]:
+    relation_kinds: list[RelationKind | None] = list(kinds_asked) or [kind]
+    for ev, how in [(e, k) for e in events or [None] for k in relation_kinds]:
         subject = _set_ref(subject_what, ev, facts).model_copy(
             update={"filters": filters, "kinds": kinds, "place": _named_place(facts, ev, subject_what, aoi_artifact_id)}
         )
         relation = None
-        if kind is not None and reference_what is not None:
+        if how is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
             if reference.kind == "features" and _hit_by_hazard(text, reference.feature_class or ""):
                 reference = reference.model_copy(update={"in_hazard": True})
             relation = Relation(
-                kind=kind,
+                kind=how,
                 reference=reference,
-                distance_m=distance if kind in ("within", "beyond") else None,
-                k=k if kind == "nearest" else None,
+                distance_m=distance if how in ("within", "beyond") else None,
+                k=k if how == "nearest" else None,
             )
         try:
             spec = AnalysisSpec(
