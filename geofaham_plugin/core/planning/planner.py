@@ -21,7 +21,7 @@ from ..agents.maps import FEATURE_CLASSES
 from ..domain.damage import DamageClass
 from ..domain.events import DisasterEvent, get_event, load_events
 from ..domain.names import Role
-from ..engines.layers import LayerCatalogue
+from ..engines.layers import LayerCatalogue, default_catalogue
 from ..engines.raster.ops import INDEX_NAMES
 from ..errors import ModelRetry
 from ..llm import LLM, Message
@@ -232,7 +232,7 @@ class Planner:
         self.llm = llm
         self.mode = mode
         self.always_ask_model = always_ask_model
-        self.layers = layers
+        self.layers = layers if layers is not None else default_catalogue()  # what the session can read
 
     def plan(
         self,

@@ -609,6 +609,7 @@ _SMALL_NUMBERS = {
     "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5,
     "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5,
     "um": 1, "uma": 1, "dois": 2, "duas": 2, "quatro": 4,
+    "pair": 2, "couple": 2, "paire": 2, "par": 2,
 }  # fmt: skip
 _K_NEAR = re.compile(
     r"(?<!\w)(?P<n>\d{1,3}|" + "|".join(_SMALL_NUMBERS) + r")\s+(?:[a-z']+\s+){0,3}?"
