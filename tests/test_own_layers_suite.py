@@ -7,8 +7,8 @@ lengths), never with product code. Each question runs end to end through the orc
 model that has no script (the spec resolves in code), three of them through ``python -m geofaham_plugin ask
 --layer NAME=FILE``.
 
-Questions the product answers wrongly are kept as strict xfails asserting the right answer (so a fix shows
-up); a question it honestly cannot answer is asserted to be partial."""
+Questions the product once answered wrongly (a dropped relation, measure, grouping or k) are kept as
+regression cases asserting the right answer (``REGRESSIONS``)."""
 
 from __future__ import annotations
 
@@ -484,19 +484,17 @@ def test_layers_of_a_qgis_project_are_read_as_the_users_layers(qgis_iface, tmp_p
 
 
 # ------------------------------------------------------------------------- product gaps and bugs
-def test_a_class_word_beside_a_quoted_layer_is_not_answered_as_asked(store, catalogue, truth):
-    """GAP: "clínicas" is also a kind of the healthcare class: the run looks for OSM/local clinics around the
-    user's layer and cannot finish; it says so (partial) instead of counting the user's clinics (4)."""
+def test_a_class_word_beside_a_quoted_layer_asks_for_the_layers_features(store, catalogue, truth):
+    """ "clínicas de la capa 'field clinics'": the layer's points, not the healthcare class (its clinic kind)."""
     record = ask(
         store,
         catalogue,
         '¿Cuántas clínicas de la capa "field clinics" quedaron dentro de la zona inundada de Valencia?',
         progress=True,
     )
-    assert record.status == "partial" and record.structured.status == "partial"
-    assert record.answer.startswith("**Respuesta parcial")
+    assert record.status == "answered", record.answer
     n = int((truth["clinics"]["dist"] == 0).sum())
-    assert f"{n} en total" not in record.answer
+    assert f": {n} en total" in record.answer
 
 
 def _says(*snippets):
@@ -513,18 +511,19 @@ def _intersecting_zones(record, truth, store):
     assert sorted(store.read_vector(record.cited_artifacts[0])["zone"]) == truth["hit_zones"], record.answer
 
 
-def _bug(question: str, check, id_: str, reason: str):
-    return pytest.param(question, check, id=id_, marks=pytest.mark.xfail(strict=True, reason=reason))
+def _regression(question: str, check, id_: str, reason: str):
+    """A question the product once answered wrongly (``reason``), kept as a regression case."""
+    return pytest.param(question, check, id=id_)
 
 
-BUGS = [
-    _bug(
+REGRESSIONS = [
+    _regression(
         "How many kilometres of my road closures lie inside the Valencia flood?",
         lambda r, t, s: _says(f"length: {t['roads_flooded_km']:.1f} km")(r, t, s),
         "kilometres-of-my-closures-counted-not-measured",
         "answered with the count of closures (3 in total), not their length inside the flood",
     ),
-    _bug(
+    _regression(
         "¿Cuál es la suma de plazas de los albergues a más de 2 km de la zona inundada de Valencia?",
         lambda r, t, s: _says(
             f"suma de plazas: {int(t['albergues'].loc[t['albergues']['dist'] > 2000, 'plazas'].sum())}"
@@ -532,31 +531,31 @@ BUGS = [
         "spanish-a-mas-de-read-as-within",
         "'a más de 2 km de' (more than) is read as within 2 km: 460 answered, 150 right",
     ),
-    _bug(
+    _regression(
         'Quantas clínicas da camada "field clinics" ficam a menos de 500 m da inundação de Valência?',
         lambda r, t, s: _says(f": {int((t['clinics']['dist'] <= 500).sum())} no total")(r, t, s),
         "portuguese-class-word-beside-a-quoted-layer",
         "counts healthcare 'clinic' features near the user's layer (0 answered), the flood is dropped: 4 right",
     ),
-    _bug(
+    _regression(
         "How many field clinics are there per status?",
         lambda r, t, s: _says(*[f"| {k} | {n} |" for k, n in t["clinics"]["status"].value_counts().items()])(r, t, s),
         "grouping-by-a-user-field-dropped",
         "'per status' is ignored: '10 in total' answered, no breakdown",
     ),
-    _bug(
+    _regression(
         "Which 3 of my albergues are closest to the Valencia flood?",
         lambda r, t, s: _says(*t["albergues"].sort_values("dist")["nombre"].tolist()[:3])(r, t, s),
         "k-said-four-words-before-closest",
         "k read as 1 ('3' is four words before 'closest'): one albergue listed",
     ),
-    _bug(
+    _regression(
         "Which of my evacuation zones intersect the Valencia flood?",
         _intersecting_zones,
         "intersect-is-no-relation",
         "'intersect' is no relation: the flood is dropped and every zone (Echo too) is listed",
     ),
-    _bug(
+    _regression(
         "How many people live in evacuation zones that touch the Valencia flood?",
         lambda r, t, s: _says(f"sum of population: {t['population_hit']:,}")(r, t, s),
         "people-in-zones-touching-the-flood",
@@ -565,10 +564,10 @@ BUGS = [
 ]
 
 
-@pytest.mark.parametrize(("question", "check"), BUGS)
-def test_known_wrong_answers(store, catalogue, truth, question, check):
-    """BUGS: each of these is answered (status 'answered') with a wrong number or list; the test asserts the
-    right answer, computed independently, and is expected to fail until the product is fixed."""
+@pytest.mark.parametrize(("question", "check"), REGRESSIONS)
+def test_once_wrong_answers(store, catalogue, truth, question, check):
+    """REGRESSIONS: each was once answered (status 'answered') with a wrong number or list; the right answer is
+    computed independently."""
     record = ask(store, catalogue, question)
     assert record.status == "answered", record.answer
     check(record, truth, store)

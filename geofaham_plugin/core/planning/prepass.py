@@ -543,6 +543,26 @@ def _alias_pattern(alias: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w:])" + r"[\s_-]+".join(re.escape(w) for w in alias.split()) + r"(?![\w:])")
 
 
+QUESTION_WORD_RE = re.compile(
+    r"how|many|much|which|what|cuant[oa]s?|cuales?|quant[oa]s?|quais|qual|combien|quels?|quelles?|que|the|my|of"
+)
+LAYER_NOUN_RE = re.compile(r"(?<!\w)(?:layer|capa|camada|couche|file|archivo|fichier|arquivo)(?!\w)")
+
+
+def _layer_nouns(text: str, layer_spans: list[Span]) -> list[Span]:
+    """The words just before a layer mention that only say which layer ('clinicas da camada "field clinics"',
+    'the clinics of layer X'): blanked, so "clinicas" asks for the layer's features, not for a class."""
+    spans = []
+    for start, _ in layer_spans:
+        nouns = list(LAYER_NOUN_RE.finditer(text, max(0, start - 40), start))
+        if nouns:  # up to three words before the noun and the noun ("clinicas de la capa"), not further
+            words = list(re.finditer(r"\S+", text[: nouns[-1].start()]))[-3:]
+            while words and QUESTION_WORD_RE.fullmatch(words[0].group()):  # keep "cuantas", "how many" ...
+                words.pop(0)
+            spans.append((words[0].start() if words else nouns[-1].start(), start))
+    return spans
+
+
 def user_layer_hits(text: str, layers: Iterable[UserLayer]) -> list[tuple[str, Span]]:
     """(layer id, span) for every mention of a user layer in the normalised ``text``, in order: a quoted
     name or "layer <name or id>" (the name, its slug or its id), then each alias, longest first (a mention
@@ -779,6 +799,7 @@ def prepass(
     hits = alias_hits(plain, events)
     layer_hits = user_layer_hits(plain, entries)
     text = _blank(plain, [span for _, span in hits] + [span for _, span in dated] + [span for _, span in layer_hits])
+    text = _blank(text, _layer_nouns(text, [span for _, span in layer_hits]))
     group_by, group_span = extract_group_by(text)
     if group_span:
         text = _blank(text, [group_span])

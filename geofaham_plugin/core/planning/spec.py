@@ -612,7 +612,7 @@ _SMALL_NUMBERS = {
     "pair": 2, "couple": 2, "paire": 2, "par": 2,
 }  # fmt: skip
 _K_NEAR = re.compile(
-    r"(?<!\w)(?P<n>\d{1,3}|" + "|".join(_SMALL_NUMBERS) + r")\s+(?:[a-z']+\s+){0,3}?"
+    r"(?<!\w)(?P<n>\d{1,3}|" + "|".join(_SMALL_NUMBERS) + r")\s+(?:[a-z']+\s+){0,4}?"
     r"(?:nearest|closest|mas\s+cercan|mas\s+proxim|plus\s+proches?|mais\s+proxim)"
 )
 
@@ -678,6 +678,8 @@ def spec_from_facts(
     elif damage_pos is not None:
         named.append((damage_pos, None, "damage"))
     named.sort(key=lambda item: item[0])
+    layer_spans = [span for _, span in user_layer_hits(text, user_entries(layers))]
+    named = [n for n in named if not (n[2].startswith("features:") and _names_a_layer(text, n[0], layer_spans))]
     hazard_named = bool(_hazard_re().search(text))
     entries = {e.id: e for e in user_entries(layers)}
     # "how many schools were destroyed": a kind of structure of the damage layer, not schools from OSM
@@ -792,6 +794,8 @@ def spec_from_facts(
         measure = "sum"  # "how many beds", "total beds": the sum of the field the question names, not a count
     field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") else None
     group_by = facts.group_by
+    if group_by is None and subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])):
+        group_by = _field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
     if group_by is None and subject_what.startswith("features:") and _type_grouping().search(text):
         keys = feature_class_specs()[subject_what[9:]].keys if subject_what[9:] in feature_class_specs() else ()
         group_by = keys[0] if keys else None  # "which land-use types, how many hectares of each": by landuse
@@ -864,12 +868,48 @@ _ZONES_BEFORE = re.compile(
 )
 
 
+_BY_FIELD = re.compile(
+    r"(?<!\w)(?:per|by|grouped\s+by|broken\s+down\s+by|split\s+by|for\s+each|por|par|segun|selon|pour\s+chaque)"
+    r"\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)"
+)
+
+
+_LAYER_NOUN = re.compile(r"(?<!\w)(?:layer|capa|camada|couche|file|archivo|fichier|arquivo)(?!\w)")
+
+
+def _names_a_layer(text: str, at: int, layer_spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether a class word at ``at`` is the noun of a layer mention right after it ('clinicas da camada "field
+    clinics"', 'clinics in my "field clinics" layer'): the layer's features, not the class."""
+    return any(0 < start - at <= 40 and bool(_LAYER_NOUN.search(text[at : end + 12])) for start, end in layer_spans)
+
+
+def _field_grouping(text: str, entry: UserLayer) -> str | None:
+    """The field of a layer of yours a question groups by ("per status", "grouped by zone")."""
+    for m in _BY_FIELD.finditer(text):
+        word = m["word"]
+        for f in entry.fields:
+            names = {" ".join(layer_words(f.name)), *layer_words(f.name)}
+            if word in names or word.rstrip("s") in names or f"{word}s" in names:
+                return f.name
+    return None
+
+
 def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text: str) -> list[str]:
     entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
     if entry is None:
         return []
     numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
-    return [name for name in numeric if _position(text, [" ".join(layer_words(name))]) is not None]
+    said = [name for name in numeric if _position(text, [" ".join(layer_words(name))]) is not None]
+    if not said and _PEOPLE.search(text):  # "how many people live in ...": a population field
+        said = [name for name in numeric if set(layer_words(name)) & _POPULATION_FIELDS]
+    return said
+
+
+_PEOPLE = re.compile(
+    r"(?<!\w)(?:people|persons|residents|inhabitants|population|personas|habitantes|poblacion|personnes"
+    r"|population|pessoas|moradores|populacao)(?!\w)"
+)
+_POPULATION_FIELDS = frozenset({"population", "pop", "inhabitants", "residents", "people", "habitantes", "poblacion"})
 
 
 def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer], text: str) -> str:
