@@ -362,6 +362,30 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
     return Finding(headline=headline, detail="\n".join(lines), values=values)
 
 
+def _difference_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
+    """A comparison: each side's total (a count of what the inputs count) and the difference, larger first."""
+    stated = record.extra.get("stated") or {}
+    unit: Unit = stated["unit"] if stated.get("unit") in _UNITS else "none"
+    measure: Measure = "count" if unit == "count" else "difference"
+    (larger, a), (smaller, b) = [(str(r["value"]), float(r["amount"])) for _, r in table.iterrows()]
+    what, subject = (
+        _counted(store, store.get(record.inputs[0])) if record.inputs and record.inputs[0] in store else ("", None)
+    )
+    diff = a - b
+    fmt = (lambda x: f"{x:,.0f}") if unit == "count" else (lambda x: _with_unit(x, unit))
+    key = "difference.headline" if diff else "difference.same"
+    headline = phrase(key, lang, larger=larger, smaller=smaller, a=fmt(a), b=fmt(b), diff=fmt(diff)) + f" [{record.id}]"
+    values = [
+        StatedValue(label=f"{what}, {larger}", value=_stated_measure(a), measure=measure, unit=unit, subject=subject,
+                    artifact_id=record.id),
+        StatedValue(label=f"{what}, {smaller}", value=_stated_measure(b), measure=measure, unit=unit, subject=subject,
+                    artifact_id=record.id),
+        StatedValue(label=f"{what}: {larger} more than {smaller} by", value=_stated_measure(diff), measure=measure,
+                    unit=unit, subject=subject, artifact_id=record.id),
+    ]  # fmt: skip
+    return Finding(headline=headline, values=values)
+
+
 def _grid_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
     """Counts on a grid: how many cells hold features and how many the densest holds, then the densest cells."""
     cells, densest, cell_m = len(table), int(record.extra.get("densest", 0)), float(record.extra.get("cell_m", 0))
@@ -391,6 +415,8 @@ def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en"
     sum per group (``sum_by``), a measure table (a share, an area, a length, a statistic: ``extra["stated"]``
     names its number), or a free-SQL result."""
     table: pd.DataFrame = store.read_table(record.id)
+    if record.source == "vector.difference" and {"value", "amount"} <= set(table.columns) and len(table) == 2:
+        return _difference_finding(store, record, table, lang)
     stated = record.extra.get("stated")
     if isinstance(stated, dict) and {"value", str(stated.get("column"))} <= set(table.columns):
         if stated.get("measure") == "share" and {"part", "base", "percent"} <= set(table.columns):
