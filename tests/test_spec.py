@@ -438,3 +438,22 @@ def test_e2e_a_named_area_of_the_catalogue_bounds_the_hazard(store):
     assert record.status == "answered", record.answer
     assert [s.tool for s in record.steps] == ["load_layer", "load_event_layer", "clip", "measure"]
     assert f"area: {km2:.1f} km²" in record.answer
+
+
+def test_e2e_terse_follow_ups_continue_the_disaster_and_narrow_the_kind(store):
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(25830)
+    health = gpd.read_file(data_dir() / "valencia-2024/valencia_city_health_facilities.geojson").to_crs(25830)
+    distance = health.geometry.distance(flood.union_all())
+    orch = _orchestrator(store)
+    first = orch.run("Valencia city health facilities inside the DANA flood?")
+    second = orch.run("Within 1 km of the flood?", previous=first)  # "the flood": the same one, not any flood
+    third = orch.run("hospitals only?", previous=second)
+    assert [r.status for r in (first, second, third)] == ["answered"] * 3
+    assert second.follow_up_of == first.run_id and second.facts.event_id == 6
+    hospitals = int(((distance <= 1000) & health["equipamien"].str.contains("HOSPITAL")).sum())
+    for record, n, what in (
+        (first, int((distance == 0).sum()), "healthcare"),
+        (second, int((distance <= 1000).sum()), "healthcare"),
+        (third, hospitals, "hospital"),
+    ):
+        assert f": {n} {what} features" in record.answer, record.answer

@@ -617,12 +617,17 @@ class Orchestrator:
 
 def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFacts:
     """A question that names no disaster continues the previous one: it keeps what that question
-    established unless it says otherwise. A question naming a disaster starts afresh."""
-    if previous is None or previous.facts is None or facts.event_id is not None or facts.event_candidates:
+    established unless it says otherwise. A question naming a disaster starts afresh; one naming only a kind
+    of disaster the previous one is ("the flood") continues it."""
+    if previous is None or previous.facts is None or facts.event_id is not None:
         return facts
     old = previous.facts
+    # "within 1 km of the flood?": a disaster word the previous disaster fits points back to it, not to a new one
+    same_kind = old.event_id is not None and old.event_id in facts.event_candidates
+    if facts.event_candidates and not same_kind:
+        return facts
     update: dict[str, Any] = {}
-    if facts.event_id is None and not facts.event_candidates:
+    if facts.event_id is None:
         update.update(event_id=old.event_id, event_candidates=old.event_candidates, places=old.places)
     for name in ("distances_m", "target_entities", "damage_classes", "windows", "layers"):
         if not getattr(facts, name) and getattr(old, name):
