@@ -62,6 +62,8 @@ def tools_for(question: str, aoi: str | None = None) -> list[str]:
             "How many schools lie more than 2 km from the Valencia flood?",
             ["load_event_layer", "get_features", "buffer", "outside", "count"],
         ),
+        # an area in "square km" of the hazard itself
+        ("how many square km did the Lahaina fire burn?", ["load_event_layer", "measure"]),
         # the k nearest, k said as a word before "closest" (French)
         (
             "Quels sont les deux hôpitaux les plus proches de l'incendie de Lahaina ?",
