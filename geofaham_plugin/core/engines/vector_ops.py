@@ -126,24 +126,14 @@ def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
     """Feature counts, overall (``field=None``) or per value of ``field`` (most frequent first)."""
     if field is None:
         return pd.DataFrame({"value": ["all"], "count": [len(gdf)]})
-    if field not in gdf.columns:
-        raise ToolFailed(
-            f"no field '{field}'",
-            kind="invalid_input",
-            hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
-        )
+    _require_field(gdf, field)
     counts = gdf[field].fillna("(none)").astype(str).value_counts()
     return pd.DataFrame({"value": counts.index.tolist(), "count": counts.values.astype(int)})
 
 
 def filter_values(gdf: gpd.GeoDataFrame, field: str, values: list[str]) -> gpd.GeoDataFrame:
     """Rows whose ``field`` (as text) is one of ``values``."""
-    if field not in gdf.columns:
-        raise ToolFailed(
-            f"no field '{field}'",
-            kind="invalid_input",
-            hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
-        )
+    _require_field(gdf, field)
     return gdf[gdf[field].astype(str).isin([str(v) for v in values])].copy()
 
 
@@ -178,12 +168,8 @@ def count_in_zones(features: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, label: s
     zones sharing a label are one group."""
     if zones.empty:
         raise ToolFailed("the zones layer is empty", kind="empty")
-    if label is not None and label not in zones.columns:
-        raise ToolFailed(
-            f"the zones have no field '{label}'",
-            kind="invalid_input",
-            hint=f"fields are: {', '.join(c for c in zones.columns if c != zones.geometry.name)}",
-        )
+    if label is not None:
+        _require_field(zones, label, "the zone layer")
     names = (
         zones[label].fillna("(none)").astype(str).to_numpy()
         if label
@@ -215,12 +201,8 @@ def dissolve(gdf: gpd.GeoDataFrame, by: str | None) -> gpd.GeoDataFrame:
     """Merge geometries, all together or per value of ``by``, with the number of features merged."""
     if gdf.empty:
         raise ToolFailed("nothing to dissolve: the input is empty", kind="empty")
-    if by is not None and by not in gdf.columns:
-        raise ToolFailed(
-            f"no field '{by}'",
-            kind="invalid_input",
-            hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
-        )
+    if by is not None:
+        _require_field(gdf, by)
     keyed = gdf.assign(_key=gdf[by].fillna("(none)").astype(str) if by else "all")
     out = keyed[["_key", keyed.geometry.name]].dissolve(by="_key", as_index=False)
     counts = keyed.groupby("_key").size()
@@ -231,12 +213,7 @@ def dissolve(gdf: gpd.GeoDataFrame, by: str | None) -> gpd.GeoDataFrame:
 def sum_by(gdf: gpd.GeoDataFrame, field: str, by: str | None) -> pd.DataFrame:
     """Sum (and count) a numeric field, in total or per value of ``by``."""
     for name in [field] + ([by] if by else []):
-        if name not in gdf.columns:
-            raise ToolFailed(
-                f"no field '{name}'",
-                kind="invalid_input",
-                hint=f"fields are: {', '.join(c for c in gdf.columns if c != gdf.geometry.name)}",
-            )
+        _require_field(gdf, name)
     values = pd.to_numeric(gdf[field], errors="coerce")
     if values.notna().sum() == 0 and len(gdf):
         raise ToolFailed(f"field '{field}' has no numbers", kind="invalid_input")
