@@ -459,3 +459,36 @@ def test_e2e_terse_follow_ups_continue_the_disaster_and_narrow_the_kind(store):
         (third, hospitals, "hospital"),
     ):
         assert f": {n} {what} features" in record.answer, record.answer
+
+
+@pytest.mark.parametrize(
+    "question,last_tool",
+    [
+        (
+            "Palisades destroyed structures on a 250 m UTM 11N grid: number of occupied cells and max per cell?",
+            "grid_counts",
+        ),
+        ("Grid the Palisades destroyed structures at 250 m and tell me the worst cell", "grid_counts"),
+        ("palisades vs eaton, wich one destoryed more structures and whats the diference", "difference"),
+        ("Palisades and Eaton: which destroyed more structures, and what is the gap between them?", "difference"),
+        ("Km of drivable road in Catarroja inside the DANA flood?", "measure"),
+        ("how do the structures inside the Eaton fire perimeter split across the damage categories?", "count"),
+    ],
+)
+def test_paraphrases_the_suite_found_read_the_same_analysis(question, last_tool):
+    steps = compile_specs(
+        (d := spec_from_facts(prepass(question), layers=default_catalogue())).specs, difference=d.difference
+    ).steps
+    assert steps[-1].tool == last_tool
+    if last_tool == "count":  # every damage class, grouped by it (not only "no damage" and "destroyed")
+        assert (
+            steps[-1].args["by"] == "damage_class"
+            and len(next(s for s in steps if s.tool == "select_damage").args["damage_classes"]) == 5
+        )
+
+
+def test_a_question_that_says_yes_no_gets_a_yes_or_a_no():
+    from geofaham_plugin.core.orchestrator.synthesis import asks_yes_no
+
+    assert asks_yes_no("Catarroja fire station (Parc de Bombers) flooded by the DANA? yes/no")
+    assert asks_yes_no("¿La estación quedó inundada? sí o no") and not asks_yes_no("How many schools flooded?")

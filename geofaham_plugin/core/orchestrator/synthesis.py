@@ -583,7 +583,13 @@ _YES_NO = re.compile(
 
 def asks_yes_no(question: str) -> bool:
     """Whether the question asks yes or no ("Are there ...", "¿Hay ...", "Y a-t-il ...", "Há ...")."""
-    return bool(_YES_NO.match(question.strip()))
+    return bool(_YES_NO.match(question.strip()) or _SAYS_YES_NO.search(question.lower()))
+
+
+# "... flooded by the DANA? yes/no": the question says it wants a yes or a no
+_SAYS_YES_NO = re.compile(
+    r"\b(?:yes\s*(?:/|or)\s*no|s[ií]\s*(?:/|o)\s*no|oui\s*(?:/|ou)\s*non|sim\s*(?:/|ou)\s*n[aã]o)\b"
+)
 
 
 def stated_yes_no(findings: Findings) -> bool | None:

@@ -295,7 +295,8 @@ DAMAGE_RE = re.compile(
     + r")\b"
 )
 GROUP_RE = re.compile(
-    r"\b(?:by|per|for\s+(?:each|every)|grouped\s+by|broken\s+down\s+by|split\s+by)\s+(?:the\s+|each\s+)?(?:"
+    r"\b(?:by|per|for\s+(?:each|every)|grouped\s+by|broken\s+down\s+by|split\s+(?:by|across|into|among)"
+    r"|broken\s+down\s+(?:across|into)|por|par|segun|selon)\s+(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+)?(?:"
     + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
     + r")\b"
 )

@@ -826,6 +826,9 @@ def spec_from_facts(
         where = (events[0] if events else None) or next(iter(aoi_events), None)
         kinds = _kinds(text, subject_what[9:], where, layers)
 
+    if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
+        facts = facts.model_copy(update={"damage_classes": []})
+
     specs: list[AnalysisSpec] = []
     relation_kinds: list[RelationKind | None] = list(kinds_asked) or [kind]
     for ev, how in [(e, k) for e in events or [None] for k in relation_kinds]:
