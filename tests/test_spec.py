@@ -492,3 +492,11 @@ def test_a_question_that_says_yes_no_gets_a_yes_or_a_no():
 
     assert asks_yes_no("Catarroja fire station (Parc de Bombers) flooded by the DANA? yes/no")
     assert asks_yes_no("¿La estación quedó inundada? sí o no") and not asks_yes_no("How many schools flooded?")
+
+
+def test_a_polite_request_is_no_yes_no_question():
+    from geofaham_plugin.core.orchestrator.synthesis import asks_yes_no
+
+    assert not asks_yes_no("Could you tell me how many buildings suffered any level of damage in the Eaton fire?")
+    assert not asks_yes_no("¿Podría decirme cuántos edificios destruyó el incendio?")
+    assert asks_yes_no("Can you tell me whether the fire station flooded?") and asks_yes_no("Could it be reached?")

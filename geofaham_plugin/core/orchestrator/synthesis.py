@@ -583,7 +583,18 @@ _YES_NO = re.compile(
 
 def asks_yes_no(question: str) -> bool:
     """Whether the question asks yes or no ("Are there ...", "¿Hay ...", "Y a-t-il ...", "Há ...")."""
+    if _REQUEST.match(question.strip()):  # "Could you tell me how many ...": a request, not a yes/no question
+        return bool(_SAYS_YES_NO.search(question.lower()) or re.search(r"\b(?:if|whether)\b", question.lower()))
     return bool(_YES_NO.match(question.strip()) or _SAYS_YES_NO.search(question.lower()))
+
+
+_REQUEST = re.compile(
+    r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?:tell|give|show|list|count|say|find|compute|calculate|work\s+out|let\s+me\s+know|map|estimate)\b"
+    r"|^\W*¿?\s*(?:puede[sn]?|podr[ií]a[sn]?|pourriez|pouvez|peux|poderia|pode)\s+(?:\w+\s+)?"
+    r"(?:decir|dar|mostrar|indicar|contar|calcular|dire|donner|montrer|indiquer|compter|calculer|dizer|mostrar)",
+    re.IGNORECASE,
+)
 
 
 # "... flooded by the DANA? yes/no": the question says it wants a yes or a no
