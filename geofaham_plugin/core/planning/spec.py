@@ -426,19 +426,12 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                     around = (aoi, 0.0) if aoi else (r, OUTSIDE_SEARCH_M + float(relation.distance_m or 0))
             s, _ = _set(b, subject, subject_aoi, around, select_all=select_all)
         base = s
-        if relation.kind == "inside" and spec.measure in ("area", "length"):
+        if relation.kind == "inside":
             # the length of road inside the flood is the length of the parts inside: cut, not keep whole
+            cut = spec.measure in ("area", "length")
             s = b.add(
-                "clip",
-                f"Cut them to {relation.reference.describe()}",
-                {},
-                {"features": s, "mask": r},
-                empty_is_answer=True,
-            )
-        elif relation.kind == "inside":
-            s = b.add(
-                "inside",
-                f"Keep those inside {relation.reference.describe()}",
+                "clip" if cut else "inside",
+                f"{'Cut them to' if cut else 'Keep those inside'} {relation.reference.describe()}",
                 {},
                 {"features": s, "mask": r},
                 empty_is_answer=True,
