@@ -473,6 +473,9 @@ def test_e2e_terse_follow_ups_continue_the_disaster_and_narrow_the_kind(store):
         ("Palisades and Eaton: which destroyed more structures, and what is the gap between them?", "difference"),
         ("Km of drivable road in Catarroja inside the DANA flood?", "measure"),
         ("how do the structures inside the Eaton fire perimeter split across the damage categories?", "count"),
+        ("Quel incendie a détruit le plus de structures, Palisades ou Eaton, et avec quel écart ?", "difference"),
+        ("Bin the destroyed Palisades structures into 250-metre square cells; how many cells hold one?", "grid_counts"),
+        ("Count Palisades destroyed homes per 500 m square.", "grid_counts"),
     ],
 )
 def test_paraphrases_the_suite_found_read_the_same_analysis(question, last_tool):
@@ -492,6 +495,57 @@ def test_a_question_that_says_yes_no_gets_a_yes_or_a_no():
 
     assert asks_yes_no("Catarroja fire station (Parc de Bombers) flooded by the DANA? yes/no")
     assert asks_yes_no("¿La estación quedó inundada? sí o no") and not asks_yes_no("How many schools flooded?")
+
+
+def test_a_question_led_by_its_subject_or_a_french_inversion_is_a_yes_no_question():
+    from geofaham_plugin.core.orchestrator.synthesis import asks_yes_no
+
+    assert asks_yes_no("¿El parque de bomberos de Catarroja quedó dentro de la zona inundada por la DANA?")
+    assert asks_yes_no("La caserne de pompiers de Catarroja était-elle dans la zone inondée ?")
+    assert asks_yes_no("O quartel de bombeiros de Catarroja ficou dentro da zona inundada?")
+    assert not asks_yes_no("¿Qué puentes de Catarroja estaban en la zona inundada?")
+    assert not asks_yes_no("Les écoles de Catarroja : combien ont été inondées ?")
+
+
+def test_e2e_bridges_open_to_vehicles_are_the_road_bridges_not_every_bridge(store):
+    catarroja = data_dir() / "valencia-2024/osm-catarroja"
+    flood = gpd.read_file(data_dir() / "valencia-2024/emsr773_observed_flood_merged.geojson").to_crs(25830)
+    lines = gpd.read_file(catarroja / "lineas.geojson").to_crs(25830)
+    bridges = lines[lines["highway"].notna() & lines["bridge"].notna() & (lines["bridge"] != "no")]
+    water = flood.union_all()
+    shapely.prepare(water)
+    hit = bridges[shapely.intersects(water, bridges.geometry.values)]
+    not_for_cars = {"footway", "path", "cycleway", "steps", "pedestrian", "bridleway", "construction"}
+    drivable = hit[~hit["highway"].isin(not_for_cars)]
+    assert 0 < len(drivable) < len(hit)  # "open to vehicles" changes the answer
+    orch = _orchestrator(store)
+    for question, expected in (
+        ("Which Catarroja bridges open to vehicles were in the flooded area?", len(drivable)),
+        ("¿Cuántos puentes de Catarroja abiertos al tráfico rodado quedaron en la zona inundada?", len(drivable)),
+        ("How many bridges in Catarroja were in the flooded area?", len(hit)),
+    ):
+        record = orch.run(question)
+        assert record.status == "answered", record.answer
+        assert [v.value for v in record.structured.totals()] == [expected], (question, record.answer)
+        assert ("select_kind" in [s.tool for s in record.steps]) == (expected == len(drivable)), question
+
+
+def test_e2e_a_breakdown_said_loosely_groups_the_damage_by_structure_type(store):
+    dins = gpd.read_file(data_dir() / EATON_DINS)
+    destroyed = dins[dins["DAMAGE"] == "Destroyed (>50%)"]["STRUCTURETYPE"].value_counts()
+    record = _orchestrator(store).run("Break the destroyed Eaton fire structures down, please")
+    assert record.status == "answered", record.answer
+    table = store.read_table(record.cited_artifacts[0])
+    assert dict(zip(table.iloc[:, 0], table["count"], strict=True)) == destroyed.to_dict()
+    assert "taken as by structure type" in record.answer  # the reading is said, not hidden
+
+
+def test_a_bare_distance_is_read_as_within_and_the_answer_says_so():
+    draft = spec_from_facts(prepass("Eaton fire hospitals, 5 km"), layers=default_catalogue())
+    assert draft.specs[0].relation is not None and draft.specs[0].relation.kind == "within"
+    assert any("taken as 'within 5,000 m'" in note for note in draft.specs[0].implied)
+    said = spec_from_facts(prepass("hospitals within 5 km of the Eaton fire"), layers=default_catalogue())
+    assert not any("taken as" in note for note in said.specs[0].implied)
 
 
 def test_a_polite_request_is_no_yes_no_question():

@@ -30,7 +30,9 @@ class FeatureKind(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     words: tuple[str, ...] = Field(min_length=1)
-    tags: dict[str, tuple[str, ...]] = Field(min_length=1)
+    tags: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    qualifiers: tuple[str, ...] = Field(default=(), description="words anywhere in the question that ask for it")
+    also_class: str | None = Field(default=None, description="the kind is the features also of this class")
 
 
 class FeatureClassSpec(BaseModel):
@@ -61,12 +63,44 @@ def feature_class_specs() -> dict[str, FeatureClassSpec]:
     """Class name -> its definition, in the file's order."""
     raw = json.loads(CLASSES_FILE.read_text(encoding="utf-8"))["classes"]
     specs = {name: FeatureClassSpec.model_validate(spec) for name, spec in raw.items()}
+    specs = {name: _derive_kind_tags(spec, specs) for name, spec in specs.items()}
     owners: dict[str, str] = {}
     for name, spec in specs.items():
         for word in spec.words:
             if owners.setdefault(word, name) != name:
                 raise ValueError(f"{CLASSES_FILE.name}: the word '{word}' names both {owners[word]} and {name}")
     return specs
+
+
+def _derive_kind_tags(spec: FeatureClassSpec, specs: dict[str, FeatureClassSpec]) -> FeatureClassSpec:
+    """``spec`` with the tags of each ``also_class`` kind read from that class's one-key selectors (a road
+    bridge: a bridge whose highway value makes it a road); a kind with neither tags nor a class is an error."""
+    kinds = {}
+    for name, kind in spec.kinds.items():
+        if kind.also_class is not None:
+            other = specs.get(kind.also_class)
+            if other is None or any(
+                len(s) != 1 or not isinstance(next(iter(s.values())), list) for s in other.selectors
+            ):
+                raise ValueError(
+                    f"{CLASSES_FILE.name}: kind {name} needs a class of one-key tag lists, not {kind.also_class}"
+                )
+            tags: dict[str, tuple[str, ...]] = {}
+            for selector in other.selectors:
+                for key, values in selector.items():
+                    tags[key] = tags.get(key, ()) + tuple(values)  # type: ignore[arg-type]
+            kind = kind.model_copy(update={"tags": tags})
+        if not kind.tags:
+            raise ValueError(f"{CLASSES_FILE.name}: kind {name} has no tags")
+        kinds[name] = kind
+    return spec.model_copy(update={"kinds": kinds})
+
+
+def kinds_name(feature_class: str | None, kinds: list[str] | tuple[str, ...]) -> str:
+    """Narrower kinds in words, their first word each: "road bridge", "hospital / clinic"."""
+    spec = feature_class_specs().get(str(feature_class))
+    names = [spec.kinds[k].words[0] if spec is not None and k in spec.kinds else k.replace("_", " ") for k in kinds]
+    return " / ".join(names)
 
 
 def feature_class_names() -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from ..domain.feature_classes import kinds_name
 from ..domain.ids import ARTIFACT_ID_IN_TEXT
 from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..store.models import ArtifactKind, ArtifactRecord
@@ -74,7 +75,8 @@ def _what(extra: dict, lang: str = "en") -> tuple[str, str | None]:
         return phrase("what.buildings_classes", lang, classes=classes), "buildings"
     if extra.get("kinds"):  # narrower than the class: "hospital features", not "healthcare features"
         kinds = [str(k) for k in extra["kinds"]]
-        return phrase("what.class_features", lang, cls=" / ".join(k.replace("_", " ") for k in kinds)), kinds[0]
+        cls = kinds_name(extra.get("feature_class"), kinds)
+        return phrase("what.class_features", lang, cls=cls), kinds[0]
     if extra.get("feature_class"):
         cls = str(extra["feature_class"])
         return phrase("what.class_features", lang, cls=feature_class_name(cls, lang)), cls
@@ -582,10 +584,28 @@ _YES_NO = re.compile(
 
 
 def asks_yes_no(question: str) -> bool:
-    """Whether the question asks yes or no ("Are there ...", "¿Hay ...", "Y a-t-il ...", "Há ...")."""
+    """Whether the question asks yes or no ("Are there ...", "¿Hay ...", "Y a-t-il ...", "Há ...", "¿El parque
+    de bomberos quedó dentro ...?", "Le pont a-t-il été inondé ?")."""
     if _REQUEST.match(question.strip()):  # "Could you tell me how many ...": a request, not a yes/no question
         return bool(_SAYS_YES_NO.search(question.lower()) or re.search(r"\b(?:if|whether)\b", question.lower()))
-    return bool(_YES_NO.match(question.strip()) or _SAYS_YES_NO.search(question.lower()))
+    if _YES_NO.match(question.strip()) or _SAYS_YES_NO.search(question.lower()):
+        return True
+    # a Romance question led by its subject, or a French inversion, with no question word in it
+    led_by_subject = _SUBJECT_FIRST.match(question.strip()) and question.rstrip().endswith("?")
+    return bool((led_by_subject or _INVERSION.search(question)) and not _QUESTION_WORD.search(question))
+
+
+# "¿El parque ...?", "Le pont ... ?", "O hospital ...?": a Spanish, French or Portuguese question led by its subject
+_SUBJECT_FIRST = re.compile(r"^\W*¿\s*(?:el|la|los|las|lo)\b|^\W*(?:le|la|les|l'|o|os|a|as)\s*\w", re.IGNORECASE)
+# "a-t-il", "sont-elles", "est-il": a French yes/no inversion anywhere in the question
+_INVERSION = re.compile(r"\w-t-(?:il|elle|ils|elles)\b|\b(?:est|sont|ont|a)-(?:il|elle|ils|elles)\b", re.IGNORECASE)
+# question words that make it an open question ("¿Qué puentes ...?", "Combien ...", "Quais ...")
+_QUESTION_WORD = re.compile(
+    r"\b(?:qu[ée]|cu[áa]l(?:es)?|cu[áa]nt[oa]s?|d[óo]nde|c[óo]mo|qui[ée]n(?:es)?|cu[áa]ndo)\b"
+    r"|\b(?:quels?|quelles?|combien|o[ùu]|comment|quand|quoi)\b"
+    r"|\b(?:quais|qual|quant[oa]s?|onde|quem|quando)\b",
+    re.IGNORECASE,
+)
 
 
 _REQUEST = re.compile(

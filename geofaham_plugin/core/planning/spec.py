@@ -28,14 +28,14 @@ from pydantic import BaseModel, Field, model_validator
 from ..agents.base import get_tool
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import get_event, load_events
-from ..domain.feature_classes import feature_class_specs
+from ..domain.feature_classes import feature_class_specs, kinds_name
 from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import WORDS_FILE, _type_grouping, named_event_groups, question_constraints
 from .facts import PrepassFacts
 from .plan import Plan, PlanStep
-from .prepass import DAMAGE_RE, ENTITY_WORDS, normalise, user_entries, user_layer_hits
+from .prepass import DAMAGE_RE, DISTANCE_RE, ENTITY_WORDS, normalise, user_entries, user_layer_hits
 from .templates import GROUP_BY_FIELDS
 
 SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
@@ -89,9 +89,7 @@ class SetRef(BaseModel):
         if self.kind == "hazard":
             return phrase("set.hazard", lang, event=event)
         if self.kind == "features":
-            cls = " / ".join(k.replace("_", " ") for k in self.kinds) or feature_class_name(
-                str(self.feature_class), lang
-            )
+            cls = _class_or_kinds(self, lang)
             inside = phrase("set.in_hazard", lang) if self.in_hazard else ""
             return phrase("what.class_features", lang, cls=cls) + inside
         if self.kind == "layer":
@@ -149,9 +147,7 @@ class AnalysisSpec(BaseModel):
         elif subject.kind == "hazard":
             what = phrase("label.hazard_area", lang)
         elif subject.kind == "features":
-            cls = " / ".join(k.replace("_", " ") for k in subject.kinds) or feature_class_name(
-                str(subject.feature_class), lang
-            )
+            cls = _class_or_kinds(subject, lang)
             what = phrase("what.class_features", lang, cls=cls)
         else:
             what = phrase("label.layer_features", lang, layer=str(subject.layer_id).removeprefix("user:"))
@@ -245,6 +241,11 @@ class _Builder:
         self.steps.append(step)
         self._index[key] = f"step:{step_id}"
         return self._index[key]
+
+
+def _class_or_kinds(ref: SetRef, lang: str) -> str:
+    """The features' name: their kinds' ("road bridge / fire station"), else their class's name."""
+    return kinds_name(ref.feature_class, ref.kinds) if ref.kinds else feature_class_name(str(ref.feature_class), lang)
 
 
 def _event_name(event_id: int | None) -> str:
@@ -724,6 +725,8 @@ def spec_from_facts(
             kinds_asked = ["inside", "outside"]  # "how many inside, and how many outside": both, one spec each
     elif distance is not None:
         kind = "within"
+        if not _relates_a_distance(text):  # "hospitals, 5 km, Eaton": no word says how the distance applies
+            implied.append(f"{distance:,.0f} m taken as 'within {distance:,.0f} m'")
     elif "near" in relations:
         kind, distance = "within", NEAR_DEFAULT_M
         implied.append(f"'near' taken as within {NEAR_DEFAULT_M:g} m")
@@ -792,6 +795,9 @@ def spec_from_facts(
     if group_by is None and subject_what.startswith("features:") and _type_grouping().search(text):
         keys = feature_class_specs()[subject_what[9:]].keys if subject_what[9:] in feature_class_specs() else ()
         group_by = keys[0] if keys else None  # "which land-use types, how many hectares of each": by landuse
+    if group_by is None and subject_what == "damage" and (m := _type_grouping().search(text)):
+        group_by = "structure type"  # "break them down", "which kinds were destroyed": the inspected structure's type
+        implied.append(f"'{m.group(0)}' taken as by structure type")
     zones = _set_ref(zones_what, None, facts) if zones_what else None
     zone_label = None
     if zones_what and (zone_entry := entries.get(zones_what.partition(":")[2])) is not None:
@@ -969,13 +975,35 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
         for word in sorted(k.words, key=len, reverse=True):
             rest = re.sub(rf"(?<!\w){re.escape(normalise(word))}(?:e?s)?(?!\w)", " ", rest)
     generic = [w for w in spec.words if not any(w in k.words for k in spec.kinds.values())]
+    # "bridges open to vehicles", "puentes abiertos al tráfico rodado": a qualifier of the class names the kind
+    qualified = [kind for kind, k in spec.kinds.items() if k.qualifiers and _position(text, k.qualifiers) is not None]
     if not named or _position(rest, generic) is not None:  # "health facilities, hospitals included": the class
+        named = []
+    named = list(dict.fromkeys(named + qualified))
+    if not named:
         return []
     if layers is not None and event_id is not None:
         sources = layers.find(event_id=event_id, role="poi", feature_class=feature_class)
         if sources and all(layer.kinds and set(layer.kinds) <= set(named) for layer in sources):
             return []
     return named
+
+
+# words that say how a distance applies: "within 5 km", "5 km from", "a 2 km radius", "a menos de 1 km"
+_DISTANCE_SAID = re.compile(
+    r"(?:within|inside\s+of|up\s+to|less\s+than|under|no\s+more\s+than|at\s+most|menos\s+de|moins\s+de"
+    r"|dentro\s+de|hasta|jusqu\W?a|ate|a)\s+(?:\S+\s+){0,2}$"
+    r"|^\s*(?:\S+\s+){0,2}?(?:of|from|around|away|radius|buffer|distance|de|del|da|do|du|des|autour|alrededor"
+    r"|em\s+torno|ao\s+redor|desde|depuis|a\s+partir)\b"
+)
+
+
+def _relates_a_distance(text: str) -> bool:
+    """Whether a word next to a distance of the question says how it applies (not a bare "5 km")."""
+    for m in DISTANCE_RE.finditer(text):
+        if _DISTANCE_SAID.search(text[max(0, m.start() - 40) : m.start()]) or _DISTANCE_SAID.match(text[m.end() :]):
+            return True
+    return False
 
 
 _HIT = (
