@@ -468,6 +468,11 @@ def test_target_entities(text: str, entities: list[str]) -> None:
         ("for each city", "city"),
         ("by community", "community"),
         ("destroyed by the fire", None),
+        ("divididas por classe de dano", "damage class"),
+        ("por clase de daño", "damage class"),
+        ("par niveau de dommages", "damage class"),
+        ("por tipo de estructura", "structure type"),
+        ("par type de bâtiment", "structure type"),
     ],
 )
 def test_group_by(text: str, group_by: str | None) -> None:
@@ -491,6 +496,9 @@ def test_group_by(text: str, group_by: str | None) -> None:
         ("damaged or destroyed", ANY),
         ("destroyed or damaged", ["destroyed", "affected", "minor", "major"]),
         ("damage assessment", []),
+        ("dano grave (26-50%)", ["major"]),  # the grade's percentages say which grade, whatever the word
+        ("minor (10-25%) or major (26-50%) damage", ["minor", "major"]),
+        ("destroyed (>50%)", ["destroyed"]),
     ],
 )
 def test_damage_classes(text: str, classes: list[str]) -> None:

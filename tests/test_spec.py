@@ -476,6 +476,7 @@ def test_e2e_terse_follow_ups_continue_the_disaster_and_narrow_the_kind(store):
         ("Quel incendie a détruit le plus de structures, Palisades ou Eaton, et avec quel écart ?", "difference"),
         ("Bin the destroyed Palisades structures into 250-metre square cells; how many cells hold one?", "grid_counts"),
         ("Count Palisades destroyed homes per 500 m square.", "grid_counts"),
+        ("Quantos edifícios danificados em Lahaina estão dentro da área queimada, e quantos estão fora dela?", "count"),
     ],
 )
 def test_paraphrases_the_suite_found_read_the_same_analysis(question, last_tool):
@@ -483,7 +484,9 @@ def test_paraphrases_the_suite_found_read_the_same_analysis(question, last_tool)
         (d := spec_from_facts(prepass(question), layers=default_catalogue())).specs, difference=d.difference
     ).steps
     assert steps[-1].tool == last_tool
-    if last_tool == "count":  # every damage class, grouped by it (not only "no damage" and "destroyed")
+    if "fora dela" in question:  # inside and outside: both counted
+        assert [s.tool for s in steps].count("count") == 2 and "outside" in [s.tool for s in steps]
+    elif last_tool == "count":  # every damage class, grouped by it (not only "no damage" and "destroyed")
         assert (
             steps[-1].args["by"] == "damage_class"
             and len(next(s for s in steps if s.tool == "select_damage").args["damage_classes"]) == 5

@@ -207,9 +207,13 @@ NEGATION = (
 # "by structure type" -> "structure type": attribute -> pattern after a grouping word. The names follow
 # data/group_by.json where it has one (damage class, structure type/category, city, community).
 GROUP_WORDS: dict[str, str] = {
-    "structure type": r"(?:structure|building|property|occupancy)\s+types?|types?\s+of\s+(?:structure|building)s?",
+    "structure type": r"(?:structure|building|property|occupancy)\s+types?|types?\s+of\s+(?:structure|building)s?"
+    r"|(?:tipos?|types?)\s+d[e']\s*(?:estructura|edificio|edificacion|construccion|estrutura|edificacao"
+    r"|construcao|batiment|structure|construction)s?",
     "structure category": r"(?:structure|building)\s+categor(?:y|ies)",
-    "damage class": r"damage(?:\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|states?|status))?|severity",
+    "damage class": r"damage(?:\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|states?|status))?|severity"
+    r"|(?:class(?:es?)?|clases?|categorias?|categories|nive(?:l|is|les)|niveaux?|graus?|grados?|degres?)"
+    r"\s+de\s+(?:danos?|dommages?|degats)",
     "neighbourhood": r"neighbou?rhoods?|districts?|suburbs?",
     "community": r"communit(?:y|ies)",
     "city": r"cit(?:y|ies)|towns?|municipalit(?:y|ies)",
@@ -296,7 +300,7 @@ DAMAGE_RE = re.compile(
 )
 GROUP_RE = re.compile(
     r"\b(?:by|per|for\s+(?:each|every)|grouped\s+by|broken\s+down\s+by|split\s+(?:by|across|into|among)"
-    r"|broken\s+down\s+(?:across|into)|por|par|segun|selon)\s+(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+)?(?:"
+    r"|broken\s+down\s+(?:across|into)|por|par|segun|selon)\s+(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+|a\s+|o\s+|les\s+|los\s+|las\s+|os\s+|as\s+)?(?:"
     + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
     + r")\b"
 )
@@ -392,8 +396,21 @@ def _alternative(m: re.Match[str]) -> str:
     return m.lastgroup
 
 
+# The inspection grades by their percentages ("dano grave (26-50%)" is the grade Major, whatever the word says)
+GRADE_PERCENTS: list[tuple[re.Pattern[str], DamageClass]] = [
+    (re.compile(r"(?<![\d.])1\s*(?:-|to|a)\s*9\s*%"), DamageClass.affected),
+    (re.compile(r"(?<![\d.])10\s*(?:-|to|a)\s*25\s*%"), DamageClass.minor),
+    (re.compile(r"(?<![\d.])26\s*(?:-|to|a)\s*50\s*%"), DamageClass.major),
+    (re.compile(r"(?:>|more\s+than|over|above|mas\s+de|plus\s+de|mais\s+de)\s*50\s*%"), DamageClass.destroyed),
+]
+
+
 def extract_damage_classes(text: str) -> list[DamageClass]:
-    """Damage classes in order of mention; a negation takes the complement ("not destroyed")."""
+    """Damage classes in order of mention; a negation takes the complement ("not destroyed"); grades said by
+    their percentages are those grades."""
+    graded = sorted((m.start(), grade) for pattern, grade in GRADE_PERCENTS for m in pattern.finditer(text))
+    if graded:
+        return _unique(grade for _, grade in graded)
     classes: list[DamageClass] = []
     for m in DAMAGE_RE.finditer(text):
         named = DAMAGE_WORDS[int(_alternative(m)[1:])][1]
