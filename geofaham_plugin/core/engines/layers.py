@@ -259,7 +259,9 @@ class LayerData(BaseModel):
 
 # -------------------------------------------------------------------------------------- user layers
 USER_PREFIX = "user:"
-UserRole = Literal["area", "features"]  # polygons: an area; points and lines: features
+UserRole = Literal["area", "features", "values"]  # polygons: an area; points, lines: features; a raster: values
+#: raster files a user may add as a layer of values (population, elevation ...); never a VRT (it may point anywhere)
+RASTER_SUFFIXES = (".tif", ".tiff", ".img", ".asc")
 MAX_DOMAIN = 30  # a field's distinct values are recorded when it has at most this many
 NAME_FIELDS = ("name", "nombre", "nom", "nome", "title", "label")  # an obvious name field, in this order
 #: the CSV driver: geometry from a WKT column or longitude/latitude columns, field types detected
@@ -294,9 +296,10 @@ class UserLayer(BaseModel):
     path: str  # the file, absolute
     layer: str | None = None  # the layer read from a multi-layer file (GeoPackage ...)
     role: UserRole
-    geometry: Literal["point", "line", "polygon", "mixed"]
+    geometry: Literal["point", "line", "polygon", "mixed", "raster"]
     crs: str  # the file's CRS (EPSG:4326 when it names none)
-    feature_count: int  # features with a geometry
+    feature_count: int  # features with a geometry (0 for a raster)
+    bands: int = 0  # a raster's bands
     fields: list[UserField] = Field(default_factory=list)
     name_field: str | None = None
     aliases: list[str] = Field(default_factory=list)  # lower-case phrases naming it, longest first
@@ -452,6 +455,44 @@ def describe_user_layer(
     )
 
 
+def describe_user_raster(name: str, path: Path) -> UserLayer:
+    """A user's raster (GeoTIFF, ERDAS, ASCII grid) described from its header: CRS, bands; one clear
+    :class:`ToolFailed` for a missing, unreadable, CRS-less or VRT-backed file."""
+    import rasterio
+
+    if not path.exists():
+        raise ToolFailed(f"no such file: {path}", kind="not_found", hint=FORMAT_HINT)
+    try:
+        with rasterio.open(path) as src:
+            driver, crs, bands, res, nodata = src.driver, src.crs, src.count, src.res, src.nodata
+    except rasterio.errors.RasterioIOError as exc:
+        raise ToolFailed(f"cannot read {path.name} as a raster: {exc}", kind="invalid_input", hint=FORMAT_HINT) from exc
+    if driver == "VRT":
+        raise ToolFailed(f"{path.name} is a virtual raster (VRT)", kind="invalid_input", hint="export it to GeoTIFF")
+    if crs is None:
+        raise ToolFailed(
+            f"{path.name} has no coordinate reference system",
+            kind="invalid_input",
+            hint="assign one in QGIS (Raster > Projections > Assign Projection) and save it as GeoTIFF",
+        )
+    limitations = [f"raster of {res[0]:g} x {res[1]:g} units per pixel: a pixel counts in an area when its centre does"]
+    if nodata is None:
+        limitations.append("no nodata value declared: every pixel is a value")
+    return UserLayer(
+        id=USER_PREFIX + user_layer_slug(name),
+        name=name,
+        path=str(path.resolve()),
+        role="values",
+        geometry="raster",
+        crs=crs.to_string(),
+        feature_count=0,
+        bands=bands,
+        aliases=user_layer_aliases(name),
+        attribution=f"the user's own raster '{name}' ({path.name})",
+        limitations=limitations,
+    )
+
+
 def _event_date(event_id: int) -> str:
     event = get_event(event_id)
     return event.event_date.isoformat() if event else ""
@@ -564,8 +605,12 @@ class LayerCatalogue:
         name = " ".join(str(name).split())
         if not name:
             raise ToolFailed("a user layer needs a name", kind="invalid_input", hint="e.g. field_clinics")
-        gdf, chosen, crs, notes = read_user_file(path, layer)
-        entry = describe_user_layer(name, Path(path).expanduser(), chosen, gdf, crs, notes)
+        gdf: gpd.GeoDataFrame | None = None
+        if Path(path).suffix.lower() in RASTER_SUFFIXES:
+            entry = describe_user_raster(name, Path(path).expanduser())
+        else:
+            gdf, chosen, crs, notes = read_user_file(path, layer)
+            entry = describe_user_layer(name, Path(path).expanduser(), chosen, gdf, crs, notes)
         base, n = entry.id, 1
         while entry.id in self.user_layers and (self.user_layers[entry.id].path, self.user_layers[entry.id].layer) != (
             entry.path,
@@ -574,7 +619,8 @@ class LayerCatalogue:
             n += 1
             entry = entry.model_copy(update={"id": f"{base}_{n}"})
         self.user_layers[entry.id] = entry
-        self._user_frames[entry.id] = gdf
+        if gdf is not None:
+            self._user_frames[entry.id] = gdf
         return entry
 
     def entry(self, layer_id: str) -> CatalogueLayer | UserLayer:
@@ -640,6 +686,12 @@ class LayerCatalogue:
         entry = self.entry(layer_id)
         if not isinstance(entry, UserLayer):
             raise ToolFailed(f"'{layer_id}' is a sample layer, not one of the user's", kind="invalid_input")
+        if entry.role == "values":
+            raise ToolFailed(
+                f"your layer '{entry.name}' is a raster, not features",
+                kind="invalid_input",
+                hint="a raster answers a statistic (sum, mean ...) inside an area",
+            )
         return entry, self._user_frames[layer_id]
 
     # --- lookup -----------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ ConstraintKind = Literal[
     "measure",
     "relation",
 ]
-Measure = Literal["share", "area", "length", "mean", "sum", "difference"]
+Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid"]
 
 FEATURE_TOOLS = frozenset({"get_features", "get_features_at"})
@@ -249,7 +249,8 @@ def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
     field = GROUP_BY_FIELDS.get(str(c.value), "").lower()
     if c.value == "damage class" and s.tool == "damage_by_class":
         return True
-    if not by or s.tool not in ("count", "sum_by", "dissolve", "zonal_stats", "share", "measure", "stats"):
+    grouping_tools = ("count", "sum_by", "dissolve", "zonal_stats", "raster_stats", "share", "measure", "stats")
+    if not by or s.tool not in grouping_tools:
         return "group by" in _sql(s)
     return by == field if field else (by in str(c.value).lower().replace(" ", "_") or str(c.value).lower() in by)
 
@@ -259,9 +260,14 @@ _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ..
     "share": ({"share": None}, ("/",)),
     "area": ({"zonal_stats": None, "measure": ("quantity", "area")}, ("st_area",)),
     "length": ({"measure": ("quantity", "length")}, ("st_length",)),
-    "mean": ({"zonal_stats": None, "stats": ("stat", "mean median")}, ("avg(",)),
-    "sum": ({"sum_by": None, "stats": ("stat", "sum")}, ("sum(",)),
+    "mean": (
+        {"zonal_stats": None, "stats": ("stat", "mean median"), "raster_stats": ("stat", "mean median")},
+        ("avg(",),
+    ),
+    "sum": ({"sum_by": None, "stats": ("stat", "sum"), "raster_stats": ("stat", "sum")}, ("sum(",)),
     "difference": ({"difference": None, "index_change": None, "dnbr": None}, (") - (", ") - sum", ") - count")),
+    # "how many people": a sum of population (a raster's or a field's), never a count of features
+    "people": ({"raster_stats": ("stat", "sum"), "stats": ("stat", "sum"), "sum_by": None}, ("sum(",)),
 }
 
 
@@ -280,7 +286,7 @@ def _applies_measure(c: Constraint, s: ExecutedStep) -> bool:
 def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
     sql = _sql(s)
     if c.value == "inside":
-        if s.tool in ("inside", "clip", "damage_by_class", "zonal_stats") or (
+        if s.tool in ("inside", "clip", "damage_by_class", "zonal_stats", "raster_stats") or (
             s.tool in FEATURE_TOOLS and "aoi" in s.inputs
         ):
             return True
@@ -310,7 +316,7 @@ def _applies_event(c: Constraint, s: ExecutedStep) -> bool:
 
 
 def _applies_layer(c: Constraint, s: ExecutedStep) -> bool:
-    return s.tool == "load_layer" and s.args.get("layer_id") == c.value
+    return s.tool in ("load_layer", "load_raster_layer") and s.args.get("layer_id") == c.value
 
 
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:

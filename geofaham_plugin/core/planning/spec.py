@@ -69,6 +69,7 @@ class SetRef(BaseModel):
         default_factory=dict,
         description="field -> values to keep (structure type, category ...), exactly as in the data",
     )
+    raster: bool = Field(default=False, description="layer sets: a raster of values (population ...), not features")
 
     @model_validator(mode="after")
     def _complete(self) -> SetRef:
@@ -130,8 +131,10 @@ class AnalysisSpec(BaseModel):
     def _complete(self) -> AnalysisSpec:
         if self.subject.kind == "aoi":
             raise ValueError("the area of interest restricts a subject; it is not one")
-        if self.measure in ("sum", "mean") and not self.field:
+        if self.measure in ("sum", "mean") and not self.field and not self.subject.raster:
             raise ValueError(f"a {self.measure} needs a numeric field")
+        if self.subject.raster and self.measure not in ("sum", "mean"):
+            raise ValueError("a raster of values answers a sum or a mean inside an area, not a count of features")
         if self.measure in ("area", "length") and self.subject.kind == "damage":
             raise ValueError(f"the {self.measure} of building points is not defined")
         if self.relation and self.relation.reference.kind == "aoi" and not self.aoi_artifact_id:
@@ -150,7 +153,8 @@ class AnalysisSpec(BaseModel):
             cls = _class_or_kinds(subject, lang)
             what = phrase("what.class_features", lang, cls=cls)
         else:
-            what = phrase("label.layer_features", lang, layer=str(subject.layer_id).removeprefix("user:"))
+            key = "label.raster_values" if subject.raster else "label.layer_features"
+            what = phrase(key, lang, layer=str(subject.layer_id).removeprefix("user:"))
         event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
         of_event = phrase("label.of_event", lang, event=event)
         text = what + (of_event if event and subject.kind in ("damage", "hazard") else "")
@@ -394,8 +398,51 @@ def _narrowed(b: _Builder, ref: SetRef, s: str, aoi: str | None) -> str:
     return s
 
 
+def _compile_raster(b: _Builder, spec: AnalysisSpec) -> str:
+    """A raster of values (population ...): its sum or mean inside the reference area (or within a distance
+    of it), your area, or per zone (the zones' parts inside the reference when there is one)."""
+    aoi, relation = spec.aoi_artifact_id, spec.relation
+    raster = b.add(
+        "load_raster_layer", f"Load your raster {spec.subject.layer_id}", {"layer_id": spec.subject.layer_id}, {}
+    )
+    area: str | None = None
+    where = "your area"
+    if relation is not None:
+        if relation.kind not in ("inside", "within"):
+            raise SpecError(f"a raster's {spec.measure} is taken inside an area, not {relation.kind} it")
+        area, _ = _set(b, relation.reference, aoi, None)
+        where = relation.reference.describe()
+        if relation.kind == "within":
+            area = b.add(
+                "buffer",
+                f"Buffer {where} by {relation.distance_m:g} m",
+                {"distance_m": relation.distance_m},
+                {"layer": area},
+            )
+            where = f"{relation.distance_m:g} m of {where}"
+    by = None
+    if spec.zones is not None:
+        zones, _ = _set(b, spec.zones, aoi, None)
+        by = spec.zone_label
+        if area is not None:
+            zones = b.add("clip", f"Cut {spec.zones.describe()} to {where}", {}, {"features": zones, "mask": area})
+        area, where = zones, spec.zones.describe()
+    elif area is None:
+        if not aoi:
+            raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
+        area = aoi
+    return b.add(
+        "raster_stats",
+        f"The {spec.measure} of the raster's values inside {where}" + (" per zone" if spec.zones else ""),
+        {"stat": spec.measure, "by": by},
+        {"raster": raster, "zones": area},
+    )
+
+
 def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
     """Steps for one spec; returns the reference of its last step."""
+    if spec.subject.raster:
+        return _compile_raster(b, spec)
     aoi = spec.aoi_artifact_id
     relation = spec.relation
     group_field = GROUP_BY_FIELDS.get(spec.group_by, spec.group_by) if spec.group_by else None
@@ -662,8 +709,15 @@ def spec_from_facts(
         pos = _position(text, ENTITY_WORDS.get(cls, (cls,)))
         named.append((pos if pos is not None else len(text), None, f"features:{cls}"))
     layer_at = {layer_id: span[0] for layer_id, span in reversed(user_layer_hits(text, user_entries(layers)))}
+    entries_of = {e.id: e for e in user_entries(layers)}
     for layer_id in facts.layers:
         named.append((layer_at.get(layer_id, len(text)), None, f"layer:{layer_id}"))
+    named_raster = any(getattr(entries_of.get(i), "role", None) == "values" for i in facts.layers)
+    if not named_raster and (people := _PEOPLE.search(text)):  # "how many people live in ...": your population raster
+        populations = [e for e in user_entries(layers) if e.role == "values" and _POPULATION_WORDS & set(e.aliases)]
+        if len(populations) == 1:
+            named.append((people.start(), None, f"layer:{populations[0].id}"))
+            implied.append(f"people counted from your raster '{populations[0].name}'")
     damage_pos = _damage_position(text) if (facts.damage_classes or "buildings" in facts.target_entities) else None
     provisional = facts.event_id or next(iter(_comparison_events(facts)), None) or next(iter(aoi_events), None)
     if damage_pos is not None and not facts.damage_classes and _no_damage_layer(provisional, layers):
@@ -735,6 +789,9 @@ def spec_from_facts(
 
     subject_what = named[0][2]
     others = [what for _, _, what in named[1:]]
+    raster = subject_what.startswith("layer:") and getattr(entries.get(subject_what[6:]), "role", None) == "values"
+    if raster and kind is None and (others or hazard_named):  # "people in the flood extent": values inside it
+        kind = "inside"
     reference_what: str | None = None
     if kind is not None:
         if others:
@@ -784,11 +841,18 @@ def spec_from_facts(
             return SpecDraft(gaps=[gap])
         raise SpecError("the question names no disaster and no area of interest is set")
 
+    if raster:  # a raster of values: "how many people" is a sum, "average elevation" a mean
+        if measure in ("count", "list"):
+            measure = "sum"
+        if measure not in ("sum", "mean"):
+            raise SpecError(f"a raster of values answers a sum or a mean inside an area, not a {measure}")
+        if kind is None and not aoi_artifact_id and not zones_what:
+            raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
     if measure == "count" and subject_what.startswith(("features:", "layer:")) and not facts.wants_count:
         measure = "list"
     if measure in ("count", "list") and _said_numeric_fields(subject_what, entries, text):
         measure = "sum"  # "how many beds", "total beds": the sum of the field the question names, not a count
-    field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") else None
+    field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") and not raster else None
     group_by = facts.group_by
     if group_by is None and subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])):
         group_by = _field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
@@ -832,7 +896,12 @@ def spec_from_facts(
     relation_kinds: list[RelationKind | None] = list(kinds_asked) or [kind]
     for ev, how in [(e, k) for e in events or [None] for k in relation_kinds]:
         subject = _set_ref(subject_what, ev, facts).model_copy(
-            update={"filters": filters, "kinds": kinds, "place": _named_place(facts, ev, subject_what, aoi_artifact_id)}
+            update={
+                "filters": filters,
+                "kinds": kinds,
+                "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
+                "raster": raster,
+            }
         )
         relation = None
         if how is not None and reference_what is not None:
@@ -912,6 +981,8 @@ _PEOPLE = re.compile(
     r"|population|pessoas|moradores|populacao)(?!\w)"
 )
 _POPULATION_FIELDS = frozenset({"population", "pop", "inhabitants", "residents", "people", "habitantes", "poblacion"})
+# words in the name of a population raster (WorldPop, GHS-POP, LandScan ...)
+_POPULATION_WORDS = _POPULATION_FIELDS | {"worldpop", "ghs pop", "landscan", "populacao", "personas", "pessoas"}
 
 
 def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer], text: str) -> str:

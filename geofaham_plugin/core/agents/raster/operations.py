@@ -403,3 +403,107 @@ def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones
         summary=headline[:300],
         extra={"zones": records, "band": what, "by": args.by, "limitations": limitations_of(raster, zones)},
     )
+
+
+class LoadRasterLayerArgs(BaseModel):
+    layer_id: str = Field(min_length=1, description="user:<name> of one of the user's rasters")
+
+
+@tool(agent=R, args=LoadRasterLayerArgs, output=ArtifactKind.raster)
+def load_raster_layer(ctx: ToolContext, args: LoadRasterLayerArgs) -> ArtifactRecord:
+    """Load one of the user's rasters (population, elevation ...) by its catalogue id, copied as a COG."""
+    from ...engines.layers import UserLayer
+
+    entry = ctx.layers.entry(args.layer_id)  # ToolFailed naming the known ids when there is none
+    if not isinstance(entry, UserLayer) or entry.role != "values":
+        raise ToolFailed(f"'{args.layer_id}' is not one of your rasters", kind="invalid_input", hint="use load_layer")
+    return ctx.store.register_raster_file(
+        entry.path,
+        source=f"raster.load_raster_layer:{entry.id}",
+        summary=f"{entry.title} ({entry.bands} band(s), {entry.crs})",
+        extra={
+            "layer_id": entry.id,
+            "role": entry.role,
+            "attribution": entry.attribution,
+            "limitations": list(entry.limitations),
+        },
+    )
+
+
+RasterStat = Literal["sum", "mean", "median", "min", "max"]
+
+
+class RasterStatsArgs(BaseModel):
+    stat: RasterStat = Field(description="sum (people in a population raster), mean, median, min or max")
+    by: str | None = Field(default=None, description="zone field: one value per zone; null: one value over all zones")
+    band: int = Field(default=1, ge=1)
+
+
+@tool(
+    agent=R,
+    args=RasterStatsArgs,
+    output=ArtifactKind.table,
+    inputs=(
+        InputSpec("raster", RASTER, description="values (population, elevation, an index ...)"),
+        InputSpec("zones", VECTOR_KINDS, POLYGONAL, description="the area(s): a hazard extent, your area, zones"),
+    ),
+)
+def raster_stats(
+    ctx: ToolContext, args: RasterStatsArgs, raster: ArtifactRecord, zones: ArtifactRecord
+) -> ArtifactRecord:
+    """One statistic of a raster's values inside an area (zones merged, overlaps once), or per zone by a field."""
+    import pandas as pd
+
+    ds = rx.load_raster(ctx.store.abs_path(raster.id))
+    names = list(ds.data_vars)
+    if args.band > len(names):
+        raise ToolFailed(f"{raster.id} has {len(names)} band(s)", kind="invalid_input")
+    values, grid = ds[names[args.band - 1]].data, ds.attrs["grid"]
+    gdf = ctx.store.read_vector(zones.id)
+    if args.by and args.by not in gdf.columns:
+        raise ToolFailed(
+            f"{zones.id} has no field '{args.by}'",
+            kind="invalid_input",
+            hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"),
+        )
+    whole = gdf.dissolve() if not args.by else gdf  # one area: overlapping zones count their pixels once
+    table = ops.quiet(ops.zonal_stats, values, grid, whole, by=args.by)
+    if int(table["pixels"].sum()) == 0:
+        raise ToolFailed(
+            f"no valid pixel of {raster.id} inside {zones.id}",
+            kind="empty",
+            hint="the raster may not cover the area: check both on the map",
+        )
+    total = table.iloc[0] if not args.by else ops.quiet(ops.zonal_stats, values, grid, gdf.dissolve(), by=None).iloc[0]
+    out = pd.DataFrame(
+        {
+            "value": table["zone"].astype(str) if args.by else ["all"],
+            args.stat: table[args.stat].astype(float),
+            "n": table["pixels"].astype(int),
+            "area_km2": table["area_m2"].astype(float) / 1e6,
+        }
+    ).sort_values(args.stat, ascending=False, kind="stable", na_position="last")
+    layer = raster.extra.get("layer_id") or raster.id
+    what = str(layer).removeprefix("user:")
+    amount = float(total[args.stat])
+    return ctx.store.register_table(
+        out.reset_index(drop=True),
+        source="raster.raster_stats",
+        inputs=[raster.id, zones.id],
+        summary=f"{args.stat} of {what} inside {zones.id}: {amount:g} ({int(total['pixels']):,} pixels)"
+        + (f" by {args.by}" if args.by else ""),
+        extra={
+            "by": args.by,
+            "stat": args.stat,
+            "value": amount,
+            "n": int(total["pixels"]),
+            "limitations": limitations_of(raster, zones),
+            "stated": {
+                "measure": args.stat,
+                "unit": "none",
+                "column": args.stat,
+                "label": f"{args.stat} of {what}",
+                "total": amount,
+            },
+        },
+    )
