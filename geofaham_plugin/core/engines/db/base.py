@@ -37,6 +37,9 @@ from .schema import DAMAGE_CLASSES, OUTPUT_COLUMNS
 QueryTable = Literal["damage", "features"]
 DEFAULT_ROW_CAP = 10_000
 DEFAULT_TIMEOUT_S = 30.0
+# Free SQL results stop at this many bytes (values as the database holds them): a few rows of huge
+# geometries or strings must not fill the memory of QGIS (an adversarial query made 1.5 GB in 5 rows).
+DEFAULT_BYTE_CAP = 64 * 1024 * 1024
 
 SCHEMA_HINT = (
     "tables: events(id, type, name, place, country, event_date, aoi), "
@@ -233,6 +236,17 @@ def prepare_sql(
     rewritten, used = rewrite_placeholders(sql, paths, temp_name)
     statement = check_select(rewritten, dialect)
     return statement, used, [read_artifact(aid, paths[aid]) for aid in used]
+
+
+def result_too_large(byte_cap: int) -> Exception:
+    """The model's query asked for more data than a free SQL result may hold (same for every engine)."""
+    from ..sql_safety import QueryError
+
+    return QueryError(
+        f"the result is larger than {byte_cap / 2**20:g} MB, the cap for one free SQL result",
+        "return fewer rows or columns: aggregate in SQL (count, sum, ST_Union), simplify geometries "
+        "(ST_SimplifyPreserveTopology) or filter to the area you need",
+    )
 
 
 def served(table: str, column: str, event: str) -> str:
@@ -454,11 +468,14 @@ class SpatialEngine(ABC):
         *,
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        byte_cap: int = DEFAULT_BYTE_CAP,
     ) -> QueryResult:
         """Run one read-only SELECT/WITH query. ``{{a_1234abcd}}`` placeholders name artifacts in
         ``artifacts`` (id -> GeoPackage path); each is loaded into a temporary table whose name replaces
         the placeholder. Refusals and fixable errors raise ``ModelRetry`` (``UnsafeSQL`` /
-        ``QueryError``); a timeout raises ``ToolFailed(kind="timeout")``."""
+        ``QueryError``, also for a result above ``byte_cap`` bytes: :func:`result_too_large`); more
+        than ``row_cap`` rows are cut (``truncated``); a timeout raises ``ToolFailed(kind="timeout")``
+        within about a second of ``timeout_s``."""
 
     # --- shared helpers ------------------------------------------------------------------------------
     @staticmethod
