@@ -7,8 +7,13 @@ with ``enable_load_extension`` (Debian's /usr/bin/python3 has it) and ``libsqlit
 Queries run on a second connection that opens the file read-only (``mode=ro``); artifacts for a query
 go into TEMP tables of that connection. Free SQL additionally runs under an authorizer that allows
 only reads and non-denied functions (no write, ATTACH, pragma change, even inside a SpatiaLite
-function), with ``load_extension`` switched off, and a progress handler that stops it at the deadline.
-A single long GEOS call cannot be interrupted until it returns (the handler runs between VM steps).
+function), with ``load_extension`` switched off, strings and blobs capped at ``byte_cap``
+(``SQLITE_LIMIT_LENGTH``) and the rows' total too. Deadline: a progress handler stops the VM between
+steps, and a watchdog thread interrupts the connection at the deadline and asks GEOS to interrupt
+(``GEOS_interruptRequest``) until the query returns: one GEOS call (a buffer of a self-crossing line)
+never returns to the VM and once ran 25 s under a 2 s limit. GEOS's interrupt flag is process-wide:
+a GEOS call of another thread running in the same tenth of a second may be interrupted too (it fails;
+nothing is corrupted), and the flag is cleared when the query ends.
 
 Metres: rows are pre-filtered with the R*Tree (the area's bounding box grown by a conservative number
 of degrees for the distance), then in the WGS84 UTM zone of the area's centroid (EPSG 326xx/327xx;
@@ -22,6 +27,8 @@ projection centred on each geometry (``ST_Area(geom, 1)`` returns NULL in some 5
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import sqlite3
 import threading
@@ -39,6 +46,7 @@ from ...domain.events import load_events
 from ...errors import ToolFailed
 from ..sql_safety import QueryError, UnsafeSQL, denied_function
 from .base import (
+    DEFAULT_BYTE_CAP,
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
     SCHEMA_HINT,
@@ -56,6 +64,7 @@ from .base import (
     is_null,
     prepare_sql,
     read_artifact,
+    result_too_large,
     served,
 )
 from .schema import (
@@ -84,6 +93,52 @@ def _authorize(action: int, _arg1: str | None, arg2: str | None, _db: str | None
     if action == sqlite3.SQLITE_FUNCTION:
         return sqlite3.SQLITE_DENY if denied_function(arg2 or "") else sqlite3.SQLITE_OK
     return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY  # incl. PRAGMA, ATTACH
+
+
+@functools.cache
+def _geos() -> ctypes.CDLL | None:
+    """The GEOS C library mod_spatialite uses (same soname, so the same loaded copy), or None."""
+    name = ctypes.util.find_library("geos_c")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
+class _Watchdog:
+    """Enforces a deadline on one query of ``conn``: at the deadline it interrupts the connection (the VM
+    stops at its next step) and, every 0.1 s until the query returns, asks GEOS to interrupt the call
+    that is running (a long GEOS call never gets back to the VM). Leaving clears GEOS's flag."""
+
+    def __init__(self, conn: sqlite3.Connection, timeout_s: float) -> None:
+        self._conn, self._timeout_s = conn, timeout_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="gf-sql-watchdog", daemon=True)
+        self.fired = False
+
+    def _watch(self) -> None:
+        if self._done.wait(self._timeout_s):
+            return
+        self.fired = True
+        self._conn.interrupt()
+        geos = _geos()
+        while geos is not None and not self._done.wait(0.1):
+            geos.GEOS_interruptRequest()
+
+    def __enter__(self) -> _Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        geos = _geos()
+        if self.fired and geos is not None:
+            geos.GEOS_interruptCancel()
+
+
+def _row_bytes(row: Sequence[Any]) -> int:
+    return sum(len(v) if isinstance(v, (bytes, str)) else 8 for v in row)
 
 
 def _driver_errors(fn: Callable[..., T]) -> Callable[..., T]:
@@ -517,6 +572,7 @@ WHERE d <= :dist ORDER BY d, id"""
         *,
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        byte_cap: int = DEFAULT_BYTE_CAP,
     ) -> QueryResult:
         statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f'temp."gf_{aid}"', "sqlite")
         started = time.perf_counter()
@@ -527,20 +583,40 @@ WHERE d <= :dist ORDER BY d, id"""
                 deadline = time.monotonic() + timeout_s
                 conn.set_authorizer(_authorize)
                 conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2_000)
+                length = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(1, byte_cap))
                 try:
-                    cur = self._exec(conn, statement)
-                    rows = cur.fetchmany(row_cap + 1)
-                    description = cur.description or ()
-                    cur.close()
+                    with _Watchdog(conn, timeout_s):
+                        rows, description = self._fetch(conn, statement, row_cap, byte_cap)
                 except sqlite3.Error as exc:
-                    raise _translate(exc, timeout_s, time.monotonic() > deadline) from exc
+                    raise _translate(exc, timeout_s, time.monotonic() > deadline, byte_cap) from exc
                 finally:
+                    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, length)
                     conn.set_authorizer(None)
                     conn.set_progress_handler(None, 0)
                 result = self._result(conn, statement, description, rows, row_cap, started)
             finally:
                 self._drop_artifacts(conn, used)
         return result
+
+    def _fetch(
+        self, conn: sqlite3.Connection, statement: str, row_cap: int, byte_cap: int
+    ) -> tuple[list[tuple], Sequence[Any]]:
+        """At most ``row_cap + 1`` rows, in chunks, stopping once they hold more than ``byte_cap`` bytes."""
+        cur = self._exec(conn, statement)
+        try:
+            rows: list[tuple] = []
+            size = 0
+            while len(rows) <= row_cap:
+                chunk = cur.fetchmany(min(500, row_cap + 1 - len(rows)))
+                if not chunk:
+                    break
+                size += sum(_row_bytes(r) for r in chunk)
+                if size > byte_cap:
+                    raise result_too_large(byte_cap)
+                rows += chunk
+            return rows, cur.description or ()
+        finally:
+            cur.close()
 
     @staticmethod
     def _result(
@@ -579,8 +655,10 @@ WHERE d <= :dist ORDER BY d, id"""
         )
 
 
-def _translate(exc: sqlite3.Error, timeout_s: float, timed_out: bool) -> Exception:
+def _translate(exc: sqlite3.Error, timeout_s: float, timed_out: bool, byte_cap: int) -> Exception:
     message = str(exc).strip() or type(exc).__name__
+    if "too big" in message:  # SQLITE_TOOBIG: a string or blob above SQLITE_LIMIT_LENGTH
+        return result_too_large(byte_cap)
     if timed_out or message == "interrupted":
         return ToolFailed(
             f"the query was stopped after {timeout_s:g} s",
