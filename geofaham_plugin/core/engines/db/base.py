@@ -238,6 +238,12 @@ def prepare_sql(
     return statement, used, [read_artifact(aid, paths[aid]) for aid in used]
 
 
+def quote_ident(name: str) -> str:
+    """``name`` as an SQL identifier (double quotes, inner quotes doubled): the one quoting helper for
+    identifiers in SQL text (PostGIS code uses psycopg2.sql.Identifier, which does the same)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def result_too_large(byte_cap: int) -> Exception:
     """The model's query asked for more data than a free SQL result may hold (same for every engine)."""
     from ..sql_safety import QueryError
@@ -255,7 +261,7 @@ def served(table: str, column: str, event: str) -> str:
     event (NULL) included. One layer can serve several event records; its rows are stored once."""
     every = " OR le.event_id IS NULL" if table == "features" else ""
     return (
-        f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "
+        f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "  # our table/column names; event is a parameter marker  # nosec B608
         f"AND (le.event_id = {event}{every}))"
     )
 
@@ -263,7 +269,7 @@ def served(table: str, column: str, event: str) -> str:
 def hazard_sources(event: str) -> str:
     """One-column query of the event's hazard geometries (burn perimeters and flood extents)."""
     return (
-        f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "
+        f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "  # our schema; event is a parameter marker  # nosec B608
         f"UNION ALL SELECT geom FROM flood_extents WHERE {served('flood_extents', 'source', event)}"
     )
 
@@ -271,7 +277,7 @@ def hazard_sources(event: str) -> str:
 def hazard_rows_sql(event: str, as_binary: str) -> str:
     """(kind, source, WKB) of the event's hazard polygons."""
     return (
-        f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "
+        f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "  # our schema and function names  # nosec B608
         f"WHERE {served('burn_perimeters', 'source', event)} "
         f"UNION ALL SELECT 'flood_extent', source, {as_binary}(geom) FROM flood_extents "
         f"WHERE {served('flood_extents', 'source', event)}"
@@ -358,7 +364,7 @@ def area_union(parts: str) -> str:
     """One-row query: the union of ``parts`` (a query with a ``geom`` column). A single geometry is used
     as it is: dissolving the 249-part EMSR773 flood polygon alone costs a quarter of a second."""
     return (
-        f"SELECT CASE WHEN (SELECT count(*) FROM ({parts}) p1) = 1 THEN (SELECT geom FROM ({parts}) p2) "
+        f"SELECT CASE WHEN (SELECT count(*) FROM ({parts}) p1) = 1 THEN (SELECT geom FROM ({parts}) p2) "  # parts: SQL built by the engines  # nosec B608
         f"ELSE (SELECT ST_Union(geom) FROM ({parts}) p3) END AS geom"
     )
 

@@ -123,9 +123,9 @@ def _capped(statement: str, byte_cap: int) -> str:
     bytes (a window without ORDER BY keeps the rows' order and streams). The statement ends with a
     newline, so a trailing ``--`` comment cannot swallow the wrapper."""
     return (
-        f"SELECT * FROM (SELECT gf_q.*, sum(pg_column_size(gf_q.*)) OVER (ROWS UNBOUNDED PRECEDING) "
+        f"SELECT * FROM (SELECT gf_q.*, sum(pg_column_size(gf_q.*)) OVER (ROWS UNBOUNDED PRECEDING) "  # the statement passed sql_safety; byte_cap is an int  # nosec B608
         f"AS {_BYTES_COLUMN} FROM (\n{statement}\n) gf_q) gf_w WHERE pg_temp.gf_within(gf_w.{_BYTES_COLUMN}, "
-        f"{int(byte_cap)})"  # nosec B608 - the statement passed sql_safety; byte_cap is an int
+        f"{int(byte_cap)})"
     )
 
 
@@ -149,6 +149,7 @@ def role_hardening_sql(role: str = READ_ONLY_ROLE, owner: str = "geofaham") -> s
     procs = _DENIED_PROCS.format(
         names=_sql_text_array(ROLE_DENIED_FUNCTIONS), prefixes=_sql_text_array(ROLE_DENIED_PREFIXES)
     )
+    # identifiers go through format('%I'), values are quoted literals of our constants
     return f"""SET standard_conforming_strings = on;
 DO $gf$
 DECLARE f regprocedure; r name; ro CONSTANT text := {_literal(role)};
@@ -165,7 +166,7 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', f, {_literal(owner)});
   END LOOP;
 END $gf$;
-"""  # nosec B608 - identifiers go through format('%I'), values are quoted literals of our constants
+"""  # nosec B608
 
 
 _PG_TYPES = {"int": "bigint", "float": "double precision", "bool": "boolean", "time": "timestamptz", "text": "text"}
@@ -267,7 +268,7 @@ class PostGISEngine(SpatialEngine):
         )
         problems += [f"role {role} is a member of {r}" for (r,) in cur.fetchall()]
         cur.execute(
-            "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.oid IN ("
+            "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.oid IN ("  # constant SQL; values are parameters  # nosec B608
             + _DENIED_PROCS.format(names="%(names)s", prefixes="%(prefixes)s")
             + ") AND has_function_privilege(%(role)s, p.oid, 'EXECUTE') ORDER BY 1",
             {"names": list(ROLE_DENIED_FUNCTIONS), "prefixes": list(ROLE_DENIED_PREFIXES), "role": role},
@@ -376,7 +377,9 @@ class PostGISEngine(SpatialEngine):
         geoms = [MultiPolygon([box(*e.bbox_4326)]) if e.bbox_4326 else None for e in events]
         self._copy(cur, "gf_seed_events", cols + ["aoi"], rows, geoms, [k for _, k in INSERT_COLUMNS["events"]])
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols[1:] + ["aoi"])
-        cur.execute(f"INSERT INTO events SELECT * FROM gf_seed_events ON CONFLICT (id) DO UPDATE SET {updates}")
+        # column names of our schema
+        upsert = f"INSERT INTO events SELECT * FROM gf_seed_events ON CONFLICT (id) DO UPDATE SET {updates}"  # nosec B608
+        cur.execute(upsert)
 
     def _copy(
         self,
@@ -525,7 +528,8 @@ class PostGISEngine(SpatialEngine):
         with self._lock:
             if area is None:
                 with self._cursor() as cur:
-                    cur.execute(f"SELECT count(*) FROM ({hazard_sources('%(e)s')}) h", {"e": event_id})
+                    count = f"SELECT count(*) FROM ({hazard_sources('%(e)s')}) h"  # our SQL  # nosec B608
+                    cur.execute(count, {"e": event_id})
                     if not cur.fetchone()[0]:
                         raise ToolFailed(
                             f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
@@ -539,7 +543,7 @@ class PostGISEngine(SpatialEngine):
                 with self._tx() as cur:
                     self._load_artifacts(cur, [table])
                 yield (
-                    area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"),
+                    area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"),  # nosec B608
                     f"artifact {area.id}",
                 )
             finally:
@@ -565,7 +569,7 @@ class PostGISEngine(SpatialEngine):
         params = {"event": event_id}
         with self._area(event_id, area) as (area_sql, label), self._cursor() as cur:
             cur.execute(
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
                 f"WHERE {served('damage', 'd.source_layer', '%(event)s')} "
                 "AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3",
@@ -589,7 +593,7 @@ class PostGISEngine(SpatialEngine):
         params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer}
         with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
             cur.execute(
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, ST_AsBinary(t.geom) FROM {table} t, area a "
                 f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
                 "AND ST_Intersects(t.geom, a.geom) ORDER BY t.id",
@@ -623,7 +627,7 @@ class PostGISEngine(SpatialEngine):
         with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
             # geography: spheroid distances in metres; the GIST index on geom::geography serves ST_DWithin
             cur.execute(
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, ST_Distance(t.geom::geography, a.geom::geography) AS d, "
                 f"ST_AsBinary(t.geom) FROM {table} t, area a "
                 f"WHERE {self._filters(table, feature_class, classes, source_layer)} "

@@ -63,6 +63,7 @@ from .base import (
     hazard_sources,
     is_null,
     prepare_sql,
+    quote_ident,
     read_artifact,
     result_too_large,
     served,
@@ -135,6 +136,11 @@ class _Watchdog:
         geos = _geos()
         if self.fired and geos is not None:
             geos.GEOS_interruptCancel()
+
+
+def _temp_table(artifact_id: str) -> str:
+    """The TEMP table holding an artifact during one query."""
+    return "temp." + quote_ident(f"gf_{artifact_id}")
 
 
 def _row_bytes(row: Sequence[Any]) -> int:
@@ -329,10 +335,12 @@ class SpatiaLiteEngine(SpatialEngine):
         )
         marks = ", ".join("?" * len(cols))
         with self._tx() as conn:
-            self._exec(conn, f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?", (source,))
+            # table and column from our schema (INSERT_COLUMNS keys)
+            delete = f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?"  # nosec B608
+            self._exec(conn, delete, (source,))
             self._execmany(
                 conn,
-                f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "
+                f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "  # names from our schema  # nosec B608
                 f"VALUES ({marks}, GeomFromWKB(?, 4326))",
                 rows,
             )
@@ -374,7 +382,7 @@ class SpatiaLiteEngine(SpatialEngine):
             conn = self._reader()
             for table in ("damage", "flood_extents", "burn_perimeters", "features"):
                 rows = conn.execute(
-                    f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} GROUP BY 1 ORDER BY 1"
+                    f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} GROUP BY 1 ORDER BY 1"  # our table names  # nosec B608
                 ).fetchall()
                 out["tables"][table] = dict(rows)
             out["events"] = conn.execute("SELECT count(*) FROM events").fetchone()[0]
@@ -382,7 +390,7 @@ class SpatiaLiteEngine(SpatialEngine):
                 conn.execute("SELECT target_table, source_layer, event_id FROM layer_events").fetchall()
             )
             rows = conn.execute(
-                f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "
+                f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "  # our SQL constant  # nosec B608
                 f"UNION ALL SELECT 'flood_extents', event_id, source, {AREA_KM2_SQL} FROM flood_extents "
                 "ORDER BY 1, 2, 3"
             ).fetchall()
@@ -398,22 +406,24 @@ class SpatiaLiteEngine(SpatialEngine):
     # ---------------------------------------------------------------------------------- artifacts
     def _load_artifacts(self, conn: sqlite3.Connection, tables: Sequence[ArtifactTable]) -> None:
         for art in tables:
-            name = f'temp."gf_{art.id}"'
-            cols = ", ".join(f'"{c}" {_SQLITE_TYPES[k]}' for c, k in art.columns)
+            name = _temp_table(art.id)
+            cols = ", ".join(f"{quote_ident(c)} {_SQLITE_TYPES[k]}" for c, k in art.columns)
             conn.execute(f"DROP TABLE IF EXISTS {name}")
-            self._exec(conn, f'CREATE TEMP TABLE "gf_{art.id}" ({cols + ", " if cols else ""}geom BLOB)')
+            self._exec(conn, f"CREATE TABLE {name} ({cols + ', ' if cols else ''}geom BLOB)")
             kinds = [k for _, k in art.columns]
             rows = (
                 [_value(v, k) for v, k in zip(row, kinds, strict=False)] + [w]
                 for row, w in zip(art.rows, art.wkb(), strict=False)
             )
-            names = "".join(f'"{c}", ' for c, _ in art.columns)
+            names = "".join(f"{quote_ident(c)}, " for c, _ in art.columns)
             marks = "?, " * len(art.columns)
-            self._execmany(conn, f"INSERT INTO {name} ({names}geom) VALUES ({marks}GeomFromWKB(?, 4326))", rows)
+            # identifiers via quote_ident, values are parameters
+            insert = f"INSERT INTO {name} ({names}geom) VALUES ({marks}GeomFromWKB(?, 4326))"  # nosec B608
+            self._execmany(conn, insert, rows)
 
     def _drop_artifacts(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
         for aid in ids:
-            conn.execute(f'DROP TABLE IF EXISTS temp."gf_{aid}"')
+            conn.execute(f"DROP TABLE IF EXISTS {_temp_table(aid)}")
 
     @contextmanager
     def _area(self, event_id: int, area: ArtifactFile | None) -> Iterator[tuple[sqlite3.Connection, str, str]]:
@@ -421,7 +431,8 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._lock:
             conn = self._reader()
             if area is None:
-                n = conn.execute(f"SELECT count(*) FROM ({hazard_sources(':e')})", {"e": event_id}).fetchone()[0]
+                count = f"SELECT count(*) FROM ({hazard_sources(':e')})"  # our SQL  # nosec B608
+                n = conn.execute(count, {"e": event_id}).fetchone()[0]
                 if not n:
                     raise ToolFailed(
                         f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
@@ -434,7 +445,7 @@ class SpatiaLiteEngine(SpatialEngine):
             try:
                 yield (
                     conn,
-                    area_union(f'SELECT geom FROM temp."gf_{area.id}" WHERE ST_Dimension(geom) = 2'),
+                    area_union(f"SELECT geom FROM {_temp_table(area.id)} WHERE ST_Dimension(geom) = 2"),  # quote_ident  # nosec B608
                     f"artifact {area.id}",
                 )
             finally:
@@ -480,7 +491,7 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._area(event_id, area) as (conn, area_sql, label):
             rows = self._exec(
                 conn,
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
                 f"{self._rtree('damage', 'd', 'a.geom')} "
                 f"WHERE {served('damage', 'd.source_layer', ':event')} "
@@ -506,7 +517,7 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._area(event_id, area) as (conn, area_sql, _):
             rows = self._exec(
                 conn,
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, AsBinary(t.geom) FROM area a "
                 f"{self._rtree(table, 't', 'a.geom')} "
                 f"WHERE {where} AND ST_Intersects(t.geom, a.geom) = 1 ORDER BY t.id",
@@ -553,7 +564,7 @@ SELECT * FROM (
          AsBinary(t.geom) AS wkb
   FROM z {self._rtree(table, "t", "z.geom", "z.dx", "z.dy")}
   WHERE {where} AND ST_Distance(ST_Transform(t.geom, z.srid), z.gu) <= :pre)
-WHERE d <= :dist ORDER BY d, id"""
+WHERE d <= :dist ORDER BY d, id"""  # our SQL; values are parameters  # nosec B608
         with self._area(event_id, area) as (conn, area_sql, _):
             rows = self._exec(conn, sql.replace("{area}", area_sql), params).fetchall()
         return self._frame(table, rows, extra=("distance_m",))
@@ -574,7 +585,7 @@ WHERE d <= :dist ORDER BY d, id"""
         timeout_s: float = DEFAULT_TIMEOUT_S,
         byte_cap: int = DEFAULT_BYTE_CAP,
     ) -> QueryResult:
-        statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f'temp."gf_{aid}"', "sqlite")
+        statement, used, tables = prepare_sql(sql, artifacts, _temp_table, "sqlite")
         started = time.perf_counter()
         with self._lock:
             conn = self._reader()
