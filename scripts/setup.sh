@@ -183,6 +183,12 @@ stage_postgis() {
   # the engine grants USAGE/SELECT on its own schema at `db init`, default privileges cover later tables
   "${psql[@]}" -d geofaham -c "DO \$\$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname='geofaham_ro') THEN CREATE ROLE geofaham_ro NOLOGIN; END IF; END\$\$;"
   "${psql[@]}" -d geofaham -c "SET client_min_messages = warning; GRANT geofaham_ro TO geofaham; GRANT USAGE ON SCHEMA public TO geofaham_ro; GRANT SELECT ON ALL TABLES IN SCHEMA public TO geofaham_ro; ALTER DEFAULT PRIVILEGES FOR ROLE geofaham GRANT SELECT ON TABLES TO geofaham_ro"
+  # the role is the second wall behind the SQL check: NOINHERIT, member of no role, no EXECUTE on set_config
+  # (role changes), backend signalling, advisory locks, sleeps, large objects, server files (needs the superuser)
+  [ -x "$VENV/bin/python" ] || stage_venv
+  (cd "$ROOT" && "$VENV/bin/python" -c \
+    'from geofaham_plugin.core.engines.db.postgis import role_hardening_sql; print(role_hardening_sql())') \
+    | "${psql[@]}" -d geofaham
   log "postgis: ready (postgresql://geofaham:geofaham@127.0.0.1:5432/geofaham)"
 }
 

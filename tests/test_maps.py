@@ -246,12 +246,8 @@ def test_backoff_doubles_and_honours_retry_after():
     answers = [Response(429), Response(504, {"Retry-After": "3"}), Response(200, {"content-type": "application/json"})]
     delays: list[float] = []
     client = overpass.OverpassClient("http://mock", backoff_s=0.5, retries=3, sleep=delays.append)
-    original = overpass.httpx.post
-    overpass.httpx.post = lambda *a, **k: answers.pop(0)
-    try:
-        result = client.fetch(query.class_query("water"), (36.8, -1.3, 36.84, -1.26))
-    finally:
-        overpass.httpx.post = original
+    client._request = lambda ql: answers.pop(0)  # type: ignore[method-assign]
+    result = client.fetch(query.class_query("water"), (36.8, -1.3, 36.84, -1.26))
     assert delays == [0.5, 3.0] and len(result.features) == 0
 
 

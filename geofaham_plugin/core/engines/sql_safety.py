@@ -84,8 +84,11 @@ DENIED_FUNCTIONS = frozenset(
         "lastval",
         "txid_current",
         "pg_current_xact_id",
+        "pg_sleep",
         "pg_sleep_for",
         "pg_sleep_until",
+        "ts_stat",  # ts_stat and ts_rewrite run a query given as text
+        "ts_rewrite",
         "dblink",
         "populate_geometry_columns",
         "addgeometrycolumn",
@@ -212,6 +215,7 @@ class Token:
     kind: str  # ws | comment | string | qident | word | number | param | semicolon | punct
     text: str
     start: int
+    value: str | None = None  # decoded content of a PostgreSQL U&"..." identifier or U&'...' string
 
     @property
     def significant(self) -> bool:
@@ -219,7 +223,10 @@ class Token:
 
     @property
     def name(self) -> str:
-        """Identifier text as the server would resolve it (quotes removed, lower-cased for comparison)."""
+        """Identifier text as the server would resolve it (quotes removed, escapes decoded, lower-cased
+        for comparison)."""
+        if self.value is not None:
+            return self.value.lower()
         if self.kind == "qident":
             inner = self.text[1:-1]
             return inner.replace(self.text[0] * 2, self.text[0]).lower() if self.text[0] != "[" else inner.lower()
@@ -236,6 +243,92 @@ _SPACE = frozenset(" \t\n\r\f\v")  # ASCII only, as both servers; other characte
 
 def _word_char(c: str) -> bool:
     return c.isalnum() or c in "_$" or (ord(c) > 127 and c not in _SPACE)
+
+
+def _comment_end(sql: str, i: int, dialect: Dialect) -> int | None:
+    """End of the comment starting at ``i`` (None: no comment there); PostgreSQL nests ``/* */``."""
+    n = len(sql)
+    if sql.startswith("--", i):
+        j = sql.find("\n", i)
+        return n if j < 0 else j + 1
+    if not sql.startswith("/*", i):
+        return None
+    depth, j = 1, i + 2
+    while j < n and depth:
+        if sql.startswith("*/", j):
+            depth, j = depth - 1, j + 2
+        elif dialect == "postgres" and sql.startswith("/*", j):
+            depth, j = depth + 1, j + 2
+        else:
+            j += 1
+    if depth:
+        raise UnsafeSQL(f"unterminated /* comment starting at character {i}", "close every comment")
+    return j
+
+
+_UESCAPE_RE = re.compile(r"UESCAPE", re.I)
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _unicode_escape_clause(sql: str, j: int) -> tuple[str, int]:
+    """The escape character of a PostgreSQL ``U&`` literal ending at ``j`` (``UESCAPE 'c'`` after
+    optional whitespace and comments, else a backslash) and where the literal really ends."""
+
+    def skip(k: int) -> int:
+        while k < len(sql):
+            if sql[k] in _SPACE:
+                k += 1
+            elif (end := _comment_end(sql, k, "postgres")) is not None:
+                k = end
+            else:
+                break
+        return k
+
+    k = skip(j)
+    m = _UESCAPE_RE.match(sql, k)
+    if not m or (m.end() < len(sql) and _word_char(sql[m.end()])):
+        return "\\", j
+    k = skip(m.end())
+    lit = re.compile(r"'([^']|'')'").match(sql, k)
+    esc = lit.group(1).replace("''", "'") if lit else ""
+    if not lit or esc in _HEX or esc in "+'\"" or esc in _SPACE:
+        raise UnsafeSQL("invalid UESCAPE clause", "write identifiers and strings plainly, without Unicode escapes")
+    return esc, lit.end()
+
+
+def _decode_unicode(body: str, esc: str) -> str:
+    """The content of a ``U&`` literal (quotes doubled inside already undone), as PostgreSQL decodes it:
+    ``<esc>XXXX``, ``<esc>+XXXXXX`` (surrogate pairs combined) and ``<esc><esc>``."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    bad = UnsafeSQL("invalid Unicode escape", "write identifiers and strings plainly, without Unicode escapes")
+    while i < n:
+        c = body[i]
+        if c != esc:
+            out.append(c)
+            i += 1
+            continue
+        if i + 1 < n and body[i + 1] == esc:
+            out.append(esc)
+            i += 2
+            continue
+        width = 6 if body.startswith("+", i + 1) else 4
+        start = i + 1 + (width == 6)
+        digits = body[start : start + width]
+        if len(digits) != width or not set(digits) <= _HEX:
+            raise bad
+        code = int(digits, 16)
+        i = start + width
+        if 0xD800 <= code < 0xDC00:  # high surrogate: the low one must follow as another escape
+            low = body[i + 1 : i + 5] if body.startswith(esc, i) else ""
+            if len(low) != 4 or not set(low) <= _HEX or not 0xDC00 <= int(low, 16) < 0xE000:
+                raise bad
+            code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+            i += 5
+        if code == 0 or code > 0x10FFFF or 0xD800 <= code < 0xE000:
+            raise bad
+        out.append(chr(code))
+    return "".join(out)
 
 
 def tokenize(sql: str, dialect: Dialect) -> list[Token]:
@@ -266,22 +359,17 @@ def tokenize(sql: str, dialect: Dialect) -> list[Token]:
             while j < n and sql[j] in _SPACE:
                 j += 1
             out.append(Token("ws", sql[i:j], i))
-        elif sql.startswith("--", i):
-            j = sql.find("\n", i)
-            j = n if j < 0 else j + 1
+        elif (end := _comment_end(sql, i, dialect)) is not None:
+            j = end
             out.append(Token("comment", sql[i:j], i))
-        elif sql.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if sql.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                elif dialect == "postgres" and sql.startswith("/*", j):  # PostgreSQL nests block comments
-                    depth, j = depth + 1, j + 2
-                else:
-                    j += 1
-            if depth:
-                raise UnsafeSQL(f"unterminated /* comment starting at character {i}", "close every comment")
-            out.append(Token("comment", sql[i:j], i))
+        elif dialect == "postgres" and c in "uU" and sql.startswith("&", i + 1) and sql[i + 2 : i + 3] in ("'", '"'):
+            # U&"d\0061ta" / U&'...' [UESCAPE '!']: one token, its value decoded as the server decodes it
+            quote = sql[i + 2]
+            j = closing(quote, i + 2)
+            esc, j_end = _unicode_escape_clause(sql, j)
+            value = _decode_unicode(sql[i + 3 : j - 1].replace(quote * 2, quote), esc)
+            out.append(Token("qident" if quote == '"' else "string", sql[i:j_end], i, value))
+            j = j_end
         elif c == "'":
             prev = out[-1] if out else None
             escaped = (
@@ -350,6 +438,13 @@ def check_select(sql: str, dialect: Dialect) -> str:
     body = tokens[: semis[0]] if semis else tokens
     if not body:
         raise UnsafeSQL("the query is empty")
+    depth = 0
+    for tok in body:
+        depth += (tok.text == "(") - (tok.text == ")")
+        if depth < 0:
+            break
+    if depth:
+        raise UnsafeSQL("unbalanced parentheses", "close every '(' and open no ')' that was not opened")
     first = next((t for t in body if t.text != "("), body[0])
     if first.kind != "word" or first.text.upper() not in ("SELECT", "WITH"):
         raise UnsafeSQL(f"only SELECT or WITH queries are allowed, not {first.text[:20]!r}")

@@ -37,6 +37,9 @@ from .schema import DAMAGE_CLASSES, OUTPUT_COLUMNS
 QueryTable = Literal["damage", "features"]
 DEFAULT_ROW_CAP = 10_000
 DEFAULT_TIMEOUT_S = 30.0
+# Free SQL results stop at this many bytes (values as the database holds them): a few rows of huge
+# geometries or strings must not fill the memory of QGIS (an adversarial query made 1.5 GB in 5 rows).
+DEFAULT_BYTE_CAP = 64 * 1024 * 1024
 
 SCHEMA_HINT = (
     "tables: events(id, type, name, place, country, event_date, aoi), "
@@ -235,13 +238,30 @@ def prepare_sql(
     return statement, used, [read_artifact(aid, paths[aid]) for aid in used]
 
 
+def quote_ident(name: str) -> str:
+    """``name`` as an SQL identifier (double quotes, inner quotes doubled): the one quoting helper for
+    identifiers in SQL text (PostGIS code uses psycopg2.sql.Identifier, which does the same)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def result_too_large(byte_cap: int) -> Exception:
+    """The model's query asked for more data than a free SQL result may hold (same for every engine)."""
+    from ..sql_safety import QueryError
+
+    return QueryError(
+        f"the result is larger than {byte_cap / 2**20:g} MB, the cap for one free SQL result",
+        "return fewer rows or columns: aggregate in SQL (count, sum, ST_Union), simplify geometries "
+        "(ST_SimplifyPreserveTopology) or filter to the area you need",
+    )
+
+
 def served(table: str, column: str, event: str) -> str:
     """SQL condition: ``column`` (a source_layer / source column of ``table``) names a layer serving the
     event bound to the parameter ``event`` (``:event`` or ``%(event)s``); feature layers serving every
     event (NULL) included. One layer can serve several event records; its rows are stored once."""
     every = " OR le.event_id IS NULL" if table == "features" else ""
     return (
-        f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "
+        f"{column} IN (SELECT le.source_layer FROM layer_events le WHERE le.target_table = '{table}' "  # our table/column names; event is a parameter marker  # nosec B608
         f"AND (le.event_id = {event}{every}))"
     )
 
@@ -249,7 +269,7 @@ def served(table: str, column: str, event: str) -> str:
 def hazard_sources(event: str) -> str:
     """One-column query of the event's hazard geometries (burn perimeters and flood extents)."""
     return (
-        f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "
+        f"SELECT geom FROM burn_perimeters WHERE {served('burn_perimeters', 'source', event)} "  # our schema; event is a parameter marker  # nosec B608
         f"UNION ALL SELECT geom FROM flood_extents WHERE {served('flood_extents', 'source', event)}"
     )
 
@@ -257,7 +277,7 @@ def hazard_sources(event: str) -> str:
 def hazard_rows_sql(event: str, as_binary: str) -> str:
     """(kind, source, WKB) of the event's hazard polygons."""
     return (
-        f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "
+        f"SELECT 'burn_perimeter', source, {as_binary}(geom) FROM burn_perimeters "  # our schema and function names  # nosec B608
         f"WHERE {served('burn_perimeters', 'source', event)} "
         f"UNION ALL SELECT 'flood_extent', source, {as_binary}(geom) FROM flood_extents "
         f"WHERE {served('flood_extents', 'source', event)}"
@@ -344,7 +364,7 @@ def area_union(parts: str) -> str:
     """One-row query: the union of ``parts`` (a query with a ``geom`` column). A single geometry is used
     as it is: dissolving the 249-part EMSR773 flood polygon alone costs a quarter of a second."""
     return (
-        f"SELECT CASE WHEN (SELECT count(*) FROM ({parts}) p1) = 1 THEN (SELECT geom FROM ({parts}) p2) "
+        f"SELECT CASE WHEN (SELECT count(*) FROM ({parts}) p1) = 1 THEN (SELECT geom FROM ({parts}) p2) "  # parts: SQL built by the engines  # nosec B608
         f"ELSE (SELECT ST_Union(geom) FROM ({parts}) p3) END AS geom"
     )
 
@@ -454,11 +474,14 @@ class SpatialEngine(ABC):
         *,
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        byte_cap: int = DEFAULT_BYTE_CAP,
     ) -> QueryResult:
         """Run one read-only SELECT/WITH query. ``{{a_1234abcd}}`` placeholders name artifacts in
         ``artifacts`` (id -> GeoPackage path); each is loaded into a temporary table whose name replaces
         the placeholder. Refusals and fixable errors raise ``ModelRetry`` (``UnsafeSQL`` /
-        ``QueryError``); a timeout raises ``ToolFailed(kind="timeout")``."""
+        ``QueryError``, also for a result above ``byte_cap`` bytes: :func:`result_too_large`); more
+        than ``row_cap`` rows are cut (``truncated``); a timeout raises ``ToolFailed(kind="timeout")``
+        within about a second of ``timeout_s``."""
 
     # --- shared helpers ------------------------------------------------------------------------------
     @staticmethod

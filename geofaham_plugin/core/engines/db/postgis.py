@@ -5,9 +5,16 @@ in SQL text, neither for loads nor for artifacts in free SQL. Metres are measure
 geography (``ST_DWithin``/``ST_Distance``, backed by GIST indexes on ``geom::geography``).
 
 Free SQL: checked by ``sql_safety``, artifacts copied into session temp tables, then ``BEGIN READ
-ONLY``, ``SET LOCAL ROLE geofaham_ro`` (when that role exists and we are a member; ``scripts/setup.sh``
-creates it), ``SET LOCAL statement_timeout``, ``EXPLAIN`` (a broken query fails before it runs), and a
-server-side cursor from which at most ``row_cap + 1`` rows are fetched.
+ONLY``, ``SET LOCAL ROLE geofaham_ro``, ``SET LOCAL statement_timeout`` and a server-side cursor from
+which at most ``row_cap + 1`` rows are fetched. The statement travels as a parameter of
+``pg_temp.gf_open``, which opens it with PL/pgSQL ``OPEN ... FOR EXECUTE``: the server refuses a second
+statement there ("cannot open multi-query plan as cursor"), so ``SELECT 1; COMMIT; DELETE ...`` cannot
+run even if the checker were fooled. A running byte total stops results above ``byte_cap``.
+
+The second wall is the role: ``scripts/setup.sh postgis`` (as the postgres superuser) runs
+:func:`role_hardening_sql`: the role is NOINHERIT, member of no role, and may not execute
+``set_config`` (which could set ``role`` back to the session user), backend signalling, advisory locks,
+sleeps, large objects or server files (:data:`ROLE_DENIED_FUNCTIONS`). Without that, free SQL is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from ...domain.events import load_events
 from ...errors import ToolFailed
 from ..sql_safety import QueryError, UnsafeSQL
 from .base import (
+    DEFAULT_BYTE_CAP,
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
     SCHEMA_HINT,
@@ -49,6 +57,7 @@ from .base import (
     is_null,
     prepare_sql,
     read_artifact,
+    result_too_large,
     served,
 )
 from .schema import (
@@ -62,6 +71,104 @@ from .schema import (
 )
 
 READ_ONLY_ROLE = "geofaham_ro"
+# What the read-only role must not execute even in a statement that fooled the checker: changing role
+# or settings, signalling other backends, locks that outlive the transaction, sleeping, notifying, large
+# objects, server files, functions that run a query given as text.
+ROLE_DENIED_FUNCTIONS = (
+    "set_config",
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "pg_sleep",
+    "pg_sleep_for",
+    "pg_sleep_until",
+    "pg_notify",
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_stat_file",
+    "ts_stat",
+    "ts_rewrite",
+)
+ROLE_DENIED_PREFIXES = ("pg_advisory", "pg_try_advisory", "lo_", "dblink", "pg_ls_")
+# one query for the set-up (literal arrays) and for the engine's own check (parameters)
+_DENIED_PROCS = (
+    "SELECT p.oid FROM pg_proc p WHERE p.proname = ANY({names}) "
+    "OR EXISTS (SELECT 1 FROM unnest({prefixes}) x WHERE starts_with(p.proname, x))"
+)
+# Free SQL runs through these session functions (pg_temp: private to the connection, gone with it).
+# gf_open opens the statement as one cursor: PL/pgSQL refuses a string holding several statements, and a
+# nested call from inside the statement (to run text the checker never saw) finds gf_sql open and stops.
+_SESSION_FUNCTIONS = """
+CREATE OR REPLACE FUNCTION pg_temp.gf_open(q text) RETURNS refcursor LANGUAGE plpgsql AS $gf$
+DECLARE c refcursor := 'gf_sql';
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_cursors WHERE name = 'gf_sql') THEN
+    RAISE EXCEPTION 'gf_open cannot be nested' USING ERRCODE = '42501';
+  END IF;
+  OPEN c NO SCROLL FOR EXECUTE q;
+  RETURN c;
+END $gf$;
+CREATE OR REPLACE FUNCTION pg_temp.gf_within(total numeric, cap bigint) RETURNS boolean LANGUAGE plpgsql AS $gf$
+BEGIN
+  IF total > cap THEN
+    RAISE EXCEPTION 'gf: result above % bytes', cap USING ERRCODE = '54000';
+  END IF;
+  RETURN true;
+END $gf$;
+"""
+_BYTES_COLUMN = "gf_result_bytes_"
+
+
+def _capped(statement: str, byte_cap: int) -> str:
+    """``statement`` with a running total of its row sizes that stops the cursor beyond ``byte_cap``
+    bytes (a window without ORDER BY keeps the rows' order and streams). The statement ends with a
+    newline, so a trailing ``--`` comment cannot swallow the wrapper."""
+    return (
+        f"SELECT * FROM (SELECT gf_q.*, sum(pg_column_size(gf_q.*)) OVER (ROWS UNBOUNDED PRECEDING) "  # the statement passed sql_safety; byte_cap is an int  # nosec B608
+        f"AS {_BYTES_COLUMN} FROM (\n{statement}\n) gf_q) gf_w WHERE pg_temp.gf_within(gf_w.{_BYTES_COLUMN}, "
+        f"{int(byte_cap)})"
+    )
+
+
+def _literal(value: str) -> str:
+    """One of our constants as a standard SQL string literal (for SQL text run by psql: no parameters)."""
+    if "\\" in value:
+        raise ValueError(f"no backslash expected in {value!r}")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _sql_text_array(values: Sequence[str]) -> str:
+    """A text[] literal of our own constants."""
+    return "ARRAY[" + ", ".join(_literal(v) for v in values) + "]::text[]"
+
+
+def role_hardening_sql(role: str = READ_ONLY_ROLE, owner: str = "geofaham") -> str:
+    """SQL (idempotent, for the postgres superuser: only a superuser may revoke from PUBLIC on pg_catalog
+    functions) that makes ``role`` a dead end: NOINHERIT, member of no role, and without EXECUTE on
+    :data:`ROLE_DENIED_FUNCTIONS` / :data:`ROLE_DENIED_PREFIXES`. Those lose EXECUTE for PUBLIC (where
+    PUBLIC had it) and get it back for ``owner`` only. ``scripts/setup.sh postgis`` pipes it to psql."""
+    procs = _DENIED_PROCS.format(
+        names=_sql_text_array(ROLE_DENIED_FUNCTIONS), prefixes=_sql_text_array(ROLE_DENIED_PREFIXES)
+    )
+    # identifiers go through format('%I'), values are quoted literals of our constants
+    return f"""SET standard_conforming_strings = on;
+DO $gf$
+DECLARE f regprocedure; r name; ro CONSTANT text := {_literal(role)};
+BEGIN
+  EXECUTE format('ALTER ROLE %I NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS', ro);
+  FOR r IN SELECT g.rolname FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+           JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = ro LOOP
+    EXECUTE format('REVOKE %I FROM %I', r, ro);
+  END LOOP;
+  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.oid IN ({procs})
+           AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                                            WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')) LOOP
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', f, {_literal(owner)});
+  END LOOP;
+END $gf$;
+"""  # nosec B608
+
+
 _PG_TYPES = {"int": "bigint", "float": "double precision", "bool": "boolean", "time": "timestamptz", "text": "text"}
 
 
@@ -136,7 +243,38 @@ class PostGISEngine(SpatialEngine):
                 "SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = %s", (read_only_role,)
             )
             row = cur.fetchone()
-        self.read_only_role = read_only_role if row and row[0] else None
+            self.read_only_role = read_only_role if row and row[0] else None
+            self.role_problems = (
+                self._role_problems(cur, read_only_role)
+                if self.read_only_role
+                else [f"role {read_only_role} is missing, or the login role is not a member of it"]
+            )
+
+    @staticmethod
+    def _role_problems(cur: _Cursor, role: str | None) -> list[str]:
+        """What keeps ``role`` from being the second wall for free SQL (empty: it is one)."""
+        if not role:
+            return ["no read-only role is configured"]
+        cur.execute("SELECT rolinherit, rolsuper FROM pg_roles WHERE rolname = %s", (role,))
+        row = cur.fetchone()
+        if row is None:
+            return [f"role {role} does not exist"]
+        problems = [f"role {role} is a superuser"] if row[1] else []
+        problems += [f"role {role} inherits privileges"] if row[0] else []
+        cur.execute(
+            "SELECT g.rolname FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid "
+            "JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = %s ORDER BY 1",
+            (role,),
+        )
+        problems += [f"role {role} is a member of {r}" for (r,) in cur.fetchall()]
+        cur.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.oid IN ("  # constant SQL; values are parameters  # nosec B608
+            + _DENIED_PROCS.format(names="%(names)s", prefixes="%(prefixes)s")
+            + ") AND has_function_privilege(%(role)s, p.oid, 'EXECUTE') ORDER BY 1",
+            {"names": list(ROLE_DENIED_FUNCTIONS), "prefixes": list(ROLE_DENIED_PREFIXES), "role": role},
+        )
+        problems += [f"role {role} may execute {f}" for (f,) in cur.fetchall()]
+        return problems
 
     def _connect(self) -> _Connection:
         """A connection in autocommit mode (transactions are explicit: BEGIN READ ONLY for free SQL)
@@ -155,6 +293,7 @@ class PostGISEngine(SpatialEngine):
         with conn.cursor() as cur:
             cur.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
             cur.execute(pgsql.SQL("SET search_path TO {}, public").format(pgsql.Identifier(self.schema)))
+            cur.execute(_SESSION_FUNCTIONS)
         return conn
 
     @property
@@ -238,7 +377,9 @@ class PostGISEngine(SpatialEngine):
         geoms = [MultiPolygon([box(*e.bbox_4326)]) if e.bbox_4326 else None for e in events]
         self._copy(cur, "gf_seed_events", cols + ["aoi"], rows, geoms, [k for _, k in INSERT_COLUMNS["events"]])
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols[1:] + ["aoi"])
-        cur.execute(f"INSERT INTO events SELECT * FROM gf_seed_events ON CONFLICT (id) DO UPDATE SET {updates}")
+        # column names of our schema
+        upsert = f"INSERT INTO events SELECT * FROM gf_seed_events ON CONFLICT (id) DO UPDATE SET {updates}"  # nosec B608
+        cur.execute(upsert)
 
     def _copy(
         self,
@@ -312,7 +453,12 @@ class PostGISEngine(SpatialEngine):
             )
 
     def status(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"engine": self.describe(), "read_only_role": self.read_only_role, "tables": {}}
+        out: dict[str, Any] = {
+            "engine": self.describe(),
+            "read_only_role": self.read_only_role,
+            "read_only_role_problems": self.role_problems,
+            "tables": {},
+        }
         with self._cursor() as cur:
             for table in ("damage", "flood_extents", "burn_perimeters", "features"):
                 cur.execute(
@@ -382,7 +528,8 @@ class PostGISEngine(SpatialEngine):
         with self._lock:
             if area is None:
                 with self._cursor() as cur:
-                    cur.execute(f"SELECT count(*) FROM ({hazard_sources('%(e)s')}) h", {"e": event_id})
+                    count = f"SELECT count(*) FROM ({hazard_sources('%(e)s')}) h"  # our SQL  # nosec B608
+                    cur.execute(count, {"e": event_id})
                     if not cur.fetchone()[0]:
                         raise ToolFailed(
                             f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
@@ -396,7 +543,7 @@ class PostGISEngine(SpatialEngine):
                 with self._tx() as cur:
                     self._load_artifacts(cur, [table])
                 yield (
-                    area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"),
+                    area_union(f"SELECT geom FROM pg_temp.gf_{area.id} WHERE ST_Dimension(geom) = 2"),  # nosec B608
                     f"artifact {area.id}",
                 )
             finally:
@@ -422,7 +569,7 @@ class PostGISEngine(SpatialEngine):
         params = {"event": event_id}
         with self._area(event_id, area) as (area_sql, label), self._cursor() as cur:
             cur.execute(
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
                 f"WHERE {served('damage', 'd.source_layer', '%(event)s')} "
                 "AND ST_Intersects(d.geom, a.geom) GROUP BY 1, 2, 3",
@@ -446,7 +593,7 @@ class PostGISEngine(SpatialEngine):
         params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer}
         with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
             cur.execute(
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, ST_AsBinary(t.geom) FROM {table} t, area a "
                 f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
                 "AND ST_Intersects(t.geom, a.geom) ORDER BY t.id",
@@ -480,7 +627,7 @@ class PostGISEngine(SpatialEngine):
         with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
             # geography: spheroid distances in metres; the GIST index on geom::geography serves ST_DWithin
             cur.execute(
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, ST_Distance(t.geom::geography, a.geom::geography) AS d, "
                 f"ST_AsBinary(t.geom) FROM {table} t, area a "
                 f"WHERE {self._filters(table, feature_class, classes, source_layer)} "
@@ -504,34 +651,46 @@ class PostGISEngine(SpatialEngine):
         *,
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        byte_cap: int = DEFAULT_BYTE_CAP,
     ) -> QueryResult:
         statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f"pg_temp.gf_{aid}", "postgres")
+        if self.role_problems:
+            raise ToolFailed(
+                f"free SQL is off on this database: {'; '.join(self.role_problems[:3])}"
+                + (f" (and {len(self.role_problems) - 3} more)" if len(self.role_problems) > 3 else ""),
+                kind="error",
+                hint=f"run scripts/setup.sh postgis (it hardens role {READ_ONLY_ROLE} as the postgres superuser), "
+                "or use the typed tools",
+            )
         started = time.perf_counter()
         with self._lock:
             try:
                 if tables:
                     with self._tx() as cur:
                         self._load_artifacts(cur, tables)
-                return self._run_read_only(statement, row_cap, timeout_s, started)
+                return self._run_read_only(statement, row_cap, timeout_s, byte_cap, started)
             finally:
                 self._drop_artifacts(used)
 
-    def _run_read_only(self, statement: str, row_cap: int, timeout_s: float, started: float) -> QueryResult:
+    def _run_read_only(
+        self, statement: str, row_cap: int, timeout_s: float, byte_cap: int, started: float
+    ) -> QueryResult:
         with self._tx(read_only=True) as cur:
             try:
-                if self.read_only_role:
-                    cur.execute(pgsql.SQL("SET LOCAL ROLE {}").format(pgsql.Identifier(self.read_only_role)))
+                cur.execute(pgsql.SQL("SET LOCAL ROLE {}").format(pgsql.Identifier(self.read_only_role or "")))
                 cur.execute("SET LOCAL statement_timeout = %s", (max(1, int(timeout_s * 1000)),))
-                cur.execute("EXPLAIN " + statement)  # a broken query fails here, before it runs
-                # a server-side cursor: only row_cap + 1 rows ever leave the server
-                cur.execute("DECLARE gf_sql NO SCROLL CURSOR FOR " + statement)
+                # the checker reads '...' as standard strings; the server must too
+                cur.execute("SET LOCAL standard_conforming_strings = on")
+                # one statement only, opened as a cursor (a broken query fails here, before it runs);
+                # only row_cap + 1 rows ever leave the server
+                cur.execute("SELECT pg_temp.gf_open(%s)", (_capped(statement, byte_cap),))
                 cur.execute("FETCH FORWARD %s FROM gf_sql", (row_cap + 1,))
                 rows = cur.fetchall()
-                description = cur.description
+                description = cur.description[:-1]  # without the running byte total
             except psycopg2.Error as exc:
-                raise _translate(exc, timeout_s) from exc
+                raise _translate(exc, timeout_s, byte_cap) from exc
         truncated = len(rows) > row_cap
-        rows = rows[:row_cap]
+        rows = [r[:-1] for r in rows[:row_cap]]
         columns = [d.name for d in description]
         geo_idx = [i for i, d in enumerate(description) if d.type_code in self._geo_oids]
         srid = None
@@ -557,7 +716,7 @@ class PostGISEngine(SpatialEngine):
         )
 
 
-def _translate(exc: psycopg2.Error, timeout_s: float) -> Exception:
+def _translate(exc: psycopg2.Error, timeout_s: float, byte_cap: int) -> Exception:
     """A server error as what the caller can act on: the model can fix syntax and names (ModelRetry),
     a refusal is a refusal (UnsafeSQL), a timeout is a tool failure with a hint."""
     lines = str(exc).strip().splitlines()
@@ -572,6 +731,8 @@ def _translate(exc: psycopg2.Error, timeout_s: float) -> Exception:
             hint="filter early with indexed predicates (ST_Intersects, ST_DWithin on geography), "
             "avoid cross joins and unbounded generate_series/recursion, aggregate in SQL",
         )
+    if code == "54000" and message.startswith("gf: result above"):
+        return result_too_large(byte_cap)
     if code[:2] == "25" or code == "42501":  # read-only transaction state, insufficient_privilege
         return UnsafeSQL(f"refused by the database: {message}")
     if code[:2] in ("42", "22", "21", "0A", "2F", "39", "38", "XX") or code == "":

@@ -7,8 +7,13 @@ with ``enable_load_extension`` (Debian's /usr/bin/python3 has it) and ``libsqlit
 Queries run on a second connection that opens the file read-only (``mode=ro``); artifacts for a query
 go into TEMP tables of that connection. Free SQL additionally runs under an authorizer that allows
 only reads and non-denied functions (no write, ATTACH, pragma change, even inside a SpatiaLite
-function), with ``load_extension`` switched off, and a progress handler that stops it at the deadline.
-A single long GEOS call cannot be interrupted until it returns (the handler runs between VM steps).
+function), with ``load_extension`` switched off, strings and blobs capped at ``byte_cap``
+(``SQLITE_LIMIT_LENGTH``) and the rows' total too. Deadline: a progress handler stops the VM between
+steps, and a watchdog thread interrupts the connection at the deadline and asks GEOS to interrupt
+(``GEOS_interruptRequest``) until the query returns: one GEOS call (a buffer of a self-crossing line)
+never returns to the VM and once ran 25 s under a 2 s limit. GEOS's interrupt flag is process-wide:
+a GEOS call of another thread running in the same tenth of a second may be interrupted too (it fails;
+nothing is corrupted), and the flag is cleared when the query ends.
 
 Metres: rows are pre-filtered with the R*Tree (the area's bounding box grown by a conservative number
 of degrees for the distance), then in the WGS84 UTM zone of the area's centroid (EPSG 326xx/327xx;
@@ -22,6 +27,8 @@ projection centred on each geometry (``ST_Area(geom, 1)`` returns NULL in some 5
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import sqlite3
 import threading
@@ -39,6 +46,7 @@ from ...domain.events import load_events
 from ...errors import ToolFailed
 from ..sql_safety import QueryError, UnsafeSQL, denied_function
 from .base import (
+    DEFAULT_BYTE_CAP,
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
     SCHEMA_HINT,
@@ -55,7 +63,9 @@ from .base import (
     hazard_sources,
     is_null,
     prepare_sql,
+    quote_ident,
     read_artifact,
+    result_too_large,
     served,
 )
 from .schema import (
@@ -84,6 +94,57 @@ def _authorize(action: int, _arg1: str | None, arg2: str | None, _db: str | None
     if action == sqlite3.SQLITE_FUNCTION:
         return sqlite3.SQLITE_DENY if denied_function(arg2 or "") else sqlite3.SQLITE_OK
     return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY  # incl. PRAGMA, ATTACH
+
+
+@functools.cache
+def _geos() -> ctypes.CDLL | None:
+    """The GEOS C library mod_spatialite uses (same soname, so the same loaded copy), or None."""
+    name = ctypes.util.find_library("geos_c")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
+class _Watchdog:
+    """Enforces a deadline on one query of ``conn``: at the deadline it interrupts the connection (the VM
+    stops at its next step) and, every 0.1 s until the query returns, asks GEOS to interrupt the call
+    that is running (a long GEOS call never gets back to the VM). Leaving clears GEOS's flag."""
+
+    def __init__(self, conn: sqlite3.Connection, timeout_s: float) -> None:
+        self._conn, self._timeout_s = conn, timeout_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="gf-sql-watchdog", daemon=True)
+        self.fired = False
+
+    def _watch(self) -> None:
+        if self._done.wait(self._timeout_s):
+            return
+        self.fired = True
+        self._conn.interrupt()
+        geos = _geos()
+        while geos is not None and not self._done.wait(0.1):
+            geos.GEOS_interruptRequest()
+
+    def __enter__(self) -> _Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        geos = _geos()
+        if self.fired and geos is not None:
+            geos.GEOS_interruptCancel()
+
+
+def _temp_table(artifact_id: str) -> str:
+    """The TEMP table holding an artifact during one query."""
+    return "temp." + quote_ident(f"gf_{artifact_id}")
+
+
+def _row_bytes(row: Sequence[Any]) -> int:
+    return sum(len(v) if isinstance(v, (bytes, str)) else 8 for v in row)
 
 
 def _driver_errors(fn: Callable[..., T]) -> Callable[..., T]:
@@ -274,10 +335,12 @@ class SpatiaLiteEngine(SpatialEngine):
         )
         marks = ", ".join("?" * len(cols))
         with self._tx() as conn:
-            self._exec(conn, f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?", (source,))
+            # table and column from our schema (INSERT_COLUMNS keys)
+            delete = f"DELETE FROM {table} WHERE {SOURCE_COLUMN[table]} = ?"  # nosec B608
+            self._exec(conn, delete, (source,))
             self._execmany(
                 conn,
-                f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "
+                f"INSERT INTO {table} ({', '.join(cols)}, {GEOMETRY_COLUMN[table]}) "  # names from our schema  # nosec B608
                 f"VALUES ({marks}, GeomFromWKB(?, 4326))",
                 rows,
             )
@@ -319,7 +382,7 @@ class SpatiaLiteEngine(SpatialEngine):
             conn = self._reader()
             for table in ("damage", "flood_extents", "burn_perimeters", "features"):
                 rows = conn.execute(
-                    f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} GROUP BY 1 ORDER BY 1"
+                    f"SELECT coalesce(CAST(event_id AS TEXT), 'none'), count(*) FROM {table} GROUP BY 1 ORDER BY 1"  # our table names  # nosec B608
                 ).fetchall()
                 out["tables"][table] = dict(rows)
             out["events"] = conn.execute("SELECT count(*) FROM events").fetchone()[0]
@@ -327,7 +390,7 @@ class SpatiaLiteEngine(SpatialEngine):
                 conn.execute("SELECT target_table, source_layer, event_id FROM layer_events").fetchall()
             )
             rows = conn.execute(
-                f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "
+                f"SELECT 'burn_perimeters', event_id, source, {AREA_KM2_SQL} FROM burn_perimeters "  # our SQL constant  # nosec B608
                 f"UNION ALL SELECT 'flood_extents', event_id, source, {AREA_KM2_SQL} FROM flood_extents "
                 "ORDER BY 1, 2, 3"
             ).fetchall()
@@ -343,22 +406,24 @@ class SpatiaLiteEngine(SpatialEngine):
     # ---------------------------------------------------------------------------------- artifacts
     def _load_artifacts(self, conn: sqlite3.Connection, tables: Sequence[ArtifactTable]) -> None:
         for art in tables:
-            name = f'temp."gf_{art.id}"'
-            cols = ", ".join(f'"{c}" {_SQLITE_TYPES[k]}' for c, k in art.columns)
+            name = _temp_table(art.id)
+            cols = ", ".join(f"{quote_ident(c)} {_SQLITE_TYPES[k]}" for c, k in art.columns)
             conn.execute(f"DROP TABLE IF EXISTS {name}")
-            self._exec(conn, f'CREATE TEMP TABLE "gf_{art.id}" ({cols + ", " if cols else ""}geom BLOB)')
+            self._exec(conn, f"CREATE TABLE {name} ({cols + ', ' if cols else ''}geom BLOB)")
             kinds = [k for _, k in art.columns]
             rows = (
                 [_value(v, k) for v, k in zip(row, kinds, strict=False)] + [w]
                 for row, w in zip(art.rows, art.wkb(), strict=False)
             )
-            names = "".join(f'"{c}", ' for c, _ in art.columns)
+            names = "".join(f"{quote_ident(c)}, " for c, _ in art.columns)
             marks = "?, " * len(art.columns)
-            self._execmany(conn, f"INSERT INTO {name} ({names}geom) VALUES ({marks}GeomFromWKB(?, 4326))", rows)
+            # identifiers via quote_ident, values are parameters
+            insert = f"INSERT INTO {name} ({names}geom) VALUES ({marks}GeomFromWKB(?, 4326))"  # nosec B608
+            self._execmany(conn, insert, rows)
 
     def _drop_artifacts(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
         for aid in ids:
-            conn.execute(f'DROP TABLE IF EXISTS temp."gf_{aid}"')
+            conn.execute(f"DROP TABLE IF EXISTS {_temp_table(aid)}")
 
     @contextmanager
     def _area(self, event_id: int, area: ArtifactFile | None) -> Iterator[tuple[sqlite3.Connection, str, str]]:
@@ -366,7 +431,8 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._lock:
             conn = self._reader()
             if area is None:
-                n = conn.execute(f"SELECT count(*) FROM ({hazard_sources(':e')})", {"e": event_id}).fetchone()[0]
+                count = f"SELECT count(*) FROM ({hazard_sources(':e')})"  # our SQL  # nosec B608
+                n = conn.execute(count, {"e": event_id}).fetchone()[0]
                 if not n:
                     raise ToolFailed(
                         f"no hazard (burn perimeter or flood extent) is loaded for event {event_id}",
@@ -379,7 +445,7 @@ class SpatiaLiteEngine(SpatialEngine):
             try:
                 yield (
                     conn,
-                    area_union(f'SELECT geom FROM temp."gf_{area.id}" WHERE ST_Dimension(geom) = 2'),
+                    area_union(f"SELECT geom FROM {_temp_table(area.id)} WHERE ST_Dimension(geom) = 2"),  # quote_ident  # nosec B608
                     f"artifact {area.id}",
                 )
             finally:
@@ -425,7 +491,7 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._area(event_id, area) as (conn, area_sql, label):
             rows = self._exec(
                 conn,
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
                 f"{self._rtree('damage', 'd', 'a.geom')} "
                 f"WHERE {served('damage', 'd.source_layer', ':event')} "
@@ -451,7 +517,7 @@ class SpatiaLiteEngine(SpatialEngine):
         with self._area(event_id, area) as (conn, area_sql, _):
             rows = self._exec(
                 conn,
-                f"WITH area AS MATERIALIZED ({area_sql}) "
+                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, AsBinary(t.geom) FROM area a "
                 f"{self._rtree(table, 't', 'a.geom')} "
                 f"WHERE {where} AND ST_Intersects(t.geom, a.geom) = 1 ORDER BY t.id",
@@ -498,7 +564,7 @@ SELECT * FROM (
          AsBinary(t.geom) AS wkb
   FROM z {self._rtree(table, "t", "z.geom", "z.dx", "z.dy")}
   WHERE {where} AND ST_Distance(ST_Transform(t.geom, z.srid), z.gu) <= :pre)
-WHERE d <= :dist ORDER BY d, id"""
+WHERE d <= :dist ORDER BY d, id"""  # our SQL; values are parameters  # nosec B608
         with self._area(event_id, area) as (conn, area_sql, _):
             rows = self._exec(conn, sql.replace("{area}", area_sql), params).fetchall()
         return self._frame(table, rows, extra=("distance_m",))
@@ -517,8 +583,9 @@ WHERE d <= :dist ORDER BY d, id"""
         *,
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        byte_cap: int = DEFAULT_BYTE_CAP,
     ) -> QueryResult:
-        statement, used, tables = prepare_sql(sql, artifacts, lambda aid: f'temp."gf_{aid}"', "sqlite")
+        statement, used, tables = prepare_sql(sql, artifacts, _temp_table, "sqlite")
         started = time.perf_counter()
         with self._lock:
             conn = self._reader()
@@ -527,20 +594,40 @@ WHERE d <= :dist ORDER BY d, id"""
                 deadline = time.monotonic() + timeout_s
                 conn.set_authorizer(_authorize)
                 conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2_000)
+                length = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(1, byte_cap))
                 try:
-                    cur = self._exec(conn, statement)
-                    rows = cur.fetchmany(row_cap + 1)
-                    description = cur.description or ()
-                    cur.close()
+                    with _Watchdog(conn, timeout_s):
+                        rows, description = self._fetch(conn, statement, row_cap, byte_cap)
                 except sqlite3.Error as exc:
-                    raise _translate(exc, timeout_s, time.monotonic() > deadline) from exc
+                    raise _translate(exc, timeout_s, time.monotonic() > deadline, byte_cap) from exc
                 finally:
+                    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, length)
                     conn.set_authorizer(None)
                     conn.set_progress_handler(None, 0)
                 result = self._result(conn, statement, description, rows, row_cap, started)
             finally:
                 self._drop_artifacts(conn, used)
         return result
+
+    def _fetch(
+        self, conn: sqlite3.Connection, statement: str, row_cap: int, byte_cap: int
+    ) -> tuple[list[tuple], Sequence[Any]]:
+        """At most ``row_cap + 1`` rows, in chunks, stopping once they hold more than ``byte_cap`` bytes."""
+        cur = self._exec(conn, statement)
+        try:
+            rows: list[tuple] = []
+            size = 0
+            while len(rows) <= row_cap:
+                chunk = cur.fetchmany(min(500, row_cap + 1 - len(rows)))
+                if not chunk:
+                    break
+                size += sum(_row_bytes(r) for r in chunk)
+                if size > byte_cap:
+                    raise result_too_large(byte_cap)
+                rows += chunk
+            return rows, cur.description or ()
+        finally:
+            cur.close()
 
     @staticmethod
     def _result(
@@ -579,8 +666,10 @@ WHERE d <= :dist ORDER BY d, id"""
         )
 
 
-def _translate(exc: sqlite3.Error, timeout_s: float, timed_out: bool) -> Exception:
+def _translate(exc: sqlite3.Error, timeout_s: float, timed_out: bool, byte_cap: int) -> Exception:
     message = str(exc).strip() or type(exc).__name__
+    if "too big" in message:  # SQLITE_TOOBIG: a string or blob above SQLITE_LIMIT_LENGTH
+        return result_too_large(byte_cap)
     if timed_out or message == "interrupted":
         return ToolFailed(
             f"the query was stopped after {timeout_s:g} s",

@@ -122,6 +122,36 @@ class OverpassClient:
         remark = payload.get("remark")
         return OverpassResult(elements_to_gdf(elements, query), ql, [remark] if remark else [])
 
+    @property
+    def deadline_s(self) -> float:
+        """Wall-clock limit of one request, body included: the server's own ``[timeout:]`` plus a grace
+        to report it (half of it, 1 to 15 s). A socket timeout alone never fires on a server that
+        trickles a byte every second (one such hung 100 s under a 5 s timeout)."""
+        return self.timeout_s + min(15.0, max(1.0, self.timeout_s / 2))
+
+    def _request(self, ql: str) -> httpx.Response:
+        """POST ``ql`` and read the whole answer within :attr:`deadline_s` (raises httpx.TimeoutException
+        past it); returns a response whose body is read."""
+        deadline = time.monotonic() + self.deadline_s
+        with (
+            httpx.Client(timeout=self.deadline_s) as client,
+            client.stream(
+                "POST",
+                self.url,
+                data={"data": ql},
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            ) as response,
+        ):
+            chunks = []
+            for chunk in response.iter_raw():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("deadline passed while reading the answer", request=response.request)
+            # a complete response (decoded again from the raw bytes) for the callers
+            return httpx.Response(
+                response.status_code, headers=response.headers, content=b"".join(chunks), request=response.request
+            )
+
     def _post(self, ql: str) -> dict:
         if self.offline:
             raise ToolFailed(
@@ -134,15 +164,10 @@ class OverpassClient:
             if self.cancel is not None and self.cancel.is_set():
                 raise ToolFailed("cancelled", kind="cancelled")
             try:
-                response = httpx.post(
-                    self.url,
-                    data={"data": ql},
-                    timeout=self.timeout_s + 15,
-                    headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-                )
+                response = self._request(ql)
             except httpx.TimeoutException:
                 raise ToolFailed(
-                    f"Overpass ({self.url}) did not answer within {self.timeout_s:g} s",
+                    f"Overpass ({self.url}) did not answer within {self.deadline_s:g} s",
                     kind="timeout",
                     hint=_HINT_SMALLER,
                 ) from None
