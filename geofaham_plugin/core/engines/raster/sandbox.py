@@ -292,6 +292,11 @@ def _gone(pgid: int, deadline_s: float = 5.0) -> bool:
     return False
 
 
+def _over_quota(run_dir: Path, limits: Limits) -> bool:
+    size, files = usage(run_dir, limits.max_files)
+    return size > limits.max_output_mb * MB or files > limits.max_files
+
+
 class _Pipe:
     """The read end of a verdict pipe, drained without ever blocking (a process that kept the write
     end open cannot hold the parent); at most ``limit`` bytes are kept."""
@@ -452,8 +457,7 @@ def run_code(
                 killed = "timeout"
             elif now >= next_quota_check:
                 next_quota_check = now + 0.25
-                size, files = usage(run_dir, limits.max_files)
-                if size > limits.max_output_mb * MB or files > limits.max_files:
+                if _over_quota(run_dir, limits):
                     killed = "quota"
             if killed:
                 break
@@ -469,6 +473,8 @@ def run_code(
             time.sleep(0.01)
         for pipe in pipes:
             pipe.close()
+    if killed is None and _over_quota(run_dir, limits):
+        killed = "quota"  # what was written between the last check and the end
     verdict, converted = pipes[0].json(), pipes[1].json()
     rc = proc.returncode
     # the supervisor exits with 128 + N when the worker died of signal N; ``unshare`` itself with -N
@@ -500,8 +506,9 @@ def run_code(
         )
     elif sig in (signal.SIGXCPU, signal.SIGKILL) and not verdict:
         result.kind, result.message = "cpu", f"CPU time limit of {limits.cpu_s} s exceeded; the process was killed"
-    elif sig == signal.SIGXFSZ and not verdict:
-        result.kind, result.message = "quota", f"file size limit of {limits.max_output_mb} MB exceeded"
+    elif (sig == signal.SIGXFSZ and not verdict) or "File too large" in str(verdict.get("message", "")):
+        result.kind = "quota"
+        result.message = f"file size limit of {min(limits.max_file_mb, limits.max_output_mb)} MB exceeded"
     elif verdict.get("ok") and rc == 0 and converted.get("ok"):
         _accept(result, verdict, clean_dir)
     elif verdict.get("ok") and converted:
