@@ -203,12 +203,6 @@ def namespace_prefix() -> list[str]:
     return []
 
 
-def network_isolation() -> list[str]:
-    """Kept for callers that only ask whether the child gets its own network namespace."""
-    prefix = namespace_prefix()
-    return prefix if "--net" in prefix else []
-
-
 def read_roots() -> list[str]:
     """What the child may read besides the session: the interpreter, its libraries, GDAL/PROJ data."""
     roots = {
