@@ -163,9 +163,11 @@ def test_isolation_layers_are_reported(session):
     result = run("x = 1", session)
     assert result.ok
     layers = " ".join(result.isolation)
-    assert "process group" in layers and "rlimits" in layers
+    assert "process tree" in layers and "rlimits" in layers and "quota" in layers
     if os.geteuid() == 0:
-        assert "network namespace" in layers  # root on Linux: unshare -n works
+        assert "namespaces: pid net" in layers  # root on Linux: unshare --pid --net works
+    if "landlock ABI" in layers:
+        assert "seccomp: no processes, sockets" in layers
 
 
 # ------------------------------------------------------------------------- the tool, end to end

@@ -36,6 +36,7 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_PC_SAS_URL                    Planetary Computer SAS token endpoint (default: https://planetarycomputer.microsoft.com/api/sas/v1/token)
     GEOFAHAM_SANDBOX_CPU_S                 CPU seconds one sandboxed Python run may use (default: 120)
     GEOFAHAM_SANDBOX_MEMORY_MB             address space of one sandboxed Python run, MB (default: 3072)
+    GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK     run generated Python even on a kernel without Landlock (files outside the session are then reachable) (default: off)
     GEOFAHAM_DATA_DIR                      folder of sample layers and OSM extracts (default: ../shared/data beside the repository)
     GEOFAHAM_CACHE                         cache folder for models, wheels and the embedded database (default: ~/.cache/geofaham)
     GEOFAHAM_SESSIONS                      folder of QGIS sessions (default: next to the saved project, else ~/geofaham-sessions)
@@ -191,6 +192,12 @@ class SandboxSettings(SettingsGroup):
     cpu_s: int = setting("GEOFAHAM_SANDBOX_CPU_S", "CPU seconds one sandboxed Python run may use", 120, ge=1)
     memory_mb: int = setting(
         "GEOFAHAM_SANDBOX_MEMORY_MB", "address space of one sandboxed Python run, MB", 3072, ge=256
+    )
+    allow_no_landlock: bool = setting(
+        "GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK",
+        "run generated Python even on a kernel without Landlock (files outside the session are then reachable)",
+        False,
+        shown="off",
     )
 
 

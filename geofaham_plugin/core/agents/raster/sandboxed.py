@@ -2,7 +2,9 @@
 separate, resource-limited, network-less sandbox process (``engines/raster/sandbox.py``) with the CPU
 and memory limits of the run's settings (``settings.sandbox``: GEOFAHAM_SANDBOX_CPU_S /
 GEOFAHAM_SANDBOX_MEMORY_MB, or the QGIS dialog), read when the tool runs. Every output it saved is
-opened and checked before anything is registered: all or nothing."""
+rewritten inside the sandbox and checked before this process opens it (``sandbox_outputs``), and
+nothing is registered unless all passed. Without Landlock the code is not run unless
+GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK is set."""
 
 from __future__ import annotations
 
@@ -48,30 +50,19 @@ def _sandbox_input(ctx: ToolContext, record: ArtifactRecord) -> dict[str, Any]:
     return item
 
 
-def _validate_output(path: Path) -> tuple[str, Any]:
-    """Each output is opened and checked before anything is registered (all or nothing)."""
-    suffix = path.suffix.lower()
-    if suffix in (".tif", ".tiff"):
-        import rasterio
-
-        with rasterio.open(path) as src:
-            if src.crs is None:
-                raise ToolFailed(f"output {path.name} has no CRS", kind="invalid_input", hint="save it with a grid")
-        return "raster", None
-    if suffix in (".gpkg", ".geojson", ".fgb"):
+def _load_output(path: Path, kind: str) -> Any:
+    """The content of an output the sandbox already rewrote and checked (``sandbox_outputs``)."""
+    if kind == "vector":
         import geopandas as gpd
 
-        gdf = gpd.read_file(path)
-        if gdf.crs is None:
-            raise ToolFailed(f"output {path.name} has no CRS", kind="invalid_input")
-        return "vector", gdf
-    if suffix == ".csv":
+        return gpd.read_file(path, engine="pyogrio")
+    if kind == "table":
         import pandas as pd
 
-        return "table", pd.read_csv(path)
-    if suffix in (".md", ".txt"):
-        return "text", path.read_text(encoding="utf-8", errors="replace")
-    return "ignored", None
+        return pd.read_csv(path)
+    if kind == "text":
+        return path.read_text(encoding="utf-8", errors="replace")
+    return None
 
 
 @tool(
@@ -107,14 +98,21 @@ def run_python(
         limits=limits,
         cancel=ctx.cancel,
         work_dir=getattr(ctx.store, "staging_dir", None),
+        allow_without_landlock=configured.allow_no_landlock,
     )
     try:
         if result.kind == "cancelled":
             raise ToolFailed("cancelled", kind="cancelled")
+        if result.kind == "unavailable":
+            message, hint = result.message.split("; ", 1)
+            raise ToolFailed(message, kind="error", hint=hint)
         if not result.ok:
-            kind = {"rejected": "invalid_input", "violation": "invalid_input", "timeout": "timeout"}.get(
-                result.kind, "error"
-            )
+            kind = {
+                "rejected": "invalid_input",
+                "violation": "invalid_input",
+                "refused": "invalid_input",
+                "timeout": "timeout",
+            }.get(result.kind, "error")
             detail = (
                 f"\nstderr: {result.stderr[-600:]}"
                 if result.stderr.strip() and result.kind in ("error", "crashed")
@@ -125,8 +123,7 @@ def run_python(
                 kind=kind,
                 hint="fix the code; only the listed modules, inputs and gr.save_* outputs are available",
             )
-        checked = [(p, *_validate_output(p)) for p in result.outputs]
-        checked = [x for x in checked if x[1] != "ignored"]
+        checked = [(p, result.kinds[p], _load_output(p, result.kinds[p])) for p in result.outputs]
         if not checked:
             raise ToolFailed(
                 "the code ran but saved no output",

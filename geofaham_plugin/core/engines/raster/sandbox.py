@@ -1,22 +1,31 @@
 """Run model-written Python in a separate, confined process.
 
-Layers, each independent of the others (a test disables the pre-check to prove the runtime layers):
+The boundary is the operating system; the in-process layers are conveniences with clear messages
+(code that reaches ``typing.sys.modules`` or a pickle can switch them off, and gains nothing more).
 
 1. Pre-check (here, before anything starts): the code parses; imports are on the allow-list; no
    private or dunder attribute (``__class__``, ``_io``), no ``eval``/``exec``/``getattr`` & co.
-2. Process: a fresh interpreter (``python -I``) in its own session/process group with a minimal
-   environment (no API keys), in a network namespace without interfaces (``unshare -n``) when this
-   machine allows it, CPU-time (``RLIMIT_CPU``), address-space (``RLIMIT_AS``) and file-size limits,
-   a wall-clock limit enforced here, killed as a group on cancel or timeout.
-3. Kernel (Linux Landlock, when available): reads only under the interpreter/library roots and the
-   session folder, writes only in the run's output folder, no TCP, no signals to other processes,
-   no ``execve`` — this also binds C code such as GDAL.
+2. Process tree: a fresh interpreter (``python -I``) in its own session, in fresh PID, mount (own
+   ``/proc``: no other process is visible) and network namespaces (``unshare``) when this machine
+   allows them, with a minimal environment (no API keys). Its supervisor (``sandbox_child``) is a
+   subreaper that kills whatever the worker leaves behind; here the whole tree is killed on
+   deadline, cancel or quota (descendants found in /proc, then the group; with the PID namespace the
+   kernel kills every process in it when its init dies). Limits: CPU time, address space, file
+   size, a total quota on the run folder (watched here), a wall clock.
+3. Kernel, in the child: Landlock (reads only under the interpreter/library roots and the session,
+   writes only in the run's output folder, no TCP, no signals outside) and seccomp (no new process -
+   so one address-space limit bounds the whole tree -, no socket of any family - UNIX sockets such as
+   PostgreSQL's included -, no setsid, no exec). Both bind C code (GDAL) too. Without Landlock
+   (older kernels) generated code is not run unless the user opted in
+   (``GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK``): files outside the session would be reachable.
 4. Audit hook + restricted builtins in the child: sockets, process spawning, ctypes and file access
    outside the session are refused with a clear message; imports made by the generated code itself
    are checked against the allow-list at run time.
 
-Outputs are the files the code saved in its output folder; the caller registers them only when the
-run succeeded. The folder lives in the store's staging area and is removed afterwards."""
+Outputs never reach the parent as the code wrote them: a second confined process rewrites them
+into plain files and the parent checks those before opening anything (``sandbox_outputs``). The
+caller registers them only when the run succeeded; the run folder lives in the store's staging
+area and is removed afterwards."""
 
 from __future__ import annotations
 
@@ -36,6 +45,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from ...errors import ToolFailed
+from .sandbox_child import kill_tree
+
+MB = 1024 * 1024
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 REPO_ROOT = Path(__file__).resolve().parents[4]
@@ -97,12 +111,15 @@ class Limits:
     memory_mb: int = 3072
     wall_s: float = 180.0
     max_file_mb: int = 4096
+    max_output_mb: int = 2048  # the whole run folder: outputs, their clean copies, stdout and stderr
+    max_files: int = 1000
     max_log_chars: int = 8000
 
 
 @dataclass
 class SandboxResult:
-    """``kind``: ok | rejected (pre-check) | violation | error | memory | cpu | timeout | cancelled | crashed."""
+    """``kind``: ok | rejected (pre-check) | unavailable (no Landlock, not opted in) | violation | error |
+    memory | cpu | timeout | quota | refused (an output) | cancelled | crashed."""
 
     ok: bool
     kind: str
@@ -116,6 +133,7 @@ class SandboxResult:
     returncode: int | None = None
     line: int | None = None
     pid: int | None = None
+    kinds: dict[Path, str] = field(default_factory=dict)
 
 
 def check_code(code: str, allowed: tuple[str, ...] = ALLOWED_MODULES) -> list[str]:
@@ -152,17 +170,34 @@ def check_code(code: str, allowed: tuple[str, ...] = ALLOWED_MODULES) -> list[st
     return list(dict.fromkeys(problems))
 
 
+#: namespaces for the child, strongest first: PID (+ its own /proc) and network, as root or in a user namespace
+NAMESPACES = (
+    ("--pid", "--fork", "--kill-child", "--mount-proc", "--net"),
+    ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc", "--net"),
+    ("--net",),
+    ("--user", "--map-root-user", "--net"),
+)
+NO_LANDLOCK = (
+    "generated Python was not run: this kernel has no Landlock, so the sandbox could not keep the code "
+    "away from files outside the session (your keys, other projects)"
+)
+NO_LANDLOCK_HINT = (
+    "use a Linux kernel >= 5.13 with Landlock enabled, or set GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK=1 "
+    "to run it anyway with the remaining isolation"
+)
+
+
 @lru_cache(maxsize=1)
-def network_isolation() -> list[str]:
-    """The command prefix that gives the child an empty network namespace, if this machine allows it
-    (``unshare -n`` as root, ``unshare -rn`` with unprivileged user namespaces); else nothing."""
+def namespace_prefix() -> list[str]:
+    """The ``unshare`` command prefix giving the child the strongest namespaces this machine allows
+    (:data:`NAMESPACES`), tried once per process; else nothing."""
     unshare = shutil.which("unshare")
     if not unshare:
         return []
-    for prefix in ([unshare, "-n"], [unshare, "-rn"]):
+    for flags in NAMESPACES:
         try:
-            if subprocess.run([*prefix, "true"], capture_output=True, timeout=5).returncode == 0:
-                return prefix
+            if subprocess.run([unshare, *flags, "true"], capture_output=True, timeout=5).returncode == 0:
+                return [unshare, *flags]
         except (OSError, subprocess.TimeoutExpired):
             continue
     return []
@@ -225,8 +260,86 @@ def _env() -> dict[str, str]:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """Kill the child's whole tree: stop the supervisor, kill everything below it (a ``setsid``
+    grandchild included), then its process group (with a PID namespace: the namespace)."""
+    if proc.poll() is None:  # once reaped, its pid is not ours any more
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(proc.pid, signal.SIGSTOP)
+        kill_tree(proc.pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGKILL)
+
+
+def _gone(pgid: int, deadline_s: float = 5.0) -> bool:
+    """Wait until no process of the group is left (killed members die asynchronously)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        time.sleep(0.01)
+    return False
+
+
+def _over_quota(run_dir: Path, limits: Limits) -> bool:
+    size, files = usage(run_dir, limits.max_files)
+    return size > limits.max_output_mb * MB or files > limits.max_files
+
+
+class _Pipe:
+    """The read end of a verdict pipe, drained without ever blocking (a process that kept the write
+    end open cannot hold the parent); at most ``limit`` bytes are kept."""
+
+    def __init__(self, fd: int, limit: int = 100_000) -> None:
+        os.set_blocking(fd, False)
+        self.fd, self.limit, self.data, self.closed = fd, limit, bytearray(), False
+
+    def drain(self) -> None:
+        while not self.closed:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.close()
+                return
+            self.data += chunk[: max(0, self.limit - len(self.data))]
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+            self.closed = True
+
+    def json(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.data.decode("utf-8", errors="replace")) if self.data else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+def usage(folder: Path, max_files: int) -> tuple[int, int]:
+    """(bytes, files) under ``folder``; stops counting past ``max_files`` files."""
+    size = files = 0
+    todo = [folder]
+    while todo and files <= max_files:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(Path(entry.path))
+                else:
+                    size += entry.stat(follow_symlinks=False).st_size
+            files += 1
+    return size, files
 
 
 def _tail(path: Path, limit: int) -> str:
@@ -248,38 +361,66 @@ def run_code(
     allowed_modules: tuple[str, ...] = ALLOWED_MODULES,
     work_dir: Path | str | None = None,
     landlock: bool = True,
+    allow_without_landlock: bool = False,
+    seccomp: bool = True,
+    namespaces: bool = True,
 ) -> SandboxResult:
     """Run ``code`` confined (see module docstring). ``inputs`` (name -> {path, kind, ...}) are exposed
-    to the code as ``inputs``; outputs saved with ``gr.save_*`` come back in ``result.outputs``. The
-    caller must call :func:`cleanup` on ``result`` once it has registered what it wants."""
+    to the code as ``inputs``; outputs saved with ``gr.save_*`` come back, rewritten and checked, in
+    ``result.outputs`` (``result.kinds``: path -> raster | vector | table | text). The caller must call
+    :func:`cleanup` on ``result`` once it has registered what it wants. ``landlock``, ``seccomp`` and
+    ``namespaces`` switch a layer off (tests prove each of the others holds alone)."""
+    from . import landlock as kernel_landlock
+
     t0 = time.monotonic()
     if precheck:
         problems = check_code(code, allowed_modules)
         if problems:
             return SandboxResult(False, "rejected", "the code was not run: " + "; ".join(problems[:8]))
+    use_landlock = landlock and kernel_landlock.abi_version() > 0
+    if landlock and not use_landlock and not allow_without_landlock:
+        return SandboxResult(False, "unavailable", f"{NO_LANDLOCK}; {NO_LANDLOCK_HINT}")
     session_dir = Path(session_dir).resolve()
     base = Path(work_dir).resolve() if work_dir else session_dir / ".staging"
     run_dir = base / f"sandbox-{uuid.uuid4().hex[:8]}"
-    out_dir = run_dir / "out"
+    out_dir, clean_dir = run_dir / "out", run_dir / "clean"
     out_dir.mkdir(parents=True)
+    clean_dir.mkdir()
     read_fd, write_fd = os.pipe()
+    convert_read, convert_write = os.pipe()
     spec = {
         "code": code,
         "inputs": inputs or {},
         "out_dir": str(out_dir),
+        "clean_dir": str(clean_dir),
         "session_dir": str(session_dir),
         "pythonpath": str(REPO_ROOT),
         "read_roots": read_roots(),
         "allowed_modules": list(allowed_modules),
         "result_fd": write_fd,
-        "landlock": landlock,
-        "limits": {"cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "max_file_mb": limits.max_file_mb},
+        "convert_fd": convert_write,
+        "landlock": use_landlock,
+        "seccomp": seccomp,
+        "limits": {
+            "cpu_s": limits.cpu_s,
+            "memory_mb": limits.memory_mb,
+            "max_file_mb": limits.max_file_mb,
+            "max_output_mb": limits.max_output_mb,
+        },
     }
     (run_dir / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-    isolation = ["process group", f"rlimits cpu={limits.cpu_s}s as={limits.memory_mb}MB", f"wall={limits.wall_s:g}s"]
-    prefix = network_isolation()
+    isolation = [
+        "process tree killed as a whole",
+        f"rlimits cpu={limits.cpu_s}s as={limits.memory_mb}MB",
+        f"quota {limits.max_output_mb}MB/{limits.max_files} files",
+        f"wall={limits.wall_s:g}s",
+    ]
+    if not use_landlock:
+        isolation.append("landlock unavailable" if landlock else "landlock off")
+    prefix = namespace_prefix() if namespaces else []
     if prefix:
-        isolation.append(f"network namespace ({' '.join([Path(prefix[0]).name, *prefix[1:]])})")
+        names = [f for f in ("--user", "--pid", "--net") if f in prefix]
+        isolation.append("namespaces: " + " ".join(n.strip("-") for n in names))
     cmd = [*prefix, sys.executable, "-I", str(CHILD), str(run_dir / "spec.json")]
     stdout_path, stderr_path = run_dir / "stdout.txt", run_dir / "stderr.txt"
     killed: str | None = None
@@ -289,36 +430,49 @@ def run_code(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd, convert_write),
             start_new_session=True,
             env=_env(),
             cwd=str(out_dir),
             close_fds=True,
         )
     os.close(write_fd)
+    os.close(convert_write)
+    pipes = _Pipe(read_fd), _Pipe(convert_read)
+    next_quota_check = 0.0
     try:
         while proc.poll() is None:
+            for pipe in pipes:
+                pipe.drain()
+            now = time.monotonic()
             if cancel is not None and cancel.is_set():
                 killed = "cancelled"
-            elif time.monotonic() - t0 > limits.wall_s:
+            elif now - t0 > limits.wall_s:
                 killed = "timeout"
+            elif now >= next_quota_check:
+                next_quota_check = now + 0.25
+                if _over_quota(run_dir, limits):
+                    killed = "quota"
             if killed:
-                _kill(proc)
-                proc.wait()
                 break
             time.sleep(0.02)
     finally:
-        if proc.poll() is None:  # the caller was interrupted: never leave the child behind
-            _kill(proc)
-            proc.wait()
-        _kill(proc)  # grandchildren, if any escaped the hooks, die with the group
-        with os.fdopen(read_fd, "r", encoding="utf-8") as pipe:
-            raw = pipe.read()
-    verdict: dict[str, Any] = {}
-    try:
-        verdict = json.loads(raw) if raw else {}
-    except ValueError:
-        verdict = {}
+        _kill(proc)  # always: whatever the run left behind (a setsid grandchild) dies with it
+        proc.wait()
+        _gone(proc.pid)
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end and not all(p.closed for p in pipes):
+            for pipe in pipes:
+                pipe.drain()
+            time.sleep(0.01)
+        for pipe in pipes:
+            pipe.close()
+    if killed is None and _over_quota(run_dir, limits):
+        killed = "quota"  # what was written between the last check and the end
+    verdict, converted = pipes[0].json(), pipes[1].json()
+    rc = proc.returncode
+    # the supervisor exits with 128 + N when the worker died of signal N; ``unshare`` itself with -N
+    sig = -rc if rc is not None and rc < 0 else rc - 128 if rc is not None and rc > 128 else None
     result = SandboxResult(
         False,
         "crashed",
@@ -326,30 +480,35 @@ def run_code(
         stdout=_tail(stdout_path, limits.max_log_chars),
         stderr=_tail(stderr_path, limits.max_log_chars),
         seconds=round(time.monotonic() - t0, 3),
-        returncode=proc.returncode,
-        isolation=isolation + list(verdict.get("isolation", [])),
+        returncode=rc,
+        isolation=isolation + [str(x) for x in verdict.get("isolation", [])],
         line=verdict.get("line"),
         pid=proc.pid,
     )
     result._run_dir = run_dir  # type: ignore[attr-defined]
-    rc = proc.returncode
     if killed == "cancelled":
-        result.kind, result.message = "cancelled", "the run was cancelled; the process group was killed"
+        result.kind, result.message = "cancelled", "the run was cancelled; its process tree was killed"
     elif killed == "timeout":
         result.kind, result.message = (
             "timeout",
-            f"wall-clock limit of {limits.wall_s:g} s exceeded; the process was killed",
+            f"wall-clock limit of {limits.wall_s:g} s exceeded; the process tree was killed",
         )
-    elif rc in (-signal.SIGXCPU, -signal.SIGKILL) and not verdict:
+    elif killed == "quota":
+        result.kind, result.message = (
+            "quota",
+            f"output quota of {limits.max_output_mb} MB or {limits.max_files} files exceeded; the process tree was killed",
+        )
+    elif sig in (signal.SIGXCPU, signal.SIGKILL) and not verdict:
         result.kind, result.message = "cpu", f"CPU time limit of {limits.cpu_s} s exceeded; the process was killed"
-    elif verdict.get("ok") and rc == 0:
-        outputs = sorted(p for p in out_dir.iterdir() if p.is_file() and not p.is_symlink() and ".tmp." not in p.name)
-        primary = verdict.get("primary") or (verdict.get("saved") or [None])[-1]
-        result.ok, result.kind, result.outputs = True, "ok", outputs
-        result.message = f"ran in {result.seconds:g} s; {len(outputs)} output file(s)"
-        result.primary = next((p for p in outputs if primary and p.name == Path(str(primary)).name), None)
-        if result.primary is None and outputs:
-            result.primary = outputs[-1]
+    elif (sig == signal.SIGXFSZ and not verdict) or "File too large" in str(verdict.get("message", "")):
+        result.kind = "quota"
+        result.message = f"file size limit of {min(limits.max_file_mb, limits.max_output_mb)} MB exceeded"
+    elif verdict.get("ok") and rc == 0 and converted.get("ok"):
+        _accept(result, verdict, clean_dir)
+    elif verdict.get("ok") and converted:
+        etype, msg = converted.get("error_type", "Error"), converted.get("message", "")
+        result.kind = "refused" if etype == "ToolFailed" else "error"
+        result.message = msg if etype == "ToolFailed" else f"checking the outputs failed: {etype}: {msg}"
     elif verdict:
         etype, msg = verdict.get("error_type", "Error"), verdict.get("message", "")
         where = f" (line {verdict['line']})" if verdict.get("line") else ""
@@ -357,16 +516,34 @@ def run_code(
             result.kind, result.message = "memory", f"memory limit of {limits.memory_mb} MB exceeded{where}: {msg}"
         elif etype in ("SandboxViolation", "ImportRejected"):
             result.kind, result.message = "violation", f"blocked by the sandbox{where}: {msg}"
-        elif etype == "PermissionError" or "Permission denied" in msg:
+        elif etype == "PermissionError" or "Permission denied" in msg or "Operation not permitted" in msg:
             result.kind, result.message = "violation", f"blocked by the sandbox (kernel){where}: {msg}"
         else:
             result.kind, result.message = "error", f"{etype}{where}: {msg}"
     else:
-        sig = -rc if rc is not None and rc < 0 else None
         result.message = (
             f"the process died with signal {signal.Signals(sig).name}" if sig else f"the process exited with {rc}"
         ) + " (often: the memory limit was hit inside a C library)"
     return result
+
+
+def _accept(result: SandboxResult, verdict: dict[str, Any], clean_dir: Path) -> None:
+    """The run succeeded: its outputs are the clean folder's files that pass the parent's checks."""
+    from .sandbox_outputs import vet
+
+    try:
+        checked = vet(clean_dir)
+    except ToolFailed as exc:
+        result.kind, result.message = "refused", str(exc)
+        return
+    outputs = [p for p, _ in checked]
+    primary = verdict.get("primary") or (verdict.get("saved") or [None])[-1]
+    result.ok, result.kind, result.outputs = True, "ok", outputs
+    result.kinds = {p: kind for p, kind in checked}
+    result.message = f"ran in {result.seconds:g} s; {len(outputs)} output file(s)"
+    result.primary = next((p for p in outputs if primary and p.name == Path(str(primary)).name), None)
+    if result.primary is None and outputs:
+        result.primary = outputs[-1]
 
 
 def cleanup(result: SandboxResult) -> None:

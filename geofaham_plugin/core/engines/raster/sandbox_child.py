@@ -1,17 +1,30 @@
 """The sandbox's child process: ``python -I sandbox_child.py SPEC.json``. Importing it does nothing.
 
-Order matters, each step narrows what the next may do: resource limits (CPU seconds, address
-space, file size, no core dumps); the repository on ``sys.path`` and the library imported; Landlock
-(kernel: files outside the read roots and the output folder, TCP, signals to outside processes);
-an audit hook (sockets, process spawning, ctypes, files by path); restricted builtins whose
-``__import__`` enforces the import allow-list for the generated code itself; then the code runs.
-The verdict goes back on an inherited pipe, never through a file the code could forge."""
+The process started by the parent is a supervisor that never runs generated code: it becomes a
+child subreaper (the init of a fresh PID namespace when the parent could make one), forks the
+worker, waits for it, then kills every process left behind (a grandchild that called ``setsid``
+included: orphans are re-parented to the supervisor, or die with the namespace). When the worker
+succeeded it forks a second, equally confined converter that rewrites the outputs into plain files
+(``sandbox_outputs.convert``) for the parent to check.
+
+In the worker, order matters, each step narrows what the next may do: resource limits (CPU seconds,
+address space, file size, no core dumps); the repository on ``sys.path`` and the library imported;
+Landlock (kernel: files outside the read roots and the output folder, TCP, signals to outside
+processes); seccomp (kernel: no new process, no socket of any family, no setsid, no exec); an audit
+hook (sockets, process spawning, ctypes, files by path) and restricted builtins whose ``__import__``
+enforces the import allow-list - those two are conveniences with clear messages, not the boundary:
+code can switch them off; then the code runs. The verdict goes back on an inherited pipe, never
+through a file the code could forge."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterable
 from typing import Any
@@ -193,16 +206,141 @@ def _builtins() -> dict:
 def _limits(lim: dict) -> None:
     import resource
 
+    file_mb = min(lim["max_file_mb"], lim["max_output_mb"])
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_s"], lim["cpu_s"] + 2))
     resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] * MB, lim["memory_mb"] * MB))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (lim["max_file_mb"] * MB, lim["max_file_mb"] * MB))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb * MB, file_mb * MB))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
 
+# ----------------------------------------------------------------------------- the process tree
+def descendants(root: int) -> list[int]:
+    """Live (not zombie) processes below ``root``, from /proc, parents before children."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop(0)
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def kill_tree(root: int, deadline_s: float = 5.0) -> None:
+    """SIGKILL every process below ``root`` (not ``root`` itself) until none is left: all stopped
+    first (no fork in between), then killed leaves first, so an orphan is re-parented to the nearest
+    subreaper (the supervisor, still alive) and found in the next round."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        pids = descendants(root)
+        if not pids:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in reversed(pids):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+        if root == os.getpid():
+            _reap()
+        time.sleep(0.01)
+
+
+def _subreaper() -> None:
+    import ctypes
+
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to us
+
+
+def _fork(body: Any, *args: Any) -> int:
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            status = body(*args)
+        except BaseException:  # noqa: BLE001 - our own failure in the child: to its stderr, then exit
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    return pid
+
+
+def _wait(pid: int) -> int:
+    """Exit status of ``pid`` as a shell would put it (128 + N when killed by signal N); orphans
+    re-parented to us meanwhile are reaped."""
+    while True:
+        got, status = os.waitpid(-1, 0)
+        if got == pid:
+            code = os.waitstatus_to_exitcode(status)
+            return 128 - code if code < 0 else code
+
+
+def _confine(spec: dict, read: tuple[str, ...], write: str) -> list[str]:
+    from geofaham_plugin.core.engines.raster import landlock, seccomp
+
+    isolation = [landlock.restrict(read, [write])] if spec["landlock"] else ["landlock off"]
+    isolation.append(seccomp.restrict() if spec["seccomp"] else "seccomp off")
+    return isolation
+
+
 def main(spec_path: str) -> int:
+    """The supervisor (see the module docstring); returns the worker's status, or the converter's."""
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
+    _subreaper()
+    worker = _fork(_worker, spec)
+    os.close(spec["result_fd"])
+    status = _wait(worker)
+    kill_tree(os.getpid())
+    if status == 0:
+        status = _wait(_fork(_converter, spec))
+        kill_tree(os.getpid())
+    return status
+
+
+def _converter(spec: dict) -> int:
+    """Rewrite the outputs into the clean folder, confined like the worker (reads the output folder)."""
+    from pathlib import Path
+
+    with os.fdopen(spec["convert_fd"], "w", encoding="utf-8") as verdict:
+        _limits(spec["limits"])
+        sys.path.insert(0, spec["pythonpath"])
+        from geofaham_plugin.core.engines.raster import sandbox_outputs
+
+        clean = Path(spec["clean_dir"])
+        for stale in clean.iterdir():  # without Landlock the worker could have planted files here
+            shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
+        read = (*spec["read_roots"], os.path.realpath(spec["out_dir"]), f"/proc/{os.getpid()}")
+        isolation = _confine(spec, read, os.path.realpath(clean))
+        try:
+            saved = sandbox_outputs.convert(Path(spec["out_dir"]), clean)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, typed
+            verdict.write(json.dumps({"ok": False, "error_type": type(exc).__name__, "message": str(exc)[:2000]}))
+            return 1
+        verdict.write(json.dumps({"ok": True, "saved": saved, "isolation": isolation}))
+    return 0
+
+
+def _worker(spec: dict) -> int:
+    os.close(spec["convert_fd"])
     result = os.fdopen(spec["result_fd"], "w", encoding="utf-8")  # opened before the hook forbids int paths
 
     def report(**verdict: Any) -> None:
@@ -214,7 +352,6 @@ def main(spec_path: str) -> int:
     os.chdir(spec["out_dir"])
     import numpy as np
 
-    from geofaham_plugin.core.engines.raster import landlock
     from geofaham_plugin.core.engines.raster import sandbox_api as gr
 
     gr.configure(spec["out_dir"])
@@ -224,7 +361,7 @@ def main(spec_path: str) -> int:
         f"/proc/{os.getpid()}",
     )
     POLICY["allowed"] = tuple(spec["allowed_modules"])
-    isolation = [landlock.restrict(POLICY["read"], [POLICY["out"]])] if spec["landlock"] else ["landlock off"]
+    isolation = _confine(spec, POLICY["read"], POLICY["out"])
     namespace = {
         "__builtins__": _builtins(),
         "__name__": "__sandbox__",
