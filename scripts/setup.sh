@@ -90,8 +90,9 @@ stage_venv() {
     # geo libraries built against the GEOS/GDAL that QGIS loads (see requirements.txt); ~3 min once, then cached by pip
     "$VENV/bin/pip" install -q --no-binary shapely,pyogrio,rasterio \
       -r "$ROOT/requirements.txt" -r "$ROOT/requirements-dev.txt"
-    "$VENV/bin/python" -c "import qgis.core, geopandas, pydantic, openai, pyproj, shapely, rasterio; \
+    "$VENV/bin/python" -c "import qgis.core, geopandas, pydantic, openai, pyproj, shapely, rasterio, pyarrow; \
 assert pyproj.__version__ == '3.4.1', pyproj.__version__; \
+assert pyarrow.__version__ == '23.0.1', pyarrow.__version__; \
 assert shapely.geos_version[:2] == (3, 11), shapely.geos_version; \
 assert rasterio.__gdal_version__.startswith('3.6'), rasterio.__gdal_version__" || die "venv check failed"
     touch "$VENV/.complete"

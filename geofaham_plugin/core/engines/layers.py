@@ -50,6 +50,7 @@ from ..domain.feature_classes import feature_class_names
 from ..domain.geometry import geometry_family
 from ..domain.layer_names import user_layer_aliases, user_layer_slug
 from ..errors import ToolFailed
+from .formats import FORMAT_HINT, FieldType, field_type, read_frame
 from .osm.query import HOT_TYPES, classify
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[1] / "data" / "layers.json"
@@ -264,15 +265,6 @@ UserRole = Literal["area", "features", "values"]  # polygons: an area; points, l
 RASTER_SUFFIXES = (".tif", ".tiff", ".img", ".asc")
 MAX_DOMAIN = 30  # a field's distinct values are recorded when it has at most this many
 NAME_FIELDS = ("name", "nombre", "nom", "nome", "title", "label")  # an obvious name field, in this order
-#: the CSV driver: geometry from a WKT column or longitude/latitude columns, field types detected
-CSV_OPTIONS = {
-    "AUTODETECT_TYPE": "YES",
-    "GEOM_POSSIBLE_NAMES": "wkt,geometry,geom,the_geom,wkt_geom,shape",
-    "X_POSSIBLE_NAMES": "lon,lng,long,longitude,x",
-    "Y_POSSIBLE_NAMES": "lat,latitude,y",
-    "KEEP_GEOM_COLUMNS": "NO",
-}
-FORMAT_HINT = "give a vector file OGR reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML, CSV with a WKT column ..."
 
 
 class UserField(BaseModel):
@@ -281,7 +273,7 @@ class UserField(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    type: Literal["text", "integer", "real", "boolean", "date", "other"]
+    type: FieldType
     distinct: int  # distinct values (nulls aside)
     values: list[str | int | float | bool] | None = None  # every distinct value, when at most MAX_DOMAIN
 
@@ -314,24 +306,6 @@ class UserLayer(BaseModel):
         return next((f for f in self.fields if f.name == name), None)
 
 
-def _field_type(series: pd.Series) -> Literal["text", "integer", "real", "boolean", "date", "other"]:
-    if pd.api.types.is_bool_dtype(series):
-        return "boolean"
-    if pd.api.types.is_integer_dtype(series):
-        return "integer"
-    if pd.api.types.is_float_dtype(series):
-        return "real"
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return "date"
-    if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
-        sample = series.dropna()
-        if sample.map(lambda v: isinstance(v, str)).all():
-            return "text"
-        if sample.map(lambda v: hasattr(v, "isoformat")).all():
-            return "date"
-    return "other"
-
-
 def _plain_value(value: Any) -> str | int | float | bool:
     if isinstance(value, np.generic):
         value = value.item()
@@ -347,7 +321,7 @@ def describe_fields(gdf: gpd.GeoDataFrame) -> list[UserField]:
         if column == gdf.geometry.name:
             continue
         series = gdf[column]
-        kind = _field_type(series)
+        kind = field_type(series)
         try:
             distinct = series.dropna().unique()
         except TypeError:  # unhashable values (lists of an OGR list field)
@@ -372,52 +346,18 @@ def guess_name_field(fields: list[UserField]) -> str | None:
     return ending[0] if len(ending) == 1 else None
 
 
-def _read_error(path: Path, exc: Exception) -> ToolFailed:
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(".;")[0]
-    return ToolFailed(f"cannot read {path.name} as a vector layer: {first}", kind="invalid_input", hint=FORMAT_HINT)
-
-
-def read_user_file(path: str | Path, layer: str | None = None) -> tuple[gpd.GeoDataFrame, str | None, str, list[str]]:
-    """A user's vector file read once: (features with a geometry, 2D, repaired; the layer read; source CRS;
-    notes). One clear :class:`ToolFailed` for a missing or unreadable file, a file without geometry or
-    features, and an unknown or unchosen layer of a multi-layer file."""
-    import pyogrio
-
+def read_user_file(
+    path: str | Path, layer: str | None = None, field_map: dict[str, str] | None = None
+) -> tuple[gpd.GeoDataFrame, str | None, str, list[str]]:
+    """A user's vector file read once, whatever its format (:func:`.formats.read_frame`): (features with a
+    geometry, 2D, repaired; the layer read; source CRS; notes). One clear :class:`ToolFailed` for a missing or
+    unreadable file, a file without geometry or features, and an unknown or unchosen layer of a multi-layer
+    file. ``field_map``: a shapefile's truncated field names -> full names."""
     path = Path(path).expanduser()
-    if not path.exists():
-        raise ToolFailed(f"no such file: {path}", kind="not_found", hint=FORMAT_HINT)
-    options = CSV_OPTIONS if path.suffix.lower() in (".csv", ".tsv") else {}
-    try:
-        layers = [str(row[0]) for row in pyogrio.list_layers(path)]
-    except Exception as exc:  # noqa: BLE001 (OGR's own errors: DataSourceError and friends)
-        raise _read_error(path, exc) from None
-    if layer is not None and layer not in layers:
-        raise ToolFailed(
-            f"{path.name} has no layer '{layer}'", kind="not_found", hint=f"its layers: {', '.join(layers) or 'none'}"
-        )
-    if layer is None and len(layers) > 1:
-        raise ToolFailed(
-            f"{path.name} holds {len(layers)} layers; say which one to read",
-            kind="invalid_input",
-            hint=f"its layers: {', '.join(layers)}",
-        )
-    chosen = layer if layer is not None else (layers[0] if layers else None)
-    try:
-        info = pyogrio.read_info(path, layer=chosen, **options)
-    except Exception as exc:  # noqa: BLE001
-        raise _read_error(path, exc) from None
-    if not info.get("geometry_type"):
-        raise ToolFailed(
-            f"{path.name} has no geometry",
-            kind="invalid_input",
-            hint="a CSV needs a WKT column (wkt, geometry) or longitude/latitude columns (lon, lat)",
-        )
-    try:
-        gdf, src_crs, repaired, empty = read_vector(path, layer=chosen if len(layers) > 1 else None, **options)
-    except Exception as exc:  # noqa: BLE001
-        raise _read_error(path, exc) from None
-    notes = []
-    if info.get("crs") is None:
+    raw = read_frame(path, layer, field_map)
+    gdf, src_crs, repaired, empty = normalise_frame(raw.gdf)
+    notes = list(raw.notes)
+    if not raw.crs_named:
         notes.append(f"{path.name} names no CRS: read as EPSG:4326 (longitude, latitude)")
     if empty:
         notes.append(f"{empty} features without geometry skipped")
@@ -425,7 +365,7 @@ def read_user_file(path: str | Path, layer: str | None = None) -> tuple[gpd.GeoD
         notes.append(f"{repaired} invalid geometries repaired")
     if gdf.empty:
         raise ToolFailed(f"{path.name} has no features with a geometry", kind="empty", hint=FORMAT_HINT)
-    return gdf, chosen if len(layers) > 1 else None, src_crs, notes
+    return gdf, raw.layer, src_crs, notes
 
 
 def describe_user_layer(
@@ -509,7 +449,11 @@ def read_vector(path: Path, layer: str | None = None, **open_options: str) -> tu
     """(features with a geometry, in the source CRS, 2D, invalid geometries repaired; source CRS;
     repaired count; features without geometry). GeoJSON without a ``crs`` member is EPSG:4326.
     ``open_options`` go to the OGR driver (e.g. the CSV driver's GEOM_POSSIBLE_NAMES)."""
-    gdf = gpd.read_file(path, layer=layer, engine="pyogrio", **open_options)
+    return normalise_frame(gpd.read_file(path, layer=layer, engine="pyogrio", **open_options))
+
+
+def normalise_frame(gdf: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, str, int, int]:
+    """What every route does to features read from a file: see :func:`read_vector`."""
     if gdf.crs is None:
         gdf = gdf.set_crs("EPSG:4326")  # the GeoJSON default
     src_crs = gdf.crs.to_string()

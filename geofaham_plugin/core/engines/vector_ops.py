@@ -176,16 +176,22 @@ def count_in_zones(features: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, label: s
         else np.array([f"zone {i}" for i in range(1, len(zones) + 1)])
     )
     counts = dict.fromkeys(names.tolist(), 0)
-    if not features.empty:
-        geoms = zones.to_crs(features.crs).geometry.to_numpy()
-        tree = shapely.STRtree(features.geometry.to_numpy())
-        for name, geom in zip(names, geoms, strict=True):
-            if geom is None or shapely.is_empty(geom):
-                continue
-            hits = tree.query(geom, predicate="intersects")
-            counts[name] += len(hits)
+    for name, hits in zip(names, hits_per_zone(features, zones), strict=True):
+        counts[name] += int(hits)
     table = pd.DataFrame({"value": list(counts), "count": [int(c) for c in counts.values()]})
     return table.sort_values("count", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def hits_per_zone(features: gpd.GeoDataFrame, zones: gpd.GeoDataFrame) -> np.ndarray:
+    """How many features intersect each zone polygon, in zone order (0 for a zone without geometry)."""
+    counts = np.zeros(len(zones), dtype=int)
+    if features.empty or zones.empty:
+        return counts
+    tree = shapely.STRtree(features.geometry.to_numpy())
+    for i, geom in enumerate(zones.to_crs(features.crs).geometry.to_numpy()):
+        if geom is not None and not shapely.is_empty(geom):
+            counts[i] = len(tree.query(geom, predicate="intersects"))
+    return counts
 
 
 def clip(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
