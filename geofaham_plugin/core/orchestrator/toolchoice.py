@@ -56,7 +56,7 @@ def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) ->
                 message=f"{step.agent.value} has no tool '{step.tool}'",
             )
         return ToolChoice(tool_name=tool.name, args=step.args, by="plan")
-    tools = tools_of(step.agent)
+    tools = _fitting(tools_of(step.agent), records)
     content = json.dumps(
         {
             "instruction": step.goal,
@@ -91,6 +91,20 @@ def choose_tool(llm: LLM, step: PlanStep, records: dict[str, ArtifactRecord]) ->
     except ModelOutputError as exc:
         return Failure(step_id=step.id, check="model", kind="invalid_output", message=str(exc))
     return ToolChoice(tool_name=choice.tool, args=choice.args, by="model")
+
+
+def _fitting(tools: list[Tool], records: dict[str, ArtifactRecord]) -> list[Tool]:
+    """The tools the step's inputs fit (every input is one the tool takes, of a kind it takes, and every input it
+    needs is given), so a small model chooses among a few, not every tool of its agent; all when none fits."""
+
+    def fits(t: Tool) -> bool:
+        specs = {i.name: i for i in t.inputs}
+        optional: set[str] = getattr(t.fn, "_optional_inputs", set())
+        if any(name not in specs or r.kind not in specs[name].kinds for name, r in records.items()):
+            return False
+        return all(name in records for name, i in specs.items() if i.kinds and name not in optional)
+
+    return [t for t in tools if fits(t)] or tools
 
 
 def _choice_model(names: list[str]) -> type[_ModelChoice]:
