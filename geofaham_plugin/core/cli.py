@@ -7,14 +7,16 @@ import json
 import os
 import subprocess
 import sys
+import traceback
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..deps import missing_dependencies, pip_command
-from .config import settings_from_env, variables_markdown
-from .errors import ConfigError
+from .config import PathSettings, settings_from_env, variables_markdown
+from .domain.secrets import mask_secrets
+from .errors import ConfigError, user_line
 
 if TYPE_CHECKING:
     from .engines.db import LoadReport, SpatialEngine
@@ -108,7 +110,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             print(f"[{event.type}] {event.payload.model_dump_json(exclude={'kind'})[:300]}", file=sys.stderr)
 
     try:
-        aoi_id = register_aoi_file(store, args.aoi).id if args.aoi else None
+        aoi = register_aoi_file(store, args.aoi) if args.aoi else None
+        for warning in aoi.extra.get("warnings", []) if aoi else []:
+            print(f"warning: {warning}", file=sys.stderr)
+        aoi_id = aoi.id if aoi else None
         mode = args.mode or ("free" if all(not settings.endpoint(r).embedded for r in ("planner",)) else "guided")
         orchestrator = Orchestrator(
             store,
@@ -123,8 +128,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             print("note: no earlier run in this session; answering afresh", file=sys.stderr)
         record = orchestrator.run(args.question, aoi_artifact_id=aoi_id, previous=previous)
     except GeoFahamError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report_error(exc)
     finally:
         llm.close()
         store.close()
@@ -327,9 +331,40 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except ConfigError as exc:  # a GEOFAHAM_* variable that does not parse: one line, no traceback
-        print(f"error: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - every error ends as one line; the traceback goes to the log
+        return report_error(exc)
+
+
+def log_path() -> Path:
+    """Where the command line writes tracebacks: ``<GEOFAHAM_CACHE>/logs/cli.log``."""
+    try:
+        cache = PathSettings.from_env().cache_dir
+    except ConfigError:
+        cache = Path.home() / ".cache" / "geofaham"
+    return cache / "logs" / "cli.log"
+
+
+def report_error(exc: BaseException) -> int:
+    """One line on stderr (secrets masked): the message and a hint for an error the user can cause or fix
+    (exit code 2), else that GeoFaham failed and where the details are (exit code 1). The traceback goes to
+    :func:`log_path` only."""
+    path, logged = log_path(), True
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        trace = "".join(traceback.format_exception(exc))
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"--- {datetime.now().isoformat(timespec='seconds')} {' '.join(sys.argv[1:2])}\n")
+            log.write(mask_secrets(trace))
+    except OSError:  # a full disk or an unwritable home: the line below still says what happened
+        logged = False
+    line = user_line(exc)
+    if line is not None:
+        print(f"error: {mask_secrets(line)}", file=sys.stderr)
         return 2
+    first = (str(exc).strip().splitlines() or [""])[0]
+    where = f"; the details are in {path}" if logged else ""
+    print(f"error: GeoFaham failed ({type(exc).__name__}: {mask_secrets(first)[:200]}){where}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

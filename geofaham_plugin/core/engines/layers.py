@@ -374,6 +374,29 @@ def _read_error(path: Path, exc: Exception) -> ToolFailed:
     return ToolFailed(f"cannot read {path.name} as a vector layer: {first}", kind="invalid_input", hint=FORMAT_HINT)
 
 
+def check_lonlat(gdf: gpd.GeoDataFrame, name: str) -> None:
+    """Coordinates of a geographic CRS must be longitude -180..180 and latitude -90..90. Latitude beyond 90
+    with longitude-sized x is read as swapped axes; larger values as metres of a projected CRS the file does
+    not name (a GeoJSON without ``crs`` is longitude/latitude by RFC 7946)."""
+    if gdf.crs is None or not gdf.crs.is_geographic or gdf.empty:
+        return
+    x0, y0, x1, y1 = (float(v) for v in gdf.total_bounds)
+    if x0 >= -180 and x1 <= 180 and y0 >= -90 and y1 <= 90:
+        return
+    corner = f"({x0:.6g}, {y0:.6g})"
+    if x0 >= -90 and x1 <= 90 and y0 >= -180 and y1 <= 180:
+        raise ToolFailed(
+            f"{name}: latitude and longitude look swapped: the point {corner} has a latitude beyond ±90",
+            kind="invalid_input",
+            hint="write coordinates as longitude, latitude (x, y), as GeoJSON requires",
+        )
+    raise ToolFailed(
+        f"{name}: coordinates such as {corner} are not longitude/latitude but the file names no other CRS",
+        kind="invalid_input",
+        hint="save the file with its CRS (e.g. as a GeoPackage), or reproject it to EPSG:4326 (longitude, latitude)",
+    )
+
+
 def read_user_file(path: str | Path, layer: str | None = None) -> tuple[gpd.GeoDataFrame, str | None, str, list[str]]:
     """A user's vector file read once: (features with a geometry, 2D, repaired; the layer read; source CRS;
     notes). One clear :class:`ToolFailed` for a missing or unreadable file, a file without geometry or
@@ -413,6 +436,7 @@ def read_user_file(path: str | Path, layer: str | None = None) -> tuple[gpd.GeoD
         gdf, src_crs, repaired, empty = read_vector(path, layer=chosen if len(layers) > 1 else None, **options)
     except Exception as exc:  # noqa: BLE001
         raise _read_error(path, exc) from None
+    check_lonlat(gdf, path.name)
     notes = []
     if info.get("crs") is None:
         notes.append(f"{path.name} names no CRS: read as EPSG:4326 (longitude, latitude)")
