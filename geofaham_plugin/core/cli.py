@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -329,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] and argv[0] in BENCH_COMMANDS:
         return run_bench_command(argv)
     args = build_parser().parse_args(argv)
+    _log_to_file()
     try:
         return args.func(args)
     except Exception as exc:  # noqa: BLE001 - every error ends as one line; the traceback goes to the log
@@ -342,6 +344,27 @@ def log_path() -> Path:
     except ConfigError:
         cache = Path.home() / ".cache" / "geofaham"
     return cache / "logs" / "cli.log"
+
+
+class _MaskSecrets(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = mask_secrets(record.getMessage()), None
+        return True
+
+
+def _log_to_file() -> None:
+    """Log warnings (an unreadable run file skipped ...) to :func:`log_path`, secrets masked, not to the
+    terminal; nowhere when that file cannot be written."""
+    handler: logging.Handler
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    handler.addFilter(_MaskSecrets())
+    logging.getLogger("geofaham_plugin").addHandler(handler)
 
 
 def report_error(exc: BaseException) -> int:

@@ -86,30 +86,42 @@ class InputError(GeoFahamError):
         return f"{self}; hint: {self.hint}"
 
 
-#: errno values of a disk that is full or over quota, and of a folder that cannot be written
+#: errno values of a disk that is full or over quota, of a folder that cannot be written, of a path that is no folder
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
-#: what SQLite, GDAL and the GeoPackage driver say about a damaged or half-written file
-_DAMAGED = (
+_NOT_A_FOLDER = {errno.ENOTDIR, errno.EEXIST, errno.EISDIR}
+#: what SQLite, GDAL and the GeoPackage driver say about a file they could not write or read back: a full
+#: disk shows as "no such table: gpkg_geometry_columns" or a failed commit, a damaged file as "malformed"
+_STORAGE_SIGNS = (
     "file is not a database",
     "database disk image is malformed",
+    "database or disk is full",
+    "disk i/o error",
     "no such table: gpkg_",
+    "failed to commit transaction",
+    "failed to write features",
     "not recognized as a supported file format",
     "unexpected end of",
     "truncated",
+    "readonly database",
+    "read-only",
 )
-_STORAGE_HINT = "the session folder may be damaged; start a new session (--session DIR, or a new session in the dock)"
+_STORAGE_HINT = (
+    "the disk may be full, the folder not writable or a session file damaged: free some space, "
+    "or start a new session folder (--session DIR, or a new session in the dock)"
+)
+_FULL_HINT = "free some space, or choose a session folder on another disk (--session DIR)"
+_FOLDER_HINT = "choose a folder you can write to (--session DIR, GEOFAHAM_SESSIONS or GEOFAHAM_CACHE)"
 
 
 def _oserror_line(exc: OSError) -> str | None:
     where = f" ({exc.filename})" if exc.filename else ""
     if exc.errno in _FULL:
-        return f"the disk is full{where}; hint: free some space or choose a session folder on another disk"
+        return f"the disk is full{where}; hint: {_FULL_HINT}"
     if exc.errno in _DENIED:
-        return (
-            f"cannot write{where}: {exc.strerror or 'permission denied'}; "
-            "hint: choose a folder you can write to (--session DIR, GEOFAHAM_SESSIONS or GEOFAHAM_CACHE)"
-        )
+        return f"cannot write{where}: {exc.strerror or 'permission denied'}; hint: {_FOLDER_HINT}"
+    if exc.errno in _NOT_A_FOLDER:
+        return f"cannot use{where} as a folder: {exc.strerror}; hint: {_FOLDER_HINT}"
     return None
 
 
@@ -130,10 +142,11 @@ def user_line(exc: BaseException) -> str | None:
     if isinstance(exc, OSError) and (line := _oserror_line(exc)) is not None:
         return line
     text = str(exc).lower()
-    if "disk is full" in text or "no space left" in text:
-        return "the disk is full; hint: free some space or choose a session folder on another disk"
+    if "no space left" in text:
+        return f"the disk is full; hint: {_FULL_HINT}"
     storage = isinstance(exc, sqlite3.Error | OSError) or type(exc).__module__.startswith("pyogrio")
-    if storage and (any(sign in text for sign in _DAMAGED) or "readonly" in text or "read-only" in text):
+    if storage and any(sign in text for sign in _STORAGE_SIGNS):
         first = str(exc).strip().splitlines()[0]
-        return f"a file of the session cannot be used: {first}; hint: {_STORAGE_HINT}"
+        first = first if len(first) <= 160 else first[:157] + "..."
+        return f"a file of the session could not be written or read ({first}); hint: {_STORAGE_HINT}"
     return None
