@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 import os
-import subprocess
+# subprocess runs `python -m bench` only, with an argument list (no shell)
+import subprocess  # nosec B404
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -204,7 +205,9 @@ def run_bench_command(argv: list[str]) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # no bench/ of the working directory instead
-    return subprocess.run([sys.executable, *safe_path, "-m", "bench", *command], env=env, check=False).returncode
+    child = [sys.executable, *safe_path, "-m", "bench", *command]  # the user's own arguments, to the bench's parser
+    # an argument list (no shell)
+    return subprocess.run(child, env=env, check=False).returncode  # nosec B603
 
 
 def _add_bench_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -340,7 +340,7 @@ class Settings(BaseModel):
                 role.value: {
                     "server": mask_secrets(ep.base_url) if ep.base_url else "embedded llama.cpp (local)",
                     "model": ep.model,
-                    "api_key": "set" if ep.api_key else "none",
+                    "api_key": _presence(ep.api_key),
                 }
                 for role, ep in self.models.items()
             },
@@ -351,6 +351,11 @@ class Settings(BaseModel):
         if not self.database.pg_dsn:
             out["database"]["pg_dsn"] = "embedded SpatiaLite engine"
         return out
+
+
+def _presence(key: SecretStr | None) -> str:
+    """Whether a key is set, never the key."""
+    return "set" if key else "none"
 
 
 def _mask_dsn(dsn: str) -> str:

@@ -9,7 +9,7 @@ import re
 MASK = "***"
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # scheme://user:password@host  ->  scheme://user:***@host
+    # the password of a URL's user info (between the ':' after the user name and the '@') becomes ***
     (re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://[^\s:/@\"']*:)[^\s@/\"']+(?=@)"), rf"\g<head>{MASK}"),
     # libpq key=value DSN and similar settings: password=..., api_key: ..., "token": "..."
     (
