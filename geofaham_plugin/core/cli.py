@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+
 # subprocess runs `python -m bench` only, with an argument list (no shell)
 import subprocess  # nosec B404
 import sys
@@ -15,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..deps import missing_dependencies, pip_command
+from ..deps import install_instructions, missing_dependencies
 from .config import PathSettings, settings_from_env, variables_markdown
 from .domain.secrets import mask_secrets
 from .errors import ConfigError, user_line
@@ -33,7 +34,7 @@ def _cmd_check(_args: argparse.Namespace) -> int:
     missing = missing_dependencies()
     if missing:
         print("missing: " + ", ".join(d.distribution for d in missing))
-        print("install with: " + pip_command(missing))
+        print("install with:\n  " + "\n  ".join(install_instructions(missing)))
         return 1
     print("all dependencies present")
     return 0
