@@ -15,6 +15,11 @@ if [ $# -eq 0 ]; then
   .venv/bin/ruff check --quiet . || { echo "ruff check failed: run .venv/bin/ruff check --fix ." >&2; exit 1; }
   .venv/bin/ruff format --check --quiet . || { echo "ruff format found unformatted files: run .venv/bin/ruff format ." >&2; exit 1; }
   .venv/bin/mypy --cache-dir "$GEOFAHAM_CACHE/mypy-cache" || { echo "mypy found type errors" >&2; exit 1; }
+  # what the QGIS plugin repository scans on upload: Bandit on the plugin package (config in pyproject.toml)
+  # and a secrets scan of every tracked file against the audited baseline (.secrets.baseline)
+  echo "security: bandit, detect-secrets"
+  .venv/bin/bandit --quiet -c pyproject.toml -r geofaham_plugin 2>/dev/null || { echo "bandit found issues: fix them or add '# nosec BXXX' with the reason" >&2; exit 1; }
+  .venv/bin/python scripts/secrets_check.py || { echo "detect-secrets found a new secret: remove it, or refresh and audit .secrets.baseline (detect-secrets scan --baseline .secrets.baseline; detect-secrets audit .secrets.baseline)" >&2; exit 1; }
 fi
 REPORT="$(mktemp -d)/junit.xml"
 set +e

@@ -211,5 +211,5 @@ def test_cli_prints_the_variable_table_and_one_line_for_a_bad_value():
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().splitlines() == [
-        "error: GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; use 1/true/yes/on or 0/false/no/off"
+        "error: GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; hint: use 1/true/yes/on or 0/false/no/off"
     ]

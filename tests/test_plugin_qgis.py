@@ -131,7 +131,8 @@ def test_missing_dependency_gives_a_readable_message(plugin_package, qgis_iface,
     plugin.initGui()
     (message,) = qgis_iface.messageBar().get_messages(Qgis.Critical)
     assert "osmnx" in message
-    assert "-m pip install --user osmnx" in message
+    # a pure-Python package: pip, never taking a wheel that bundles GEOS/GDAL for what it pulls in
+    assert "-m pip install --user --no-binary shapely,pyproj,rasterio,pyogrio,fiona osmnx" in message
     assert "make setup" in message
     assert "Traceback" not in message
     plugin.unload()
@@ -150,7 +151,9 @@ def test_missing_dependency_message_is_translated(plugin_package, qgis_iface, mo
         plugin.initGui()
         (message,) = qgis_iface.messageBar().get_messages(Qgis.Critical)
         assert "GeoFaham ne peut pas démarrer car ces paquets Python sont absents : rasterio." in message
-        assert "-m pip install --user rasterio" in message
+        # rasterio links GDAL: the system's package (the wheel's own GDAL clashes with QGIS's)
+        assert "sudo apt install python3-rasterio" in message and "conda-forge rasterio" in message
+        assert "-m pip install --user rasterio" not in message
         plugin.unload()
     finally:
         settings.setValue("locale/userLocale", old)

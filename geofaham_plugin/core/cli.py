@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
-import subprocess
+
+# subprocess runs `python -m bench` only, with an argument list (no shell)
+import subprocess  # nosec B404
 import sys
+import traceback
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..deps import missing_dependencies, pip_command
-from .config import settings_from_env, variables_markdown
-from .errors import ConfigError
+from ..deps import install_instructions, missing_dependencies
+from .config import PathSettings, settings_from_env, variables_markdown
+from .domain.secrets import mask_secrets
+from .errors import ConfigError, user_line
 
 if TYPE_CHECKING:
     from .engines.db import LoadReport, SpatialEngine
@@ -29,7 +34,7 @@ def _cmd_check(_args: argparse.Namespace) -> int:
     missing = missing_dependencies()
     if missing:
         print("missing: " + ", ".join(d.distribution for d in missing))
-        print("install with: " + pip_command(missing))
+        print("install with:\n  " + "\n  ".join(install_instructions(missing)))
         return 1
     print("all dependencies present")
     return 0
@@ -108,7 +113,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             print(f"[{event.type}] {event.payload.model_dump_json(exclude={'kind'})[:300]}", file=sys.stderr)
 
     try:
-        aoi_id = register_aoi_file(store, args.aoi).id if args.aoi else None
+        aoi = register_aoi_file(store, args.aoi) if args.aoi else None
+        for warning in aoi.extra.get("warnings", []) if aoi else []:
+            print(f"warning: {warning}", file=sys.stderr)
+        aoi_id = aoi.id if aoi else None
         mode = args.mode or ("free" if all(not settings.endpoint(r).embedded for r in ("planner",)) else "guided")
         orchestrator = Orchestrator(
             store,
@@ -123,8 +131,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             print("note: no earlier run in this session; answering afresh", file=sys.stderr)
         record = orchestrator.run(args.question, aoi_artifact_id=aoi_id, previous=previous)
     except GeoFahamError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report_error(exc)
     finally:
         llm.close()
         store.close()
@@ -199,7 +206,9 @@ def run_bench_command(argv: list[str]) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # no bench/ of the working directory instead
-    return subprocess.run([sys.executable, *safe_path, "-m", "bench", *command], env=env, check=False).returncode
+    child = [sys.executable, *safe_path, "-m", "bench", *command]  # the user's own arguments, to the bench's parser
+    # an argument list (no shell)
+    return subprocess.run(child, env=env, check=False).returncode  # nosec B603
 
 
 def _add_bench_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -325,11 +334,64 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] and argv[0] in BENCH_COMMANDS:
         return run_bench_command(argv)
     args = build_parser().parse_args(argv)
+    _log_to_file()
     try:
         return args.func(args)
-    except ConfigError as exc:  # a GEOFAHAM_* variable that does not parse: one line, no traceback
-        print(f"error: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - every error ends as one line; the traceback goes to the log
+        return report_error(exc)
+
+
+def log_path() -> Path:
+    """Where the command line writes tracebacks: ``<GEOFAHAM_CACHE>/logs/cli.log``."""
+    try:
+        cache = PathSettings.from_env().cache_dir
+    except ConfigError:
+        cache = Path.home() / ".cache" / "geofaham"
+    return cache / "logs" / "cli.log"
+
+
+class _MaskSecrets(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = mask_secrets(record.getMessage()), None
+        return True
+
+
+def _log_to_file() -> None:
+    """Log warnings (an unreadable run file skipped ...) to :func:`log_path`, secrets masked, not to the
+    terminal; nowhere when that file cannot be written."""
+    handler: logging.Handler
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    handler.addFilter(_MaskSecrets())
+    logging.getLogger("geofaham_plugin").addHandler(handler)
+
+
+def report_error(exc: BaseException) -> int:
+    """One line on stderr (secrets masked): the message and a hint for an error the user can cause or fix
+    (exit code 2), else that GeoFaham failed and where the details are (exit code 1). The traceback goes to
+    :func:`log_path` only."""
+    path, logged = log_path(), True
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        trace = "".join(traceback.format_exception(exc))
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"--- {datetime.now().isoformat(timespec='seconds')} {' '.join(sys.argv[1:2])}\n")
+            log.write(mask_secrets(trace))
+    except OSError:  # a full disk or an unwritable home: the line below still says what happened
+        logged = False
+    line = user_line(exc)
+    if line is not None:
+        print(f"error: {mask_secrets(line)}", file=sys.stderr)
         return 2
+    first = (str(exc).strip().splitlines() or [""])[0]
+    where = f"; the details are in {path}" if logged else ""
+    print(f"error: GeoFaham failed ({type(exc).__name__}: {mask_secrets(first)[:200]}){where}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_SANDBOX_CPU_S                 CPU seconds one sandboxed Python run may use (default: 120)
     GEOFAHAM_SANDBOX_MEMORY_MB             address space of one sandboxed Python run, MB (default: 3072)
     GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK     run generated Python even on a kernel without Landlock (files outside the session are then reachable) (default: off)
+    GEOFAHAM_AOI_WARN_KM2                  an area of interest larger than this, km², is used with a warning (slow; online sources refuse it) (default: 250000)
     GEOFAHAM_DATA_DIR                      folder of sample layers and OSM extracts (default: ../shared/data beside the repository)
     GEOFAHAM_CACHE                         cache folder for models, wheels and the embedded database (default: ~/.cache/geofaham)
     GEOFAHAM_SESSIONS                      folder of QGIS sessions (default: next to the saved project, else ~/geofaham-sessions)
@@ -58,6 +59,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from .domain.names import Role
+from .domain.secrets import mask_secrets
 from .errors import ConfigError
 
 EMBEDDED_MODEL = "qwen2.5-coder-1.5b-instruct"
@@ -201,6 +203,15 @@ class SandboxSettings(SettingsGroup):
     )
 
 
+class AoiSettings(SettingsGroup):
+    warn_km2: float = setting(
+        "GEOFAHAM_AOI_WARN_KM2",
+        "an area of interest larger than this, km², is used with a warning (slow; online sources refuse it)",
+        250_000.0,
+        gt=0,
+    )
+
+
 def default_data_dir() -> Path:
     """``../shared/data`` beside the repository, else ``/work/shared/data`` (when it exists)."""
     for candidate in (REPO_ROOT.parent / "shared" / "data", Path("/work/shared/data")):
@@ -285,6 +296,7 @@ GROUPS: dict[str, type[SettingsGroup]] = {
     "nominatim": NominatimSettings,
     "stac": StacSettings,
     "sandbox": SandboxSettings,
+    "aoi": AoiSettings,
     "paths": PathSettings,
     "database": DatabaseSettings,
     "compute": ComputeSettings,
@@ -302,6 +314,7 @@ class Settings(BaseModel):
     nominatim: NominatimSettings = Field(default_factory=NominatimSettings)
     stac: StacSettings = Field(default_factory=StacSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    aoi: AoiSettings = Field(default_factory=AoiSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
@@ -332,27 +345,29 @@ class Settings(BaseModel):
         out: dict[str, Any] = {
             "models": {
                 role.value: {
-                    "server": ep.base_url or "embedded llama.cpp (local)",
+                    "server": mask_secrets(ep.base_url) if ep.base_url else "embedded llama.cpp (local)",
                     "model": ep.model,
-                    "api_key": "set" if ep.api_key else "none",
+                    "api_key": _presence(ep.api_key),
                 }
                 for role, ep in self.models.items()
             },
         }
-        for name in GROUPS:
-            out[name] = getattr(self, name).model_dump(mode="json")
-        dsn = self.database.pg_dsn
-        out["database"]["pg_dsn"] = _mask_dsn(dsn) if dsn else "embedded SpatiaLite engine"
+        for name in GROUPS:  # URLs and the DSN may carry a password, a key or a token
+            dumped = getattr(self, name).model_dump(mode="json")
+            out[name] = {k: mask_secrets(v) if isinstance(v, str) else v for k, v in dumped.items()}
+        if not self.database.pg_dsn:
+            out["database"]["pg_dsn"] = "embedded SpatiaLite engine"
         return out
 
 
+def _presence(key: SecretStr | None) -> str:
+    """Whether a key is set, never the key."""
+    return "set" if key else "none"
+
+
 def _mask_dsn(dsn: str) -> str:
-    if "@" in dsn and "://" in dsn:
-        scheme, rest = dsn.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
-    return " ".join("password=***" if part.startswith("password=") else part for part in dsn.split())
+    """The DSN with its password masked (engines/db describes its connection with it): :func:`mask_secrets`."""
+    return mask_secrets(dsn)
 
 
 def _models_from_env(env: Mapping[str, str]) -> dict[Role, ModelEndpoint]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from qgis.core import Qgis, QgsMessageLog
 
-from ..deps import SETUP_COMMAND, Dependency, pip_command
+from ..deps import SETUP_COMMAND, Dependency, install_instructions
 from .i18n import install_translator, remove_translator, tr
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def missing_dependencies_message(missing: list[Dependency]) -> str:
         "GeoFaham cannot start because these Python packages are missing: {names}. "
         'Install them with: {command} (or run "{setup}" in the GeoFaham source folder), '
         "then restart QGIS."
-    ).format(names=names, command=pip_command(missing), setup=SETUP_COMMAND)
+    ).format(names=names, command="; ".join(install_instructions(missing)), setup=SETUP_COMMAND)
 
 
 class MissingDependenciesPlugin:

@@ -244,11 +244,15 @@ class Session(QObject):
         QgsMessageLog.logMessage(summary, LOG_TAG, Qgis.Info)
         self.runFinished.emit(record)
 
-    def _on_crash(self, message: str, details: str) -> None:  # main thread
-        QgsMessageLog.logMessage(details, LOG_TAG, Qgis.Critical)
+    def _on_crash(self, message: str, details: str, users: bool = False) -> None:  # main thread
+        """``users``: an error the user can fix (a question naming no disaster, a full disk ...): its one line
+        (message; hint) as the command line prints it; else our failure, with the details in the log panel."""
+        QgsMessageLog.logMessage(details, LOG_TAG, Qgis.Warning if users else Qgis.Critical)
         self.dock.set_busy(False, "")
         self.dock.append_error(
-            tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message)
+            message
+            if users
+            else tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message)
         )
         self.runFinished.emit(None)
 

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from qgis.PyQt.QtCore import QObject, QThread, pyqtSignal
 
+from ..core.domain.secrets import mask_secrets
+from ..core.errors import user_line
+
 if TYPE_CHECKING:
     from ..core.orchestrator.events import EventCallback
     from ..core.orchestrator.orchestrator import Orchestrator
@@ -24,7 +27,7 @@ class OrchestratorFactory(Protocol):
 class RunWorker(QThread):
     event = pyqtSignal(object)  # core RunEvent
     done = pyqtSignal(object)  # core RunRecord
-    crashed = pyqtSignal(str, str)  # readable message, details for the log
+    crashed = pyqtSignal(str, str, bool)  # readable message, details for the log, whether the user can fix it
 
     def __init__(
         self,
@@ -47,7 +50,9 @@ class RunWorker(QThread):
             record = orchestrator.run(self.question, aoi_artifact_id=self.aoi_artifact_id, previous=self.previous)
             self.done.emit(record)
         except Exception as exc:  # noqa: BLE001 (our bug or an environment problem: report it, keep QGIS alive)
-            self.crashed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            line = user_line(exc)  # the line the command line prints for an error the user can fix
+            message = line if line is not None else f"{type(exc).__name__}: {exc}"
+            self.crashed.emit(mask_secrets(message), mask_secrets(traceback.format_exc()), line is not None)
 
     def cancel(self) -> None:
         self.cancel_event.set()

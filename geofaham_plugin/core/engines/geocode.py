@@ -23,6 +23,7 @@ An unknown place raises ToolFailed(kind="not_found") with what to do instead.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
@@ -133,6 +134,7 @@ def _geonames():
     countries = {}
     for code, country in gc.get_countries().items():
         countries[norm(code)] = code
+        countries[norm(country.get("iso3", code))] = code  # "USA"
         countries[norm(country["name"])] = code
     return towns, others, countries, {norm(code) for code in gc.get_us_states()}
 
@@ -187,6 +189,80 @@ def _town(key: str, qualifier: str = "", within: Bbox | None = None) -> Geocoded
 
 def _from_gazetteer(key: str, qualifier: str) -> Geocoded | None:
     return _town(key, qualifier) if key not in _regions() or qualifier else None
+
+
+#: a capitalised word that starts a question is a question word, not a place ("Which", "How", "Show")
+_QUESTION_WORDS = frozenset(
+    [
+        "which",
+        "how",
+        "what",
+        "where",
+        "when",
+        "who",
+        "whose",
+        "why",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "list",
+        "show",
+        "count",
+        "give",
+        "find",
+        "tell",
+        "compare",
+        "map",
+        "ignore",
+        "please",
+    ]
+)
+_TITLE_RUN = re.compile(r"[A-Z][a-z\u00c0-\u024f'-]+(?:\s+[A-Z][a-z\u00c0-\u024f'-]+){0,2}")
+
+
+class NamedPlace(NamedTuple):
+    name: str  # as written
+    country: str  # ISO code
+    point: tuple[float, float] | None  # lon, lat of a town; None for a country
+
+
+def country_code(name: str) -> str | None:
+    """The ISO code of a country name or code the offline gazetteer knows ("Spain" -> "ES")."""
+    return _geonames()[2].get(norm(name))
+
+
+def places_named(text: str) -> list[NamedPlace]:
+    """Capitalised names in ``text`` the offline gazetteer knows: towns of 5,000+ people (the most
+    populous of a name) and countries; the longest run of capitalised words wins ("Rio Branco" before
+    "Rio"). Lower-case words are not read (most common words are some town's name somewhere)."""
+    towns, _others, countries, _states = _geonames()
+    found: list[NamedPlace] = []
+    for m in _TITLE_RUN.finditer(text):
+        words = m.group().split()
+        if m.start() == len(text) - len(text.lstrip()) and words[0].lower() in _QUESTION_WORDS:
+            words = words[1:]
+        i = 0
+        while i < len(words):
+            for j in range(len(words), i, -1):
+                key = norm(" ".join(words[i:j]))
+                if key in countries:
+                    found.append(NamedPlace(" ".join(words[i:j]), countries[key], None))
+                    break
+                if key in towns:
+                    town = max(towns[key], key=lambda t: t.get("population") or 0)
+                    point = (float(town["longitude"]), float(town["latitude"]))
+                    found.append(NamedPlace(" ".join(words[i:j]), town["countrycode"], point))
+                    break
+            else:
+                j = i + 1
+            i = j
+    return found
 
 
 # ------------------------------------------------------------------------------------ Nominatim

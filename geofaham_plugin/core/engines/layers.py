@@ -346,6 +346,29 @@ def guess_name_field(fields: list[UserField]) -> str | None:
     return ending[0] if len(ending) == 1 else None
 
 
+def check_lonlat(gdf: gpd.GeoDataFrame, name: str) -> None:
+    """Coordinates of a geographic CRS must be longitude -180..180 and latitude -90..90. Latitude beyond 90
+    with longitude-sized x is read as swapped axes; larger values as metres of a projected CRS the file does
+    not name (a GeoJSON without ``crs`` is longitude/latitude by RFC 7946)."""
+    if gdf.crs is None or not gdf.crs.is_geographic or gdf.empty:
+        return
+    x0, y0, x1, y1 = (float(v) for v in gdf.total_bounds)
+    if x0 >= -180 and x1 <= 180 and y0 >= -90 and y1 <= 90:
+        return
+    corner = f"({x0:.6g}, {y0:.6g})"
+    if x0 >= -90 and x1 <= 90 and y0 >= -180 and y1 <= 180:
+        raise ToolFailed(
+            f"{name}: latitude and longitude look swapped: the point {corner} has a latitude beyond ±90",
+            kind="invalid_input",
+            hint="write coordinates as longitude, latitude (x, y), as GeoJSON requires",
+        )
+    raise ToolFailed(
+        f"{name}: coordinates such as {corner} are not longitude/latitude but the file names no other CRS",
+        kind="invalid_input",
+        hint="save the file with its CRS (e.g. as a GeoPackage), or reproject it to EPSG:4326 (longitude, latitude)",
+    )
+
+
 def read_user_file(
     path: str | Path, layer: str | None = None, field_map: dict[str, str] | None = None
 ) -> tuple[gpd.GeoDataFrame, str | None, str, list[str]]:
@@ -356,6 +379,7 @@ def read_user_file(
     path = Path(path).expanduser()
     raw = read_frame(path, layer, field_map)
     gdf, src_crs, repaired, empty = normalise_frame(raw.gdf)
+    check_lonlat(gdf, path.name)
     notes = list(raw.notes)
     if not raw.crs_named:
         notes.append(f"{path.name} names no CRS: read as EPSG:4326 (longitude, latitude)")

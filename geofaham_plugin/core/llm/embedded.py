@@ -12,7 +12,7 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
+import subprocess  # nosec B404 (starts the llama.cpp server binary with an argument list, no shell)
 import sys
 import tempfile
 import threading
@@ -123,7 +123,8 @@ class EmbeddedServer:
             self.port = free_port()
             self.log_path = Path(tempfile.mkdtemp(prefix="geofaham-llama-")) / "server.log"
             with open(self.log_path, "wb") as log:
-                self.process = subprocess.Popen(
+                # our own command line for the staged model, an argument list (no shell)
+                self.process = subprocess.Popen(  # nosec B603
                     self.command(self.port),
                     stdin=subprocess.DEVNULL,
                     stdout=log,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from ..domain.language import Language
 from ..domain.names import AgentName
+from ..domain.secrets import mask_secrets
 from ..llm import CallRecord, UsageLedger
 from ..planning.coverage import Constraint
 from ..planning.facts import PrepassFacts
@@ -197,13 +198,13 @@ class RunLog:
     def save_state(self, record: RunRecord) -> Path:
         """Save the run's current state (called on every state change; what :meth:`load_state` resumes)."""
         path = self.state_path(record.run_id)
-        atomic_write_text(path, record.model_dump_json())
+        atomic_write_text(path, mask_secrets(record.model_dump_json()))  # e.g. a DSN in an error message
         return path
 
     def save_record(self, record: RunRecord) -> Path:
         """Write the finished run record, then the state to match it; returns the record's path."""
         path = self.record_path(record.run_id)
-        atomic_write_text(path, record.model_dump_json(indent=2))
+        atomic_write_text(path, mask_secrets(record.model_dump_json(indent=2)))
         self.save_state(record)
         return path
 

@@ -29,6 +29,7 @@ from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
 from .coverage import asks_nearest
 from .facts import PrepassFacts
+from .identify import require_identified
 from .plan import Plan, TaskLedger
 from .spec import AnalysisSpec, SpecDraft, SpecError, asks_imagery, compile_specs, spec_from_facts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
@@ -246,6 +247,8 @@ class Planner:
     ) -> PlanResult:
         """``preferred_template``: the previous question's workflow, favoured for a follow-up."""
         failures = list(failures or [])
+        if not failures:  # a first plan: refuse a question tied to no disaster, area or layer rather than guess
+            require_identified(facts, has_aoi=aoi_artifact_id is not None)
         if self.mode == "free":
             return self._free(facts, store, aoi_artifact_id, failures, step)
         return self._guided(facts, store, aoi_artifact_id, failures, step, preferred_template)

@@ -36,7 +36,7 @@ import os
 import shutil
 import signal
 import site
-import subprocess
+import subprocess  # nosec B404 (starts our own sandbox child with an argument list, no shell)
 import sys
 import threading
 import time
@@ -196,7 +196,8 @@ def namespace_prefix() -> list[str]:
         return []
     for flags in NAMESPACES:
         try:
-            if subprocess.run([unshare, *flags, "true"], capture_output=True, timeout=5).returncode == 0:
+            probe = [unshare, *flags, "true"]  # the system unshare binary, fixed flags, no shell
+            if subprocess.run(probe, capture_output=True, timeout=5).returncode == 0:  # nosec B603
                 return [unshare, *flags]
         except (OSError, subprocess.TimeoutExpired):
             continue
@@ -237,7 +238,7 @@ def read_roots() -> list[str]:
         import pyproj
 
         roots.add(pyproj.datadir.get_data_dir())
-    except Exception:  # noqa: BLE001 - optional
+    except Exception:  # noqa: BLE001 # nosec B110 - pyproj's data folder is optional: without it none is added
         pass
     return sorted(r for r in roots if os.path.exists(r))
 
@@ -425,7 +426,7 @@ def run_code(
     stdout_path, stderr_path = run_dir / "stdout.txt", run_dir / "stderr.txt"
     killed: str | None = None
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # nosec B603 (our sandbox child module, an argument list, no shell)
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=out,

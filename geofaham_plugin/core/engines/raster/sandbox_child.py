@@ -377,7 +377,7 @@ def _worker(spec: dict) -> int:
         return 1
     sys.addaudithook(_hook)
     try:
-        exec(code, namespace)  # noqa: S102 - this is the sandbox
+        exec(code, namespace)  # noqa: S102  # nosec B102 - this is the sandbox: confined by Landlock, seccomp, rlimits
     except BaseException as exc:  # noqa: BLE001 - every failure of generated code is reported, typed
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<generated>"]
         report(
