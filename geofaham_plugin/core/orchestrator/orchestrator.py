@@ -262,6 +262,9 @@ class Orchestrator:
         inputs = {k: r.id for k, r in records.items()}
         signature = memo_key(tool.name, step.args, inputs)
         earlier = self.runlog.recall(signature)
+        if earlier is not None and earlier in self.store and (damage := self.store.verify(earlier)) is not None:
+            record.notes.append(damage)  # quarantined by the check: computed afresh below
+            earlier = None
         if earlier is not None and earlier in self.store:  # same operation on the same inputs: reuse, do not recompute
             artifact = self.store.get(earlier)
             self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, reused=True)

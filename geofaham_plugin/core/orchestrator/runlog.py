@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 import uuid
-from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from ..domain.files import atomic_write_text, locked, set_aside
 from ..domain.language import Language
 from ..domain.names import AgentName
 from ..llm import CallRecord, UsageLedger
@@ -39,6 +37,7 @@ log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
 MEMO_FILE = "memo.json"
+MEMO_LOCK = "memo.lock"
 RECORD_SUFFIX = ".json"
 STATE_SUFFIX = ".state.json"
 RUN_ID = re.compile(r"^r_[A-Za-z0-9_-]{1,64}$")
@@ -136,41 +135,6 @@ def memo_key(tool: str, args: dict[str, Any], inputs: dict[str, str]) -> str:
 
 
 _MEMO = TypeAdapter(dict[str, str])
-
-
-# -------------------------------------------------------------------------------------- atomic write
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a reader (or a crash) sees the old or the new file, never
-    a part: write a temporary file in the same folder, fsync it, ``os.replace`` it over ``path``, fsync
-    the folder (so the rename itself survives a power cut)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # not every platform opens folders
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ------------------------------------------------------------------------------------------- the log
@@ -278,22 +242,42 @@ class RunLog:
         return self.runs_dir / MEMO_FILE
 
     def memo(self) -> dict[str, str]:
-        """Operation signature (:func:`memo_key`) -> artifact id, across the session's runs."""
-        if not self.memo_path.exists():
-            return {}
-        try:
-            return _MEMO.validate_json(self.memo_path.read_bytes())
-        except ValidationError as exc:  # a memo is an optimisation: a bad one is dropped, not fatal
-            log.warning("ignoring the unreadable memo %s: %s", self.memo_path, exc)
-            return {}
+        """Operation signature (:func:`memo_key`) -> artifact id, across the session's runs. A memo that
+        does not parse is set aside (``memo.json.corrupt``) with a warning: it only costs recomputation."""
+        memo = self._read_memo()
+        if memo is not None:
+            return memo
+        with locked(self.runs_dir / MEMO_LOCK):  # set it aside once, not under a writer's feet
+            return self._read_memo(set_aside_corrupt=True) or {}
 
     def recall(self, signature: str) -> str | None:
         return self.memo().get(signature)
 
     def remember(self, signature: str, artifact_id: str) -> None:
-        memo = self.memo()
-        memo[signature] = artifact_id
-        atomic_write_text(self.memo_path, json.dumps(memo))
+        """Add one entry. Read, change and atomic replace happen under the memo's lock file, so two
+        processes (or threads) remembering at once both keep their entries."""
+        with locked(self.runs_dir / MEMO_LOCK):
+            memo = self._read_memo(set_aside_corrupt=True) or {}
+            memo[signature] = artifact_id
+            atomic_write_text(self.memo_path, json.dumps(memo))
+
+    def _read_memo(self, *, set_aside_corrupt: bool = False) -> dict[str, str] | None:
+        """The memo; {} when there is none; None when it does not parse (set aside if asked: the caller
+        holds the lock)."""
+        try:
+            data = self.memo_path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        try:
+            return _MEMO.validate_json(data)
+        except ValidationError as exc:
+            if not set_aside_corrupt:
+                return None
+            moved = set_aside(self.memo_path, suffix=".corrupt")
+            log.warning(
+                "the memo %s did not parse (%s); set aside as %s", self.memo_path, exc.errors()[0]["msg"], moved
+            )
+            return {}
 
     # ---------------------------------------------------------------------------------- helpers
     @staticmethod
