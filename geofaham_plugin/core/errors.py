@@ -66,3 +66,7 @@ class GeoFahamBug(GeoFahamError):
 
 class Cancelled(GeoFahamError):
     """The user cancelled the run."""
+
+
+class DeadlineReached(GeoFahamError):
+    """The run took longer than its deadline (``GEOFAHAM_RUN_DEADLINE_S``); it stops between steps."""

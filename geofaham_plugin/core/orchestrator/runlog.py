@@ -5,6 +5,12 @@ Layout (unchanged from the first release, so old sessions load)::
     <session>/runs/<run_id>.json         the finished run record (written once the run ends)
     <session>/runs/<run_id>.state.json   the run's saved state, rewritten on every state change (resume)
     <session>/runs/memo.json             operation signature -> artifact id (reuse across runs)
+    <session>/runs/memo.lock             lock file: one memo writer at a time (fcntl)
+    <session>/runs/<run_id>.lock         held (fcntl) by the process running the run; gone once it ends
+
+A run whose saved state says ``running`` while nobody holds its lock was cut off (the process was
+killed, the machine went down): :meth:`RunLog.interrupted` lists it, and the orchestrator's
+``resume`` continues it.
 
 Every file is written atomically (temporary file in the same folder, fsync, ``os.replace``, fsync of
 the folder): a process killed mid-write leaves the previous version intact, never half a file.
@@ -13,17 +19,19 @@ read through it. Nobody else builds these paths or parses these files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from ..domain.files import atomic_write_text, locked, set_aside
+from ..domain.files import atomic_write_text, locked, set_aside, try_lock
 from ..domain.language import Language
 from ..domain.names import AgentName
 from ..llm import CallRecord, UsageLedger
@@ -40,9 +48,10 @@ MEMO_FILE = "memo.json"
 MEMO_LOCK = "memo.lock"
 RECORD_SUFFIX = ".json"
 STATE_SUFFIX = ".state.json"
+OWNER_SUFFIX = ".lock"
 RUN_ID = re.compile(r"^r_[A-Za-z0-9_-]{1,64}$")
 
-RunStatus = Literal["running", "answered", "partial", "failed", "cancelled"]
+RunStatus = Literal["running", "answered", "partial", "failed", "cancelled", "timed_out"]
 
 
 # ------------------------------------------------------------------------------------------- records
@@ -142,6 +151,10 @@ class RunNotFound(FileNotFoundError):
     """No record (or saved state) of this run in the session."""
 
 
+class RunBusy(RuntimeError):
+    """The run is being run by another process right now."""
+
+
 class RunLog:
     """The ``runs/`` folder of one session. Cheap to create; creates the folder on the first write."""
 
@@ -235,6 +248,42 @@ class RunLog:
         """The most recently finished run of this session (for follow-up questions)."""
         finished = self.finished_runs()
         return finished[-1] if finished else None
+
+    # -------------------------------------------------------------------------------- ownership
+    def owner_path(self, run_id: str) -> Path:
+        return self.runs_dir / f"{_checked(run_id)}{OWNER_SUFFIX}"
+
+    @contextlib.contextmanager
+    def owning(self, run_id: str) -> Iterator[None]:
+        """Hold the run's lock for the block (the process runs it); :class:`RunBusy` if another process
+        (or another run of this one) holds it already. The lock file goes when the block ends."""
+        path = self.owner_path(run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+b") as fh:
+            if not try_lock(fh):
+                raise RunBusy(f"run {run_id} is running in another process")
+            try:
+                yield
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()  # still held: nobody can take it between unlink and close
+
+    def is_live(self, run_id: str) -> bool:
+        """True while some process (this one included) holds the run's lock."""
+        try:
+            fh = open(self.owner_path(run_id), "rb")  # noqa: SIM115 - closed below, releasing a probe lock
+        except FileNotFoundError:
+            return False
+        with fh:
+            return not try_lock(fh, shared=True)
+
+    def interrupted(self) -> list[RunRecord]:
+        """Runs cut off mid-way: no finished record, saved state ``running``, nobody holding the lock."""
+        return [
+            r
+            for r in self.runs()
+            if r.status == "running" and not self.has_record(r.run_id) and not self.is_live(r.run_id)
+        ]
 
     # ------------------------------------------------------------------------------------- memo
     @property
