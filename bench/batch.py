@@ -17,7 +17,9 @@ The way analysts hand work over and external benchmarks drive an agent::
 ``outputs.json``: ``{"outputs": [{"name": "hospitals.geojson", "format": "GeoJSON", "geometry_type":
 "Point"}, {"name": "answer.md", "format": "markdown"}]}`` (or the bare list). Formats: GeoJSON,
 GPKG, Shapefile, CSV (WKT geometry, or a table), KML, FlatGeobuf, GeoParquet, GeoTIFF, JSON, markdown/txt.
-An output that cannot be made is reported (with the reason) and not written."""
+An output that cannot be made is reported (with the reason) and not written. Every output stays inside
+``--out``: a name that resolves elsewhere (absolute, ``../``, through a symlink) is refused before any
+work (:class:`OutputOutsideOut`), and checked again right before its file is written."""
 
 from __future__ import annotations
 
@@ -111,6 +113,23 @@ class OutputSpec(BaseModel):
         if key not in FORMATS:
             raise ValueError(f"output {self.name}: unknown format {self.format or Path(self.name).suffix!r}")
         return key
+
+
+class OutputOutsideOut(ValueError):
+    """A requested output whose name resolves outside ``--out``; ``str()`` is one line with the hint."""
+
+
+def confined_output(out_dir: Path, name: str) -> Path:
+    """Where output ``name`` is written: inside ``out_dir`` once every symlink and ``..`` is resolved,
+    else :class:`OutputOutsideOut`. (``out_dir`` itself may be a symlink: the user chose it.)"""
+    root = out_dir.resolve()
+    target = (root / name).resolve()  # an absolute name replaces root: caught below
+    if target == root or not target.is_relative_to(root):
+        raise OutputOutsideOut(
+            f"output {name!r} would be written outside --out {out_dir} (as {target}) "
+            "(hint: give outputs plain file names, or sub-folders of --out)"
+        )
+    return target
 
 
 class OutputsFile(BaseModel):
@@ -321,8 +340,9 @@ def write_output(
 ) -> Path:
     kind = FORMATS[spec.fmt()][0]
     driver = FORMATS[spec.fmt()][1]
-    target = out_dir / spec.name
+    target = confined_output(out_dir, spec.name)
     target.parent.mkdir(parents=True, exist_ok=True)
+    target = confined_output(out_dir, spec.name)  # again: a symlink may have appeared among the new folders
     if target.exists():
         target.unlink()
     if kind == "text":
@@ -382,11 +402,12 @@ def run_batch(
     from .config import build_models, load_config
 
     specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
-    for spec in specs:
-        spec.fmt()  # unknown formats fail before any work
+    out_dir = Path(out)
+    for spec in specs:  # unknown formats and names outside --out fail before any work
+        spec.fmt()
+        confined_output(out_dir, spec.name)
     config = config or load_config()
     session_dir = Path(session) if session else Path(tempfile.mkdtemp(prefix="geofaham-batch-"))
-    out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = config.settings()
     own_llm = llm is None
@@ -395,7 +416,7 @@ def run_batch(
     try:
         registered = register_inputs(store, Path(inputs), aoi_name, use_aoi)
         catalogue = _user_catalogue(store, registered, layers, settings.paths.data_dir)
-        for note in registered["notes"]:
+        for note in store.notes + registered["notes"]:
             log(f"note: {note}")
         orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, layers=catalogue)
         record = orch.run(instruction, aoi_artifact_id=registered["aoi"])

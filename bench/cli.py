@@ -123,7 +123,7 @@ def _cmd_ground_truth(args: argparse.Namespace) -> int:
 def _cmd_batch(args: argparse.Namespace) -> int:
     from geofaham_plugin.core.cli import LayerArgumentError, parse_layer_argument
 
-    from .batch import run_batch
+    from .batch import OutputOutsideOut, run_batch
     from .config import load_config
 
     try:
@@ -133,17 +133,21 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         print(f'error: {exc} (hint: --layer "clinics=/data/clinics.gpkg")', file=sys.stderr)
         return 2
 
-    manifest = run_batch(
-        args.instruction,
-        args.inputs,
-        args.outputs,
-        args.out,
-        config=load_config(args.model_config),
-        session=args.session,
-        aoi_name=args.aoi,
-        use_aoi=not args.no_aoi,
-        layers=args.layer,
-    )
+    try:
+        manifest = run_batch(
+            args.instruction,
+            args.inputs,
+            args.outputs,
+            args.out,
+            config=load_config(args.model_config),
+            session=args.session,
+            aoi_name=args.aoi,
+            use_aoi=not args.no_aoi,
+            layers=args.layer,
+        )
+    except OutputOutsideOut as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(manifest["answer"])
     print()
     for o in manifest["outputs"]:

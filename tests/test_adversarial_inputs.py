@@ -187,12 +187,13 @@ def test_a_session_folder_that_cannot_be_written_is_one_line(tmp_path):
     assert "cannot write" in one_line_error(code, stderr)
 
 
-def test_a_corrupt_session_index_is_one_line(tmp_path):
+def test_a_corrupt_session_index_is_set_aside_and_the_question_answered(tmp_path):
     session = tmp_path / "s"
     session.mkdir()
     (session / "store.sqlite").write_bytes(b"this is not a database " * 100)
-    code, _, stderr = cli("ask", EATON, "--session", str(session))
-    assert "file is not a database" in one_line_error(code, stderr)
+    code, stdout, stderr = cli("ask", EATON, "--session", str(session))
+    assert code == 0 and "3,051 in total" in stdout and "Traceback" not in stderr, stderr
+    assert "note: store: the index was damaged (file is not a database)" in stderr
 
 
 def test_truncated_artifacts_and_corrupt_run_files_of_a_reused_session(tmp_path):
@@ -206,22 +207,24 @@ def test_truncated_artifacts_and_corrupt_run_files_of_a_reused_session(tmp_path)
         path.write_text('{"run_id": broken', encoding="utf-8")
     code, stdout, stderr = cli("ask", EATON, "--session", str(session))
     assert code == 0 and "3,051 in total" in stdout and "Traceback" not in stderr, stderr
-    # GeoPackages cut short (a disk that filled up): reusing them is one line, not a traceback
+    # GeoPackages cut short (a disk that filled up): quarantined and computed again, never reused
     for gpkg in (session / "artifacts").glob("*.gpkg"):
         gpkg.write_bytes(gpkg.read_bytes()[:2000])
-    code, _, stderr = cli("ask", "Now only the destroyed ones", "--session", str(session), "--follow-up")
-    assert "could not be written or read" in one_line_error(code, stderr)
+    code, stdout, stderr = cli("ask", "Now only the destroyed ones", "--session", str(session), "--follow-up")
+    assert code == 0 and "2,722 in total" in stdout and "Traceback" not in stderr, stderr
+    assert list((session / "quarantine").iterdir())
 
 
-def test_the_index_of_a_truncated_store_is_one_line(tmp_path):
+def test_the_index_of_a_truncated_store_is_rebuilt_from_the_artifacts(tmp_path):
     session = tmp_path / "s"
     code, _, stderr = cli("ask", EATON, "--session", str(session))
     assert code == 0, stderr
     db = session / "store.sqlite"
     sqlite3.connect(db).close()
     db.write_bytes(db.read_bytes()[:1500])  # the header survives, the pages do not
-    code, _, stderr = cli("ask", EATON, "--session", str(session))
-    assert "could not be written or read" in one_line_error(code, stderr)
+    code, stdout, stderr = cli("ask", EATON, "--session", str(session))
+    assert code == 0 and "3,051 in total" in stdout and "Traceback" not in stderr, stderr
+    assert "rebuilt 3 artifact record(s)" in stderr
 
 
 # ---------------------------------------------------------------------------------------------- secrets

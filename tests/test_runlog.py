@@ -113,9 +113,10 @@ def test_round_trip_write_list_load_last_resume_state_and_memo(tmp_path):
     log.remember(key, "a_0000cccc")
     log.remember(memo_key("count", {}, {"layer": "a_0000cccc"}), "a_0000dddd")
     assert reopened.recall(key) == "a_0000cccc" and len(reopened.memo()) == 2
-    # nothing but the records, the states and the memo in the folder (no temporary files left behind)
+    # nothing but the records, the states, the memo and its lock file in the folder (no temporary files left)
     assert sorted(p.name for p in log.runs_dir.iterdir()) == [
         "memo.json",
+        "memo.lock",
         "r_00000001.json",
         "r_00000001.state.json",
         "r_00000002.json",

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from ..deps import install_instructions, missing_dependencies
 from .config import PathSettings, settings_from_env, variables_markdown
 from .domain.secrets import mask_secrets
-from .errors import ConfigError, user_line
+from .errors import ConfigError, InputError, user_line
 
 if TYPE_CHECKING:
     from .engines.db import LoadReport, SpatialEngine
     from .engines.layers import LayerCatalogue
     from .orchestrator.events import RunEvent
+    from .orchestrator.runlog import RunLog
 
 #: a ``db`` subcommand: the open engine and the parsed arguments -> exit code
 DbCommand = Callable[["SpatialEngine", argparse.Namespace], int]
@@ -91,6 +92,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from .errors import GeoFahamError, ToolFailed
     from .llm import build_llm
     from .orchestrator.orchestrator import Orchestrator, OrchestratorConfig
+    from .orchestrator.runlog import RunBusy, RunLog
     from .store.store import ResponseStore
 
     settings = settings_from_env()
@@ -102,8 +104,23 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     except ToolFailed as exc:
         print(f"error: --layer: {exc}" + (f" (hint: {exc.hint})" if exc.hint else ""), file=sys.stderr)
         return 2
+    if args.resume and not args.session:
+        return report_error(InputError("--resume needs the run's session", hint="ask --resume RUN --session DIR"))
+    if not args.resume and not (args.question or "").strip():
+        return report_error(
+            InputError("the question is empty", hint='ask "QUESTION", or ask --resume RUN --session DIR')
+        )
     session = Path(args.session) if args.session else default_session_dir()
-    store = ResponseStore(session)
+    if args.resume and (problem := _not_resumable(RunLog(session), args.resume)):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        store = ResponseStore(session)
+    except GeoFahamError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for note in store.notes:  # what the store rebuilt or set aside when it opened
+        print(f"note: {note}", file=sys.stderr)
     llm = build_llm(settings)
     events: list[RunEvent] = []
 
@@ -126,10 +143,16 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             on_event=show,
             config=OrchestratorConfig(mode=mode, model_synthesis=mode == "free"),
         )
-        previous = orchestrator.last_run() if args.follow_up else None
-        if args.follow_up and previous is None:
-            print("note: no earlier run in this session; answering afresh", file=sys.stderr)
-        record = orchestrator.run(args.question, aoi_artifact_id=aoi_id, previous=previous)
+        if args.resume:
+            record = orchestrator.resume(args.resume)
+        else:
+            previous = orchestrator.last_run() if args.follow_up else None
+            if args.follow_up and previous is None:
+                print("note: no earlier run in this session; answering afresh", file=sys.stderr)
+            record = orchestrator.run(args.question, aoi_artifact_id=aoi_id, previous=previous)
+    except RunBusy as exc:
+        hint = "wait until it ends; list the session's runs with: python -m geofaham_plugin runs --session DIR"
+        return report_error(InputError(str(exc), hint=hint))
     except GeoFahamError as exc:
         return report_error(exc)
     finally:
@@ -146,6 +169,45 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0 if record.status in ("answered", "partial") else 1
 
 
+def _not_resumable(runlog: RunLog, run_id: str) -> str | None:
+    """Why ``run_id`` cannot be resumed (one line with a hint), or None when it can."""
+    from .orchestrator.runlog import RunNotFound
+
+    try:
+        state = runlog.load_state(run_id)
+    except ValueError:
+        return f"{run_id!r} is not a run id (hint: `runs --session DIR` lists the session's runs)"
+    except RunNotFound:
+        return f"no run {run_id} in {runlog.session_dir} (hint: `runs --session DIR` lists the session's runs)"
+    if runlog.is_live(run_id):
+        return f"run {run_id} is running in another process right now (hint: wait for it, or stop that process)"
+    if state.status in ("answered", "partial"):
+        return f"run {run_id} already ended ({state.status}); nothing to resume (hint: ask a new question with --follow-up)"
+    return None
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    """The runs of a session, oldest first: id, status (``interrupted`` for a run cut off mid-way), start,
+    question; and how to resume the interrupted ones."""
+    from .orchestrator.runlog import RunLog
+
+    session = Path(args.session)
+    if not session.is_dir():
+        print(f"error: no session folder {session} (hint: --session is the folder `ask` printed)", file=sys.stderr)
+        return 2
+    runlog = RunLog(session)
+    interrupted = {r.run_id for r in runlog.interrupted()}
+    runs = runlog.runs()
+    for r in runs:
+        status = "interrupted" if r.run_id in interrupted else r.status
+        print(f"{r.run_id}  {status:11}  {r.started_at:%Y-%m-%d %H:%M:%S}  {r.question[:80]}")
+    if not runs:
+        print("no runs in this session")
+    for run_id in sorted(interrupted):
+        print(f"resume with: python -m geofaham_plugin ask --resume {run_id} --session {session}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m geofaham_plugin", description="GeoFaham, headless.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -154,7 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--variables", action="store_true", help="list every GEOFAHAM_* variable (Markdown table)")
     config.set_defaults(func=_cmd_config)
     ask = sub.add_parser("ask", help="answer a question headless (default: the embedded local model)")
-    ask.add_argument("question")
+    ask.add_argument("question", nargs="?", help="the question (not with --resume)")
+    ask.add_argument("--resume", metavar="RUN", help="continue run RUN of --session (see the `runs` command)")
     ask.add_argument("--aoi", help="a vector file with the area of interest")
     ask.add_argument("--session", help="session folder (default: ~/geofaham-sessions/<time>)")
     ask.add_argument(
@@ -174,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)
+    runs = sub.add_parser("runs", help="list the runs of a session; interrupted ones can be resumed (ask --resume)")
+    runs.add_argument("--session", required=True, help="the session folder")
+    runs.set_defaults(func=_cmd_runs)
     _add_db_commands(sub)
     _add_bench_commands(sub)
     return parser

@@ -38,6 +38,7 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_SANDBOX_MEMORY_MB             address space of one sandboxed Python run, MB (default: 3072)
     GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK     run generated Python even on a kernel without Landlock (files outside the session are then reachable) (default: off)
     GEOFAHAM_AOI_WARN_KM2                  an area of interest larger than this, km², is used with a warning (slow; online sources refuse it) (default: 250000)
+    GEOFAHAM_RUN_DEADLINE_S                seconds one run may take, checked between steps; the run then stops with status timed_out and keeps what it computed; 0: no limit (default: 3600)
     GEOFAHAM_DATA_DIR                      folder of sample layers and OSM extracts (default: ../shared/data beside the repository)
     GEOFAHAM_CACHE                         cache folder for models, wheels and the embedded database (default: ~/.cache/geofaham)
     GEOFAHAM_SESSIONS                      folder of QGIS sessions (default: next to the saved project, else ~/geofaham-sessions)
@@ -190,6 +191,16 @@ class StacSettings(SettingsGroup):
     pc_sas_url: str = setting("GEOFAHAM_PC_SAS_URL", "Planetary Computer SAS token endpoint", PC_SAS_URL)
 
 
+class RunSettings(SettingsGroup):
+    deadline_s: float = setting(
+        "GEOFAHAM_RUN_DEADLINE_S",
+        "seconds one run may take, checked between steps; the run then stops with status timed_out and keeps "
+        "what it computed; 0: no limit",
+        3600.0,
+        ge=0,
+    )
+
+
 class SandboxSettings(SettingsGroup):
     cpu_s: int = setting("GEOFAHAM_SANDBOX_CPU_S", "CPU seconds one sandboxed Python run may use", 120, ge=1)
     memory_mb: int = setting(
@@ -297,6 +308,7 @@ GROUPS: dict[str, type[SettingsGroup]] = {
     "stac": StacSettings,
     "sandbox": SandboxSettings,
     "aoi": AoiSettings,
+    "run": RunSettings,
     "paths": PathSettings,
     "database": DatabaseSettings,
     "compute": ComputeSettings,
@@ -315,6 +327,7 @@ class Settings(BaseModel):
     stac: StacSettings = Field(default_factory=StacSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     aoi: AoiSettings = Field(default_factory=AoiSettings)
+    run: RunSettings = Field(default_factory=RunSettings)
     paths: PathSettings = Field(default_factory=PathSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)

@@ -150,3 +150,7 @@ def user_line(exc: BaseException) -> str | None:
         first = first if len(first) <= 160 else first[:157] + "..."
         return f"a file of the session could not be written or read ({first}); hint: {_STORAGE_HINT}"
     return None
+
+
+class DeadlineReached(GeoFahamError):
+    """The run took longer than its deadline (``GEOFAHAM_RUN_DEADLINE_S``); it stops between steps."""

@@ -20,7 +20,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from geofaham_plugin.core.orchestrator import runlog
+from geofaham_plugin.core.domain import files
 from geofaham_plugin.core.orchestrator.runlog import RunLog, RunRecord
 
 
@@ -83,7 +83,7 @@ def main() -> None:
             time.sleep(120)
             os.rename(src, dst)
 
-        runlog.os.replace = stalled_replace  # the child only: between write+fsync and the replace
+        files.os.replace = stalled_replace  # the child only: between write+fsync and the replace
         log.save_record(version(run_id, 2))
         return
     for line in sys.stdin:

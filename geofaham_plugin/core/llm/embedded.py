@@ -3,6 +3,12 @@
 A child process rather than an in-process ``llama_cpp.Llama``: a crash in native code cannot take
 QGIS down, the process can be killed when a run is cancelled, and local and remote models share
 one code path (the OpenAI client).
+
+The server (2.5-4.4 GB of memory) must never outlive GeoFaham, even one killed with ``-9``: it runs
+under ``server_wrapper.py``, which dies with its parent (``prctl(PR_SET_PDEATHSIG)`` plus a watchdog
+on the parent's pid) and takes the server with it. Each server has a folder (its log) holding an
+owner lock while the launcher or the wrapper lives; a start removes folders whose lock is free
+(left by a process killed before it could clean up).
 """
 
 from __future__ import annotations
@@ -19,14 +25,21 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 import httpx
 
 from ..config import EMBEDDED_MODEL, ModelEndpoint, Settings
+from ..domain.files import try_lock
 from ..domain.names import Role
 from ..errors import GeoFahamBug, GeoFahamError, ModelHTTPError
 from .base import LLM, ChatModel, Message, ModelReply, UsageLedger
 from .openai_model import OpenAIChatModel, check_not_blocked
+from .server_wrapper import death_signal_setter
+
+WRAPPER = Path(__file__).with_name("server_wrapper.py")
+FOLDER_PREFIX = "geofaham-llama-"
+OWNER_LOCK = "owner.lock"
 
 
 class ModelFileMissing(GeoFahamError, FileNotFoundError):
@@ -37,6 +50,22 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def remove_stale_folders(tmp: Path | None = None) -> list[Path]:
+    """Remove the server folders (``geofaham-llama-*``) whose owner lock nobody holds: their launcher and
+    wrapper are dead. Folders without a lock file (being created, or from an older release) are left."""
+    removed = []
+    for folder in Path(tmp or tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        lock_path = folder / OWNER_LOCK
+        try:
+            with open(lock_path, "rb") as fh:
+                if try_lock(fh):
+                    shutil.rmtree(folder, ignore_errors=True)
+                    removed.append(folder)
+        except OSError:  # no lock file, or not ours to read
+            continue
+    return removed
 
 
 def usable_cpus() -> int:
@@ -71,6 +100,7 @@ class EmbeddedServer:
         self.port: int | None = None
         self.process: subprocess.Popen | None = None
         self.log_path: Path | None = None
+        self._owner: IO[bytes] | None = None  # the folder's owner lock, held while the server runs
         self._lock = threading.Lock()
 
     @property
@@ -110,6 +140,11 @@ class EmbeddedServer:
         ]
         return cmd + (["--chat_format", self.chat_format] if self.chat_format else [])
 
+    def wrapped_command(self, port: int) -> list[str]:
+        """:meth:`command` under ``server_wrapper.py`` (run by file path: it needs only the standard library)."""
+        assert self.log_path is not None
+        return [self.python, str(WRAPPER), str(os.getpid()), str(self.log_path.parent), "--", *self.command(port)]
+
     def start(self) -> EmbeddedServer:
         """Start and wait until ``GET /v1/models`` answers. Idempotent and thread-safe."""
         with self._lock:
@@ -120,16 +155,23 @@ class EmbeddedServer:
                     f"local model {self.model_path} is not installed; run `make setup` "
                     "(stage models) or set GEOFAHAM_LLM_BASE_URL to use a model server"
                 )
+            remove_stale_folders()
             self.port = free_port()
-            self.log_path = Path(tempfile.mkdtemp(prefix="geofaham-llama-")) / "server.log"
+            folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+            self._owner = open(folder / f".{OWNER_LOCK}.new", "wb")  # noqa: SIM115 - held until stop()
+            try_lock(self._owner)  # a fresh file: always ours; named so only once locked (see remove_stale_folders)
+            os.rename(folder / f".{OWNER_LOCK}.new", folder / OWNER_LOCK)
+            self.log_path = folder / "server.log"
             with open(self.log_path, "wb") as log:
-                # our own command line for the staged model, an argument list (no shell)
+                # our own wrapper and the staged model's command line, an argument list (no shell)
                 self.process = subprocess.Popen(  # nosec B603
-                    self.command(self.port),
+                    self.wrapped_command(self.port),
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    pass_fds=(self._owner.fileno(),),  # the wrapper holds the owner lock too
+                    preexec_fn=death_signal_setter(signal.SIGUSR1),  # see server_wrapper.py
                 )
             atexit.register(self.stop)
             try:
@@ -176,6 +218,9 @@ class EmbeddedServer:
         if not keep_log and self.log_path is not None:
             shutil.rmtree(self.log_path.parent, ignore_errors=True)
             self.log_path = None
+        if self._owner is not None:  # a kept log folder is removed by a later start
+            self._owner.close()
+            self._owner = None
 
     @staticmethod
     def _terminate(proc: subprocess.Popen, timeout: float) -> None:

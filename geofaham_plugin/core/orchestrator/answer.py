@@ -44,7 +44,7 @@ class StructuredAnswer(BaseModel):
     """What the answer states, for machines. ``status`` is the run's: a value in a ``partial`` answer
     with ``not_applied`` entries was computed but is NOT the answer to the question."""
 
-    status: Literal["answered", "partial", "failed", "cancelled"]
+    status: Literal["answered", "partial", "failed", "cancelled", "timed_out"]
     values: list[StatedValue] = Field(default_factory=list)
     items: list[StatedItem] = Field(default_factory=list)
     yes_no: bool | None = Field(default=None, description="the stated yes/no where the question asks one")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +22,7 @@ from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
-from ..errors import Cancelled, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
+from ..errors import Cancelled, DeadlineReached, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
 from ..planning.coverage import (
     ExecutedStep,
@@ -32,6 +33,7 @@ from ..planning.coverage import (
     unasked_limits,
 )
 from ..planning.facts import PrepassFacts
+from ..planning.identify import check_question
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
@@ -93,17 +95,19 @@ class Orchestrator:
         self.cancel = cancel or threading.Event()
         self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model, layers=self.layers)
         self.runlog = RunLog(store.session_dir)
+        self._deadline: float | None = None  # monotonic time the current run must stop by (between steps)
 
     # ------------------------------------------------------------------------------- public API
     def run(self, question: str, *, aoi_artifact_id: str | None = None, previous: RunRecord | None = None) -> RunRecord:
         """Answer ``question``. With ``previous`` (a run of this session) it is a follow-up: facts the new
         question leaves open (event, distance, feature class, AOI ...) come from the previous run, and
         steps whose tool, arguments and inputs are unchanged reuse the artifacts already computed."""
+        check_question(question)  # not text, empty: one line for the user, before anything is saved
         record = RunRecord(
             run_id=new_run_id(), question=question, language=detect_language(question), aoi_artifact_id=aoi_artifact_id
         )
-        t0 = time.monotonic()
-        try:
+
+        def start() -> None:
             facts = prepass(question, layers=self.layers)
             record.facts = inherit_facts(facts, previous)
             if previous is not None and record.facts is not facts:  # a follow-up of the previous run
@@ -116,31 +120,50 @@ class Orchestrator:
             self._plan(record, failures=[])
             self._execute(record)
             self._cover(record)
-        except Cancelled:
-            record.status = "cancelled"
-            self._emit(record, CancelledEvent())
-        except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
-            record.status = "failed"
-            record.error = f"{type(exc).__name__}: {exc}"
-            self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
-        return self._finish(record, t0)
+
+        return self._drive(record, time.monotonic(), start)
 
     def resume(self, run_id: str) -> RunRecord:
-        """Continue a run from its saved state (e.g. after QGIS was closed mid-run)."""
+        """Continue a run from its saved state (a run cut off when its process was killed, or one that
+        was cancelled or timed out): steps done stay done, a step cut off mid-way runs again, a run cut
+        off before its plan was adopted is planned now. The deadline counts from the resumption.
+        :class:`~.runlog.RunBusy` if another process is running it right now."""
         record = self.runlog.load_state(run_id)
-        t0 = time.monotonic() - record.seconds
         record = record.model_copy(update={"status": "running", "answer": "", "error": None, "finished_at": None})
         for step_id, status in list(record.progress.status.items()):
             if status is StepStatus.running:  # interrupted mid-step: run it again
                 record.progress.status[step_id] = StepStatus.pending
-        try:
+        record.notes.append(f"resumed at {datetime.now(UTC).isoformat(timespec='seconds')}")
+
+        def go_on() -> None:
+            if not record.plans:  # cut off before a plan was adopted
+                self._plan(record, failures=[])
             self._execute(record)
             self._cover(record)
-        except Cancelled:
-            record.status = "cancelled"
-        except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
-            record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
-        return self._finish(record, t0)
+
+        return self._drive(record, time.monotonic() - record.seconds, go_on)
+
+    def _drive(self, record: RunRecord, t0: float, body: Callable[[], None]) -> RunRecord:
+        """Run ``body`` as the owner of ``record`` (its lock held, its state saved first, so a process
+        killed at any point leaves a resumable run), under the run deadline; every way it can end
+        becomes a status and an answer, never an exception."""
+        deadline = self.settings.run.deadline_s
+        self._deadline = time.monotonic() + deadline if deadline else None
+        with self.runlog.owning(record.run_id):
+            self.runlog.save_state(record)
+            try:
+                body()
+            except DeadlineReached as exc:
+                record.status, record.error = "timed_out", str(exc)
+                self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
+            except Cancelled:
+                record.status = "cancelled"
+                self._emit(record, CancelledEvent())
+            except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
+                record.status = "failed"
+                record.error = f"{type(exc).__name__}: {exc}"
+                self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
+            return self._finish(record, t0)
 
     def execute_plan(self, question: str, plan_result: PlanResult) -> RunRecord:
         """Run a given plan (no planning call): used by tests and by callers that build plans themselves."""
@@ -151,6 +174,7 @@ class Orchestrator:
             facts=prepass(question, layers=self.layers),
         )
         t0 = time.monotonic()
+        self._deadline = None
         self._adopt(record, plan_result)
         try:
             self._execute(record)
@@ -200,6 +224,8 @@ class Orchestrator:
         while True:
             if self.cancel.is_set():
                 raise Cancelled("cancelled by the user")
+            if self._deadline is not None and time.monotonic() > self._deadline:
+                raise DeadlineReached(f"the run deadline of {self.settings.run.deadline_s:g} s was reached")
             plan = record.plans[-1].plan
             progress = record.progress
             pending = [s for s in plan.steps if progress.status.get(s.id) is StepStatus.pending]
@@ -262,6 +288,9 @@ class Orchestrator:
         inputs = {k: r.id for k, r in records.items()}
         signature = memo_key(tool.name, step.args, inputs)
         earlier = self.runlog.recall(signature)
+        if earlier is not None and earlier in self.store and (damage := self.store.verify(earlier)) is not None:
+            record.notes.append(damage)  # quarantined by the check: computed afresh below
+            earlier = None
         if earlier is not None and earlier in self.store:  # same operation on the same inputs: reuse, do not recompute
             artifact = self.store.get(earlier)
             self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, reused=True)
@@ -440,7 +469,7 @@ class Orchestrator:
         else:
             if not record.answer:
                 record.answer = self._failure_answer(record)
-            if record.status in ("failed", "cancelled"):
+            if record.status in ("failed", "cancelled", "timed_out"):
                 record.structured = StructuredAnswer(
                     status=record.status,
                     not_applied=[c.describe() for c in unapplied(record.constraints)],
@@ -565,10 +594,15 @@ class Orchestrator:
 
     def _failure_answer(self, record: RunRecord) -> str:
         lang = record.language
-        if record.status == "cancelled":
+        if record.status in ("cancelled", "timed_out"):
             done = [s.artifact_id for s in record.steps if s.artifact_id]
-            return (
+            head = (
                 phrase("answer.cancelled", lang)
+                if record.status == "cancelled"
+                else phrase("answer.timed_out", lang, seconds=f"{self.settings.run.deadline_s:g}")
+            )
+            return (
+                head
                 + " "
                 + (
                     phrase("answer.cancelled_kept", lang, n=len(done), ids=", ".join(done))

@@ -5,6 +5,12 @@ Layout (unchanged from the first release, so old sessions load)::
     <session>/runs/<run_id>.json         the finished run record (written once the run ends)
     <session>/runs/<run_id>.state.json   the run's saved state, rewritten on every state change (resume)
     <session>/runs/memo.json             operation signature -> artifact id (reuse across runs)
+    <session>/runs/memo.lock             lock file: one memo writer at a time (fcntl)
+    <session>/runs/<run_id>.lock         held (fcntl) by the process running the run; gone once it ends
+
+A run whose saved state says ``running`` while nobody holds its lock was cut off (the process was
+killed, the machine went down): :meth:`RunLog.interrupted` lists it, and the orchestrator's
+``resume`` continues it.
 
 Every file is written atomically (temporary file in the same folder, fsync, ``os.replace``, fsync of
 the folder): a process killed mid-write leaves the previous version intact, never half a file.
@@ -13,19 +19,19 @@ read through it. Nobody else builds these paths or parses these files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-import os
 import re
-import tempfile
 import uuid
-from contextlib import suppress
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from ..domain.files import atomic_write_text, locked, set_aside, try_lock
 from ..domain.language import Language
 from ..domain.names import AgentName
 from ..domain.secrets import mask_secrets
@@ -40,11 +46,13 @@ log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
 MEMO_FILE = "memo.json"
+MEMO_LOCK = "memo.lock"
 RECORD_SUFFIX = ".json"
 STATE_SUFFIX = ".state.json"
+OWNER_SUFFIX = ".lock"
 RUN_ID = re.compile(r"^r_[A-Za-z0-9_-]{1,64}$")
 
-RunStatus = Literal["running", "answered", "partial", "failed", "cancelled"]
+RunStatus = Literal["running", "answered", "partial", "failed", "cancelled", "timed_out"]
 
 
 # ------------------------------------------------------------------------------------------- records
@@ -139,44 +147,13 @@ def memo_key(tool: str, args: dict[str, Any], inputs: dict[str, str]) -> str:
 _MEMO = TypeAdapter(dict[str, str])
 
 
-# -------------------------------------------------------------------------------------- atomic write
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a reader (or a crash) sees the old or the new file, never
-    a part: write a temporary file in the same folder, fsync it, ``os.replace`` it over ``path``, fsync
-    the folder (so the rename itself survives a power cut)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # not every platform opens folders
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 # ------------------------------------------------------------------------------------------- the log
 class RunNotFound(FileNotFoundError):
     """No record (or saved state) of this run in the session."""
+
+
+class RunBusy(RuntimeError):
+    """The run is being run by another process right now."""
 
 
 class RunLog:
@@ -273,28 +250,84 @@ class RunLog:
         finished = self.finished_runs()
         return finished[-1] if finished else None
 
+    # -------------------------------------------------------------------------------- ownership
+    def owner_path(self, run_id: str) -> Path:
+        return self.runs_dir / f"{_checked(run_id)}{OWNER_SUFFIX}"
+
+    @contextlib.contextmanager
+    def owning(self, run_id: str) -> Iterator[None]:
+        """Hold the run's lock for the block (the process runs it); :class:`RunBusy` if another process
+        (or another run of this one) holds it already. The lock file goes when the block ends."""
+        path = self.owner_path(run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+b") as fh:
+            if not try_lock(fh):
+                raise RunBusy(f"run {run_id} is running in another process")
+            try:
+                yield
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()  # still held: nobody can take it between unlink and close
+
+    def is_live(self, run_id: str) -> bool:
+        """True while some process (this one included) holds the run's lock."""
+        try:
+            fh = open(self.owner_path(run_id), "rb")  # noqa: SIM115 - closed below, releasing a probe lock
+        except FileNotFoundError:
+            return False
+        with fh:
+            return not try_lock(fh, shared=True)
+
+    def interrupted(self) -> list[RunRecord]:
+        """Runs cut off mid-way: no finished record, saved state ``running``, nobody holding the lock."""
+        return [
+            r
+            for r in self.runs()
+            if r.status == "running" and not self.has_record(r.run_id) and not self.is_live(r.run_id)
+        ]
+
     # ------------------------------------------------------------------------------------- memo
     @property
     def memo_path(self) -> Path:
         return self.runs_dir / MEMO_FILE
 
     def memo(self) -> dict[str, str]:
-        """Operation signature (:func:`memo_key`) -> artifact id, across the session's runs."""
-        if not self.memo_path.exists():
-            return {}
-        try:
-            return _MEMO.validate_json(self.memo_path.read_bytes())
-        except ValidationError as exc:  # a memo is an optimisation: a bad one is dropped, not fatal
-            log.warning("ignoring the unreadable memo %s: %s", self.memo_path, exc)
-            return {}
+        """Operation signature (:func:`memo_key`) -> artifact id, across the session's runs. A memo that
+        does not parse is set aside (``memo.json.corrupt``) with a warning: it only costs recomputation."""
+        memo = self._read_memo()
+        if memo is not None:
+            return memo
+        with locked(self.runs_dir / MEMO_LOCK):  # set it aside once, not under a writer's feet
+            return self._read_memo(set_aside_corrupt=True) or {}
 
     def recall(self, signature: str) -> str | None:
         return self.memo().get(signature)
 
     def remember(self, signature: str, artifact_id: str) -> None:
-        memo = self.memo()
-        memo[signature] = artifact_id
-        atomic_write_text(self.memo_path, json.dumps(memo))
+        """Add one entry. Read, change and atomic replace happen under the memo's lock file, so two
+        processes (or threads) remembering at once both keep their entries."""
+        with locked(self.runs_dir / MEMO_LOCK):
+            memo = self._read_memo(set_aside_corrupt=True) or {}
+            memo[signature] = artifact_id
+            atomic_write_text(self.memo_path, json.dumps(memo))
+
+    def _read_memo(self, *, set_aside_corrupt: bool = False) -> dict[str, str] | None:
+        """The memo; {} when there is none; None when it does not parse (set aside if asked: the caller
+        holds the lock)."""
+        try:
+            data = self.memo_path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        try:
+            return _MEMO.validate_json(data)
+        except ValidationError as exc:
+            if not set_aside_corrupt:
+                return None
+            moved = set_aside(self.memo_path, suffix=".corrupt")
+            log.warning(
+                "the memo %s did not parse (%s); set aside as %s", self.memo_path, exc.errors()[0]["msg"], moved
+            )
+            return {}
 
     # ---------------------------------------------------------------------------------- helpers
     @staticmethod

@@ -635,7 +635,7 @@ def stated_yes_no(findings: Findings) -> bool | None:
 def structure(
     findings: Findings,
     *,
-    status: Literal["answered", "partial", "failed", "cancelled"],
+    status: Literal["answered", "partial", "failed", "cancelled", "timed_out"],
     question: str,
     not_applied: Sequence[str] = (),
 ) -> StructuredAnswer:

@@ -13,4 +13,4 @@ from .models import (  # noqa: F401
     TextMeta,
     VectorMeta,
 )
-from .store import CRASH_ENV, ResponseStore, UnknownArtifact  # noqa: F401,E402
+from .store import CRASH_ENV, ResponseStore, StoreDamaged, UnknownArtifact  # noqa: F401,E402

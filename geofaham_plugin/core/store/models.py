@@ -119,10 +119,13 @@ class ArtifactRecord(BaseModel):
     inputs: list[str] = Field(default_factory=list)  # lineage: ids this was computed from
     created_at: datetime
     extra: dict = Field(default_factory=dict)  # small typed-by-convention facts (e.g. operation parameters)
+    # "sha256:<hex>" of the file, "content-sha256:<hex>" of a vector layer, taken when it was written
+    # (see integrity.py); None in records of sessions written before fingerprints existed
+    fingerprint: str | None = None
 
     def for_model(self) -> dict:
         """What a model may see: id, kind, source, summary, lineage and metadata (bounds, counts, schema)."""
-        data = self.model_dump(mode="json", exclude={"path", "created_at", "extra"})
+        data = self.model_dump(mode="json", exclude={"path", "created_at", "extra", "fingerprint"})
         meta = data["metadata"]
         meta.pop("bounds", None)  # native bounds are enough in 4326; keep prompts short
         for key in [k for k, v in meta.items() if v in (None, [], {})]:

@@ -2,15 +2,29 @@
 
 Layout::
 
-    <session>/store.sqlite        index (one row per artifact, metadata as JSON)
-    <session>/artifacts/<id>.<ext> artifact files (GeoPackage, COG, JSON, Markdown)
-    <session>/.staging/            files being written; never referenced by a record
+    <session>/store.sqlite                 index (one row per artifact, metadata as JSON)
+    <session>/artifacts/<id>.<ext>         artifact files (GeoPackage, COG, JSON, Markdown)
+    <session>/artifacts/<id>.record.json   the artifact's record beside it (its "sidecar"): all the
+                                           index row holds, fingerprint included
+    <session>/.staging/                    files being written; never referenced by a record
+    <session>/quarantine/                  damaged or unexplained files, set aside (never deleted)
+
+The sidecars are the truth, the index is a cache of them: an index that is missing, empty or
+damaged is rebuilt from the sidecars on the next open (a damaged one is moved to ``quarantine/``
+first), so losing it loses no artifact and every id a run record cites still resolves.
 
 Crash safety rests on one ordering: file written completely in ``.staging`` and fsynced, metadata
-computed from that file, ``os.replace`` into ``artifacts/``, directory fsynced, and only THEN the
-record inserted in one sqlite transaction (``synchronous=FULL``). A crash before the commit leaves at
-most a file without a record, which :meth:`ResponseStore._recover` deletes on the next open; a
-record therefore always points at a complete file.
+and fingerprint computed from that file, the sidecar written atomically into ``artifacts/``, the file
+moved there with ``os.replace``, directory fsynced, and only THEN the record inserted in one sqlite
+transaction (``synchronous=FULL``). A crash before the move leaves at most a staged file (deleted on
+the next open: its registration never returned) and a sidecar without file (set aside); a crash
+after it leaves a complete file with its sidecar, which the next open re-indexes. Files without a
+valid sidecar, and files that no longer match their fingerprint, are set aside in ``quarantine/``,
+never deleted; :attr:`ResponseStore.notes` says, in one line each, what was rebuilt or set aside.
+
+Before an artifact is reused (the orchestrator's memo), :meth:`ResponseStore.verify` checks that its
+file opens and matches the fingerprint taken when it was written (``integrity.py``); a damaged one is
+quarantined and computed again.
 
 Test hook: the environment variable ``GEOFAHAM_STORE_CRASH_AT`` (``staged`` | ``moved``, read through
 ``config.TestHooks`` at each registration) makes the process ``os._exit(86)`` right after the staged
@@ -22,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -35,15 +50,18 @@ from typing import Any
 import pandas as pd
 
 from ..config import TestHooks
+from ..domain.files import atomic_write_text, fsync_dir, fsync_file, lock, set_aside, try_lock
 from ..errors import GeoFahamError
 from .describe import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
+from .integrity import ArtifactDamaged, fingerprint
+from .integrity import verify as verify_file
 from .models import ArtifactKind, ArtifactMeta, ArtifactRecord, Bounds, ItemSetMeta
 
-try:  # POSIX only; without it every open runs recovery (fine for a single QGIS process)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+log = logging.getLogger(__name__)
 
+INDEX_FILE = "store.sqlite"
+SIDECAR_SUFFIX = ".record.json"
+QUARANTINE_DIR = "quarantine"
 CRASH_ENV = TestHooks.env_of("store_crash_at")
 CRASH_EXIT_CODE = 86
 _VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
@@ -59,10 +77,11 @@ CREATE TABLE IF NOT EXISTS artifacts (
     metadata   TEXT NOT NULL,
     inputs     TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    extra      TEXT NOT NULL
+    extra      TEXT NOT NULL,
+    fingerprint TEXT
 )
 """
-_COLUMNS = "id, kind, source, summary, path, metadata, inputs, created_at, extra"
+_COLUMNS = "id, kind, source, summary, path, metadata, inputs, created_at, extra, fingerprint"
 
 
 class UnknownArtifact(GeoFahamError, KeyError):
@@ -78,27 +97,15 @@ class UnknownArtifact(GeoFahamError, KeyError):
         return str(self.args[0])
 
 
+class StoreDamaged(GeoFahamError):
+    """The session's index is damaged while another process uses the session, so it cannot be rebuilt
+    now. ``str()`` is one line with the hint."""
+
+
 def _crash_point(name: str) -> None:
     """Test-only: die without cleanup at a named point (see module docstring)."""
     if TestHooks.from_env().store_crash_at == name:
         os._exit(CRASH_EXIT_CODE)
-
-
-def _fsync_file(path: Path) -> None:
-    with open(path, "rb") as f:
-        os.fsync(f.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename durable. Directories cannot be opened on Windows; there it is a no-op."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _unlink_quiet(path: Path) -> None:
@@ -166,50 +173,184 @@ class ResponseStore:
         self.session_dir = Path(session_dir).resolve()
         self.artifacts_dir = self.session_dir / "artifacts"
         self.staging_dir = self.session_dir / ".staging"
+        self.quarantine_dir = self.session_dir / QUARANTINE_DIR
         self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._reserved: set[str] = set()
+        #: one line per thing the store repaired on open or on a check (rebuilt index, quarantined file)
+        self.notes: list[str] = []
         self._lock_file = open(self.session_dir / "store.lock", "a+b")  # noqa: SIM115 - held while open
-        self._db = sqlite3.connect(self.session_dir / "store.sqlite", check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=DELETE")  # rollback journal: one file set, no WAL on shares
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute(_SCHEMA)
-        if self._exclusive():
+        # exclusive: no other open store (in any process) uses this folder, so recovery cannot touch a
+        # file someone is staging right now; the others hold the lock shared
+        exclusive = try_lock(self._lock_file)
+        if not exclusive:
+            lock(self._lock_file, shared=True)
+        self._db = self._open_index(exclusive)
+        if exclusive:
             self._recover()
-            if fcntl is not None:  # stay registered as a user of the folder, let others open it
-                fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_SH)
+            lock(self._lock_file, shared=True)  # stay registered as a user of the folder, let others open it
         self.staging_dir.mkdir(exist_ok=True)
 
     # ------------------------------------------------------------------------------------ lifecycle
-    def _exclusive(self) -> bool:
-        """True when no other open store (in any process) uses this folder, so recovery cannot
-        delete a file that someone is staging right now. Without fcntl: always True."""
-        if fcntl is None:  # pragma: no cover - Windows
-            return True
+    def _open_index(self, exclusive: bool) -> sqlite3.Connection:
+        """The index, checked (``quick_check``). A damaged one is set aside in ``quarantine/`` and a new
+        one started, which :meth:`_recover` fills from the sidecars."""
+        path = self.session_dir / INDEX_FILE
+        self._index_problem = "missing" if not path.exists() else ("empty" if path.stat().st_size == 0 else None)
         try:
-            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_SH)
-            return False
+            return self._connect(path)
+        except sqlite3.DatabaseError as exc:
+            if not exclusive:
+                raise StoreDamaged(
+                    f"the artifact index of session {self.session_dir} is damaged ({exc}) "
+                    "(hint: close the other GeoFaham window or command using this session; the next open rebuilds it)"
+                ) from exc
+            for damaged in (path, path.with_name(path.name + "-journal")):
+                if damaged.exists():
+                    set_aside(damaged, self.quarantine_dir)
+            self._index_problem = f"damaged ({exc})"
+            return self._connect(path)
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=DELETE")  # rollback journal: one file set, no WAL on shares
+            db.execute("PRAGMA synchronous=FULL")
+            check = db.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise sqlite3.DatabaseError(check)
+            db.execute(_SCHEMA)
+            if "fingerprint" not in [r[1] for r in db.execute("PRAGMA table_info(artifacts)")]:
+                with contextlib.suppress(sqlite3.OperationalError):  # another process added it meanwhile
+                    db.execute("ALTER TABLE artifacts ADD COLUMN fingerprint TEXT")  # sessions of older releases
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _sidecar(self, artifact_id: str) -> Path:
+        return self.artifacts_dir / f"{artifact_id}{SIDECAR_SUFFIX}"
+
+    def _write_sidecar(self, record: ArtifactRecord) -> None:
+        atomic_write_text(self._sidecar(record.id), record.model_dump_json())
+
+    def _quarantine(self, artifact_id: str) -> list[str]:
+        """Move every file of ``artifact_id`` (data, sidecar, GDAL's .aux.xml ...) to ``quarantine/``."""
+        moved = []
+        for path in sorted(self.artifacts_dir.glob(artifact_id + ".*")):
+            set_aside(path, self.quarantine_dir)
+            moved.append(path.name)
+        return moved
+
+    def _note(self, message: str) -> None:
+        log.warning("%s", message)
+        self.notes.append(message)
 
     def _recover(self) -> None:
-        """Bring folder and index back to "every record has its complete file, every file a record"
-        after a crash: staging and temp files go, unreferenced files go, records without file go."""
+        """Bring folder and index back to "every record has its complete file and sidecar, every file a
+        record" after a crash or a lost index: staging and temp files go (no registration of theirs
+        returned); files with a valid sidecar and no row are re-indexed; files without one are set
+        aside in ``quarantine/``; rows whose file is gone leave the index; old rows get a sidecar."""
         _unlink_quiet(self.staging_dir)
         for tmp in self.artifacts_dir.glob("*.tmp*"):
             _unlink_quiet(tmp)
         with self._lock:
-            rows = self._db.execute("SELECT id, path FROM artifacts").fetchall()
-            missing = [i for i, p in rows if not (self.session_dir / p).is_file()]
-            if missing:
-                with self._transaction():
-                    self._db.executemany("DELETE FROM artifacts WHERE id = ?", [(i,) for i in missing])
-            known = {i for i, _ in rows} - set(missing)
+            indexed = {r.id: r for r in self._query()}
+        files: dict[str, list[Path]] = {}
         for path in self.artifacts_dir.iterdir():
-            if path.name.split(".", 1)[0] not in known:  # also sidecars such as <id>.tif.aux.xml
-                _unlink_quiet(path)
-        _fsync_dir(self.artifacts_dir)
+            files.setdefault(path.name.split(".", 1)[0], []).append(path)
+        gone = [i for i, r in indexed.items() if not (self.session_dir / r.path).is_file()]
+        adopted: list[ArtifactRecord] = []
+        set_aside_files: list[str] = []
+        for artifact_id in sorted(set(files) - set(indexed)):
+            record = self._adoptable(artifact_id)
+            if record is not None:
+                adopted.append(record)
+            else:
+                set_aside_files += self._quarantine(artifact_id)
+        for artifact_id in gone:
+            set_aside_files += self._quarantine(artifact_id)
+        with self._lock, self._transaction():
+            self._db.executemany("DELETE FROM artifacts WHERE id = ?", [(i,) for i in gone])
+            for record in sorted(adopted, key=lambda r: r.created_at):
+                self._db.execute(
+                    # the constant column list; every value is a ? parameter
+                    f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",  # nosec B608
+                    self._row(record),
+                )
+        for artifact_id, record in indexed.items():  # rows of older releases: give them a sidecar
+            if artifact_id not in gone and not self._sidecar(artifact_id).exists():
+                self._backfill_sidecar(record)
+        fsync_dir(self.artifacts_dir)
+        if adopted:
+            ids = ", ".join(r.id for r in adopted[:5]) + (" ..." if len(adopted) > 5 else "")
+            why = f"the index was {self._index_problem}" if self._index_problem else "their records were not indexed"
+            self._note(f"store: {why}; rebuilt {len(adopted)} artifact record(s) from their sidecar files ({ids})")
+        elif self._index_problem and self._index_problem.startswith("damaged"):
+            self._note(f"store: the index was {self._index_problem}; started a new one (no artifact to rebuild)")
+        if set_aside_files:
+            shown = ", ".join(set_aside_files[:5]) + (" ..." if len(set_aside_files) > 5 else "")
+            self._note(
+                f"store: set aside {len(set_aside_files)} file(s) without a valid record or whose artifact file "
+                f"was gone in {self.quarantine_dir} ({shown})"
+            )
+        if gone:
+            self._note(f"store: {len(gone)} indexed artifact(s) had no file and left the index ({', '.join(gone[:5])})")
+
+    def _adoptable(self, artifact_id: str) -> ArtifactRecord | None:
+        """The record of an unindexed ``artifact_id`` from its sidecar, when the sidecar parses, names
+        this id and its file, and the file opens and matches the fingerprint; else None."""
+        sidecar = self._sidecar(artifact_id)
+        try:
+            record = ArtifactRecord.model_validate_json(sidecar.read_bytes())
+        except (OSError, ValueError):
+            return None
+        path = self.session_dir / record.path
+        if (
+            record.id != artifact_id
+            or path.parent != self.artifacts_dir
+            or path.name.split(".", 1)[0] != artifact_id
+            or record.fingerprint is None
+        ):
+            return None
+        try:
+            verify_file(path, record.kind, record.id, record.fingerprint)
+        except ArtifactDamaged as exc:
+            log.warning("not re-indexing %s: %s", artifact_id, exc)
+            return None
+        return record
+
+    def _backfill_sidecar(self, record: ArtifactRecord) -> None:
+        """A sidecar (and a fingerprint, taken now) for a record an older release indexed without one."""
+        path = self.session_dir / record.path
+        if record.fingerprint is None:
+            try:
+                record = record.model_copy(update={"fingerprint": fingerprint(path, record.kind, record.id)})
+            except Exception as exc:  # unreadable: the check before reuse will quarantine it
+                log.warning("no fingerprint for %s: %s", record.id, exc)
+                return
+            with self._lock:
+                self._db.execute("UPDATE artifacts SET fingerprint = ? WHERE id = ?", (record.fingerprint, record.id))
+        self._write_sidecar(record)
+
+    def verify(self, artifact_id: str) -> str | None:
+        """None when the artifact's file is intact: it opens and matches the fingerprint taken when it
+        was written. Otherwise the artifact is quarantined (its files moved to ``quarantine/``, its
+        record out of the index) and the one-line reason is returned (and added to :attr:`notes`)."""
+        record = self.get(artifact_id)
+        try:
+            verify_file(self.session_dir / record.path, record.kind, record.id, record.fingerprint)
+            return None
+        except ArtifactDamaged as exc:
+            with self._lock, self._transaction():
+                self._db.execute("DELETE FROM artifacts WHERE id = ?", (record.id,))
+            self._quarantine(record.id)
+            message = (
+                f"store: artifact {record.id} failed its integrity check ({exc}); quarantined in {self.quarantine_dir}"
+            )
+            self._note(message)
+            return message
 
     def close(self) -> None:
         """Close the index and release the folder lock."""
@@ -243,7 +384,8 @@ class ResponseStore:
             while True:
                 candidate = "a_" + uuid.uuid4().hex[:8]
                 taken = self._db.execute("SELECT 1 FROM artifacts WHERE id = ?", (candidate,)).fetchone()
-                if not taken and candidate not in self._reserved and not any(self.artifacts_dir.glob(candidate + ".*")):
+                on_disk = any(any(d.glob(candidate + ".*")) for d in (self.artifacts_dir, self.quarantine_dir))
+                if not taken and candidate not in self._reserved and not on_disk:
                     self._reserved.add(candidate)
                     return candidate
 
@@ -270,27 +412,28 @@ class ResponseStore:
         try:
             self.staging_dir.mkdir(exist_ok=True)
             write(staged, artifact_id)
-            _fsync_file(staged)
+            fsync_file(staged)
             _crash_point("staged")
-            metadata = inspect(staged)  # from the file as written, not from the caller's object
-            os.replace(staged, final)
-            _fsync_dir(self.artifacts_dir)
-            _crash_point("moved")
             record = ArtifactRecord(
                 id=artifact_id,
                 kind=kind,
                 source=source,
                 summary=summary,
                 path=final.relative_to(self.session_dir).as_posix(),
-                metadata=metadata,
+                metadata=inspect(staged),  # from the file as written, not from the caller's object
                 inputs=inputs,
                 created_at=datetime.now(UTC),
                 extra=extra or {},
+                fingerprint=fingerprint(staged, kind, artifact_id),
             )
+            self._write_sidecar(record)  # before the file: a file in artifacts/ always has its sidecar
+            os.replace(staged, final)
+            fsync_dir(self.artifacts_dir)
+            _crash_point("moved")
             with self._lock, self._transaction():
                 self._db.execute(
                     # the constant column list; every value is a ? parameter
-                    f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",  # nosec B608
+                    f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",  # nosec B608
                     self._row(record),
                 )
             committed = True
@@ -302,6 +445,7 @@ class ResponseStore:
                 _unlink_quiet(leftover)
             if not committed:
                 _unlink_quiet(final)
+                _unlink_quiet(self._sidecar(artifact_id))
 
     @staticmethod
     def _row(r: ArtifactRecord) -> tuple:
@@ -315,6 +459,7 @@ class ResponseStore:
             json.dumps(r.inputs),
             r.created_at.isoformat(),
             json.dumps(r.extra, default=str),
+            r.fingerprint,
         )
 
     def register_vector(
@@ -443,6 +588,7 @@ class ResponseStore:
                 inputs=json.loads(r[6]),
                 created_at=datetime.fromisoformat(r[7]),
                 extra=json.loads(r[8]),
+                fingerprint=r[9],
             )
             for r in rows
         ]
