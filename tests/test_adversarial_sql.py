@@ -228,7 +228,8 @@ def test_spatialite_stops_a_long_geos_call_near_the_deadline(lite):
     with pytest.raises(ToolFailed) as exc:
         lite.run_sql(SLOW_GEOS, timeout_s=2.0)
     elapsed = time.monotonic() - started
-    assert exc.value.kind == "timeout" and elapsed < 8, elapsed
+    # uninterrupted, the call runs about 20 s on an idle 2-core machine (more under load); stopped, 2-11 s
+    assert exc.value.kind == "timeout" and elapsed < 15, elapsed
     # GEOS's process-wide interrupt flag was cleared: GEOS works for shapely and for the engine
     assert shapely.buffer(Point(0, 0), 1).area == pytest.approx(3.12, abs=0.01)
     assert lite.run_sql("SELECT ST_NPoints(ST_Buffer(MakePoint(0, 0), 1))").rows[0][0] > 4
