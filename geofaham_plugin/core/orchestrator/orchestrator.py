@@ -516,7 +516,8 @@ class Orchestrator:
             findings.headline = [
                 f"{spec.label(lang)}: {line}" for spec, line in zip(specs, findings.headline, strict=True)
             ]
-        findings.limitations += [phrase("answer.assumed", lang, note=note) for spec in specs for note in spec.implied]
+        implied = [note for spec in specs for note in spec.implied] + record.plans[-1].assumptions
+        findings.limitations += [phrase("answer.assumed", lang, note=note) for note in implied]
         record.cited_artifacts = findings.cited
         # the structured answer's not_applied is for machines (English); the text's is in the question's language
         missing = [c.describe() for c in unapplied(record.constraints)]
@@ -588,7 +589,9 @@ class Orchestrator:
             event = get_event(ledger.disaster_event_id)
             if event:
                 return f"{event.name} ({event.place}, {event.event_date.isoformat()})"
-        if specs and all(s.subject.kind == "layer" for s in specs):
+        tools = {s.tool for s in record.plans[-1].plan.steps} if record.plans else set()
+        from_layers = bool(tools & {"load_layer", "load_raster_layer"}) and "load_event_layer" not in tools
+        if (specs and all(s.subject.kind == "layer" for s in specs)) or (not specs and from_layers):
             return phrase("context.your_layers", lang)
         return phrase("context.given_area", lang)
 

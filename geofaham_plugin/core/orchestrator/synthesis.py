@@ -94,7 +94,10 @@ def vector_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en
     extra = record.extra
     what, subject = _what(extra)
     label, shown = what, _what(extra, lang)[0]
-    if "distance_m" in extra and "k" not in extra:
+    if record.source == "vector.buffer" and "distance_m" in extra:  # the buffer polygons themselves
+        label = f"buffer polygons of {_fmt(extra['distance_m'])} m"
+        shown = phrase("what.buffer_m", lang, distance=_fmt(extra["distance_m"]))
+    elif "distance_m" in extra and "k" not in extra:
         label += f" within {_fmt(extra['distance_m'])} m"
         shown += " " + phrase("what.within_m", lang, distance=_fmt(extra["distance_m"]))
     headline = f"{n:,} {shown} [{record.id}]"
@@ -426,6 +429,8 @@ def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en"
         return _measured_finding(store, record, table, lang)
     if record.source == "vector.grid_counts" and {"value", "count"} <= set(table.columns):
         return _grid_finding(store, record, table, lang)
+    if record.source == "vector.save_layer" and isinstance(record.extra.get("report"), dict):
+        return _saved_finding(record, lang)
     if not {"value", "count"} <= set(table.columns):
         return _sql_finding(record, table, lang)
     by = record.extra.get("by")
@@ -478,6 +483,22 @@ def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en"
     if len(table) > MAX_GROUPS:
         lines.append("\n" + phrase("what.more_groups", lang, n=f"{len(table) - MAX_GROUPS:,}", id=record.id))
     return Finding(headline=headline, detail="\n".join(lines), values=values)
+
+
+def _saved_finding(record: ArtifactRecord, lang: str = "en") -> Finding:
+    """A layer written to a file and read back: where, its format, CRS and feature count (the count stated)."""
+    report = record.extra["report"]
+    n = int(report.get("feature_count", 0))
+    headline = phrase(
+        "what.saved",
+        lang,
+        path=report.get("path", ""),
+        fmt=report.get("format", ""),
+        crs=report.get("crs") or "-",
+        n=f"{n:,}",
+    )
+    value = StatedValue(label="features saved", value=float(n), artifact_id=record.id)
+    return Finding(headline=f"{headline} [{record.id}]", values=[value])
 
 
 def describe_table(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> tuple[str, str]:

@@ -30,6 +30,7 @@ from ..domain.events import load_events
 from ..domain.feature_classes import class_words
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from .facts import PrepassFacts
+from .operations import operations, operations_asked
 from .prepass import alias_hits, event_spellings, normalise
 from .templates import GROUP_BY_FIELDS
 
@@ -46,6 +47,7 @@ ConstraintKind = Literal[
     "group_by",
     "measure",
     "relation",
+    "operation",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid"]
@@ -85,10 +87,11 @@ class Constraint(BaseModel):
             "group_by": {"field": self.value},
             "measure": {"measure": _word("measure", self.value, lang)},
             "relation": {"relation": _word("relation", self.value, lang)},
+            "operation": {"operation": str(self.value).replace("_", " ")},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
-        quoted = self.kind in ("measure", "relation") and self.phrase and self.phrase != what
+        quoted = self.kind in ("measure", "relation", "operation") and self.phrase and self.phrase != what
         return f'{what} ("{self.phrase}")' if quoted else what
 
 
@@ -176,6 +179,10 @@ def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = N
             continue  # "3 nearest" is the k constraint already
         if m := pattern.search(text):
             found.append(Constraint(kind="relation", value=relation, phrase=m.group(0)))
+    if facts.layers:
+        # an everyday operation asked of a layer of yours ("reproject", "dissolve by", "save as x.gpkg") must run
+        for _, name, words in operations_asked(facts.question):
+            found.append(Constraint(kind="operation", value=operations()[name].tool, phrase=words))
     return found
 
 
@@ -319,6 +326,14 @@ def _applies_layer(c: Constraint, s: ExecutedStep) -> bool:
     return s.tool in ("load_layer", "load_raster_layer") and s.args.get("layer_id") == c.value
 
 
+# tools that apply an operation as part of another ("within a 2 km buffer of the flood": within_distance)
+_OPERATION_ALSO = {"buffer": ("within_distance",), "clip": ("inside",), "dissolve": ("measure",)}
+
+
+def _applies_operation(c: Constraint, s: ExecutedStep) -> bool:
+    return s.tool == c.value or s.tool in _OPERATION_ALSO.get(str(c.value), ())
+
+
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
     return c.value in s.inputs.values()
 
@@ -334,6 +349,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "group_by": _applies_group,
     "measure": _applies_measure,
     "relation": _applies_relation,
+    "operation": _applies_operation,
 }
 
 

@@ -27,6 +27,7 @@ from ..errors import ModelRetry
 from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
+from .chain import chain_from_facts, compile_chain
 from .coverage import asks_nearest
 from .facts import PrepassFacts
 from .identify import require_identified
@@ -49,6 +50,7 @@ class PlanResult(BaseModel):
     model_called: bool = False
     slots: dict[str, Any] = Field(default_factory=dict)
     specs: list[AnalysisSpec] = Field(default_factory=list, description="guided mode: the analysis specs compiled")
+    assumptions: list[str] = Field(default_factory=list, description="choices code made the question did not state")
 
 
 class FreePlanOutput(BaseModel):
@@ -266,6 +268,9 @@ class Planner:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
         if not failures and not self.always_ask_model and not asks_imagery(facts):
+            chained = self._chain(facts, store)
+            if chained is not None:
+                return chained
             specced = self._spec(facts, store, aoi_artifact_id, step)
             if specced is not None:
                 return specced
@@ -340,6 +345,22 @@ class Planner:
             model_called=True,
             failures=failures,
         )
+
+    def _chain(self, facts: PrepassFacts, store: ResponseStore | None) -> PlanResult | None:
+        """The plan of the everyday operations the instruction asks of a layer of yours (reproject, repair,
+        dissolve, save as ...), or None when it asks none (or code cannot fill one: coverage then says so)."""
+        try:
+            chain = chain_from_facts(facts, self.layers)
+            if chain is None:
+                return None
+            plan = compile_chain(chain)
+        except SpecError:
+            return None
+        if validate_plan(plan, store):
+            return None
+        tools = list(dict.fromkeys(s.tool for s in plan.steps if s.tool))
+        ledger = guided_ledger(facts, None, None, intent=f"{plan.rationale} — {facts.question}", operations=tools)
+        return PlanResult(ledger=ledger, plan=plan, mode="guided", model_called=False, assumptions=chain.implied)
 
     def _spec(
         self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None, step: str
