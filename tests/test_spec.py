@@ -543,6 +543,17 @@ def test_e2e_a_breakdown_said_loosely_groups_the_damage_by_structure_type(store)
     assert "taken as by structure type" in record.answer  # the reading is said, not hidden
 
 
+def test_examples_in_parentheses_filter_nothing_and_the_fire_names_no_hazard_area():
+    breakdown = tools_for(
+        "A breakdown of the structures the Palisades fire destroyed, grouped by kind of structure "
+        "(single-family homes, mobile homes and so on), with a count for each."
+    )
+    assert breakdown == ["load_event_layer", "select_damage", "count"]  # no filter_values on the examples
+    # "damaged by the fire ... inside the file's area": the area of interest, not the fire's hazard area
+    question = "Quantas estruturas danificadas pelo incêndio de Palisades estão dentro da área do arquivo?"
+    assert tools_for(question, aoi="a_0123abcd") == ["load_event_layer", "inside", "select_damage", "count"]
+
+
 def test_a_bare_distance_is_read_as_within_and_the_answer_says_so():
     draft = spec_from_facts(prepass("Eaton fire hospitals, 5 km"), layers=default_catalogue())
     assert draft.specs[0].relation is not None and draft.specs[0].relation.kind == "within"

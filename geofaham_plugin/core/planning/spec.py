@@ -1012,12 +1012,19 @@ _GENERIC_VALUE_WORDS = frozenset(
 )
 
 
+# a parenthesis of examples ("(single-family homes, mobile homes and so on)", "(e.g. schools)"): no filter
+_EXAMPLES = re.compile(
+    r"\((?=[^)]*\b(?:and\s+so\s+on|etc|e\.?\s?g|for\s+example|such\s+as|like|por\s+ejemplo|par\s+exemple|por\s+exemplo)\b)[^)]*\)"
+)
+
+
 def _value_matches(
     text: str, values: Sequence[str], only: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> list[str]:
     """The values of a category field the question names: a value's words from the start (two or more:
     "mobile home" names every "Mobile Home ... Wide"), or a one-word value that is not generic ("school",
     "church"), plural or singular. ``only``: count a match only where it is one of these words."""
+    text = _EXAMPLES.sub(" ", text)  # "(single-family homes, mobile homes and so on)": examples, not a filter
     hits = []
     for value in values:
         words = layer_words(value)
