@@ -107,3 +107,26 @@ def test_a_raster_layer_is_described_from_its_header_and_a_vrt_is_refused(files,
     )
     with pytest.raises(ToolFailed, match="virtual raster"):
         LayerCatalogue(data_dir()).add_user_layer("pointer", vrt)
+
+
+HURST = "raster/hurst-2025/HURST_20250107_"
+
+
+def test_e2e_mean_and_share_above_a_threshold_of_your_raster_inside_a_mask_raster(store):
+    with rasterio.open(data_dir() / f"{HURST}dnbr.tif") as d, rasterio.open(data_dir() / f"{HURST}fire_mask.tif") as m:
+        dnbr, inside = d.read(1).astype("float64"), m.read(1) == 1
+    values = dnbr[inside & ~np.isnan(dnbr)]
+    catalogue = LayerCatalogue(data_dir())
+    catalogue.add_user_layer("dnbr", data_dir() / f"{HURST}dnbr.tif")
+    catalogue.add_user_layer("fire mask", data_dir() / f"{HURST}fire_mask.tif")
+    orch = _orchestrator(store, catalogue)
+    mean = orch.run("What is the mean dNBR inside the fire mask?")  # dNBR: not imagery when it is your raster
+    assert mean.status == "answered", mean.answer
+    assert [s.tool for s in mean.steps] == ["load_raster_layer", "load_raster_layer", "polygonize", "raster_stats"]
+    (value,) = mean.structured.totals()
+    assert value.measure == "mean" and abs(value.value - values.mean()) < 0.0005
+    share = orch.run("What share of the fire mask has a dNBR of at least 0.27?")  # the values: the dNBR, not the mask
+    assert share.status == "answered", share.answer
+    (value,) = share.structured.totals()
+    assert value.unit == "percent" and abs(value.value - 100 * (values >= 0.27).mean()) < 0.05
+    assert share.steps[-1].args == {"stat": "share_above", "by": None, "above": 0.27}

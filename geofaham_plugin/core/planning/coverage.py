@@ -264,7 +264,7 @@ def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
 
 _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ...]]] = {
     # measure: (tools that compute it -> the (argument, values) they need, or None for any call; SQL fragments)
-    "share": ({"share": None}, ("/",)),
+    "share": ({"share": None, "raster_stats": ("stat", "share_above")}, ("/",)),
     "area": ({"zonal_stats": None, "measure": ("quantity", "area")}, ("st_area",)),
     "length": ({"measure": ("quantity", "length")}, ("st_length",)),
     "mean": (

@@ -250,7 +250,9 @@ class Planner:
         """``preferred_template``: the previous question's workflow, favoured for a follow-up."""
         failures = list(failures or [])
         if not failures:  # a first plan: refuse a question tied to no disaster, area or layer rather than guess
-            require_identified(facts, has_aoi=aoi_artifact_id is not None)
+            # data the user put into the session (inputs, rasters, an AOI) is what such a question is about
+            own_data = store is not None and any(r.source.startswith("user.") for r in store.records())
+            require_identified(facts, has_aoi=aoi_artifact_id is not None or own_data)
         if self.mode == "free":
             return self._free(facts, store, aoi_artifact_id, failures, step)
         return self._guided(facts, store, aoi_artifact_id, failures, step, preferred_template)
@@ -267,7 +269,9 @@ class Planner:
     ) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
-        if not failures and not self.always_ask_model and not asks_imagery(facts):
+        # a question naming a raster of yours ("mean dNBR inside the fire mask") is an analysis of it, not imagery
+        own_raster = any(getattr(self.layers.user_layers.get(i), "role", None) == "values" for i in facts.layers)
+        if not failures and not self.always_ask_model and (own_raster or not asks_imagery(facts)):
             chained = self._chain(facts, store)
             if chained is not None:
                 return chained

@@ -124,6 +124,7 @@ class AnalysisSpec(BaseModel):
     )
     zone_label: str | None = Field(default=None, description="the zones' field that names a zone")
     grid_m: float | None = Field(default=None, gt=0, description="count on a square grid of this cell size (UTM)")
+    threshold: float | None = Field(default=None, description="a raster's share: the value pixels reach or exceed")
     aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
     implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
 
@@ -133,8 +134,10 @@ class AnalysisSpec(BaseModel):
             raise ValueError("the area of interest restricts a subject; it is not one")
         if self.measure in ("sum", "mean") and not self.field and not self.subject.raster:
             raise ValueError(f"a {self.measure} needs a numeric field")
-        if self.subject.raster and self.measure not in ("sum", "mean"):
+        if self.subject.raster and self.measure not in ("sum", "mean", "share"):
             raise ValueError("a raster of values answers a sum or a mean inside an area, not a count of features")
+        if self.subject.raster and (self.measure == "share") != (self.threshold is not None):
+            raise ValueError("a raster's share is of the pixels at or above a threshold the question states")
         if self.measure in ("area", "length") and self.subject.kind == "damage":
             raise ValueError(f"the {self.measure} of building points is not defined")
         if self.relation and self.relation.reference.kind == "aoi" and not self.aoi_artifact_id:
@@ -410,7 +413,16 @@ def _compile_raster(b: _Builder, spec: AnalysisSpec) -> str:
     if relation is not None:
         if relation.kind not in ("inside", "within"):
             raise SpecError(f"a raster's {spec.measure} is taken inside an area, not {relation.kind} it")
-        area, _ = _set(b, relation.reference, aoi, None)
+        if relation.reference.raster:  # a mask raster: the polygons of its classes (every class but 0)
+            mask = b.add(
+                "load_raster_layer",
+                f"Load your raster {relation.reference.layer_id}",
+                {"layer_id": relation.reference.layer_id},
+                {},
+            )
+            area = b.add("polygonize", "Trace the mask's polygons", {"classes": None}, {"raster": mask})
+        else:
+            area, _ = _set(b, relation.reference, aoi, None)
         where = relation.reference.describe()
         if relation.kind == "within":
             area = b.add(
@@ -431,10 +443,12 @@ def _compile_raster(b: _Builder, spec: AnalysisSpec) -> str:
         if not aoi:
             raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
         area = aoi
+    stat = "share_above" if spec.measure == "share" else spec.measure
+    args: dict[str, Any] = {"stat": stat, "by": by} | ({"above": spec.threshold} if spec.measure == "share" else {})
     return b.add(
         "raster_stats",
-        f"The {spec.measure} of the raster's values inside {where}" + (" per zone" if spec.zones else ""),
-        {"stat": spec.measure, "by": by},
+        f"The {stat.replace('_', ' ')} of the raster's values inside {where}" + (" per zone" if spec.zones else ""),
+        args,
         {"raster": raster, "zones": area},
     )
 
@@ -841,10 +855,19 @@ def spec_from_facts(
             return SpecDraft(gaps=[gap])
         raise SpecError("the question names no disaster and no area of interest is set")
 
+    threshold = None
     if raster:  # a raster of values: "how many people" is a sum, "average elevation" a mean
         if measure in ("count", "list"):
             measure = "sum"
-        if measure not in ("sum", "mean"):
+        if measure == "share" and (m := _AT_LEAST.search(text)):  # "the share at 0.27 or more"
+            threshold = float(m.group("a") or m.group("b"))
+            # "the share of the fire mask with a dNBR of at least 0.27": the values are the raster said last
+            # before the threshold; the other raster is the area
+            rasters = [(pos, w) for pos, _, w in named if _is_raster(w, entries) and pos < m.start()]
+            if rasters and rasters[-1][1] != subject_what:
+                subject_what, others = rasters[-1][1], [subject_what] + [o for o in others if o != rasters[-1][1]]
+                reference_what = others[0] if kind is not None else reference_what
+        if measure not in ("sum", "mean") and threshold is None:
             raise SpecError(f"a raster of values answers a sum or a mean inside an area, not a {measure}")
         if kind is None and not aoi_artifact_id and not zones_what:
             raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
@@ -906,6 +929,8 @@ def spec_from_facts(
         relation = None
         if how is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
+            if reference.kind == "layer" and getattr(entries.get(str(reference.layer_id)), "role", None) == "values":
+                reference = reference.model_copy(update={"raster": True})  # a mask raster: its polygons
             if reference.kind == "features" and _hit_by_hazard(text, reference.feature_class or ""):
                 reference = reference.model_copy(update={"in_hazard": True})
             relation = Relation(
@@ -924,6 +949,7 @@ def spec_from_facts(
                 zones=zones,
                 zone_label=zone_label,
                 grid_m=grid_m,
+                threshold=threshold,
                 aoi_artifact_id=aoi_artifact_id,
                 implied=implied,
             )
@@ -981,6 +1007,17 @@ _PEOPLE = re.compile(
     r"|population|pessoas|moradores|populacao)(?!\w)"
 )
 _POPULATION_FIELDS = frozenset({"population", "pop", "inhabitants", "residents", "people", "habitantes", "poblacion"})
+
+
+def _is_raster(what: str, entries: dict[str, UserLayer]) -> bool:
+    return what.startswith("layer:") and getattr(entries.get(what[6:]), "role", None) == "values"
+
+
+# "at least 0.27", "0.27 or more", ">= 0.27", "above 2 m": the threshold of a raster's share
+_AT_LEAST = re.compile(
+    r"(?:at\s+least|>=|≥|above|over|greater\s+than|more\s+than|exceeding|al\s+menos|au\s+moins|pelo\s+menos)"
+    r"\s*(?P<a>-?\d+(?:\.\d+)?)|(?P<b>-?\d+(?:\.\d+)?)\s*(?:or\s+(?:more|higher|above)|o\s+mas|ou\s+plus|ou\s+mais)"
+)
 # words in the name of a population raster (WorldPop, GHS-POP, LandScan ...)
 _POPULATION_WORDS = _POPULATION_FIELDS | {"worldpop", "ghs pop", "landscan", "populacao", "personas", "pessoas"}
 

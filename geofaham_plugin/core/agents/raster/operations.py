@@ -15,7 +15,7 @@ from ...domain.geometry import POLYGONAL
 from ...domain.names import AgentName
 from ...engines import raster as rx
 from ...engines.raster import ops
-from ...errors import ToolFailed
+from ...errors import ModelRetry, ToolFailed
 from ...store.models import ArtifactKind, ArtifactRecord, RasterMeta
 from ..base import VECTOR_KINDS, InputSpec, ToolContext, tool
 from .outputs import limitations_of, register_classes, register_float, time_tags
@@ -430,11 +430,14 @@ def load_raster_layer(ctx: ToolContext, args: LoadRasterLayerArgs) -> ArtifactRe
     )
 
 
-RasterStat = Literal["sum", "mean", "median", "min", "max"]
+RasterStat = Literal["sum", "mean", "median", "min", "max", "share_above"]
 
 
 class RasterStatsArgs(BaseModel):
-    stat: RasterStat = Field(description="sum (people in a population raster), mean, median, min or max")
+    stat: RasterStat = Field(
+        description="sum (people in a population raster), mean, median, min, max, or share_above a threshold"
+    )
+    above: float | None = Field(default=None, description="share_above: the threshold (pixels at or above it)")
     by: str | None = Field(default=None, description="zone field: one value per zone; null: one value over all zones")
     band: int = Field(default=1, ge=1)
 
@@ -466,15 +469,21 @@ def raster_stats(
             kind="invalid_input",
             hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"),
         )
+    if (args.stat == "share_above") != (args.above is not None):
+        raise ModelRetry("share_above needs 'above' (the threshold); the other statistics take none")
     whole = gdf.dissolve() if not args.by else gdf  # one area: overlapping zones count their pixels once
-    table = ops.quiet(ops.zonal_stats, values, grid, whole, by=args.by)
+    table = ops.quiet(ops.zonal_stats, values, grid, whole, by=args.by, above=args.above)
     if int(table["pixels"].sum()) == 0:
         raise ToolFailed(
             f"no valid pixel of {raster.id} inside {zones.id}",
             kind="empty",
             hint="the raster may not cover the area: check both on the map",
         )
-    total = table.iloc[0] if not args.by else ops.quiet(ops.zonal_stats, values, grid, gdf.dissolve(), by=None).iloc[0]
+    total = (
+        table.iloc[0]
+        if not args.by
+        else ops.quiet(ops.zonal_stats, values, grid, gdf.dissolve(), by=None, above=args.above).iloc[0]
+    )
     out = pd.DataFrame(
         {
             "value": table["zone"].astype(str) if args.by else ["all"],
@@ -486,11 +495,16 @@ def raster_stats(
     layer = raster.extra.get("layer_id") or raster.id
     what = str(layer).removeprefix("user:")
     amount = float(total[args.stat])
+    share = args.stat == "share_above"
+    if share:  # stated as a percentage of the area's valid pixels
+        out[args.stat] = out[args.stat] * 100
+        amount *= 100
     return ctx.store.register_table(
         out.reset_index(drop=True),
         source="raster.raster_stats",
         inputs=[raster.id, zones.id],
-        summary=f"{args.stat} of {what} inside {zones.id}: {amount:g} ({int(total['pixels']):,} pixels)"
+        summary=(f"share of {what} >= {args.above:g}" if share else f"{args.stat} of {what}")
+        + f" inside {zones.id}: {amount:g}{' %' if share else ''} ({int(total['pixels']):,} pixels)"
         + (f" by {args.by}" if args.by else ""),
         extra={
             "by": args.by,
@@ -499,10 +513,10 @@ def raster_stats(
             "n": int(total["pixels"]),
             "limitations": limitations_of(raster, zones),
             "stated": {
-                "measure": args.stat,
-                "unit": "none",
+                "measure": "share" if share else args.stat,
+                "unit": "percent" if share else "none",
                 "column": args.stat,
-                "label": f"{args.stat} of {what}",
+                "label": f"share of {what} at or above {args.above:g}" if share else f"{args.stat} of {what}",
                 "total": amount,
             },
         },

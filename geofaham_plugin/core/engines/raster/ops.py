@@ -239,11 +239,12 @@ def polygonize(
 
 
 # ------------------------------------------------------------------------------------ zonal
-def _stats(values: np.ndarray, areas: np.ndarray) -> dict[str, float]:
+def _stats(values: np.ndarray, areas: np.ndarray, above: float | None = None) -> dict[str, float]:
     ok = ~np.isnan(values)
     v = values[ok].astype("float64")
+    share = {} if above is None else {"share_above": float((v >= above).mean()) if v.size else np.nan}
     if not v.size:
-        return {
+        return share | {
             "pixels": 0,
             "area_m2": 0.0,
             "mean": np.nan,
@@ -253,7 +254,7 @@ def _stats(values: np.ndarray, areas: np.ndarray) -> dict[str, float]:
             "median": np.nan,
             "sum": 0.0,
         }
-    return {
+    return share | {
         "pixels": int(v.size),
         "area_m2": float(areas[ok].sum()),
         "mean": float(v.mean()),
@@ -265,10 +266,13 @@ def _stats(values: np.ndarray, areas: np.ndarray) -> dict[str, float]:
     }
 
 
-def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None = None) -> pd.DataFrame:
+def zonal_stats(
+    values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None = None, above: float | None = None
+) -> pd.DataFrame:
     """Statistics of ``values`` (2-D, on ``grid``) inside each zone of a GeoDataFrame (dissolved by
     ``by`` if given). A pixel belongs to a zone when its centre is inside; NaN pixels are skipped;
-    zones may overlap. Only the window under each zone is read."""
+    zones may overlap. Only the window under each zone is read. With ``above``: also the share of the
+    zone's valid pixels at or above it (``share_above``)."""
     from rasterio.features import geometry_mask
     from rasterio.windows import from_bounds
 
@@ -286,7 +290,7 @@ def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None
     for name, geom in groups:
         record: dict[str, Any] = {"zone": name}
         if geom is None or geom.is_empty or not _intersects(geom.bounds, grid.bounds):
-            record.update(_stats(np.empty(0), np.empty(0)))
+            record.update(_stats(np.empty(0), np.empty(0), above))
             out.append(record)
             continue
         win = from_bounds(*geom.bounds, transform=grid.transform)
@@ -294,7 +298,7 @@ def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None
         r1 = min(int(np.ceil(win.row_off + win.height)) + 1, grid.height)
         c1 = min(int(np.ceil(win.col_off + win.width)) + 1, grid.width)
         if r1 <= r0 or c1 <= c0:
-            record.update(_stats(np.empty(0), np.empty(0)))
+            record.update(_stats(np.empty(0), np.empty(0), above))
             out.append(record)
             continue
         sub = grid.window(r0, c0, r1 - r0, c1 - c0)
@@ -302,9 +306,10 @@ def zonal_stats(values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None
         block = values[r0:r1, c0:c1]
         block = compute.compute(block)[0] if hasattr(block, "dask") else np.asarray(block)
         areas = np.broadcast_to(row_areas[r0:r1, None], sub.shape)
-        record.update(_stats(np.where(inside, block, np.nan), np.where(inside, areas, 0.0)))
+        record.update(_stats(np.where(inside, block, np.nan), np.where(inside, areas, 0.0), above))
         out.append(record)
-    return pd.DataFrame(out, columns=["zone", "pixels", "area_m2", "mean", "min", "max", "std", "median", "sum"])
+    columns = ["zone", "pixels", "area_m2", "mean", "min", "max", "std", "median", "sum"]
+    return pd.DataFrame(out, columns=columns + (["share_above"] if above is not None else []))
 
 
 def zonal_stats_by_class(
