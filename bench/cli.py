@@ -8,6 +8,7 @@ on PYTHONPATH)::
     python -m bench tasks [--tasks-file FILE]  (list the tasks and their categories)
     python -m bench ground-truth               (regenerate bench/expected.json)
     python -m bench batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
+    python -m bench batch-suite [--model scripted|embedded] [--tasks IDS] [--out DIR]
 
 ``python -m geofaham_plugin bench <command>`` and ``python -m geofaham_plugin batch ...`` start these
 in a child process when bench/ sits beside the package (the plugin never imports the bench)."""
@@ -151,12 +152,9 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     print(manifest["answer"])
     print()
     for o in manifest["outputs"]:
-        print(
-            f"{'wrote' if o['written'] else 'NOT written'}: {o['name']}"
-            + (f" ({o.get('reason')})" if not o["written"] else f" from {o.get('artifact_id')}")
-        )
-    print(f"\nsession: {manifest['session']}")
-    return 0 if all(o["written"] for o in manifest["outputs"]) and manifest["status"] in ("answered", "partial") else 1
+        print(o["line"])
+    print(f"\nsession: {manifest['session']} (batch_manifest.json)")
+    return 0 if manifest["ok"] and manifest["status"] in ("answered", "partial") else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,15 +203,31 @@ def build_parser() -> argparse.ArgumentParser:
     gt = sub.add_parser("ground-truth", help="recompute bench/expected.json from the sample data")
     gt.set_defaults(func=_cmd_ground_truth)
 
-    batch = sub.add_parser("batch", help="instruction + input files -> requested output files")
+    batch = sub.add_parser(
+        "batch",
+        help="instruction + input files -> requested output files",
+        description=(
+            "Every input file becomes one of your layers (CSV geometry found by content, KML with ExtendedData, "
+            "GeoParquet, FlatGeobuf, shapefiles with .cpg, every GeoPackage layer); a polygon input is the area of "
+            "interest only when the instruction says so ('in this area', 'clip to the boundary file') or --aoi "
+            "names it. Each requested output is written (its CRS and geometry type as asked), read back and "
+            "checked (opens, CRS, geometry type, count, columns); an input is never written unchanged as a result "
+            "unless the instruction asks only to convert it. One line per output says what was written and what was "
+            "not, and why; the exit code is 1 when any output was not written or failed its check."
+        ),
+    )
     batch.add_argument("--instruction", required=True)
     batch.add_argument("--inputs", required=True, help="folder of input files")
-    batch.add_argument("--outputs", required=True, help="JSON list of requested outputs (name, format, geometry_type)")
+    batch.add_argument(
+        "--outputs",
+        required=True,
+        help="JSON list of requested outputs (name, format, crs, geometry_type, columns; see bench/batch.py)",
+    )
     batch.add_argument("--out", required=True, help="folder the outputs are written to")
     batch.add_argument("--model-config", default=str(DEFAULT_CONFIG))
     batch.add_argument("--session", help="session folder (default: a new temporary folder, kept)")
     batch.add_argument("--aoi", help="input file (name or stem) to use as the area of interest")
-    batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest")
+    batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest, whatever is said")
     batch.add_argument(
         "--layer",
         action="append",

@@ -305,7 +305,7 @@ def test_batch_mode_writes_the_requested_outputs(tmp_path):
     hospitals = gpd.read_file(out / "hospitals_5km.geojson")
     assert len(hospitals) > 0 and set(hospitals.geom_type) == {"Point"} and "distance_m" in hospitals.columns
     table = pd.read_csv(out / "hospitals_5km.csv")
-    assert len(table) == len(hospitals) and table["WKT"].str.startswith("POINT").all()
+    assert len(table) == len(hospitals) and table["wkt"].str.startswith("POINT").all()
     assert set(gpd.read_file(out / "area.gpkg").geom_type) == {"MultiPolygon"}
     assert "healthcare features within 5,000 m" in (out / "answer.md").read_text()
 
