@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from geofaham_plugin.core.domain.geometry import geometry_family
-from geofaham_plugin.core.errors import user_line
+from geofaham_plugin.core.errors import InputError, user_line
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -343,10 +343,21 @@ OPERATION_WORDS = re.compile(
 )
 
 
-def conversion_only(instruction: str) -> bool:
-    """Whether the instruction asks only to convert a layer (format, CRS), so that an input written unchanged
-    (but for its format and CRS) is what it asked for."""
-    return bool(CONVERSION_WORDS.search(instruction)) and not OPERATION_WORDS.search(instruction)
+#: an instruction naming a CRS or a reprojection: an input unchanged fits it only when the output spec names the CRS
+REPROJECTION_WORDS = re.compile(
+    r"\b(?:re-?project|project|transform|epsg|utm|crs|srs|coordinate|polar|mercator|lambert|albers|wgs\s?84|etrs|"
+    r"nad\s?83|stereographic)\w*",
+    re.I,
+)
+
+
+def conversion_only(instruction: str, spec: OutputSpec | None = None) -> bool:
+    """Whether the instruction asks only to convert a layer (format, CRS), so that an input written unchanged but
+    for its format and the spec's CRS is what it asked for. A reprojection the instruction asks for must be in the
+    output spec (``crs``): batch applies that one, and no other."""
+    if not CONVERSION_WORDS.search(instruction) or OPERATION_WORDS.search(instruction):
+        return False
+    return not REPROJECTION_WORDS.search(instruction) or bool(spec and spec.crs)
 
 
 def unchanged_input(art: ArtifactRecord) -> bool:
@@ -605,9 +616,49 @@ def _choose(
     if fits:
         return None, (
             f"the run made no {kind} result{geometry} for it, only {fits[0].id} ({fits[0].summary[:80]}), an input "
-            "unchanged: the instruction asks for more than a format or CRS conversion"
+            "unchanged: the instruction asks for more than a format conversion (or a CRS the output spec does not name)"
         )
     return None, f"no {kind} artifact{geometry} in the run"
+
+
+def implied_choices(record: RunRecord) -> list[str]:
+    """What the adopted plan chose that the instruction did not state (a default k, a distance for 'near' ...)."""
+    if not record.plans:
+        return []
+    return list(dict.fromkeys(note for spec in record.plans[-1].specs for note in spec.implied))
+
+
+def _manifest(
+    instruction: str,
+    status: str,
+    run_id: str | None,
+    answer: str,
+    registered: dict,
+    results: list[OutputResult],
+    session_dir: Path,
+    run_record: Path | None,
+    llm: LLM,
+) -> dict[str, Any]:
+    return {
+        "instruction": instruction,
+        "status": status,
+        "run_id": run_id,
+        "answer": answer,
+        "aoi": registered["aoi"],
+        "inputs": registered["inputs"],
+        "input_notes": registered["notes"],
+        "outputs": [r.model_dump(mode="json") | {"line": r.line} for r in results],
+        "ok": bool(results) and all(r.ok for r in results),
+        "session": str(session_dir),
+        "run_record": str(run_record) if run_record else None,
+        "tokens": llm.usage.total_tokens,
+    }
+
+
+def _save_manifest(session_dir: Path, manifest: dict[str, Any]) -> None:
+    (session_dir / "batch_manifest.json").write_text(
+        json.dumps(manifest, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+    )
 
 
 def run_batch(
@@ -635,6 +686,10 @@ def run_batch(
 
     from .config import build_models, load_config
 
+    if not Path(inputs).is_dir():
+        raise InputError(f"no input folder {inputs}", hint="--inputs names a folder holding the input files")
+    if isinstance(outputs, (str, Path)) and not Path(outputs).is_file():
+        raise InputError(f"no outputs file {outputs}", hint='a JSON file: {"outputs": [{"name": "result.gpkg"}]}')
     specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
     out_dir = Path(out)
     for spec in specs:  # unknown formats and names outside --out fail before any work
@@ -653,19 +708,35 @@ def run_batch(
         for note in store.notes + registered["notes"]:
             log(f"note: {note}")
         orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, layers=catalogue)
-        record = orch.run(instruction, aoi_artifact_id=registered["aoi"])
+        try:
+            record = orch.run(instruction, aoi_artifact_id=registered["aoi"])
+        except InputError as exc:  # the instruction refused (no subject, no area ...): every output says why
+            refusal = [OutputResult(name=spec.name, written=False, reason=f"refused: {exc.line}") for spec in specs]
+            for result in refusal:
+                log(result.line)
+            manifest = _manifest(instruction, "refused", None, exc.line, registered, refusal, session_dir, None, llm)
+            _save_manifest(session_dir, manifest)
+            return manifest
+        assumed = implied_choices(record)
         results: list[OutputResult] = []
         used: set[str] = set()
         by_stem: dict[str, str] = {}
         candidates = _candidates(store, record, registered)
-        conversion = conversion_only(instruction)
+        ended = None if record.status in ("answered", "partial") else f"the run ended {record.status}"
+        if ended and record.error:
+            ended += f" ({record.error.splitlines()[0][:160]})"
         for spec in specs:
             kind = FORMATS[spec.fmt()][0]
             stem = Path(spec.name).stem
             art: ArtifactRecord | None = None
+            if ended and kind != "text":  # what a failed run left behind is no answer to the instruction
+                results.append(OutputResult(name=spec.name, written=False, reason=ended))
+                log(results[-1].line)
+                continue
             if kind != "text":
                 previous = store.get(by_stem[stem]) if stem in by_stem else None
                 saved = _saved_as(store, record, spec)
+                conversion = conversion_only(instruction, spec)
                 art, why = _choose(spec, kind, candidates, saved, previous, used, conversion)
                 if art is None:
                     results.append(
@@ -683,25 +754,25 @@ def run_batch(
             if art is not None:
                 used.add(art.id)
                 by_stem.setdefault(stem, art.id)
+                if result.ok and assumed:  # nobody is there to confirm what the run chose for the instruction
+                    reason = "unconfirmed: the run chose what the instruction did not say: " + "; ".join(assumed)
+                    result = result.model_copy(update={"ok": False, "reason": reason})
+            if result.ok and record.status != "answered":  # the answer text of a failed run, or a partial result
+                result = result.model_copy(update={"ok": False, "reason": ended or "the run answered only in part"})
             results.append(result)
             log(result.line)
-        manifest = {
-            "instruction": instruction,
-            "status": record.status,
-            "run_id": record.run_id,
-            "answer": record.answer,
-            "aoi": registered["aoi"],
-            "inputs": registered["inputs"],
-            "input_notes": registered["notes"],
-            "outputs": [r.model_dump(mode="json") | {"line": r.line} for r in results],
-            "ok": all(r.ok for r in results),
-            "session": str(session_dir),
-            "run_record": str(orch.runlog.record_path(record.run_id)),
-            "tokens": llm.usage.total_tokens,
-        }
-        (session_dir / "batch_manifest.json").write_text(
-            json.dumps(manifest, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+        manifest = _manifest(
+            instruction,
+            record.status,
+            record.run_id,
+            record.answer,
+            registered,
+            results,
+            session_dir,
+            orch.runlog.record_path(record.run_id),
+            llm,
         )
+        _save_manifest(session_dir, manifest)
         return manifest
     finally:
         store.close()

@@ -123,6 +123,7 @@ def _cmd_ground_truth(args: argparse.Namespace) -> int:
 
 def _cmd_batch(args: argparse.Namespace) -> int:
     from geofaham_plugin.core.cli import LayerArgumentError, parse_layer_argument
+    from geofaham_plugin.core.errors import InputError
 
     from .batch import OutputOutsideOut, run_batch
     from .config import load_config
@@ -149,12 +150,34 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     except OutputOutsideOut as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except InputError as exc:
+        print(f"error: {exc.line}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # outputs.json that does not parse, an unknown output format
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"error: {first} (hint: see `python -m bench batch --help` for the outputs file)", file=sys.stderr)
+        return 2
     print(manifest["answer"])
     print()
     for o in manifest["outputs"]:
         print(o["line"])
     print(f"\nsession: {manifest['session']} (batch_manifest.json)")
     return 0 if manifest["ok"] and manifest["status"] in ("answered", "partial") else 1
+
+
+def _cmd_batch_suite(args: argparse.Namespace) -> int:
+    from .batch_suite import SILENT, run_suite, select
+
+    tasks = select(args.tasks)
+    if not tasks:
+        print(f"error: no task matches {args.tasks!r} (hint: python -m bench batch-suite --list)", file=sys.stderr)
+        return 2
+    if args.list:
+        for t in tasks:
+            print(f"{t.id:26s} {t.operation:40s} {t.instruction}")
+        return 0
+    result = run_suite(tasks, args.model, Path(args.out) if args.out else None, log=lambda m: print(m, flush=True))
+    return 1 if result.count(SILENT) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,6 +259,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="a layer of yours the instruction may name (repeatable; NAME=FILE:LAYER for a GeoPackage layer)",
     )
     batch.set_defaults(func=_cmd_batch)
+
+    suite = sub.add_parser(
+        "batch-suite",
+        help="everyday GIS tasks on generated messy files through batch, graded by independent code",
+        description=(
+            "Runs each task (instruction + generated input files -> requested outputs) through batch and grades "
+            "every output: written and correct / not written (reported) / written but wrong and reported / "
+            "SILENTLY WRONG (exit code 1 when any output is silently wrong)."
+        ),
+    )
+    suite.add_argument("--model", choices=("scripted", "embedded"), default="embedded")
+    suite.add_argument("--tasks", help="comma-separated task ids or id prefixes")
+    suite.add_argument("--out", help="work folder (default: a new temporary folder, kept)")
+    suite.add_argument("--list", action="store_true", help="list the tasks and stop")
+    suite.set_defaults(func=_cmd_batch_suite)
     return parser
 
 
