@@ -184,7 +184,11 @@ def aoi_from_instruction(instruction: str, polygon_labels: Sequence[str]) -> tup
                 return label, None
     if not AOI_SAID.search(instruction):
         return None, None
-    named = [label for label in polygon_labels if any(w.lower() in instruction.lower() for w in _spoken(label))]
+    named = [
+        label
+        for label in polygon_labels
+        if any(re.search(rf"\b{re.escape(w)}\b", instruction, re.I) for w in _spoken(label))
+    ]
     area_like = [label for label in polygon_labels if AOI_WORDS.search(Path(label.split(":")[-1]).stem)]
     for group in (named, area_like, list(polygon_labels)):
         if len(group) == 1:
@@ -333,16 +337,169 @@ def _user_catalogue(store: ResponseStore, registered: dict, layers: Sequence[str
 CONVERSION_WORDS = re.compile(
     r"\b(?:convert|conversion|export|save|write|reproject|re-project|project|transform)\w*", re.I
 )
-#: words of an operation that changes the features: an instruction with one asks for more than a conversion
-OPERATION_WORDS = re.compile(
-    r"\b(?:buffer|clip|dissolv|merg|union|intersect|differen|overlay|repair|fix|valid|dedup|duplicat|centroid|"
-    r"hull|drop|remov|delet|filter|select|only|keep|where|without|exclud|count|nearest|closest|neighbo|distance|"
-    r"area|length|perimeter|split|join|aggregat|sum|total|average|mean|within|inside|near|simplif|grid|sliver|"
-    r"orient|null|empty|missing|per|each|group|class|top|largest|smallest|more|less|above|below|greater)\w*",
-    re.I,
+#: every other word a conversion-only instruction may hold (besides the names of the inputs): a word outside this
+#: list ("anonymise", "snap", "drop", "area") may be an operation batch cannot see done, so the input stays unwritten
+CONVERSION_VOCABULARY = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "them",
+        "they",
+        "their",
+        "my",
+        "our",
+        "your",
+        "i",
+        "we",
+        "you",
+        "me",
+        "us",
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "need",
+        "want",
+        "like",
+        "just",
+        "also",
+        "then",
+        "and",
+        "or",
+        "but",
+        "so",
+        "to",
+        "into",
+        "in",
+        "as",
+        "at",
+        "on",
+        "of",
+        "for",
+        "from",
+        "with",
+        "by",
+        "be",
+        "is",
+        "are",
+        "convert",
+        "converted",
+        "conversion",
+        "export",
+        "exported",
+        "save",
+        "saved",
+        "write",
+        "written",
+        "reproject",
+        "reprojected",
+        "re",
+        "project",
+        "projected",
+        "transform",
+        "transformed",
+        "put",
+        "turn",
+        "change",
+        "store",
+        "output",
+        "give",
+        "make",
+        "copy",
+        "version",
+        "file",
+        "files",
+        "layer",
+        "layers",
+        "data",
+        "dataset",
+        "format",
+        "formats",
+        "geopackage",
+        "gpkg",
+        "geojson",
+        "json",
+        "shapefile",
+        "shapefiles",
+        "shp",
+        "csv",
+        "kml",
+        "kmz",
+        "geoparquet",
+        "parquet",
+        "flatgeobuf",
+        "fgb",
+        "table",
+        "spreadsheet",
+        "crs",
+        "srs",
+        "epsg",
+        "code",
+        "coordinate",
+        "coordinates",
+        "reference",
+        "system",
+        "projection",
+        "utm",
+        "zone",
+        "wgs",
+        "wgs84",
+        "etrs",
+        "etrs89",
+        "nad",
+        "nad83",
+        "web",
+        "pseudo",
+        "mercator",
+        "transverse",
+        "lambert",
+        "conformal",
+        "conic",
+        "albers",
+        "azimuthal",
+        "stereographic",
+        "laea",
+        "lcc",
+        "ease",
+        "grid",
+        "polar",
+        "north",
+        "south",
+        "northern",
+        "southern",
+        "arctic",
+        "antarctic",
+        "nsidc",
+        "pdc",
+        "pacific",
+        "geographic",
+        "longitude",
+        "latitude",
+        "lon",
+        "lat",
+        "degrees",
+        "metres",
+        "meters",
+        "map",
+        "maps",
+        "mapping",
+        "display",
+        "new",
+        "same",
+        "all",
+        "keep",
+        "keeping",
+    ]
 )
-
-
 #: an instruction naming a CRS or a reprojection: an input unchanged fits it only when the output spec names the CRS
 REPROJECTION_WORDS = re.compile(
     r"\b(?:re-?project|project|transform|epsg|utm|crs|srs|coordinate|polar|mercator|lambert|albers|wgs\s?84|etrs|"
@@ -351,12 +508,17 @@ REPROJECTION_WORDS = re.compile(
 )
 
 
-def conversion_only(instruction: str, spec: OutputSpec | None = None) -> bool:
+def conversion_only(instruction: str, spec: OutputSpec | None = None, inputs: Sequence[str] = ()) -> bool:
     """Whether the instruction asks only to convert a layer (format, CRS), so that an input written unchanged but
-    for its format and the spec's CRS is what it asked for. A reprojection the instruction asks for must be in the
-    output spec (``crs``): batch applies that one, and no other."""
-    if not CONVERSION_WORDS.search(instruction) or OPERATION_WORDS.search(instruction):
+    for its format and the spec's CRS is what it asked for: a conversion verb, and no word but the conversion
+    vocabulary and the inputs' names. A reprojection the instruction asks for must be in the output spec (``crs``):
+    batch applies that one, and no other."""
+    if not CONVERSION_WORDS.search(instruction):
         return False
+    names = {w for label in inputs for w in re.findall(r"[^\W\d_]+", label.lower())}
+    for word in re.findall(r"[^\W\d_]+", instruction.lower()):
+        if word not in CONVERSION_VOCABULARY and not {word, word + "s", word.removesuffix("s")} & names:
+            return False
     return not REPROJECTION_WORDS.search(instruction) or bool(spec and spec.crs)
 
 
@@ -736,7 +898,7 @@ def run_batch(
             if kind != "text":
                 previous = store.get(by_stem[stem]) if stem in by_stem else None
                 saved = _saved_as(store, record, spec)
-                conversion = conversion_only(instruction, spec)
+                conversion = conversion_only(instruction, spec, [i["file"] for i in registered["inputs"]])
                 art, why = _choose(spec, kind, candidates, saved, previous, used, conversion)
                 if art is None:
                     results.append(

@@ -127,6 +127,9 @@ def reproject(gdf: gpd.GeoDataFrame, to_crs: str) -> tuple[gpd.GeoDataFrame, Cha
         raise ToolFailed(
             f"cannot reproject to {crs_label(target)}: {first}", kind="invalid_input", hint=CRS_HINT
         ) from None
+    if cut.changed:  # the parts either side of ±180 meet again where the projection has no seam: one shape again
+        seamed = ~out.geometry.is_valid & out.geometry.notna()
+        out.loc[seamed, out.geometry.name] = [shapely.union_all(shapely.get_parts(g)) for g in out.geometry[seamed]]
     changes = Changes(
         crs=crs_label(target), changed=cut.changed, notes=[*cut.notes, f"reprojected to {crs_label(target)}"]
     )
