@@ -2,22 +2,32 @@
 
 The way analysts hand work over and external benchmarks drive an agent::
 
-    python -m geofaham_plugin batch --instruction "Which hospitals are within 5 km of this area?" \\
+    python -m geofaham_plugin batch --instruction "Reproject the clinics to EPSG:25830 and save them" \\
         --inputs in/ --outputs outputs.json --out out/
 
-1. Every readable input becomes an artifact of a fresh session: GeoParquet (when pyarrow is
-   installed), GeoPackage (every layer), GeoJSON, Shapefile, CSV with a WKT column (or lon/lat
-   columns), KML and GeoTIFF. A polygon layer named like an area (``aoi``, ``area``, ``boundary``,
-   ``extent``, ``perimeter``, ``footprint``) — or the only small polygon layer — becomes the AOI.
-2. The instruction runs through the orchestrator (the model configuration decides guided or free
-   planning; in free mode the planner sees the registered inputs as available artifacts).
-3. Each requested output is written with exactly its name and format from the run's artifacts: the
-   answer's cited artifacts first, then the others the run produced, matching kind and geometry type.
+1. Every input file is read by the one reader of the user's files (``engines/formats.py``: GeoParquet,
+   GeoPackage (every layer), GeoJSON, FlatGeobuf, shapefiles with their ``.cpg`` and cut field names, CSV with
+   its geometry found by content (WKT, WKB hex, lon/lat under any name), KML/KMZ with ExtendedData and dates),
+   registered in a fresh session and added as one of the user's layers, named by its file stem (the
+   GeoPackage's layer name). GeoTIFFs are registered as rasters.
+2. A polygon input is the area of interest only when the instruction says so: it speaks of an area ("in this
+   area", "inside the AOI", "the study area", "clip to the boundary file") or clips to / is inside a file it
+   names; or ``--aoi NAME`` names it. No input becomes the AOI for its name or size alone.
+3. The instruction runs through the orchestrator (the model configuration decides guided or free planning).
+4. Each requested output is written with exactly its name and format from the run's artifacts: the layer a
+   ``save_layer`` step saved under that name, else the answer's cited artifacts first, then the others the run
+   produced, matching kind and geometry type. An input unchanged (as given, or only loaded) is never written as a
+   result unless the instruction asks only for a format or CRS conversion: that would be a silently wrong file.
+5. The output's CRS (an EPSG code, or utm / equal-area / polar-north ...) and Multi* geometry type are applied,
+   its ``columns`` selected; the file is written by ``formats.write_layer``, read back (opens, CRS, geometry
+   type, count) and checked against the spec (CRS, geometry type, columns present).
+6. The manifest (``batch_manifest.json`` in the session, also returned) and the log say in one line per output
+   what was written and checked, what was written but failed its check, and what was not written and why;
+   ``manifest["ok"]`` (and the command's exit code) is false when any output was not written or failed.
 
-``outputs.json``: ``{"outputs": [{"name": "hospitals.geojson", "format": "GeoJSON", "geometry_type":
-"Point"}, {"name": "answer.md", "format": "markdown"}]}`` (or the bare list). Formats: GeoJSON,
-GPKG, Shapefile, CSV (WKT geometry, or a table), KML, FlatGeobuf, GeoParquet, GeoTIFF, JSON, markdown/txt.
-An output that cannot be made is reported (with the reason) and not written. Every output stays inside
+``outputs.json``: ``{"outputs": [{"name": "clinics_utm.gpkg", "crs": "EPSG:25830", "geometry_type": "Point",
+"columns": ["name"]}, {"name": "answer.md"}]}`` (or the bare list). Formats: GeoJSON, GPKG, Shapefile, CSV
+(WKT geometry, or a table), KML, FlatGeobuf, GeoParquet, GeoTIFF, JSON, markdown/txt. Every output stays inside
 ``--out``: a name that resolves elsewhere (absolute, ``../``, through a symlink) is refused before any
 work (:class:`OutputOutsideOut`), and checked again right before its file is written."""
 
@@ -34,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from geofaham_plugin.core.domain.geometry import geometry_family
+from geofaham_plugin.core.errors import InputError, user_line
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -47,11 +58,9 @@ if TYPE_CHECKING:
     from .config import ModelConfig
 
 AOI_WORDS = re.compile(r"aoi|area|boundary|boundaries|extent|perimeter|footprint|zone|region", re.I)
-VECTOR_EXT = {".geojson", ".json", ".gpkg", ".shp", ".csv", ".kml", ".kmz", ".parquet", ".geoparquet", ".fgb"}
+VECTOR_EXT = {".geojson", ".json", ".gpkg", ".shp", ".csv", ".tsv", ".kml", ".kmz", ".parquet", ".geoparquet", ".fgb"}
 RASTER_EXT = {".tif", ".tiff"}
-WKT_COLUMNS = ("wkt", "geometry", "geom", "the_geom", "shape")
-LON_COLUMNS = ("lon", "lng", "long", "longitude", "x")
-LAT_COLUMNS = ("lat", "latitude", "y")
+SIDECAR_EXT = {".shx", ".prj", ".cpg", ".qmd", ".xml", ".aux", ".sbn", ".sbx", ".qix"}
 
 FORMATS: dict[str, tuple[str, str | None]] = {  # alias -> (kind, OGR driver / writer)
     "geojson": ("vector", "GeoJSON"),
@@ -104,6 +113,7 @@ class OutputSpec(BaseModel):
         default=None, description="Point, LineString, Polygon (Multi* accepted), or None for tables"
     )
     crs: str | None = Field(default=None, description="reproject to this CRS (GeoJSON and KML are always EPSG:4326)")
+    columns: list[str] | None = Field(default=None, description="columns the output must have (written in this order)")
     source: str | None = Field(
         default=None, description="optional hint: 'aoi', 'input:<file>' or an artifact source prefix"
     )
@@ -142,97 +152,140 @@ def load_outputs(path: Path | str) -> list[OutputSpec]:
 
 
 # ----------------------------------------------------------------------------------- inputs
-def read_csv_layer(path: Path) -> gpd.GeoDataFrame | None:
-    import geopandas as gpd
-    import pandas as pd
-    import shapely
-
-    df = pd.read_csv(path)
-    lower = {c.lower(): c for c in df.columns}
-    wkt = next((lower[c] for c in WKT_COLUMNS if c in lower), None)
-    if wkt is not None:
-        geometry = shapely.from_wkt(df[wkt].astype(str).values, on_invalid="ignore")
-        return gpd.GeoDataFrame(df.drop(columns=[wkt]), geometry=geometry, crs=4326)
-    lon = next((lower[c] for c in LON_COLUMNS if c in lower), None)
-    lat = next((lower[c] for c in LAT_COLUMNS if c in lower), None)
-    if lon is not None and lat is not None:
-        return gpd.GeoDataFrame(df, geometry=gpd.points_from_xy(df[lon], df[lat]), crs=4326)
-    return None  # a plain table
+#: an instruction that speaks of an area of interest without naming a file ("in this area", "inside the AOI",
+#: "clip to the boundary file"); "the area" alone is left out: "the area in km² of each class" is a measure
+AOI_SAID = re.compile(
+    r"\b(?:aoi|area\s+of\s+interest|study\s+area|(?:this|that|our|my|given)\s+(?:area|boundary|perimeter|extent|"
+    r"footprint|polygon|region|zone)|(?:in|inside|within|into|to)\s+the\s+(?:area|boundary|perimeter|extent|footprint)"
+    r"|(?:boundary|area|perimeter|extent)\s+file)\b",
+    re.I,
+)
+#: the words before a file named as the area: "clip the roads to districts.gpkg", "inside study_area"
+AOI_BEFORE = r"(?:\bclip\w*\b[^.;]{0,80}?\b(?:to|by|with)|\binside|\bwithin|\bin)\s+(?:the\s+)?(?:file\s+|layer\s+)?"
 
 
-def read_inputs(folder: Path) -> tuple[list[tuple[str, gpd.GeoDataFrame]], list[tuple[str, Path]], list[str]]:
-    """(vector layers as (label, GeoDataFrame), rasters as (label, path), notes on skipped files)."""
-    import geopandas as gpd
-    import pyogrio
+def _spoken(label: str) -> list[str]:
+    """How an instruction may name an input: the file name, its stem, the stem with spaces for _ and -."""
+    file = label.split(":")[-1] if ":" in label else label
+    stem = Path(file).stem
+    return list(dict.fromkeys([file, stem, re.sub(r"[_-]+", " ", stem)]))
 
-    vectors: list[tuple[str, gpd.GeoDataFrame]] = []
+
+def aoi_from_instruction(instruction: str, polygon_labels: Sequence[str]) -> tuple[str | None, str | None]:
+    """The polygon input the instruction makes the area of interest, and a note: (label, None) when it says so
+    and one input fits; (None, note) when it speaks of an area no single input is; (None, None) when it speaks of
+    none (then no input is the AOI, whatever its name or size)."""
+    for label in polygon_labels:  # a file named where an area goes: clip to it, inside it
+        for words in _spoken(label):
+            named_like_area = AOI_WORDS.search(words) or "." in words
+            pattern = AOI_BEFORE + re.escape(words) + r"\b"
+            match = re.search(pattern, instruction, re.I)
+            if match and (named_like_area or match.group(0).lower().startswith("clip")):
+                return label, None
+    if not AOI_SAID.search(instruction):
+        return None, None
+    named = [
+        label
+        for label in polygon_labels
+        if any(re.search(rf"\b{re.escape(w)}\b", instruction, re.I) for w in _spoken(label))
+    ]
+    area_like = [label for label in polygon_labels if AOI_WORDS.search(Path(label.split(":")[-1]).stem)]
+    for group in (named, area_like, list(polygon_labels)):
+        if len(group) == 1:
+            return group[0], None
+    if not polygon_labels:
+        return None, "the instruction speaks of an area but no input is a polygon layer: no AOI"
+    return None, (
+        f"the instruction speaks of an area but {len(polygon_labels)} polygon inputs could be it "
+        f"({', '.join(polygon_labels)}): no AOI (hint: --aoi NAME)"
+    )
+
+
+def read_inputs(
+    folder: Path,
+) -> tuple[list[tuple[str, gpd.GeoDataFrame, list[str]]], list[tuple[str, Path]], list[str]]:
+    """(vector layers as (label, GeoDataFrame, reading notes), rasters as (label, path), notes on skipped files).
+    Every vector file is read by :func:`geofaham_plugin.core.engines.formats.read_layers` (one reader: CSV geometry
+    by content, KML ExtendedData and dates, GeoParquet, FlatGeobuf, shapefile .cpg and cut field names); a
+    GeoPackage gives one layer per table, labelled ``file:layer``."""
+    from geofaham_plugin.core.engines.formats import SIDECAR_SUFFIX, read_layers
+    from geofaham_plugin.core.errors import ToolFailed
+
+    vectors: list[tuple[str, gpd.GeoDataFrame, list[str]]] = []
     rasters: list[tuple[str, Path]] = []
     notes: list[str] = []
     for path in sorted(p for p in folder.iterdir() if p.is_file()):
         ext = path.suffix.lower()
+        if ext in RASTER_EXT:
+            rasters.append((path.name, path))
+            continue
+        if (
+            ext in SIDECAR_EXT
+            or path.name.endswith(SIDECAR_SUFFIX)  # a shapefile's full field names
+            or (ext == ".dbf" and path.with_suffix(".shp").exists())
+        ):
+            continue  # read with its .shp
+        if ext not in VECTOR_EXT:
+            notes.append(f"{path.name}: not a supported input format; skipped")
+            continue
         try:
-            if ext in RASTER_EXT:
-                rasters.append((path.name, path))
-            elif ext in (".parquet", ".geoparquet"):
-                try:
-                    vectors.append((path.name, gpd.read_parquet(path)))
-                except ImportError:
-                    notes.append(f"{path.name}: GeoParquet needs pyarrow, which is not installed; skipped")
-            elif ext == ".gpkg":
-                for layer, _ in pyogrio.list_layers(path):
-                    label = path.name if len(pyogrio.list_layers(path)) == 1 else f"{path.name}:{layer}"
-                    vectors.append((label, gpd.read_file(path, layer=layer)))
-            elif ext == ".csv":
-                gdf = read_csv_layer(path)
-                if gdf is None:
-                    notes.append(f"{path.name}: no WKT or lon/lat columns; not a layer, skipped")
-                else:
-                    vectors.append((path.name, gdf))
-            elif ext in (".geojson", ".json", ".shp", ".kml", ".kmz", ".fgb"):
-                gdf = gpd.read_file(path)
-                if gdf.crs is None and ext in (".geojson", ".json", ".kml", ".kmz"):
-                    gdf = gdf.set_crs(4326)  # RFC 7946 / KML: WGS84 by definition
-                vectors.append((path.name, gdf))
-            elif ext not in (".dbf", ".shx", ".prj", ".cpg", ".qmd", ".xml", ".aux"):
-                notes.append(f"{path.name}: not a supported input format; skipped")
-        except Exception as exc:  # one unreadable file does not stop the batch
-            notes.append(f"{path.name}: unreadable ({type(exc).__name__}: {exc})"[:300])
+            _driver, raws = read_layers(path)
+        except ToolFailed as exc:  # one unreadable file does not stop the batch
+            notes.append(f"{path.name}: not read ({exc})"[:300])
+            continue
+        for raw in raws:
+            label = f"{path.name}:{raw.layer}" if raw.layer else path.name
+            gdf = raw.gdf
+            read_notes = list(raw.notes)
+            if gdf.crs is None or not raw.crs_named:
+                gdf = gdf.set_crs(4326, allow_override=True)
+                if ext not in (".geojson", ".json", ".kml", ".kmz"):  # RFC 7946 / KML: WGS84 by definition
+                    read_notes.append("no CRS in the file; EPSG:4326 assumed")
+            vectors.append((label, gdf, read_notes))
     return vectors, rasters, notes
 
 
-def register_inputs(store: ResponseStore, folder: Path, aoi_name: str | None = None, use_aoi: bool = True) -> dict:
-    """Register every input; returns {"inputs": [...], "aoi": id | None, "notes": [...]}."""
+def register_inputs(
+    store: ResponseStore,
+    folder: Path,
+    aoi_name: str | None = None,
+    use_aoi: bool = True,
+    instruction: str = "",
+) -> dict:
+    """Register every input; returns {"inputs": [...], "aoi": id | None, "notes": [...]}. The AOI is ``aoi_name``,
+    else the polygon input the instruction makes the area (:func:`aoi_from_instruction`), else none."""
     from geofaham_plugin.core.aoi import register_aoi
+    from geofaham_plugin.core.errors import ToolFailed
     from geofaham_plugin.core.store.models import VectorMeta
 
     vectors, rasters, notes = read_inputs(folder)
     registered: list[dict] = []
     polygonal = [
-        (label, gdf)
-        for label, gdf in vectors
+        label
+        for label, gdf, _ in vectors
         if len(gdf) and all(geometry_family(t) == "polygon" for t in gdf.geom_type.dropna().unique())
     ]
     aoi_label = None
     if use_aoi:
         if aoi_name:
-            aoi_label = next((label for label, _ in vectors if label == aoi_name or Path(label).stem == aoi_name), None)
+            aoi_label = next(
+                (label for label, _, _ in vectors if aoi_name in (label, Path(label.split(":")[0]).stem)), None
+            )
             if aoi_label is None:
                 notes.append(f"--aoi {aoi_name}: no such input layer")
         else:
-            named = [label for label, _ in polygonal if AOI_WORDS.search(Path(label.split(":")[0]).stem)]
-            small = [label for label, gdf in polygonal if len(gdf) <= 20]
-            aoi_label = named[0] if named else (small[0] if len(polygonal) == 1 and small else None)
+            aoi_label, why = aoi_from_instruction(instruction, polygonal)
+            if why:
+                notes.append(why)
     aoi_id = None
-    for label, gdf in vectors:
-        if gdf.crs is None:
-            gdf = gdf.set_crs(4326)
-            notes.append(f"{label}: no CRS in the file; EPSG:4326 assumed")
+    for label, gdf, read_notes in vectors:
+        notes += [f"{label}: {n}" for n in read_notes]
         name_field = next((c for c in ("name", "NAME", "Name", "nombre", "titulo") if c in gdf.columns), None)
         record = store.register_vector(
             gdf,
             source=f"user.input:{label}",
             summary=f"input {label}: {len(gdf)} features",
-            extra={"input_file": label, "name_field": name_field, "limitations": []},
+            extra={"input_file": label, "name_field": name_field, "limitations": read_notes},
         )
         registered.append(
             {
@@ -244,7 +297,11 @@ def register_inputs(store: ResponseStore, folder: Path, aoi_name: str | None = N
             }
         )
         if label == aoi_label:
-            aoi = register_aoi(store, gdf, source=f"user.aoi:{label}", name=Path(label).stem)
+            try:
+                aoi = register_aoi(store, gdf, source=f"user.aoi:{label}", name=Path(label).stem)
+            except ToolFailed as exc:
+                notes.append(f"{label}: not usable as the area of interest ({exc})")
+                continue
             aoi_id = aoi.id
             registered[-1]["aoi_artifact_id"] = aoi.id
     for label, path in rasters:
@@ -275,6 +332,239 @@ def _user_catalogue(store: ResponseStore, registered: dict, layers: Sequence[str
 
 
 # ----------------------------------------------------------------------------------- outputs
+#: an instruction asking only for another format or CRS of a layer ("convert the KML to GeoJSON", "reproject the
+#: parcels to EPSG:3035 and save them as a GeoPackage"): then, and only then, a loaded input is the output
+CONVERSION_WORDS = re.compile(
+    r"\b(?:convert|conversion|export|save|write|reproject|re-project|project|transform)\w*", re.I
+)
+#: every other word a conversion-only instruction may hold (besides the names of the inputs): a word outside this
+#: list ("anonymise", "snap", "drop", "area") may be an operation batch cannot see done, so the input stays unwritten
+CONVERSION_VOCABULARY = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "them",
+        "they",
+        "their",
+        "my",
+        "our",
+        "your",
+        "i",
+        "we",
+        "you",
+        "me",
+        "us",
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "need",
+        "want",
+        "like",
+        "just",
+        "also",
+        "then",
+        "and",
+        "or",
+        "but",
+        "so",
+        "to",
+        "into",
+        "in",
+        "as",
+        "at",
+        "on",
+        "of",
+        "for",
+        "from",
+        "with",
+        "by",
+        "be",
+        "is",
+        "are",
+        "convert",
+        "converted",
+        "conversion",
+        "export",
+        "exported",
+        "save",
+        "saved",
+        "write",
+        "written",
+        "reproject",
+        "reprojected",
+        "re",
+        "project",
+        "projected",
+        "transform",
+        "transformed",
+        "put",
+        "turn",
+        "change",
+        "store",
+        "output",
+        "give",
+        "make",
+        "copy",
+        "version",
+        "file",
+        "files",
+        "layer",
+        "layers",
+        "data",
+        "dataset",
+        "format",
+        "formats",
+        "geopackage",
+        "gpkg",
+        "geojson",
+        "json",
+        "shapefile",
+        "shapefiles",
+        "shp",
+        "csv",
+        "kml",
+        "kmz",
+        "geoparquet",
+        "parquet",
+        "flatgeobuf",
+        "fgb",
+        "table",
+        "spreadsheet",
+        "crs",
+        "srs",
+        "epsg",
+        "code",
+        "coordinate",
+        "coordinates",
+        "reference",
+        "system",
+        "projection",
+        "utm",
+        "zone",
+        "wgs",
+        "wgs84",
+        "etrs",
+        "etrs89",
+        "nad",
+        "nad83",
+        "web",
+        "pseudo",
+        "mercator",
+        "transverse",
+        "lambert",
+        "conformal",
+        "conic",
+        "albers",
+        "azimuthal",
+        "stereographic",
+        "laea",
+        "lcc",
+        "ease",
+        "grid",
+        "polar",
+        "north",
+        "south",
+        "northern",
+        "southern",
+        "arctic",
+        "antarctic",
+        "nsidc",
+        "pdc",
+        "pacific",
+        "geographic",
+        "longitude",
+        "latitude",
+        "lon",
+        "lat",
+        "degrees",
+        "metres",
+        "meters",
+        "map",
+        "maps",
+        "mapping",
+        "display",
+        "new",
+        "same",
+        "all",
+        "keep",
+        "keeping",
+    ]
+)
+#: an instruction naming a CRS or a reprojection: an input unchanged fits it only when the output spec names the CRS
+REPROJECTION_WORDS = re.compile(
+    r"\b(?:re-?project|project|transform|epsg|utm|crs|srs|coordinate|polar|mercator|lambert|albers|wgs\s?84|etrs|"
+    r"nad\s?83|stereographic)\w*",
+    re.I,
+)
+
+
+def conversion_only(instruction: str, spec: OutputSpec | None = None, inputs: Sequence[str] = ()) -> bool:
+    """Whether the instruction asks only to convert a layer (format, CRS), so that an input written unchanged but
+    for its format and the spec's CRS is what it asked for: a conversion verb, and no word but the conversion
+    vocabulary and the inputs' names. A reprojection the instruction asks for must be in the output spec (``crs``):
+    batch applies that one, and no other."""
+    if not CONVERSION_WORDS.search(instruction):
+        return False
+    names = {w for label in inputs for w in re.findall(r"[^\W\d_]+", label.lower())}
+    for word in re.findall(r"[^\W\d_]+", instruction.lower()):
+        if word not in CONVERSION_VOCABULARY and not {word, word + "s", word.removesuffix("s")} & names:
+            return False
+    return not REPROJECTION_WORDS.search(instruction) or bool(spec and spec.crs)
+
+
+def unchanged_input(art: ArtifactRecord) -> bool:
+    """An input as the user gave it: registered from the inputs folder, or a layer loaded and nothing else."""
+    return art.source.startswith(("user.", "vector.load_layer"))
+
+
+class OutputResult(BaseModel):
+    """What became of one requested output: written or not, and whether the file passed its checks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    written: bool
+    ok: bool = False  # written, read back, and as the output spec asks (CRS, geometry type, columns)
+    reason: str | None = None  # why it was not written, or which check it failed
+    path: str | None = None
+    format: str | None = None
+    artifact_id: str | None = None
+    features: int | None = None
+    crs: str | None = None
+    geometry_types: list[str] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        """One line for the log: what was written (and checked), or what was not and why."""
+        if not self.written:
+            return f"NOT written: {self.name}: {self.reason}"
+        what = ", ".join(
+            x
+            for x in (
+                f"{self.features} features" if self.features is not None else "",
+                self.crs or "",
+                "/".join(self.geometry_types),
+                f"from {self.artifact_id}" if self.artifact_id else "",
+            )
+            if x
+        )
+        if not self.ok:
+            return f"written but FAILED its check: {self.name}: {self.reason}" + (f" ({what})" if what else "")
+        return f"wrote: {self.name}" + (f" ({what}; checked)" if what else " (checked)")
+
+
 def _candidates(store: ResponseStore, record: RunRecord, inputs: dict) -> list[ArtifactRecord]:
     """Artifacts to draw outputs from: cited first, then the run's others (latest first), then the
     inputs (used only when an output's ``source`` names them)."""
@@ -285,12 +575,27 @@ def _candidates(store: ResponseStore, record: RunRecord, inputs: dict) -> list[A
     return [store.get(i) for i in dict.fromkeys(ids) if i in store]
 
 
+def _saved_as(store: ResponseStore, record: RunRecord, spec: OutputSpec) -> ArtifactRecord | None:
+    """The layer a ``save_layer`` step of the run saved under the output's name (stem), if any."""
+    stem = Path(spec.name).stem.lower()
+    for step in reversed(record.steps):
+        filename = str(step.args.get("filename", ""))
+        if step.tool == "save_layer" and step.artifact_id and Path(filename).stem.lower() == stem:
+            layer = step.inputs.get("layer")
+            if layer and layer in store:
+                return store.get(layer)
+    return None
+
+
+def _hinted(spec: OutputSpec) -> bool:
+    return spec.source == "aoi" or (spec.source or "").startswith("input:")
+
+
 def _matches(spec: OutputSpec, art: ArtifactRecord, kind: str) -> bool:
     from geofaham_plugin.core.store.models import VectorMeta
 
     k = art.kind.value
-    hinted = spec.source == "aoi" or (spec.source or "").startswith("input:")
-    if art.source.startswith("user.") and not hinted:
+    if art.source.startswith("user.") and not _hinted(spec):
         return False  # an input handed back is not a result: only when the spec asks for it
     if spec.source:
         if spec.source == "aoi" and k != "aoi":
@@ -335,46 +640,187 @@ def _promote(gdf: gpd.GeoDataFrame, geometry_type: str | None) -> gpd.GeoDataFra
     return out
 
 
+#: batch format -> the format :func:`formats.write_layer` writes a vector in
+WRITE_AS = {
+    "geojson": "geojson",
+    "json": "geojson",
+    "gpkg": "gpkg",
+    "geopackage": "gpkg",
+    "shp": "shp",
+    "shapefile": "shp",
+    "esri shapefile": "shp",
+    "csv": "csv",
+    "kml": "kml",
+    "fgb": "fgb",
+    "flatgeobuf": "fgb",
+    "parquet": "parquet",
+    "geoparquet": "parquet",
+}
+
+
+def _spec_problems(spec: OutputSpec, crs: Any, families: set[str], columns: Sequence[str], want_crs: Any) -> list[str]:
+    """What the written file lacks of what its output spec asks: the CRS, the geometry type, the columns."""
+    from pyproj import CRS
+
+    problems = []
+    if want_crs is not None and (crs is None or not CRS.from_user_input(crs).equals(want_crs, ignore_axis_order=True)):
+        problems.append(f"CRS {crs or 'none'} instead of {spec.crs}")
+    want = geometry_family(spec.geometry_type)
+    if want and families and families != {want}:
+        problems.append(f"geometry {'/'.join(sorted(families))} instead of {spec.geometry_type}")
+    missing = [c for c in spec.columns or [] if c not in columns]
+    if missing:
+        problems.append(f"no column {', '.join(missing)}")
+    return problems
+
+
 def write_output(
     store: ResponseStore, spec: OutputSpec, art: ArtifactRecord | None, answer: str, out_dir: Path
-) -> Path:
+) -> OutputResult:
+    """Write one output from ``art`` (or the answer, for text), read it back and check it against ``spec``."""
+    from geofaham_plugin.core.engines import formats
+    from geofaham_plugin.core.engines import transforms as tf
+
     kind = FORMATS[spec.fmt()][0]
-    driver = FORMATS[spec.fmt()][1]
     target = confined_output(out_dir, spec.name)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = confined_output(out_dir, spec.name)  # again: a symlink may have appeared among the new folders
     if target.exists():
         target.unlink()
+    result = OutputResult(name=spec.name, written=True, path=str(target), format=spec.fmt())
     if kind == "text":
         target.write_text(answer + "\n", encoding="utf-8")
-        return target
+        return result.model_copy(update={"ok": True})
     if art is None:
         raise ValueError(f"output {spec.name}: no artifact to write it from")
+    result.artifact_id = art.id
     if kind == "raster":
+        import rasterio
+
         shutil.copyfile(store.abs_path(art.id), target)
-        return target
+        with rasterio.open(target) as src:
+            crs = src.crs.to_wkt() if src.crs else None
+        from pyproj import CRS
+
+        problems = _spec_problems(spec, crs, set(), [], CRS.from_user_input(spec.crs) if spec.crs else None)
+        return result.model_copy(update={"ok": not problems, "reason": "; ".join(problems) or None})
     if art.kind.value == "table":
+        import pandas as pd
+
         table = store.read_table(art.id)
+        if spec.columns and set(spec.columns) <= set(table.columns):
+            table = table[list(spec.columns)]
         if kind == "csv":
             table.to_csv(target, index=False)
+            back = pd.read_csv(target)
         else:
             target.write_text(table.to_json(orient="records", indent=1, force_ascii=False), encoding="utf-8")
-        return target
+            back = pd.read_json(target, orient="records")
+        problems = [f"{len(back)} rows read back instead of {len(table)}"] if len(back) != len(table) else []
+        problems += _spec_problems(spec, None, set(), [str(c) for c in back.columns], None)
+        return result.model_copy(
+            update={
+                "ok": not problems,
+                "reason": "; ".join(problems) or None,
+                "features": len(back),
+                "columns": [str(c) for c in back.columns],
+            }
+        )
     gdf = _promote(store.read_vector(art.id), spec.geometry_type)
-    if spec.crs:
-        gdf = gdf.to_crs(spec.crs)
-    if driver in ("GeoJSON", "KML") or (kind == "json"):
-        gdf = gdf.to_crs(4326)
-    if kind == "csv":
-        frame = gdf.drop(columns=gdf.geometry.name).assign(WKT=gdf.geometry.to_wkt())
-        frame.to_csv(target, index=False)
-    elif kind == "json":
-        target.write_text(gdf.to_json(drop_id=True), encoding="utf-8")
-    elif kind == "parquet":
-        gdf.to_parquet(target)
-    else:
-        gdf.to_file(target, driver=driver, engine="pyogrio")
-    return target
+    notes: list[str] = []
+    want_crs = tf.resolve_crs(spec.crs, gdf) if spec.crs else None
+    if want_crs is None and WRITE_AS[spec.fmt()] in ("geojson", "kml"):
+        want_crs = tf.resolve_crs("EPSG:4326", gdf)  # GeoJSON (RFC 7946) and KML: longitude/latitude
+    if want_crs is not None and not want_crs.equals(gdf.crs, ignore_axis_order=True):
+        gdf, changes = tf.reproject(gdf, want_crs.to_wkt())
+        notes += changes.notes
+    if spec.columns and set(spec.columns) <= set(gdf.columns):
+        gdf = gdf[[*spec.columns, gdf.geometry.name]]
+    report = formats.write_layer(gdf, target, fmt=WRITE_AS[spec.fmt()])  # type: ignore[arg-type]
+    families = {str(geometry_family(t)) for t in report.geometry_types}
+    problems = _spec_problems(spec, report.crs, families, report.fields, want_crs if spec.crs else None)
+    return result.model_copy(
+        update={
+            "ok": not problems,
+            "reason": "; ".join(problems) or None,
+            "features": report.feature_count,
+            "crs": report.crs,
+            "geometry_types": report.geometry_types,
+            "columns": report.fields,
+            "notes": notes + report.notes,
+        }
+    )
+
+
+def _choose(
+    spec: OutputSpec,
+    kind: str,
+    candidates: list[ArtifactRecord],
+    saved: ArtifactRecord | None,
+    previous: ArtifactRecord | None,
+    used: set[str],
+    conversion: bool,
+) -> tuple[ArtifactRecord | None, str | None]:
+    """The artifact an output is written from, or why there is none. A layer the run saved under the output's
+    name first, then the same output in another format, then the cited artifacts and the run's others, matching
+    kind and geometry type. An input unchanged is a result only when the instruction asks for a conversion (or the
+    spec's ``source`` names it): else the output would be silently wrong."""
+    fits = [a for a in candidates if _matches(spec, a, kind)]
+    if saved is not None and _matches(spec, saved, kind):
+        fits.insert(0, saved)
+    allowed = [a for a in fits if conversion or _hinted(spec) or not unchanged_input(a)]
+    if previous is not None and previous.id in [a.id for a in allowed]:
+        return previous, None
+    art = next((a for a in allowed if a.id not in used), allowed[0] if allowed else None)
+    if art is not None:
+        return art, None
+    geometry = f" of geometry {spec.geometry_type}" if spec.geometry_type else ""
+    if fits:
+        return None, (
+            f"the run made no {kind} result{geometry} for it, only {fits[0].id} ({fits[0].summary[:80]}), an input "
+            "unchanged: the instruction asks for more than a format conversion (or a CRS the output spec does not name)"
+        )
+    return None, f"no {kind} artifact{geometry} in the run"
+
+
+def implied_choices(record: RunRecord) -> list[str]:
+    """What the adopted plan chose that the instruction did not state (a default k, a distance for 'near' ...)."""
+    if not record.plans:
+        return []
+    return list(dict.fromkeys(note for spec in record.plans[-1].specs for note in spec.implied))
+
+
+def _manifest(
+    instruction: str,
+    status: str,
+    run_id: str | None,
+    answer: str,
+    registered: dict,
+    results: list[OutputResult],
+    session_dir: Path,
+    run_record: Path | None,
+    llm: LLM,
+) -> dict[str, Any]:
+    return {
+        "instruction": instruction,
+        "status": status,
+        "run_id": run_id,
+        "answer": answer,
+        "aoi": registered["aoi"],
+        "inputs": registered["inputs"],
+        "input_notes": registered["notes"],
+        "outputs": [r.model_dump(mode="json") | {"line": r.line} for r in results],
+        "ok": bool(results) and all(r.ok for r in results),
+        "session": str(session_dir),
+        "run_record": str(run_record) if run_record else None,
+        "tokens": llm.usage.total_tokens,
+    }
+
+
+def _save_manifest(session_dir: Path, manifest: dict[str, Any]) -> None:
+    (session_dir / "batch_manifest.json").write_text(
+        json.dumps(manifest, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+    )
 
 
 def run_batch(
@@ -394,13 +840,18 @@ def run_batch(
     """Register inputs, answer ``instruction``, write the requested outputs. ``llm`` overrides the
     configuration's models (tests pass a scripted one). Every vector input is also one of the user's own
     layers (named by its file stem: the instruction may name it), as are ``layers`` ("NAME=FILE", like
-    ``ask --layer``). Returns the manifest (also saved in the session)."""
+    ``ask --layer``). Returns the manifest (also saved in the session); its ``ok`` is true when every output was
+    written and passed its checks."""
     from geofaham_plugin.core.llm import LLM
     from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
     from geofaham_plugin.core.store.store import ResponseStore
 
     from .config import build_models, load_config
 
+    if not Path(inputs).is_dir():
+        raise InputError(f"no input folder {inputs}", hint="--inputs names a folder holding the input files")
+    if isinstance(outputs, (str, Path)) and not Path(outputs).is_file():
+        raise InputError(f"no outputs file {outputs}", hint='a JSON file: {"outputs": [{"name": "result.gpkg"}]}')
     specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
     out_dir = Path(out)
     for spec in specs:  # unknown formats and names outside --out fail before any work
@@ -414,70 +865,76 @@ def run_batch(
     llm = llm or LLM(build_models(config, settings))
     store = ResponseStore(session_dir)
     try:
-        registered = register_inputs(store, Path(inputs), aoi_name, use_aoi)
+        registered = register_inputs(store, Path(inputs), aoi_name, use_aoi, instruction)
         catalogue = _user_catalogue(store, registered, layers, settings.paths.data_dir)
         for note in store.notes + registered["notes"]:
             log(f"note: {note}")
         orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, layers=catalogue)
-        record = orch.run(instruction, aoi_artifact_id=registered["aoi"])
-        written: list[dict[str, Any]] = []
+        try:
+            record = orch.run(instruction, aoi_artifact_id=registered["aoi"])
+        except InputError as exc:  # the instruction refused (no subject, no area ...): every output says why
+            refusal = [OutputResult(name=spec.name, written=False, reason=f"refused: {exc.line}") for spec in specs]
+            for result in refusal:
+                log(result.line)
+            manifest = _manifest(instruction, "refused", None, exc.line, registered, refusal, session_dir, None, llm)
+            _save_manifest(session_dir, manifest)
+            return manifest
+        assumed = implied_choices(record)
+        results: list[OutputResult] = []
         used: set[str] = set()
         by_stem: dict[str, str] = {}
         candidates = _candidates(store, record, registered)
+        ended = None if record.status in ("answered", "partial") else f"the run ended {record.status}"
+        if ended and record.error:
+            ended += f" ({record.error.splitlines()[0][:160]})"
         for spec in specs:
             kind = FORMATS[spec.fmt()][0]
             stem = Path(spec.name).stem
-            fits = [a for a in candidates if _matches(spec, a, kind)]
-            if kind == "text":
-                art = None
-            elif by_stem.get(stem) in [a.id for a in fits]:  # the same output in another format
-                art = store.get(by_stem[stem])
-            else:  # different names: different artifacts when there are enough
-                art = next((a for a in fits if a.id not in used), fits[0] if fits else None)
-            if kind != "text" and art is None:
-                written.append(
-                    {
-                        "name": spec.name,
-                        "written": False,
-                        "reason": f"no {kind} artifact{' of geometry ' + spec.geometry_type if spec.geometry_type else ''} "
-                        f"in the run (status {record.status})",
-                    }
-                )
+            art: ArtifactRecord | None = None
+            if ended and kind != "text":  # what a failed run left behind is no answer to the instruction
+                results.append(OutputResult(name=spec.name, written=False, reason=ended))
+                log(results[-1].line)
                 continue
+            if kind != "text":
+                previous = store.get(by_stem[stem]) if stem in by_stem else None
+                saved = _saved_as(store, record, spec)
+                conversion = conversion_only(instruction, spec, [i["file"] for i in registered["inputs"]])
+                art, why = _choose(spec, kind, candidates, saved, previous, used, conversion)
+                if art is None:
+                    results.append(
+                        OutputResult(name=spec.name, written=False, reason=f"{why} (status {record.status})")
+                    )
+                    log(results[-1].line)
+                    continue
             try:
-                path = write_output(store, spec, art, record.answer, out_dir)
-            except Exception as exc:
-                written.append({"name": spec.name, "written": False, "reason": f"{type(exc).__name__}: {exc}"[:300]})
+                result = write_output(store, spec, art, record.answer, out_dir)
+            except Exception as exc:  # noqa: BLE001 (a writer's error is this output's reason, not the batch's end)
+                text = user_line(exc) or f"{type(exc).__name__}: {exc}"
+                results.append(OutputResult(name=spec.name, written=False, reason=text.splitlines()[0][:300]))
+                log(results[-1].line)
                 continue
             if art is not None:
                 used.add(art.id)
                 by_stem.setdefault(stem, art.id)
-            written.append(
-                {
-                    "name": spec.name,
-                    "written": True,
-                    "path": str(path),
-                    "format": spec.fmt(),
-                    "artifact_id": art.id if art is not None else None,
-                    "features": getattr(art.metadata, "feature_count", None) if art is not None else None,
-                }
-            )
-        manifest = {
-            "instruction": instruction,
-            "status": record.status,
-            "run_id": record.run_id,
-            "answer": record.answer,
-            "aoi": registered["aoi"],
-            "inputs": registered["inputs"],
-            "input_notes": registered["notes"],
-            "outputs": written,
-            "session": str(session_dir),
-            "run_record": str(orch.runlog.record_path(record.run_id)),
-            "tokens": llm.usage.total_tokens,
-        }
-        (session_dir / "batch_manifest.json").write_text(
-            json.dumps(manifest, indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+                if result.ok and assumed:  # nobody is there to confirm what the run chose for the instruction
+                    reason = "unconfirmed: the run chose what the instruction did not say: " + "; ".join(assumed)
+                    result = result.model_copy(update={"ok": False, "reason": reason})
+            if result.ok and record.status != "answered":  # the answer text of a failed run, or a partial result
+                result = result.model_copy(update={"ok": False, "reason": ended or "the run answered only in part"})
+            results.append(result)
+            log(result.line)
+        manifest = _manifest(
+            instruction,
+            record.status,
+            record.run_id,
+            record.answer,
+            registered,
+            results,
+            session_dir,
+            orch.runlog.record_path(record.run_id),
+            llm,
         )
+        _save_manifest(session_dir, manifest)
         return manifest
     finally:
         store.close()

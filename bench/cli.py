@@ -8,6 +8,7 @@ on PYTHONPATH)::
     python -m bench tasks [--tasks-file FILE]  (list the tasks and their categories)
     python -m bench ground-truth               (regenerate bench/expected.json)
     python -m bench batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
+    python -m bench batch-suite [--model scripted|embedded] [--tasks IDS] [--out DIR]
 
 ``python -m geofaham_plugin bench <command>`` and ``python -m geofaham_plugin batch ...`` start these
 in a child process when bench/ sits beside the package (the plugin never imports the bench)."""
@@ -122,6 +123,7 @@ def _cmd_ground_truth(args: argparse.Namespace) -> int:
 
 def _cmd_batch(args: argparse.Namespace) -> int:
     from geofaham_plugin.core.cli import LayerArgumentError, parse_layer_argument
+    from geofaham_plugin.core.errors import InputError
 
     from .batch import OutputOutsideOut, run_batch
     from .config import load_config
@@ -148,15 +150,34 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     except OutputOutsideOut as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except InputError as exc:
+        print(f"error: {exc.line}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # outputs.json that does not parse, an unknown output format
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"error: {first} (hint: see `python -m bench batch --help` for the outputs file)", file=sys.stderr)
+        return 2
     print(manifest["answer"])
     print()
     for o in manifest["outputs"]:
-        print(
-            f"{'wrote' if o['written'] else 'NOT written'}: {o['name']}"
-            + (f" ({o.get('reason')})" if not o["written"] else f" from {o.get('artifact_id')}")
-        )
-    print(f"\nsession: {manifest['session']}")
-    return 0 if all(o["written"] for o in manifest["outputs"]) and manifest["status"] in ("answered", "partial") else 1
+        print(o["line"])
+    print(f"\nsession: {manifest['session']} (batch_manifest.json)")
+    return 0 if manifest["ok"] and manifest["status"] in ("answered", "partial") else 1
+
+
+def _cmd_batch_suite(args: argparse.Namespace) -> int:
+    from .batch_suite import SILENT, run_suite, select
+
+    tasks = select(args.tasks)
+    if not tasks:
+        print(f"error: no task matches {args.tasks!r} (hint: python -m bench batch-suite --list)", file=sys.stderr)
+        return 2
+    if args.list:
+        for t in tasks:
+            print(f"{t.id:26s} {t.operation:40s} {t.instruction}")
+        return 0
+    result = run_suite(tasks, args.model, Path(args.out) if args.out else None, log=lambda m: print(m, flush=True))
+    return 1 if result.count(SILENT) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,15 +226,31 @@ def build_parser() -> argparse.ArgumentParser:
     gt = sub.add_parser("ground-truth", help="recompute bench/expected.json from the sample data")
     gt.set_defaults(func=_cmd_ground_truth)
 
-    batch = sub.add_parser("batch", help="instruction + input files -> requested output files")
+    batch = sub.add_parser(
+        "batch",
+        help="instruction + input files -> requested output files",
+        description=(
+            "Every input file becomes one of your layers (CSV geometry found by content, KML with ExtendedData, "
+            "GeoParquet, FlatGeobuf, shapefiles with .cpg, every GeoPackage layer); a polygon input is the area of "
+            "interest only when the instruction says so ('in this area', 'clip to the boundary file') or --aoi "
+            "names it. Each requested output is written (its CRS and geometry type as asked), read back and "
+            "checked (opens, CRS, geometry type, count, columns); an input is never written unchanged as a result "
+            "unless the instruction asks only to convert it. One line per output says what was written and what was "
+            "not, and why; the exit code is 1 when any output was not written or failed its check."
+        ),
+    )
     batch.add_argument("--instruction", required=True)
     batch.add_argument("--inputs", required=True, help="folder of input files")
-    batch.add_argument("--outputs", required=True, help="JSON list of requested outputs (name, format, geometry_type)")
+    batch.add_argument(
+        "--outputs",
+        required=True,
+        help="JSON list of requested outputs (name, format, crs, geometry_type, columns; see bench/batch.py)",
+    )
     batch.add_argument("--out", required=True, help="folder the outputs are written to")
     batch.add_argument("--model-config", default=str(DEFAULT_CONFIG))
     batch.add_argument("--session", help="session folder (default: a new temporary folder, kept)")
     batch.add_argument("--aoi", help="input file (name or stem) to use as the area of interest")
-    batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest")
+    batch.add_argument("--no-aoi", action="store_true", help="use no input as the area of interest, whatever is said")
     batch.add_argument(
         "--layer",
         action="append",
@@ -222,6 +259,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="a layer of yours the instruction may name (repeatable; NAME=FILE:LAYER for a GeoPackage layer)",
     )
     batch.set_defaults(func=_cmd_batch)
+
+    suite = sub.add_parser(
+        "batch-suite",
+        help="everyday GIS tasks on generated messy files through batch, graded by independent code",
+        description=(
+            "Runs each task (instruction + generated input files -> requested outputs) through batch and grades "
+            "every output: written and correct / not written (reported) / written but wrong and reported / "
+            "SILENTLY WRONG (exit code 1 when any output is silently wrong)."
+        ),
+    )
+    suite.add_argument("--model", choices=("scripted", "embedded"), default="embedded")
+    suite.add_argument("--tasks", help="comma-separated task ids or id prefixes")
+    suite.add_argument("--out", help="work folder (default: a new temporary folder, kept)")
+    suite.add_argument("--list", action="store_true", help="list the tasks and stop")
+    suite.set_defaults(func=_cmd_batch_suite)
     return parser
 
 

@@ -305,7 +305,7 @@ def test_batch_mode_writes_the_requested_outputs(tmp_path):
     hospitals = gpd.read_file(out / "hospitals_5km.geojson")
     assert len(hospitals) > 0 and set(hospitals.geom_type) == {"Point"} and "distance_m" in hospitals.columns
     table = pd.read_csv(out / "hospitals_5km.csv")
-    assert len(table) == len(hospitals) and table["WKT"].str.startswith("POINT").all()
+    assert len(table) == len(hospitals) and table["wkt"].str.startswith("POINT").all()
     assert set(gpd.read_file(out / "area.gpkg").geom_type) == {"MultiPolygon"}
     assert "healthcare features within 5,000 m" in (out / "answer.md").read_text()
 
@@ -335,6 +335,98 @@ def test_batch_inputs_are_layers_the_instruction_can_name(tmp_path):
     )
     assert manifest["status"] == "answered", manifest["answer"]
     assert f"sum of beds: {int(shelters.loc[near, 'beds'].sum())}" in manifest["answer"]  # 65, not 3 shelters
+
+
+def _clinics_and_district(folder):
+    folder.mkdir()
+    clinics = gpd.GeoDataFrame(
+        {"name": ["Sol", None, "Norte"], "beds": [20, 12, 35]},
+        geometry=[Point(-3.70, 40.42), Point(-3.72, 40.39), Point(-3.69, 40.47)],
+        crs=4326,
+    )
+    clinics.to_file(folder / "clinics.geojson")
+    district = gpd.GeoDataFrame({"name": ["centro"]}, geometry=[box(-3.8, 40.3, -3.6, 40.5)], crs=4326)
+    district.to_file(folder / "district.geojson")  # the only small polygon input: no AOI for that alone
+    return clinics
+
+
+def test_batch_aoi_only_when_the_instruction_says_so(tmp_path):
+    from bench.batch import aoi_from_instruction, register_inputs
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    _clinics_and_district(tmp_path / "in")
+    with ResponseStore(tmp_path / "session") as store:
+        silent = register_inputs(store, tmp_path / "in", instruction="Reproject the clinics to EPSG:25830")
+        said = register_inputs(store, tmp_path / "in", instruction="Keep the clinics inside the AOI")
+        named = register_inputs(store, tmp_path / "in", instruction="Clip the clinics to district.geojson")
+    assert silent["aoi"] is None
+    assert said["aoi"] is not None and named["aoi"] is not None
+    polygons = ["district.geojson"]
+    assert aoi_from_instruction("Compute the area in km² of each land use class", polygons) == (None, None)
+    assert aoi_from_instruction("Count the wells in this area", polygons)[0] == "district.geojson"
+    assert aoi_from_instruction("Clip the roads to the district", polygons)[0] == "district.geojson"
+    label, why = aoi_from_instruction("inside the study area", ["north.geojson", "south.geojson"])
+    assert label is None and "2 polygon inputs could be it" in why
+
+
+def test_batch_never_writes_an_input_unchanged_as_a_result(tmp_path):
+    """An operation the run did not do (it only loaded the layer) leaves the output unwritten, with the reason;
+    a conversion the instruction asks for, and nothing else, is written from the loaded input."""
+    from bench.batch import OutputSpec, run_batch
+    from geofaham_plugin.core.llm import LLM
+
+    _clinics_and_district(tmp_path / "in")
+    spec = [OutputSpec(name="clinics_out.gpkg")]
+    manifest = run_batch(
+        "Anonymise the clinic locations and save them as clinics_out.gpkg",
+        tmp_path / "in",
+        spec,
+        tmp_path / "out",
+        session=tmp_path / "s1",
+        llm=LLM(ScriptedModel({})),
+        log=lambda _: None,
+    )
+    out = manifest["outputs"][0]
+    assert not out["written"] and not (tmp_path / "out" / "clinics_out.gpkg").exists() and not manifest["ok"]
+    assert "an input unchanged" in out["reason"] and out["line"].startswith("NOT written: clinics_out.gpkg: ")
+    converted = run_batch(
+        "Convert the clinics to a GeoPackage",
+        tmp_path / "in",
+        spec,
+        tmp_path / "out",
+        session=tmp_path / "s2",
+        llm=LLM(ScriptedModel({})),
+        log=lambda _: None,
+    )
+    assert converted["ok"] and len(gpd.read_file(tmp_path / "out" / "clinics_out.gpkg")) == 3
+
+
+def test_batch_output_failing_its_spec_is_reported_and_the_exit_code_says_so(tmp_path):
+    """A CSV asked in a projected CRS (CSV holds longitude/latitude only) and a column the layer lacks: the files are
+    written, read back, found wrong, and the command says which and why, with exit code 1."""
+    _clinics_and_district(tmp_path / "in")
+    outputs = [
+        {"name": "clinics.csv", "crs": "EPSG:32630"},
+        {"name": "clinics.gpkg", "columns": ["name", "phone"]},
+        {"name": "clinics.geojson", "columns": ["beds", "name"], "geometry_type": "MultiPoint"},
+    ]
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "batch", "--instruction", "Convert the clinics", "--inputs",
+         str(tmp_path / "in"), "--outputs", str(tmp_path / "outputs.json"), "--out", str(tmp_path / "out"),
+         "--session", str(tmp_path / "session")],
+        cwd=ROOT, capture_output=True, text=True, timeout=180,
+        env=os.environ | {"GEOFAHAM_BLOCK_REAL_MODELS": "1", "GEOFAHAM_OFFLINE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if "clinics." in line and ": clinics." in line]
+    assert "written but FAILED its check: clinics.csv: CRS EPSG:4326 instead of EPSG:32630" in done.stdout
+    assert "written but FAILED its check: clinics.gpkg: no column phone" in done.stdout
+    assert any(line.startswith("wrote: clinics.geojson (3 features, EPSG:4326, MultiPoint") for line in lines)
+    back = gpd.read_file(tmp_path / "out" / "clinics.geojson")
+    assert list(back.columns) == ["beds", "name", "geometry"] and set(back.geom_type) == {"MultiPoint"}
+    manifest = json.loads((tmp_path / "session" / "batch_manifest.json").read_text())
+    assert [o["ok"] for o in manifest["outputs"]] == [False, False, True] and manifest["ok"] is False
 
 
 def test_batch_rejects_an_unknown_output_format(tmp_path):

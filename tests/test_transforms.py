@@ -101,6 +101,18 @@ def test_a_polygon_across_the_antimeridian_is_split_not_wrapped():
     assert math.isclose(GEOD.geometry_length(cut.geometry[0]), GEOD.inv(170, 0, 190, 0)[2], rel_tol=1e-9)
 
 
+def test_a_polygon_across_the_antimeridian_projects_as_the_small_box_it_is():
+    """Degrees to a projected CRS: the 2° box written 179 -> -179 is not projected as a 358° band round the globe."""
+    naive = Polygon([(179, -17), (-179, -17), (-179, -16), (179, -16)])
+    pacific = Transformer.from_crs(4326, 3832, always_xy=True)  # PDC Mercator, centred on 150°E
+    xs, ys = pacific.transform([179, 181, 181, 179], [-17, -17, -16, -16])
+    truth = Polygon(zip(xs, ys, strict=True))
+    out, changes = tf.reproject(gpd.GeoDataFrame(geometry=[naive], crs=4326), "EPSG:3832")
+    geom = out.geometry[0]
+    assert changes.changed == 1 and changes.crs == "EPSG:3832"
+    assert geom.is_valid and geom.symmetric_difference(truth).area < 1e-4 * truth.area  # one box, not two touching
+
+
 # --------------------------------------------------------------------------------------------- geometry
 def test_repair_fixes_bowties_and_keeps_them_polygons():
     bowtie = Polygon([(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)])  # two triangles of 1 unit² each, crossing

@@ -515,14 +515,14 @@ def _layer_manifest(name: str, raw: RawRead) -> LayerManifest:
     )
 
 
-def manifest(path: str | Path) -> FileManifest:
-    """Every layer of a file with its CRS (None when the file names none), geometry types, feature count,
-    field types, bounds and, for a shapefile, the field names left cut."""
+def read_layers(path: str | Path) -> tuple[str, list[RawRead]]:
+    """Every layer with a geometry a file holds, each read as :func:`read_frame` reads it (``RawRead.layer`` names
+    it when the file holds several), and the file's format (the OGR driver, or parquet / csv). One clear
+    :class:`ToolFailed` for a missing or unreadable file."""
     path = Path(path).expanduser()
     kind = file_kind(path)
     if kind in ("parquet", "csv") or not path.exists():
-        raw = read_frame(path)
-        return FileManifest(path=str(path), format=kind, layers=[_layer_manifest(path.stem, raw)])
+        return kind, [read_frame(path)]
     import pyogrio
 
     try:
@@ -530,8 +530,22 @@ def manifest(path: str | Path) -> FileManifest:
         driver = pyogrio.read_info(path, layer=str(rows[0][0]))["driver"] if len(rows) else kind
     except Exception as exc:  # noqa: BLE001
         raise _read_error(path, exc) from None
-    layers = [_layer_manifest(str(row[0]), _read_ogr(path, str(row[0]), kind, {})) for row in rows if row[1]]
-    return FileManifest(path=str(path), format=str(driver), layers=layers)
+    spatial = [str(row[0]) for row in rows if row[1]]
+    if not spatial:
+        raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
+    raws = [_read_ogr(path, name, kind, {}) for name in spatial]
+    for name, raw in zip(spatial, raws, strict=True):
+        raw.layer = name if len(rows) > 1 else None
+    return str(driver), raws
+
+
+def manifest(path: str | Path) -> FileManifest:
+    """Every layer of a file with its CRS (None when the file names none), geometry types, feature count,
+    field types, bounds and, for a shapefile, the field names left cut."""
+    path = Path(path).expanduser()
+    driver, raws = read_layers(path)
+    layers = [_layer_manifest(raw.layer or path.stem, raw) for raw in raws]
+    return FileManifest(path=str(path), format=driver, layers=layers)
 
 
 # ----------------------------------------------------------------------------------------- write
@@ -547,6 +561,7 @@ class WriteReport(BaseModel):
     crs: str | None
     geometry_types: list[str]
     files: list[str]  # every file written (a shapefile is several)
+    fields: list[str] = Field(default_factory=list)  # the fields read back (a shapefile's full names restored)
     renamed_fields: dict[str, str] = Field(default_factory=dict)  # full name -> name in the file
     notes: list[str] = Field(default_factory=list)
 
@@ -583,12 +598,14 @@ def _families(gdf: gpd.GeoDataFrame) -> set[str]:
     return {str(geometry_family(t)) for t in geoms[geoms.notna() & ~geoms.is_empty].geom_type.unique()}
 
 
-def write_layer(gdf: gpd.GeoDataFrame, path: str | Path, layer: str | None = None) -> WriteReport:
-    """Write a layer in the format its extension names (gpkg, geojson, shp with a UTF-8 .cpg, fgb, parquet,
-    csv with a WKT column, kml), then read it back and check the feature count, the CRS and the geometry types;
-    a :class:`ToolFailed` says what differs. CSV and KML are written in EPSG:4326 (the formats' own)."""
+def write_layer(
+    gdf: gpd.GeoDataFrame, path: str | Path, layer: str | None = None, fmt: WriteFormat | None = None
+) -> WriteReport:
+    """Write a layer in the format its extension names, or ``fmt`` (gpkg, geojson, shp with a UTF-8 .cpg, fgb,
+    parquet, csv with a WKT column, kml), then read it back and check the feature count, the CRS and the geometry
+    types; a :class:`ToolFailed` says what differs. CSV and KML are written in EPSG:4326 (the formats' own)."""
     path = Path(path).expanduser()
-    fmt = write_format(path)
+    fmt = fmt or write_format(path)
     if gdf.crs is None:
         raise ToolFailed("the layer has no CRS: refusing to write a file nobody can place", kind="invalid_input")
     if not path.parent.is_dir():
@@ -671,4 +688,5 @@ def _check_written(expected: gpd.GeoDataFrame, path: Path, fmt: WriteFormat, lay
         crs=_crs_label(got),
         geometry_types=sorted(set(geoms[geoms.notna()].geom_type)),
         files=[],
+        fields=[str(c) for c in back.gdf.columns if c != back.gdf.geometry.name],
     )

@@ -117,6 +117,9 @@ def reproject(gdf: gpd.GeoDataFrame, to_crs: str) -> tuple[gpd.GeoDataFrame, Cha
     target = resolve_crs(to_crs, gdf)
     if gdf.empty:
         return gdf.to_crs(target), Changes(crs=crs_label(target))
+    cut = Changes()
+    if gdf.crs is not None and CRS.from_user_input(gdf.crs).is_geographic and not target.is_geographic:
+        gdf, cut = split_antimeridian(gdf)  # an edge from 179° to -179° is 2° long, not 358° across the map
     try:
         out = gdf.set_geometry(_densified(gdf)).to_crs(target)
     except ProjError as exc:
@@ -124,7 +127,12 @@ def reproject(gdf: gpd.GeoDataFrame, to_crs: str) -> tuple[gpd.GeoDataFrame, Cha
         raise ToolFailed(
             f"cannot reproject to {crs_label(target)}: {first}", kind="invalid_input", hint=CRS_HINT
         ) from None
-    changes = Changes(crs=crs_label(target), notes=[f"reprojected to {crs_label(target)}"])
+    if cut.changed:  # the parts either side of ±180 meet again where the projection has no seam: one shape again
+        seamed = ~out.geometry.is_valid & out.geometry.notna()
+        out.loc[seamed, out.geometry.name] = [shapely.union_all(shapely.get_parts(g)) for g in out.geometry[seamed]]
+    changes = Changes(
+        crs=crs_label(target), changed=cut.changed, notes=[*cut.notes, f"reprojected to {crs_label(target)}"]
+    )
     if target.is_geographic:
         out, split = split_antimeridian(out)
         changes.changed = split.changed

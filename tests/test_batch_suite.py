@@ -1,0 +1,56 @@
+"""The batch suite (bench/batch_suite.py): everyday GIS tasks on messy generated files through batch with no model,
+graded by independent code. No written output may be silently wrong; the correct ones must not fall below the
+floor (what passes today: raise it as the planning of these operations lands)."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+from pyproj import Transformer
+from shapely.geometry import Point
+
+from bench import batch_suite as suite
+
+CORRECT_FLOOR = 9  # of 36 outputs, with no model: conversions and reprojections the output spec names
+
+
+def test_the_suite_has_no_silently_wrong_output(tmp_path):
+    assert len(suite.TASKS) >= 30 and len({t.id for t in suite.TASKS}) == len(suite.TASKS)
+    result = suite.run_suite(suite.TASKS, "scripted", tmp_path, log=print)
+    print(result.summary())
+    silent = [
+        f"{g.task}/{g.name}: {g.grader} (the run said: {g.run_said})"
+        for g in result.grades
+        if g.outcome == suite.SILENT
+    ]
+    assert not silent, "\n".join(silent)
+    assert result.count(suite.CORRECT) >= CORRECT_FLOOR, result.summary()
+    assert len(result.grades) == sum(len(t.outputs) for t in suite.TASKS)
+    for grade in result.grades:  # every output the run did not write or check says why, in one line
+        if grade.outcome != suite.CORRECT:
+            assert grade.run_said and "\n" not in grade.run_said and grade.run_said != "(the run gave no verdict)"
+
+
+def test_graders_catch_wrong_files(tmp_path):
+    """The graders fail the outputs a careless run would write: the input unchanged instead of reprojected, the
+    rows with no name kept, a polygon reprojected the long way round the globe."""
+    clinics = [Point(c[3], c[4]) for c in suite.CLINICS]
+    unchanged = gpd.GeoDataFrame(geometry=clinics, crs=4326)
+    unchanged.to_file(tmp_path / "a.gpkg")
+    with pytest.raises(suite.Wrong, match="CRS"):
+        suite._g_reproject_clinics(tmp_path / "a.gpkg")
+    with pytest.raises(suite.Wrong, match="features instead of"):
+        gpd.GeoDataFrame({"name": [c[1] for c in suite.CLINICS]}, geometry=clinics, crs=4326).to_file(
+            tmp_path / "b.gpkg"
+        )
+        suite._g_named_clinics(tmp_path / "b.gpkg")
+    to_utm = Transformer.from_crs(4326, 25830, always_xy=True)
+    right = gpd.GeoDataFrame(geometry=[Point(to_utm.transform(c.x, c.y)) for c in clinics], crs=25830)
+    right.to_file(tmp_path / "c.gpkg")
+    suite._g_reproject_clinics(tmp_path / "c.gpkg")  # the right file passes
+    naive = gpd.GeoDataFrame({"zone": list(suite.REEFS)}, geometry=list(suite.REEFS.values()), crs=4326)
+    naive.set_geometry(naive.segmentize(0.1)).to_crs(3832).to_file(
+        tmp_path / "d.gpkg"
+    )  # densified in degrees: a band round the globe
+    with pytest.raises(suite.Wrong, match="invalid geometries"):
+        suite._g_reefs_3832(tmp_path / "d.gpkg")
