@@ -88,7 +88,9 @@ def test_report_of_a_scripted_run_is_one_page_with_the_numbers_sources_and_map(s
 
     # the PNG shows the run's layers: the destroyed buildings' red inside the main map's frame
     assert not is_blank(report.png)
-    assert colour_share(report.png, (10, 32, 180, 118), DAMAGE_COLOURS["destroyed"]) > 0.01
+    assert (
+        colour_share(report.png, (10, 32, 180, 118), DAMAGE_COLOURS["destroyed"]) > 0.012
+    )  # 0.018 with the answer on top
 
     # kept in the project's layouts (editable in the Layout Designer), with the map of the run's layers
     layout = QgsProject.instance().layoutManager().layoutByName(LAYOUT_PREFIX + record.run_id)

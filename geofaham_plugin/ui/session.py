@@ -228,10 +228,10 @@ class Session(QObject):
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
             self.dock.append_answer(record.answer)
+            self.dock.append_report_button(record.run_id)
             if record.structured is not None:
                 self.dock.append_structured(record.structured)
             self.dock.append_constraints(constraint_rows(record))
-            self.dock.append_report_button(record.run_id)
             self._zoom_to_answer(record)
         else:
             self.dock.append_error(record.answer)
