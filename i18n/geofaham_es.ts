@@ -535,5 +535,13 @@
             <source>The situation report failed: {message}. Details are in the GeoFaham log panel.</source>
             <translation>El informe de situación falló: {message}. Los detalles están en el registro de GeoFaham.</translation>
         </message>
+        <message>
+            <source>Situation report of the last answer</source>
+            <translation>Informe de situación de la última respuesta</translation>
+        </message>
+        <message>
+            <source>There is no answered run to report yet.</source>
+            <translation>Todavía no hay ninguna respuesta para un informe.</translation>
+        </message>
     </context>
 </TS>

@@ -535,5 +535,13 @@
             <source>The situation report failed: {message}. Details are in the GeoFaham log panel.</source>
             <translation>Le rapport de situation a échoué : {message}. Les détails sont dans le journal GeoFaham.</translation>
         </message>
+        <message>
+            <source>Situation report of the last answer</source>
+            <translation>Rapport de situation de la dernière réponse</translation>
+        </message>
+        <message>
+            <source>There is no answered run to report yet.</source>
+            <translation>Aucune question n'a encore de réponse à rapporter.</translation>
+        </message>
     </context>
 </TS>

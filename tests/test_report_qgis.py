@@ -5,6 +5,7 @@ the UI's language. Runs are real scripted runs on the sample data (offline); the
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -84,7 +85,8 @@ def test_report_of_a_scripted_run_is_one_page_with_the_numbers_sources_and_map(s
     assert "vector.select_damage" in text and "vector.count" in text  # how it was computed
     assert "early partial snapshot" in text  # the layer's limitation
     assert "CRS: EPSG:4326" in text and "not verified on the ground" in text
-    assert "Legend" in text and "destroyed" in text and "km" in text  # legend class, scale bar unit
+    assert "Legend" in text and "km" in text  # legend, scale bar unit
+    assert "destroyed [2,722]" in text  # the class and its count in the legend (not "[N/A]")
 
     # the PNG shows the run's layers: the destroyed buildings' red inside the main map's frame
     assert not is_blank(report.png)
@@ -146,15 +148,7 @@ def test_the_dock_report_link_of_an_answered_run_writes_the_report(qgis_iface, t
         dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})), name="report session"
     )
     try:
-        finished = []
-        session.runFinished.connect(finished.append)
-        assert session.ask(QUESTION)
-        deadline = time.monotonic() + 180
-        while not finished:
-            assert time.monotonic() < deadline, "the run did not finish"
-            QCoreApplication.processEvents()
-            time.sleep(0.01)
-        (record,) = finished
+        record = run_in_dock(session, QUESTION)
         link = f"{REPORT_SCHEME}:{record.run_id}"
         assert any(link in entry for entry in dock.entries())  # the button, kept with the transcript
         assert "Situation report" in dock.transcript_text()
@@ -177,6 +171,47 @@ def test_the_dock_report_link_of_an_answered_run_writes_the_report(qgis_iface, t
         dock.setParent(None)
         dock.deleteLater()
         QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+
+
+def run_in_dock(session, question):
+    finished = []
+    session.runFinished.connect(finished.append)
+    assert session.ask(question)
+    deadline = time.monotonic() + 180
+    while not finished:
+        assert time.monotonic() < deadline, "the run did not finish"
+        QCoreApplication.processEvents()
+        time.sleep(0.01)
+    return finished[0]
+
+
+def test_the_menu_reports_the_last_answer_and_opens_it_in_the_layout_designer(
+    plugin_package, qgis_iface, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+    plugin = plugin_package.classFactory(qgis_iface)
+    plugin.initGui()
+    try:
+        (action,) = [a for a in plugin.actions if a.objectName().endswith("Report")]
+        action.trigger()  # nothing answered yet
+        assert "There is no answered run to report yet." in plugin.dock.transcript_text()
+
+        session_cls = importlib.import_module("geofaham.geofaham_plugin.ui.session").Session
+        plugin.session = session_cls(
+            plugin.dock, iface=qgis_iface, session_dir=tmp_path / "s", llm_factory=lambda: LLM(ScriptedModel({}))
+        )
+        record = run_in_dock(plugin.session, "Which hospitals are within 5 km of the Eaton fire perimeter?")
+        assert record.status == "answered"
+        pdf = plugin.report_last_run()
+        assert pdf == tmp_path / "s" / "reports" / f"{record.run_id}.pdf"
+        text = pdf_text(pdf)
+        assert "HIFLD Open Data" in text  # the hospitals' source
+        assert "healthcare features within 5,000 m: 7" in text and "1. AURORA LAS ENCINAS HOSPITAL — 2,090 m" in text
+        layout = QgsProject.instance().layoutManager().layoutByName(LAYOUT_PREFIX + record.run_id)
+        qgis_iface.openLayoutDesigner.assert_called_with(layout)
+    finally:
+        plugin.unload()
+        QgsProject.instance().clear()
 
 
 def test_cli_ask_report_writes_the_pdf_without_a_display(tmp_path):

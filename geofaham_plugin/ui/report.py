@@ -197,6 +197,20 @@ def _extent(
     return extent
 
 
+def _count_classes(layer: QgsMapLayer) -> None:
+    """Count the features of each legend class now (QGIS counts them in a background task, and an export
+    made before it ends shows "[N/A]")."""
+    from qgis.core import QgsVectorLayer
+    from qgis.PyQt.QtCore import QCoreApplication
+
+    if not isinstance(layer, QgsVectorLayer):
+        return
+    counter = layer.countSymbolFeatures()
+    if counter is not None:
+        counter.waitForFinished(30000)
+    QCoreApplication.processEvents()  # the layer takes the counts when the task's end is signalled
+
+
 def build_layout(
     record: RunRecord,
     layers: list[QgsMapLayer],
@@ -293,6 +307,9 @@ def build_layout(
     for layer in reversed(layers):
         node = root.addLayer(layer)
         node.setUseLayerName(False)
+        node.setCustomProperty("showFeatureCount", True)  # the count of each class (damage classes)
+        _count_classes(layer)
+        legend.model().refreshLayerLegend(node)
         name = layer.name().partition(" · ")[2] or layer.name()
         node.setName(name if len(name) <= 46 else name[:45] + "…")
     for style, size in (
