@@ -543,5 +543,9 @@
             <source>There is no answered run to report yet.</source>
             <translation>Todavía no hay ninguna respuesta para un informe.</translation>
         </message>
+        <message>
+            <source>PARTIAL: not the answer to the question (see Limitations).</source>
+            <translation>PARCIAL: no es la respuesta a la pregunta (ver Limitaciones).</translation>
+        </message>
     </context>
 </TS>

@@ -543,5 +543,9 @@
             <source>There is no answered run to report yet.</source>
             <translation>Aucune question n'a encore de réponse à rapporter.</translation>
         </message>
+        <message>
+            <source>PARTIAL: not the answer to the question (see Limitations).</source>
+            <translation>PARTIEL : pas la réponse à la question (voir Limites).</translation>
+        </message>
     </context>
 </TS>

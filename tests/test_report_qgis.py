@@ -126,6 +126,14 @@ def test_a_french_ui_gets_a_french_report(scripted_run, built_translations):
     assert "2,722" in text and pdf_pages(report.pdf) == 1
 
 
+def test_a_partial_run_says_so_on_the_page(scripted_run):
+    record, store = scripted_run
+    partial = record.model_copy(update={"status": "partial"})
+    text = pdf_text(situation_report(partial, store, project=QgsProject.instance()).pdf)
+    assert "PARTIAL: not the answer to the question" in text
+    assert "PARTIAL" not in pdf_text(situation_report(record, store, project=QgsProject.instance()).pdf)
+
+
 def test_a_failed_run_has_no_report(scripted_run):
     from geofaham_plugin.core.errors import user_line
     from geofaham_plugin.ui.report import ReportError

@@ -147,6 +147,10 @@ def step_lines(record: RunRecord) -> list[str]:
     ]
 
 
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _cut(lines: list[str], limit: int) -> str:
     shown = lines[:limit] + ([tr("… and {n} more").format(n=len(lines) - limit)] if len(lines) > limit else [])
     return "\n".join(f"• {line}" for line in shown) if shown else "—"
@@ -245,7 +249,16 @@ def build_layout(
         5,
         size=7,
     )
-    _label(layout, tr("Question: {question}").format(question=record.question), 10, 22, 180, 9, size=9, bold=True)
+    _label(
+        layout,
+        tr("Question: {question}").format(question=_short(record.question, 160)),
+        10,
+        22,
+        180,
+        9,
+        size=9,
+        bold=True,
+    )
 
     # the map, its north arrow and scale bar
     main = QgsLayoutItemMap(layout)
@@ -331,9 +344,17 @@ def build_layout(
     legend.setFrameEnabled(True)
 
     numbers = key_numbers(record)
+    warning = (
+        tr("PARTIAL: not the answer to the question (see Limitations).") + "\n" if record.status == "partial" else ""
+    )
     _label(
         layout,
-        tr("Key numbers") + "\n" + _cut(numbers, MAX_VALUES) if numbers else tr("Answer") + "\n" + record.answer[:600],
+        warning
+        + (
+            tr("Key numbers") + "\n" + _cut(numbers, MAX_VALUES)
+            if numbers
+            else tr("Answer") + "\n" + record.answer[:600]
+        ),
         195,
         104,
         92,
