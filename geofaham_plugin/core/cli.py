@@ -7,7 +7,7 @@ import json
 import logging
 import os
 
-# subprocess runs `python -m bench` only, with an argument list (no shell)
+# subprocess runs `python -m bench` and the report writer only, with an argument list (no shell)
 import subprocess  # nosec B404
 import sys
 import traceback
@@ -110,6 +110,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         return report_error(
             InputError("the question is empty", hint='ask "QUESTION", or ask --resume RUN --session DIR')
         )
+    if args.report and Path(args.report).suffix.lower() != ".pdf":
+        return report_error(InputError(f"--report {args.report} is not a .pdf file", hint="--report out.pdf"))
     session = Path(args.session) if args.session else default_session_dir()
     if args.resume and (problem := _not_resumable(RunLog(session), args.resume)):
         print(f"error: {problem}", file=sys.stderr)
@@ -166,7 +168,47 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     else:
         print(record.answer)
         print(f"\nrun record: {path}")
+    if args.report and record.status in ("answered", "partial"):
+        code = write_report(path, Path(args.report))
+        if code:
+            return code
+    elif args.report:
+        print(f"note: no report: the run ended {record.status}", file=sys.stderr)
     return 0 if record.status in ("answered", "partial") else 1
+
+
+#: the report is a QGIS print layout: it is written by ``geofaham_plugin.ui.report`` in a child process
+#: (QGIS started without a display), so the command line itself never loads QGIS
+REPORT_MODULE = "geofaham_plugin.ui.report"
+
+
+def write_report(record_path: Path, pdf: Path) -> int:
+    """Write the situation report of the run at ``record_path`` to ``pdf`` (and its PNG beside it) with
+    QGIS headless; 0, or the exit code of the writer after its one line (a QGIS missing: 2 with a hint)."""
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")  # no display needed
+    child = [sys.executable, "-m", REPORT_MODULE, str(record_path), str(pdf)]
+    # an argument list (no shell); the paths are the user's own
+    done = subprocess.run(child, env=env, capture_output=True, text=True, check=False)  # nosec B603
+    if "No module named 'qgis'" in done.stderr:
+        return report_error(
+            InputError(
+                "--report needs QGIS's Python module (qgis.core), which this Python cannot import",
+                hint="run with the project's .venv (make setup) or a Python that has QGIS (python3-qgis)",
+            )
+        )
+    print(done.stdout, end="")
+    lines = [line for line in done.stderr.splitlines() if line.startswith(("error:", "note:", "warning:"))]
+    if lines:
+        print("\n".join(lines), file=sys.stderr)
+    if done.returncode and not lines:
+        print(
+            f"error: the report writer failed (exit {done.returncode}); the details are in {log_path()}",
+            file=sys.stderr,
+        )
+    return done.returncode
 
 
 def _not_resumable(runlog: RunLog, run_id: str) -> str | None:
@@ -234,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument(
         "--json", action="store_true", help="print the answer, its structured form and the run record path as JSON"
+    )
+    ask.add_argument(
+        "--report",
+        metavar="OUT.pdf",
+        help="also write the one-page situation report (PDF, and a PNG beside it) with QGIS headless",
     )
     ask.add_argument("-v", "--verbose", action="store_true", help="print plan and step events to stderr")
     ask.set_defaults(func=_cmd_ask)

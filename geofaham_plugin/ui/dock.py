@@ -6,7 +6,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from qgis.PyQt.QtCore import Qt, pyqtSignal
+from qgis.PyQt.QtCore import Qt, QUrl, pyqtSignal
 from qgis.PyQt.QtGui import QKeySequence
 from qgis.PyQt.QtWidgets import (
     QDockWidget,
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .user_layers import ProjectLayerChoice
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
+REPORT_SCHEME = "geofaham-report"  # transcript link of a run's "Situation report" button
 
 
 class ChatDock(QDockWidget):
@@ -45,6 +46,7 @@ class ChatDock(QDockWidget):
     aoiDrawRequested = pyqtSignal()  # noqa: N815
     aoiClearRequested = pyqtSignal()  # noqa: N815
     layerChoiceChanged = pyqtSignal(str, bool)  # noqa: N815  project layer id, ticked: GeoFaham may read it
+    reportRequested = pyqtSignal(str)  # noqa: N815  run id: make its situation report
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(tr("GeoFaham"), parent)
@@ -59,7 +61,8 @@ class ChatDock(QDockWidget):
         splitter = QSplitter(Qt.Vertical, body)
         self.transcript = QTextBrowser(splitter)
         self.transcript.setObjectName("GeoFahamTranscript")
-        self.transcript.setOpenExternalLinks(True)
+        self.transcript.setOpenLinks(False)  # report links stay here; web and file links open outside
+        self.transcript.anchorClicked.connect(self._on_link)
         self.transcript.setPlaceholderText(
             tr('Ask a disaster-response question, e.g. "Which hospitals lie within 1 km of the Eaton fire perimeter?"')
         )
@@ -250,8 +253,8 @@ class ChatDock(QDockWidget):
         if answer.values:
             style = " style='color:#777777'" if answer.status != "answered" else ""
             cells = [
-                f"<tr{style}><td>{html.escape(v.label)}</td><td align='right'>{html.escape(_number(v.value))}</td>"
-                f"<td>{html.escape(_UNITS.get(v.unit, v.unit))}</td></tr>"
+                f"<tr{style}><td>{html.escape(v.label)}</td><td align='right'>{html.escape(format_number(v.value))}</td>"
+                f"<td>{html.escape(UNITS.get(v.unit, v.unit))}</td></tr>"
                 for v in answer.values
             ]
             rows.append(
@@ -286,6 +289,28 @@ class ChatDock(QDockWidget):
             + "</ul></div>"
         )
 
+    def append_report_button(self, run_id: str) -> None:
+        """The "Situation report" button of an answered run (a link in the transcript, kept with it)."""
+        self._append(
+            f"<p><a href='{REPORT_SCHEME}:{html.escape(run_id)}' style='background:#e8eef7; padding:2px'>"
+            f"📄 {html.escape(tr('Situation report'))}</a></p>"
+        )
+
+    def append_report_written(self, pdf: str, png: str) -> None:
+        links = " · ".join(
+            f"<a href='{html.escape(QUrl.fromLocalFile(path).toString())}'>{html.escape(path)}</a>"
+            for path in (pdf, png)
+        )
+        self._append(f"<p>{html.escape(tr('Situation report written (also in the project layouts):'))} {links}</p>")
+
+    def _on_link(self, url: QUrl) -> None:
+        if url.scheme() == REPORT_SCHEME:
+            self.reportRequested.emit(url.path())
+        else:
+            from qgis.PyQt.QtGui import QDesktopServices
+
+            QDesktopServices.openUrl(url)
+
     def append_error(self, text: str) -> None:
         self._append(f"<p style='color:#b00020'><b>{html.escape(tr('Problem'))}:</b> {html.escape(text)}</p>")
 
@@ -310,9 +335,9 @@ class ChatDock(QDockWidget):
         self.transcript.setHtml("".join(self._entries))
 
 
-_UNITS = {"count": "", "none": "", "m": "m", "m2": "m²", "km2": "km²", "percent": "%", "ratio": ""}
+UNITS = {"count": "", "none": "", "m": "m", "m2": "m²", "km2": "km²", "percent": "%", "ratio": ""}
 
 
-def _number(value: float) -> str:
+def format_number(value: float) -> str:
     """A stated value as the answer writes it: thousands separated, no trailing ".0"."""
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}".rstrip("0").rstrip(".")

@@ -73,6 +73,10 @@ class GeoFahamPlugin:
         export_action.setObjectName(f"{ACTION_OBJECT_PREFIX}ExportRun")
         export_action.triggered.connect(lambda: self.export_last_run())
         self._add_action(export_action)
+        report_action = QAction(tr("Situation report of the last answer"), main_window)
+        report_action.setObjectName(f"{ACTION_OBJECT_PREFIX}Report")
+        report_action.triggered.connect(lambda: self.report_last_run())
+        self._add_action(report_action)
         settings_action = QAction(tr("Settings…"), main_window)
         settings_action.setObjectName(f"{ACTION_OBJECT_PREFIX}Settings")
         settings_action.triggered.connect(self.show_settings)
@@ -172,6 +176,23 @@ class GeoFahamPlugin:
         folder = export_run(session.store, runs[-1].run_id, destination)
         self._chat_dock().append_answer(tr("Run exported to {path}").format(path=folder))
         return folder
+
+    def report_last_run(self) -> Path | None:
+        """The situation report of the session's last answered run (PDF in the session's reports/ folder,
+        the layout in the project's layouts, opened in the Layout Designer); returns the PDF."""
+        session = self.session
+        runs = [
+            r for r in (session.records if session is not None else []) if r and r.status in ("answered", "partial")
+        ]
+        if session is None or not runs:
+            self._chat_dock().append_error(tr("There is no answered run to report yet."))
+            return None
+        report = session.make_report(runs[-1].run_id)
+        if report is None:
+            return None
+        if hasattr(self.iface, "openLayoutDesigner"):
+            self.iface.openLayoutDesigner(report.layout)
+        return report.pdf
 
     def show_settings(self) -> None:
         from ..core.errors import ConfigError

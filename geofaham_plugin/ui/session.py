@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..core.store.models import ArtifactRecord
     from .aoi import PolygonTool
     from .dock import ChatDock
+    from .report import Report
 
 LOG_TAG = "GeoFaham"
 
@@ -106,6 +107,7 @@ class Session(QObject):
         self.records: list[RunRecord] = []
         dock.artifactActivated.connect(self.show_artifact)
         dock.transcriptChanged.connect(self.save_transcript)
+        dock.reportRequested.connect(self.make_report)
         # the project's own layers a question may read: listed in the dock, ticked when visible
         self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
         dock.layerChoiceChanged.connect(self._on_layer_choice)
@@ -226,6 +228,7 @@ class Session(QObject):
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
             self.dock.append_answer(record.answer)
+            self.dock.append_report_button(record.run_id)
             if record.structured is not None:
                 self.dock.append_structured(record.structured)
             self.dock.append_constraints(constraint_rows(record))
@@ -255,6 +258,33 @@ class Session(QObject):
             else tr("Something went wrong: {message}. Details are in the GeoFaham log panel.").format(message=message)
         )
         self.runFinished.emit(None)
+
+    def make_report(self, run_id: str) -> Report | None:
+        """The situation report of one of this session's answered runs (main thread): PDF and PNG in the
+        session's reports/ folder, the layout in the project's layouts; a problem is one line in the dock."""
+        from ..core.errors import user_line
+        from .report import situation_report
+
+        record = next((r for r in reversed(self.records) if r is not None and r.run_id == run_id), None)
+        if record is None:
+            self.dock.append_error(tr("No finished run {run} in this session.").format(run=run_id))
+            return None
+        try:
+            report = situation_report(record, self.store, group_name=self.name)
+        except Exception as exc:  # noqa: BLE001 - the user's problem is one line; ours goes to the log too
+            import traceback
+
+            QgsMessageLog.logMessage("".join(traceback.format_exception(exc)), LOG_TAG, Qgis.Critical)
+            line = user_line(exc)
+            self.dock.append_error(
+                line
+                or tr("The situation report failed: {message}. Details are in the GeoFaham log panel.").format(
+                    message=exc
+                )
+            )
+            return None
+        self.dock.append_report_written(str(report.pdf), str(report.png))
+        return report
 
     # ---------------------------------------------------------------------------- persistence
     TRANSCRIPT = "transcript.json"
