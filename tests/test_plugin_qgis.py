@@ -164,5 +164,7 @@ def test_a_bad_geofaham_variable_is_one_line_in_the_dock_not_a_crash(plugin, mon
     plugin.on_question("Which hospitals are within 5 km of the Eaton fire perimeter?")
     plugin.show_settings()
     text = plugin.dock.transcript_text()
-    assert text.count("GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; use 1/true/yes/on or 0/false/no/off") == 2
+    assert (
+        text.count("GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; hint: use 1/true/yes/on or 0/false/no/off") == 2
+    )
     assert plugin.session is None
