@@ -22,7 +22,7 @@ def settings(tmp_path_factory):
     return settings
 
 
-def run_plan(tmp_path, settings, steps, scripted=None, question="test"):
+def run_plan(tmp_path, settings, steps, scripted=None, question="the Eaton fire (scripted plan)"):
     store = ResponseStore(tmp_path / "s")
     plan = {"ledger": {"intent": "t", "disaster_event_id": 11}, "plan": {"steps": steps}}
     orch = Orchestrator(

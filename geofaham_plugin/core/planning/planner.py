@@ -250,8 +250,8 @@ class Planner:
         """``preferred_template``: the previous question's workflow, favoured for a follow-up."""
         failures = list(failures or [])
         if not failures:  # a first plan: refuse a question tied to no disaster, area or layer rather than guess
-            # data the user put into the session (inputs, rasters, an AOI) is what such a question is about
-            own_data = store is not None and any(r.source.startswith("user.") for r in store.records())
+            # data in the session (the user's inputs, rasters, an AOI, earlier results) is what it is about
+            own_data = store is not None and len(store) > 0
             require_identified(facts, has_aoi=aoi_artifact_id is not None or own_data)
         if self.mode == "free":
             return self._free(facts, store, aoi_artifact_id, failures, step)
