@@ -40,6 +40,7 @@ _FILENAME = re.compile(
 )
 _GEOMETRY = re.compile(r"\b(points?|lines?|polygons?)\b")
 _K = re.compile(r"\b(\d+|one|two|three|four|five)\s+nearest\b")
+_EACH = re.compile(r"\b(?:of|for|around)?\s*(?:each|every)\s+")
 _K_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
 
@@ -65,8 +66,8 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
         if not facts.distances_m:
             raise SpecError("a buffer needs a distance (e.g. 500 m)")
         return facts.distances_m[0]
-    if kind == "field":
-        return _field_grouping(text, entry)
+    if kind == "field":  # "by region", "per operator", "of each operator"
+        return _field_grouping(text, entry) or _field_grouping(_EACH.sub("by ", text), entry)
     if kind == "fields":
         return _fields_without(text, entry)
     if kind == "geometry":
@@ -132,6 +133,9 @@ def chain_from_facts(facts: PrepassFacts, layers: LayerCatalogue | None) -> Chai
 def compile_chain(chain: Chain) -> Plan:
     """load_layer, then each operation on the previous step's layer (a second layer loaded once)."""
     b = _Builder()
+    if chain.operations == ["file_manifest"]:  # the file's layers, CRS, types and counts: no layer to load
+        b.add("file_manifest", "List the layers of the file", {"layer_id": chain.layer_id}, {})
+        return Plan(steps=b.steps, rationale="operations: file_manifest")
     s = b.add("load_layer", f"Load your layer {chain.layer_id}", {"layer_id": chain.layer_id}, {})
     other: str | None = None
     if chain.second_layer_id:
