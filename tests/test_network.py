@@ -121,7 +121,7 @@ def _independent(flood_geom):
         if not bridge and g.intersects(flood_geom):
             cut_features += 1
         for line in f["geometry"]["coordinates"]:
-            for a, b in zip(line[:-1], line[1:]):
+            for a, b in zip(line[:-1], line[1:], strict=False):
                 a, b = tuple(a), tuple(b)
                 if a == b:
                     continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import geopandas as gpd
 from pydantic import BaseModel, Field
 
 from ..domain.names import AgentName
@@ -24,7 +25,7 @@ def _source(roads: ArtifactRecord) -> str:
     return f"road network: {roads.id} ({roads.source})" + (f", {', '.join(said)}" if said else ", date not stated")
 
 
-def _name(gdf, i: int) -> str:
+def _name(gdf: gpd.GeoDataFrame, i: int) -> str:
     if "name" in gdf.columns and isinstance(gdf["name"].iloc[i], str) and gdf["name"].iloc[i]:
         return str(gdf["name"].iloc[i])
     return f"#{i + 1}"
