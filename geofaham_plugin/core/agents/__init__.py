@@ -5,6 +5,7 @@ from . import maps, raster, stac, vector  # noqa: F401  # noqa: F401
 # isort: split
 from . import (
     layers,  # noqa: F401  # after vector: its load_layer comes after the vector tools in every list
+    network,  # noqa: F401  # road access (road_reachability, cut_roads)
     transforms,  # noqa: F401  # the file transforms, after the analysis tools
 )
 from .base import TOOLS, Tool, ToolContext, get_tool, tools_of  # noqa: F401

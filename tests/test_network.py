@@ -1,0 +1,188 @@
+"""Road access (issue 13): the network engine on a hand-computed grid, and the typed tools on Catarroja's roads
+and the EMSR773 flood checked against an independent networkx graph built from the raw GeoJSON."""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import networkx as nx
+import numpy as np
+import pytest
+import shapely
+from conftest import ROOT, SHARED_DATA
+from pyproj import Geod
+from shapely.geometry import LineString, Point, box, shape
+
+from geofaham_plugin.core.agents import get_tool
+from geofaham_plugin.core.engines import network as net
+
+# a transverse Mercator with scale 1 at the grid's corner: 100 m in it is 100 m on the ellipsoid (to < 1 mm)
+LOCAL = "+proj=tmerc +lat_0=39.4 +lon_0=-0.4 +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs"
+
+
+def _grid(bridge_south: bool = False) -> gpd.GeoDataFrame:
+    """Streets of a 3 x 3 grid, 100 m apart: three west-east (y = 0, 100, 200), three south-north (x = 0, 100,
+    200), each a line through its three junctions. The middle west-east street is one-way westward (oneway=-1)."""
+    rows = []
+    for y in (0, 100, 200):
+        oneway = "-1" if y == 100 else None
+        bridge = "yes" if (bridge_south and y == 0) else None
+        rows.append(
+            {
+                "highway": "residential",
+                "oneway": oneway,
+                "bridge": bridge,
+                "geometry": LineString([(0, y), (100, y), (200, y)]),
+            }
+        )
+    for x in (0, 100, 200):
+        rows.append(
+            {
+                "highway": "residential",
+                "oneway": None,
+                "bridge": None,
+                "geometry": LineString([(x, 0), (x, 100), (x, 200)]),
+            }
+        )
+    return gpd.GeoDataFrame(rows, crs=LOCAL)
+
+
+def _points(*xy: tuple[float, float]) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame({"name": [f"p{x}_{y}" for x, y in xy]}, geometry=[Point(p) for p in xy], crs=LOCAL)
+
+
+# a flood around junction (100, 0): it cuts both halves of the south street and the first piece north of it
+HAZARD = gpd.GeoDataFrame(geometry=[box(90, -10, 110, 10)], crs=LOCAL)
+
+
+def test_grid_known_cut_exact_distances_and_statuses():
+    network = net.build_network(_grid())
+    assert network.node_count == 9 and len(network.segments) == 12
+    r = net.reachability(network, _points((0, 0)), _points((200, 0), (100, 0)), HAZARD)
+    a, b = r.pairs.iloc[0], r.pairs.iloc[1]
+    # before: straight along the south street
+    assert a["before_m"] == pytest.approx(200, abs=0.01) and b["before_m"] == pytest.approx(100, abs=0.01)
+    # after: the middle street runs westward only, so the way round is by the north street: 200 + 200 + 200
+    assert a["after_m"] == pytest.approx(600, abs=0.01)
+    assert a["status"] == "detour" and a["detour_ratio"] == pytest.approx(3.0)
+    # residential roads at 30 km/h: 200 m in 0.4 min
+    assert a["before_min"] == pytest.approx(0.4, abs=0.001)
+    # the flooded junction has all its roads cut: cut off, and isolated as a target
+    assert b["status"] == "cut off" and np.isnan(b["after_m"])
+    assert r.isolated_targets == [1] and r.isolated_origins == []
+    assert int(r.cut.sum()) == 3
+    assert sorted(net.cut_roads(network, r.cut)["cut_segments"].tolist()) == [1, 2]
+
+
+def test_grid_bridge_is_not_cut_and_oneway_counts():
+    network = net.build_network(_grid(bridge_south=True))
+    r = net.reachability(network, _points((0, 0)), _points((200, 0)), HAZARD)
+    row = r.pairs.iloc[0]
+    assert row["after_m"] == pytest.approx(200, abs=0.01) and row["status"] == "reachable"
+    assert int(r.cut.sum()) == 1  # only the south-north street's first piece
+    # the one-way street: from (200, 100) west to (0, 100) is 200 m, east is round by the north street
+    back = net.reachability(network, _points((200, 100)), _points((0, 100)))
+    there = net.reachability(network, _points((0, 100)), _points((200, 100)))
+    assert back.pairs.iloc[0]["before_m"] == pytest.approx(200, abs=0.01)
+    assert there.pairs.iloc[0]["before_m"] == pytest.approx(400, abs=0.01)
+
+
+def test_snap_beyond_limit_is_off_network():
+    network = net.build_network(_grid())
+    r = net.reachability(network, _points((0, 0)), _points((200, 900)), max_snap_m=500)
+    assert r.pairs.iloc[0]["status"] == "off network"
+    assert any("off network" in n for n in r.notes)
+
+
+# --- Catarroja roads and the EMSR773 flood --------------------------------------------------------------------
+
+VALENCIA = SHARED_DATA / "valencia-2024"
+GEOD = Geod(ellps="WGS84")
+
+
+def _features(name: str) -> list[dict]:
+    return json.loads((VALENCIA / "osm-catarroja" / f"{name}.geojson").read_text())["features"]
+
+
+def _independent(flood_geom):
+    """A directed graph from the raw GeoJSON: nodes are exact vertex coordinates, pieces between consecutive
+    vertices, geodesic lengths, oneway yes/-1, pieces touching the flood removed unless on a bridge."""
+    raw = json.loads((ROOT / "geofaham_plugin/core/data/osm_classes.json").read_text())
+    classes = raw["classes"]["roads"]["selectors"][0]["highway"]
+    before, after = nx.DiGraph(), nx.DiGraph()
+    cut_features = 0
+    for f in _features("lineas"):
+        p = f["properties"]
+        if p.get("highway") not in classes:
+            continue
+        bridge = p.get("bridge") not in (None, "no")
+        g = shape(f["geometry"])
+        if not bridge and g.intersects(flood_geom):
+            cut_features += 1
+        for line in f["geometry"]["coordinates"]:
+            for a, b in zip(line[:-1], line[1:], strict=False):
+                a, b = tuple(a), tuple(b)
+                if a == b:
+                    continue
+                length = GEOD.inv(a[0], a[1], b[0], b[1])[2]
+                cut = not bridge and LineString([a, b]).intersects(flood_geom)
+                pairs = {"yes": [(a, b)], "-1": [(b, a)]}.get(p.get("oneway") or "", [(a, b), (b, a)])
+                for u, v in pairs:
+                    for graph, keep in ((before, True), (after, not cut)):
+                        graph.add_node(u), graph.add_node(v)
+                        if keep and (not graph.has_edge(u, v) or graph[u][v]["length"] > length):
+                            graph.add_edge(u, v, length=length)
+    return before, after, cut_features
+
+
+def _nearest(nodes: list, lon: float, lat: float) -> tuple:
+    xy = np.array(nodes)
+    d = GEOD.inv(np.full(len(xy), lon), np.full(len(xy), lat), xy[:, 0], xy[:, 1])[2]
+    return nodes[int(np.argmin(d))]
+
+
+def test_catarroja_schools_reach_fire_station_agrees_with_networkx(ctx):
+    flood = gpd.read_file(VALENCIA / "emsr773_observed_flood_merged.geojson")
+    flood_geom = shapely.union_all(flood.geometry.values)
+    roads = gpd.read_file(VALENCIA / "osm-catarroja" / "lineas.geojson")
+    pts, polys = (gpd.read_file(VALENCIA / "osm-catarroja" / f"{n}.geojson") for n in ("puntos", "poligonos"))
+    schools = gpd.GeoDataFrame(
+        gpd.pd.concat([pts[pts.amenity == "school"], polys[polys.amenity == "school"]], ignore_index=True), crs=pts.crs
+    )
+    fire = polys[polys.amenity == "fire_station"].reset_index(drop=True)
+    assert len(schools) == 12 and len(fire) == 1
+    reg = {
+        name: ctx.store.register_vector(gdf, source="user.test", summary=name)
+        for name, gdf in (("roads", roads), ("origins", schools), ("targets", fire), ("hazard", flood))
+    }
+    table_rec = get_tool("road_reachability").run(ctx, {}, reg)
+    table = ctx.store.read_table(table_rec.id)
+    cut_rec = get_tool("cut_roads").run(ctx, {}, {"roads": reg["roads"], "hazard": reg["hazard"]})
+
+    before, after, cut_features = _independent(flood_geom)
+    nodes = list(before.nodes)
+    station = fire.geometry.representative_point().iloc[0]
+    target = _nearest(nodes, station.x, station.y)
+    reached_before = reached_after = 0
+    for i, school in enumerate(schools.geometry.representative_point()):
+        source = _nearest(nodes, school.x, school.y)
+        row = table[table["origin"] == i].iloc[0]
+        try:
+            expected = nx.dijkstra_path_length(before, source, target, weight="length")
+            reached_before += 1
+            assert row["before_m"] == pytest.approx(expected, abs=1.0), row["origin_name"]
+        except nx.NetworkXNoPath:
+            assert row["status"] == "unreachable before", row["origin_name"]
+        if nx.has_path(after, source, target):
+            reached_after += 1
+            assert row["after_m"] == pytest.approx(
+                nx.dijkstra_path_length(after, source, target, weight="length"), abs=1.0
+            )
+        else:
+            assert np.isnan(row["after_m"]), row["origin_name"]
+    assert reached_before == int(table["before_m"].notna().sum()) == 10
+    assert reached_after == int(table["after_m"].notna().sum())
+    assert len(ctx.store.read_vector(cut_rec.id)) == cut_features
+    limits = " ".join(table_rec.extra["limitations"])
+    assert "bridges are kept open" in limits and "road network:" in limits and "at most" in limits
