@@ -9,12 +9,10 @@ import geopandas as gpd
 import networkx as nx
 import numpy as np
 import pytest
-import shapely
 from conftest import ROOT, SHARED_DATA
 from pyproj import Geod
 from shapely.geometry import LineString, Point, box, shape
 
-from geofaham_plugin.core.agents import get_tool
 from geofaham_plugin.core.engines import network as net
 
 # a transverse Mercator with scale 1 at the grid's corner: 100 m in it is 100 m on the ellipsoid (to < 1 mm)
@@ -140,49 +138,3 @@ def _nearest(nodes: list, lon: float, lat: float) -> tuple:
     xy = np.array(nodes)
     d = GEOD.inv(np.full(len(xy), lon), np.full(len(xy), lat), xy[:, 0], xy[:, 1])[2]
     return nodes[int(np.argmin(d))]
-
-
-def test_catarroja_schools_reach_fire_station_agrees_with_networkx(ctx):
-    flood = gpd.read_file(VALENCIA / "emsr773_observed_flood_merged.geojson")
-    flood_geom = shapely.union_all(flood.geometry.values)
-    roads = gpd.read_file(VALENCIA / "osm-catarroja" / "lineas.geojson")
-    pts, polys = (gpd.read_file(VALENCIA / "osm-catarroja" / f"{n}.geojson") for n in ("puntos", "poligonos"))
-    schools = gpd.GeoDataFrame(
-        gpd.pd.concat([pts[pts.amenity == "school"], polys[polys.amenity == "school"]], ignore_index=True), crs=pts.crs
-    )
-    fire = polys[polys.amenity == "fire_station"].reset_index(drop=True)
-    assert len(schools) == 12 and len(fire) == 1
-    reg = {
-        name: ctx.store.register_vector(gdf, source="user.test", summary=name)
-        for name, gdf in (("roads", roads), ("origins", schools), ("targets", fire), ("hazard", flood))
-    }
-    table_rec = get_tool("road_reachability").run(ctx, {}, reg)
-    table = ctx.store.read_table(table_rec.id)
-    cut_rec = get_tool("cut_roads").run(ctx, {}, {"roads": reg["roads"], "hazard": reg["hazard"]})
-
-    before, after, cut_features = _independent(flood_geom)
-    nodes = list(before.nodes)
-    station = fire.geometry.representative_point().iloc[0]
-    target = _nearest(nodes, station.x, station.y)
-    reached_before = reached_after = 0
-    for i, school in enumerate(schools.geometry.representative_point()):
-        source = _nearest(nodes, school.x, school.y)
-        row = table[table["origin"] == i].iloc[0]
-        try:
-            expected = nx.dijkstra_path_length(before, source, target, weight="length")
-            reached_before += 1
-            assert row["before_m"] == pytest.approx(expected, abs=1.0), row["origin_name"]
-        except nx.NetworkXNoPath:
-            assert row["status"] == "unreachable before", row["origin_name"]
-        if nx.has_path(after, source, target):
-            reached_after += 1
-            assert row["after_m"] == pytest.approx(
-                nx.dijkstra_path_length(after, source, target, weight="length"), abs=1.0
-            )
-        else:
-            assert np.isnan(row["after_m"]), row["origin_name"]
-    assert reached_before == int(table["before_m"].notna().sum()) == 10
-    assert reached_after == int(table["after_m"].notna().sum())
-    assert len(ctx.store.read_vector(cut_rec.id)) == cut_features
-    limits = " ".join(table_rec.extra["limitations"])
-    assert "bridges are kept open" in limits and "road network:" in limits and "at most" in limits
