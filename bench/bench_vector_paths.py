@@ -175,7 +175,7 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
 
         paths[f"inside/{engine.name}"] = count_db
     paths |= reference_paths(points, hazard)
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         results: dict[str, Any] = {}
         order = [p for p in paths if p.endswith("prepared")] + [p for p in paths if not p.endswith("prepared")]
