@@ -11,8 +11,8 @@ more; generated here, never committed) around the ~2,300-vertex multipolygon haz
   by the hazard), ``spatialite`` / ``postgis`` (``engine.count_damage`` with the hazard as an artifact; PostGIS
   when GEOFAHAM_PG_DSN is set);
 - within 500 m: ``tool``, ``ops`` (routed: indexed), ``direct`` (the pre-routing path; only at sizes up to
-  --direct-max, it is O(n * hazard vertices)), ``prepared`` (planar ``dwithin`` against the prepared hazard in
-  the local projection, no geodesic distances: the reference);
+  --direct-max, it is O(n * hazard vertices)), ``prepared`` (the hazard buffered once in the local projection,
+  prepared, ``intersects_xy``; planar, no geodesic distances: the reference);
 - nearest 10: ``tool``, ``ops`` (routed), ``direct`` (as above), ``prepared`` (planar ``query_nearest`` on an
   STRtree of the hazard's segments + ``argpartition``, no geodesic distances: the reference).
 
@@ -91,9 +91,10 @@ def reference_paths(points: gpd.GeoDataFrame, hazard: shapely.Geometry) -> dict[
         return dict(zip(values.tolist(), counts.tolist(), strict=True))
 
     def within_prepared() -> int:
-        geoms = points.to_crs(metric).geometry.values
-        shapely.prepare(ref)
-        return int(shapely.dwithin(ref, geoms, DISTANCE_M).sum())
+        xy = shapely.get_coordinates(points.to_crs(metric).geometry.values)
+        zone = shapely.buffer(ref, DISTANCE_M, quad_segs=16)
+        shapely.prepare(zone)
+        return int(shapely.intersects_xy(zone, xy[:, 0], xy[:, 1]).sum())
 
     def nearest_prepared() -> list[float]:
         geoms = points.to_crs(metric).geometry.values
@@ -178,7 +179,7 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
     rows: list[dict[str, Any]] = []
     try:
         results: dict[str, Any] = {}
-        order = [p for p in paths if p.endswith("prepared")] + [p for p in paths if not p.endswith("prepared")]
+        order = sorted(paths, key=lambda p: (not p.endswith("prepared"), p.endswith("/tool")))  # tools last
         for name in order:
             slow = name.endswith(("/direct", "/tool", "/spatialite"))
             seconds, result, peak = timed(paths[name], 1 if slow else repeats)
