@@ -41,15 +41,19 @@ def local_metric_crs(*gdfs: gpd.GeoDataFrame) -> CRS:
 
 def geodesic_distances(geoms_metric: np.ndarray, reference_metric: shapely.Geometry, metric_crs: CRS) -> np.ndarray:
     """Geodesic length (m) of the shortest line from each geometry to ``reference`` (0 when touching)."""
-    lines = shapely.shortest_line(geoms_metric, reference_metric)
+    dist = _geodesic_lengths(shapely.shortest_line(geoms_metric, reference_metric), metric_crs)
+    dist[shapely.intersects(geoms_metric, reference_metric)] = 0.0
+    return dist
+
+
+def _geodesic_lengths(lines: np.ndarray, metric_crs: CRS) -> np.ndarray:
+    """Geodesic length (m) between the two ends of each two-point line given in ``metric_crs``."""
     coords = shapely.get_coordinates(lines).reshape(-1, 2, 2)
     back = Transformer.from_crs(metric_crs, WGS84, always_xy=True)
     lon1, lat1 = back.transform(coords[:, 0, 0], coords[:, 0, 1])
     lon2, lat2 = back.transform(coords[:, 1, 0], coords[:, 1, 1])
     _, _, dist = GEOD.inv(lon1, lat1, lon2, lat2)
-    dist = np.asarray(dist, dtype=float)
-    dist[shapely.intersects(geoms_metric, reference_metric)] = 0.0
-    return dist
+    return np.asarray(dist, dtype=float)
 
 
 def _reference_union(reference: gpd.GeoDataFrame, metric_crs: CRS) -> shapely.Geometry:
@@ -75,9 +79,63 @@ def buffer(gdf: gpd.GeoDataFrame, distance_m: float, dissolve: bool = True) -> g
     return out.to_crs(gdf.crs)
 
 
-def within_distance(features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, distance_m: float) -> gpd.GeoDataFrame:
+# Routing: below INDEXED_FROM features the direct vectorised GEOS calls (each feature against the whole
+# reference) are fastest; from there on the reference is cut into its segments in an STRtree, so each feature
+# costs log(segments) instead of every vertex of the hazard (bench/bench_vector_paths.py measures both).
+INDEXED_FROM = 2_000
+
+
+def distance_method(geoms: np.ndarray) -> str:
+    """``indexed`` (reference segments in an STRtree) for layers of INDEXED_FROM features or more, all located;
+    ``direct`` otherwise (small layers, or features without geometry: the direct path's handling is kept)."""
+    if len(geoms) < INDEXED_FROM or (shapely.is_missing(geoms) | shapely.is_empty(geoms)).any():
+        return "direct"
+    return "indexed"
+
+
+class _ReferenceIndex:
+    """A reference geometry (metric CRS) prepared for many distance queries: the geometry prepared for
+    ``intersects``, and its outline cut into segments (polygons: their rings; lines: their segments; points as
+    they are) in an STRtree. A feature not intersecting the reference is nearest to one of these parts, so the
+    distance and shortest line to that part are those to the whole reference."""
+
+    def __init__(self, reference: shapely.Geometry) -> None:
+        self.geometry = reference
+        shapely.prepare(reference)
+        parts = shapely.get_parts(reference)
+        dims = shapely.get_dimensions(parts)
+        lines = np.concatenate(
+            [shapely.get_parts(shapely.boundary(parts[dims == 2])), parts[dims == 1]]
+        )  # rings and lines
+        coords, owner = shapely.get_coordinates(lines, return_index=True)
+        same = owner[1:] == owner[:-1]
+        segments = shapely.linestrings(np.stack([coords[:-1][same], coords[1:][same]], axis=1))
+        self.parts = np.concatenate([segments, parts[dims == 0]])
+        self.tree = shapely.STRtree(self.parts)
+
+    def intersects(self, geoms: np.ndarray) -> np.ndarray:
+        return shapely.intersects(self.geometry, geoms)
+
+    def nearest(
+        self, geoms: np.ndarray, max_distance: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each geometry (within ``max_distance`` when given): its index in ``geoms``, the index of its nearest
+        part, and the planar distance to it."""
+        (which, part), planar = self.tree.query_nearest(
+            geoms, max_distance=max_distance, return_distance=True, all_matches=False
+        )
+        return which, part, planar
+
+    def geodesic(self, geoms: np.ndarray, part: np.ndarray, metric_crs: CRS) -> np.ndarray:
+        """Geodesic distances (m) from geometries not intersecting the reference to their nearest parts."""
+        return _geodesic_lengths(shapely.shortest_line(geoms, self.parts[part]), metric_crs)
+
+
+def within_distance(
+    features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, distance_m: float, method: str | None = None
+) -> gpd.GeoDataFrame:
     """Features within ``distance_m`` metres of any reference geometry, with a geodesic ``distance_m``
-    column, nearest first."""
+    column, nearest first. ``method`` forces ``direct`` or ``indexed`` (default: :func:`distance_method`)."""
     if distance_m < 0:
         raise ToolFailed("distance must be positive", kind="invalid_input")
     if features.empty or reference.empty:  # nothing is within any distance of nothing
@@ -85,30 +143,64 @@ def within_distance(features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, dis
     metric = local_metric_crs(reference)  # centred on the hazard: only features near it matter
     ref = _reference_union(reference, metric)
     geoms = features.to_crs(metric).geometry.values
-    # generous pre-filter in the local projection, exact geodesic test after
-    candidates = shapely.dwithin(geoms, ref, distance_m * 1.01 + 10.0)
+    reach = distance_m * 1.01 + 10.0  # generous pre-filter in the local projection, exact geodesic test after
     dist = np.full(len(features), np.inf)
-    if candidates.any():
-        dist[candidates] = geodesic_distances(geoms[candidates], ref, metric)
+    if (method or distance_method(geoms)) == "indexed":
+        index = _ReferenceIndex(ref)
+        touching = index.intersects(geoms)
+        dist[touching] = 0.0
+        apart = np.flatnonzero(~touching)
+        which, part, _ = index.nearest(geoms[apart], max_distance=reach)
+        if len(which):
+            dist[apart[which]] = index.geodesic(geoms[apart[which]], part, metric)
+    else:
+        candidates = shapely.dwithin(geoms, ref, reach)
+        if candidates.any():
+            dist[candidates] = geodesic_distances(geoms[candidates], ref, metric)
     keep = dist <= distance_m
     out = features[keep].copy()
     out["distance_m"] = np.round(dist[keep], 1)
     return out.sort_values("distance_m", kind="stable")
 
 
-def nearest_k(features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, k: int) -> gpd.GeoDataFrame:
+def nearest_k(
+    features: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, k: int, method: str | None = None
+) -> gpd.GeoDataFrame:
+    """The ``k`` features nearest to the reference, ranked, with geodesic distances. ``method`` as in
+    :func:`within_distance`."""
     if k < 1:
         raise ToolFailed("k must be at least 1", kind="invalid_input")
     if features.empty:
         raise ToolFailed("no features to rank", kind="empty")
     metric = local_metric_crs(reference)
     ref = _reference_union(reference, metric)
-    dist = geodesic_distances(features.to_crs(metric).geometry.values, ref, metric)
+    geoms = features.to_crs(metric).geometry.values
+    if (method or distance_method(geoms)) == "indexed":
+        dist = _nearest_geodesic(geoms, _ReferenceIndex(ref), k, metric)
+    else:
+        dist = geodesic_distances(geoms, ref, metric)
     out = features.copy()
     out["distance_m"] = np.round(dist, 1)
     out = out.sort_values("distance_m", kind="stable").head(k)
     out["rank"] = np.arange(1, len(out) + 1)
     return out
+
+
+def _nearest_geodesic(geoms: np.ndarray, index: _ReferenceIndex, k: int, metric: CRS) -> np.ndarray:
+    """Geodesic distances of the features that can be among the ``k`` nearest (``inf`` for the others): planar
+    distances from the index for all, geodesic ones only within a generous margin of the k-th planar distance
+    (the local projection's scale error is far below 1 %)."""
+    planar = np.zeros(len(geoms))
+    touching = index.intersects(geoms)
+    apart = np.flatnonzero(~touching)
+    which, part, d = index.nearest(geoms[apart])
+    planar[apart[which]] = d
+    kth = np.partition(planar, min(k, len(planar)) - 1)[min(k, len(planar)) - 1]
+    dist = np.full(len(geoms), np.inf)
+    dist[touching] = 0.0
+    close = d <= kth * 1.01 + 10.0
+    dist[apart[which[close]]] = index.geodesic(geoms[apart[which[close]]], part[close], metric)
+    return dist
 
 
 def inside(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

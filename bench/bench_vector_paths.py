@@ -1,0 +1,246 @@
+"""Vector paths at scale: each candidate path of the operations the analysis specs compile to, timed at growing
+sizes in one run.
+
+Synthetic building points (seeded, with a damage class) at 10^5 and 10^6 (``--sizes 100000,1000000,3000000`` for
+more; generated here, never committed) around the ~2,300-vertex multipolygon hazard of
+``bench_damage_join.py``. Operations and paths:
+
+- inside + class breakdown: ``tool`` (the inside and count tools as they run: GeoPackage artifacts read and
+  written through the Response Store), ``ops`` (vector_ops.inside + count_by in memory), ``prepared``
+  (prepared hazard, ``intersects_xy`` + ``np.unique``: the reference), ``strtree`` (points in an STRtree queried
+  by the hazard), ``spatialite`` / ``postgis`` (``engine.count_damage`` with the hazard as an artifact; PostGIS
+  when GEOFAHAM_PG_DSN is set);
+- within 500 m: ``tool``, ``ops`` (routed: indexed), ``direct`` (the pre-routing path; only at sizes up to
+  --direct-max, it is O(n * hazard vertices)), ``prepared`` (the hazard buffered once in the local projection,
+  prepared, ``intersects_xy``; planar, no geodesic distances: the reference);
+- nearest 10: ``tool``, ``ops`` (routed), ``direct`` (as above), ``prepared`` (planar ``query_nearest`` on an
+  STRtree of the hazard's segments + ``argpartition``, no geodesic distances: the reference).
+
+Prints, per size, each path's median time, peak traced Python memory (tracemalloc: numpy and Python objects, not
+GEOS) and its ratio to the reference, then how each path's time grows from the smallest to the largest size, and
+the process's peak RSS. Every path's result is checked against the reference. Not a test; run with
+``.venv/bin/python bench/bench_vector_paths.py``. Results go to ``bench/results/vector_paths.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import shapely
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import bench.bench_damage_join as join  # noqa: E402
+from geofaham_plugin.core.agents import ToolContext  # noqa: E402
+from geofaham_plugin.core.agents import vector as tools  # noqa: E402
+from geofaham_plugin.core.config import settings_from_env  # noqa: E402
+from geofaham_plugin.core.engines import vector_ops as ops  # noqa: E402
+from geofaham_plugin.core.engines.db import ArtifactFile, open_engine  # noqa: E402
+from geofaham_plugin.core.engines.layers import default_catalogue  # noqa: E402
+from geofaham_plugin.core.store.store import ResponseStore  # noqa: E402
+
+DISTANCE_M = 500.0
+K = 10
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any, float]:
+    """(median seconds, result, peak traced MiB) over ``repeats`` runs."""
+    times, result, peak = [], None, 0
+    for _ in range(repeats):
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+        peak = max(peak, tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    return statistics.median(times), result, peak / 2**20
+
+
+def reference_paths(points: gpd.GeoDataFrame, hazard: shapely.Geometry) -> dict[str, Callable[[], Any]]:
+    """The in-process references: prepared shapely / STRtree, planar in the local projection."""
+    xs, ys = shapely.get_x(points.geometry.values), shapely.get_y(points.geometry.values)
+    classes = points["damage_class"].to_numpy()
+    hazard_gdf = gpd.GeoDataFrame(geometry=[hazard], crs=4326)
+    metric = ops.local_metric_crs(hazard_gdf)
+    ref = shapely.union_all(hazard_gdf.to_crs(metric).geometry.values)
+
+    def inside_prepared() -> dict[str, int]:
+        shapely.prepare(hazard)
+        values, counts = np.unique(classes[shapely.intersects_xy(hazard, xs, ys)], return_counts=True)
+        return dict(zip(values.tolist(), counts.tolist(), strict=True))
+
+    def inside_strtree() -> dict[str, int]:
+        hits = shapely.STRtree(points.geometry.values).query(hazard, predicate="intersects")
+        values, counts = np.unique(classes[hits], return_counts=True)
+        return dict(zip(values.tolist(), counts.tolist(), strict=True))
+
+    def within_prepared() -> int:
+        xy = shapely.get_coordinates(points.to_crs(metric).geometry.values)
+        zone = shapely.buffer(ref, DISTANCE_M, quad_segs=16)
+        shapely.prepare(zone)
+        return int(shapely.intersects_xy(zone, xy[:, 0], xy[:, 1]).sum())
+
+    def nearest_prepared() -> list[float]:
+        geoms = points.to_crs(metric).geometry.values
+        index = ops._ReferenceIndex(ref)
+        planar = np.zeros(len(geoms))
+        which, _, d = index.nearest(geoms)
+        planar[which] = d
+        planar[index.intersects(geoms)] = 0.0
+        return np.sort(np.partition(planar, K)[:K]).round().tolist()
+
+    return {
+        "inside/prepared": inside_prepared,
+        "inside/strtree": inside_strtree,
+        "within/prepared": within_prepared,
+        "nearest/prepared": nearest_prepared,
+    }
+
+
+def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
+    join.N_POINTS = n
+    points, hazard = join.synthetic(np.random.default_rng(join.SEED))
+    hazard_gdf = gpd.GeoDataFrame({"name": ["bench hazard"]}, geometry=[hazard], crs=4326)
+    store = ResponseStore(work / f"session_{n}")
+    ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_env({"GEOFAHAM_OFFLINE": "1"}))
+    t0 = time.perf_counter()
+    points_rec = store.register_vector(points, source="bench", summary=f"{n} synthetic buildings")
+    hazard_rec = store.register_vector(hazard_gdf, source="bench", summary="synthetic hazard")
+    print(f"\n{n:,} points: registered in the store in {time.perf_counter() - t0:.1f} s")
+
+    def inside_tool() -> dict[str, int]:
+        inside = tools.inside(ctx, tools.NoArgs(), features=points_rec, mask=hazard_rec)
+        table = store.read_table(tools.count(ctx, tools.CountArgs(by="damage_class"), layer=inside).id)
+        return dict(zip(table["value"], table["count"].astype(int), strict=True))
+
+    def inside_ops() -> dict[str, int]:
+        table = ops.count_by(ops.inside(points, hazard_gdf), "damage_class")
+        return dict(zip(table["value"], table["count"].astype(int), strict=True))
+
+    def within_tool() -> int:
+        rec = tools.within_distance(
+            ctx, tools.DistanceArgs(distance_m=DISTANCE_M), features=points_rec, reference=hazard_rec
+        )
+        return int(rec.metadata.feature_count)  # type: ignore[union-attr]
+
+    def nearest_tool() -> list[float]:
+        rec = tools.nearest(ctx, tools.NearestArgs(k=K), features=points_rec, reference=hazard_rec)
+        return sorted(store.read_vector(rec.id)["distance_m"].round().tolist())
+
+    paths: dict[str, Callable[[], Any]] = {
+        "inside/tool": inside_tool,
+        "inside/ops": inside_ops,
+        "within/tool": within_tool,
+        "within/ops": lambda: len(ops.within_distance(points, hazard_gdf, DISTANCE_M)),
+        "nearest/tool": nearest_tool,
+        "nearest/ops": lambda: sorted(ops.nearest_k(points, hazard_gdf, K)["distance_m"].round().tolist()),
+    }
+    if n <= direct_max:
+        paths["within/direct"] = lambda: len(ops.within_distance(points, hazard_gdf, DISTANCE_M, method="direct"))
+        paths["nearest/direct"] = lambda: sorted(
+            ops.nearest_k(points, hazard_gdf, K, method="direct")["distance_m"].round().tolist()
+        )
+    engines = [open_engine("spatialite", db_path=work / f"bench_{n}.sqlite")]
+    if os.environ.get("GEOFAHAM_PG_DSN"):
+        engines.append(
+            open_engine("postgis", dsn=os.environ["GEOFAHAM_PG_DSN"], schema=f"gf_bench_{uuid.uuid4().hex[:8]}")
+        )
+    area = ArtifactFile.from_store(store, hazard_rec.id)
+    for engine in engines:
+        engine.init(reset=True)
+        engine.replace_rows("damage", "bench_points", points, [join.EVENT])
+        if engine.name == "postgis":
+            with engine._cursor() as cur:  # type: ignore[attr-defined]
+                cur.execute("ANALYZE damage")
+
+        def count_db(engine: Any = engine) -> dict[str, int]:
+            return (
+                engine.count_damage(join.EVENT, area=area).to_frame().groupby("damage_class")["count"].sum().to_dict()
+            )
+
+        paths[f"inside/{engine.name}"] = count_db
+    paths |= reference_paths(points, hazard)
+    rows: list[dict[str, Any]] = []
+    try:
+        results: dict[str, Any] = {}
+        order = sorted(paths, key=lambda p: (not p.endswith("prepared"), p.endswith("/tool")))  # tools last
+        for name in order:
+            slow = name.endswith(("/direct", "/tool", "/spatialite"))
+            seconds, result, peak = timed(paths[name], 1 if slow else repeats)
+            op = name.split("/")[0]
+            results[name] = result
+            expected = results[f"{op}/prepared"]
+            if op == "inside":
+                result = {k: int(v) for k, v in result.items() if v}
+            if op == "within" and name != "within/prepared":  # geodesic vs planar: within the projection's error
+                assert abs(result - expected) <= max(2, expected // 1000), (name, result, expected)
+            elif op == "nearest":  # the k distances (ties at 0 inside the hazard: any of them), geodesic vs planar
+                assert np.abs(np.subtract(result, expected)).max() <= 1.0, (name, result, expected)
+            else:
+                assert result == expected, (name, result, expected)
+            rows.append({"n": n, "path": name, "seconds": round(seconds, 4), "peak_traced_mib": round(peak, 1)})
+            print(f"  {name:20} {seconds:9.3f} s  {peak:8.1f} MiB traced", flush=True)
+    finally:
+        for engine in engines:
+            if engine.name == "postgis":
+                engine.drop_schema()  # type: ignore[attr-defined]
+            engine.close()
+        store.close()
+    for row in rows:
+        ref = next(r for r in rows if r["path"] == row["path"].split("/")[0] + "/prepared")
+        row["ratio_to_prepared"] = round(row["seconds"] / max(ref["seconds"], 1e-6), 2)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,1000000", help="comma-separated point counts")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--direct-max", type=int, default=20_000, help="largest size the direct path runs at")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="gf_bench_paths_"))
+    rows: list[dict] = []
+    try:
+        for n in sizes:
+            rows += run_size(n, args.repeats, args.direct_max, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{'path':20} " + " ".join(f"{f'{n:,} s':>12} {'x ref':>7}" for n in sizes) + f" {'growth':>8}")
+    for path in dict.fromkeys(r["path"] for r in rows):
+        cells, times = [], []
+        for n in sizes:
+            row = next((r for r in rows if r["path"] == path and r["n"] == n), None)
+            cells.append(f"{row['seconds']:12.3f} {row['ratio_to_prepared']:6.1f}x" if row else f"{'-':>12} {'':>7}")
+            times.append((n, row["seconds"]) if row else None)
+        known = [t for t in times if t]
+        growth = (
+            f"{known[-1][1] / max(known[0][1], 1e-6):.1f}x/{known[-1][0] // known[0][0]}x" if len(known) > 1 else "-"
+        )
+        print(f"{path:20} " + " ".join(cells) + f" {growth:>8}")
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of this process: {rss_mib:.0f} MiB; growth = time ratio / size ratio, smallest to largest")
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "vector_paths.json").write_text(json.dumps({"peak_rss_mib": round(rss_mib), "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
