@@ -22,7 +22,7 @@ class Operation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str
-    words: tuple[str, ...] = Field(min_length=1)
+    said: tuple[str, ...] = Field(min_length=1)  # the patterns that ask for it
     args: dict[str, str] = Field(default_factory=dict)  # argument -> crs, distance, field, fields ...
     second: str | None = None  # the input another layer of the instruction fills
 
@@ -35,7 +35,7 @@ def operations() -> dict[str, Operation]:
 
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + "|".join(operations()[name].words) + r")(?!\w)")
+    return re.compile(r"(?<!\w)(?:" + "|".join(operations()[name].said) + r")(?!\w)")
 
 
 def operations_asked(question: str) -> list[tuple[int, str, str]]:
