@@ -142,13 +142,14 @@ def bench_engine(
 ) -> dict:
     t0 = time.perf_counter()
     engine.init(reset=True)
-    engine.replace_rows("damage", "bench_points", points)
+    engine.replace_rows("damage", "bench_points", points, [EVENT])
     engine.replace_rows(
         "flood_extents",
         "bench_hazard",
         gpd.GeoDataFrame(
             {"event_id": [EVENT], "source": ["bench_hazard"], "attrs": [None]}, geometry=[hazard], crs=4326
         ),
+        [EVENT],
     )
     load_s = time.perf_counter() - t0
     if engine.name == "postgis":  # fresh statistics, as after any bulk load
