@@ -329,6 +329,27 @@ def polygonize(ctx: ToolContext, args: PolygonizeArgs, raster: ArtifactRecord) -
     )
 
 
+def _band(ctx: ToolContext, raster: ArtifactRecord, band: int) -> tuple[Any, Any, list[str]]:
+    """(the band's lazy values, the raster's grid, its band names); one clear failure for a missing band."""
+    ds = rx.load_raster(ctx.store.abs_path(raster.id))
+    names = list(ds.data_vars)
+    if band > len(names):
+        raise ToolFailed(f"{raster.id} has {len(names)} band(s)", kind="invalid_input")
+    return ds[names[band - 1]].data, ds.attrs["grid"], names
+
+
+def _zone_frame(ctx: ToolContext, zones: ArtifactRecord, by: str | None) -> Any:
+    """The zone polygons, with the field ``by`` when one is asked (else one clear failure naming the fields)."""
+    gdf = ctx.store.read_vector(zones.id)
+    if by and by not in gdf.columns:
+        raise ToolFailed(
+            f"{zones.id} has no field '{by}'",
+            kind="invalid_input",
+            hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"),
+        )
+    return gdf
+
+
 class ZonalArgs(BaseModel):
     by: str | None = Field(default=None, description="zone field to group by (vector zones); null: each feature")
     band: int = Field(default=1, ge=1, description="band of the value raster")
@@ -345,12 +366,7 @@ class ZonalArgs(BaseModel):
 )
 def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones: ArtifactRecord) -> ArtifactRecord:
     """Mean, min, max, std and area of raster values inside each zone (polygons or raster classes)."""
-    ds = rx.load_raster(ctx.store.abs_path(raster.id))
-    names = list(ds.data_vars)
-    if args.band > len(names):
-        raise ToolFailed(f"{raster.id} has {len(names)} band(s)", kind="invalid_input")
-    values = ds[names[args.band - 1]].data
-    grid = ds.attrs["grid"]
+    values, grid, names = _band(ctx, raster, args.band)
     if zones.kind is ArtifactKind.raster:
         zgrid = rx.raster_info(ctx.store.abs_path(zones.id)).grid
         if not zgrid.same_as(grid):
@@ -366,13 +382,7 @@ def zonal_stats(ctx: ToolContext, args: ZonalArgs, raster: ArtifactRecord, zones
         labels = {int(k): v for k, v in (zones.extra.get("classes") or {}).items()}
         table = ops.zonal_stats_by_class(values, classes, grid, labels)
     else:
-        gdf = ctx.store.read_vector(zones.id)
-        if args.by and args.by not in gdf.columns:
-            raise ToolFailed(
-                f"{zones.id} has no field '{args.by}'",
-                kind="invalid_input",
-                hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"),
-            )
+        gdf = _zone_frame(ctx, zones, args.by)
         label = args.by or zones.extra.get("name_field")
         table = ops.quiet(ops.zonal_stats, values, grid, gdf, by=args.by)
         if label and not args.by and label in gdf.columns:
@@ -457,18 +467,8 @@ def raster_stats(
     """One statistic of a raster's values inside an area (zones merged, overlaps once), or per zone by a field."""
     import pandas as pd
 
-    ds = rx.load_raster(ctx.store.abs_path(raster.id))
-    names = list(ds.data_vars)
-    if args.band > len(names):
-        raise ToolFailed(f"{raster.id} has {len(names)} band(s)", kind="invalid_input")
-    values, grid = ds[names[args.band - 1]].data, ds.attrs["grid"]
-    gdf = ctx.store.read_vector(zones.id)
-    if args.by and args.by not in gdf.columns:
-        raise ToolFailed(
-            f"{zones.id} has no field '{args.by}'",
-            kind="invalid_input",
-            hint="fields: " + ", ".join(c for c in gdf.columns if c != "geometry"),
-        )
+    values, grid, _ = _band(ctx, raster, args.band)
+    gdf = _zone_frame(ctx, zones, args.by)
     if (args.stat == "share_above") != (args.above is not None):
         raise ModelRetry("share_above needs 'above' (the threshold); the other statistics take none")
     whole = gdf.dissolve() if not args.by else gdf  # one area: overlapping zones count their pixels once
