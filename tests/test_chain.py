@@ -58,6 +58,13 @@ def test_chain_reads_operations_in_the_order_said(catalogue):
     assert chain.operations == ["repair_geometry", "dissolve", "save_layer"]
     assert chain.args[1] == {"by": "kind"} and chain.args[2] == {"filename": "Zones_By_Kind.geojson"}
     assert chain_from_facts(prepass("How many clinics are in each of my zones?", layers=catalogue), catalogue) is None
+    late = chain_from_facts(
+        prepass("Save my zones as a shapefile called zones_out.shp after fixing them", layers=catalogue), catalogue
+    )
+    assert late is not None and late.operations == [
+        "repair_geometry",
+        "save_layer",
+    ]  # saved last, whatever the order said
     with pytest.raises(SpecError, match="names no layer"):  # two layers, none named: no guess
         chain_from_facts(prepass("Reproject it to EPSG:3857"), catalogue)
 

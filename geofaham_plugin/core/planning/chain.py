@@ -103,6 +103,7 @@ def chain_from_facts(facts: PrepassFacts, layers: LayerCatalogue | None) -> Chai
     asked = operations_asked(facts.question)
     if not asked:
         return None
+    asked = sorted(asked, key=lambda a: a[1] == "save_layer")  # "save X as y.gpkg after fixing it": saved last
     entries = {e.id: e for e in user_entries(layers) if e.role != "values"}
     text = normalise(facts.question)
     named = [i for i in dict.fromkeys(layer_id for layer_id, _ in user_layer_hits(text, list(entries.values())))]
