@@ -157,7 +157,9 @@ def load_outputs(path: Path | str) -> list[OutputSpec]:
 AOI_SAID = re.compile(
     r"\b(?:aoi|area\s+of\s+interest|study\s+area|(?:this|that|our|my|given)\s+(?:area|boundary|perimeter|extent|"
     r"footprint|polygon|region|zone)|(?:in|inside|within|into|to)\s+the\s+(?:area|boundary|perimeter|extent|footprint)"
-    r"|(?:boundary|area|perimeter|extent)\s+file)\b",
+    r"|(?:boundary|area|perimeter|extent)\s+file"
+    r"|(?:[aá]rea|zona|zone|per[ií]metro|p[ée]rim[èe]tre)\s+(?:do|da|de|del|du)\s+(?:arquivo|archivo|fichier)"
+    r"|(?:[aá]rea|zona|zone)\s+de\s+(?:inter[eé]s|estudio|estudo|int[ée]r[êe]t|[ée]tude))\b",
     re.I,
 )
 #: the words before a file named as the area: "clip the roads to districts.gpkg", "inside study_area"

@@ -126,7 +126,7 @@ def _register_input_files(task: TaskSpec, store: ResponseStore, session: Path) -
     folder = session / "inputs"
     for name in task.input_files:
         write_input_file(name, folder)
-    registered: dict = register_inputs(store, folder)
+    registered: dict = register_inputs(store, folder, instruction=task.question)  # the AOI only where it says so
     aoi: str | None = registered.get("aoi")
     return aoi
 

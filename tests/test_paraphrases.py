@@ -202,13 +202,15 @@ def test_the_runner_registers_an_aoi_file_as_the_runs_area(suite, tmp_path):
     from bench.runner import _register_input_files
     from geofaham_plugin.core.store.store import ResponseStore
 
-    task = next(t for t in suite if t.input_files)
-    store = ResponseStore(tmp_path)
-    try:
-        aoi_id = _register_input_files(task, store, tmp_path)
-        assert aoi_id is not None and store.get(aoi_id).kind.value == "aoi"
-    finally:
-        store.close()
+    tasks = [t for t in suite if t.input_files]
+    assert len(tasks) >= 3
+    for i, task in enumerate(tasks):  # each says the file is its area, in English or Portuguese
+        store = ResponseStore(tmp_path / str(i))
+        try:
+            aoi_id = _register_input_files(task, store, tmp_path / str(i))
+            assert aoi_id is not None and store.get(aoi_id).kind.value == "aoi", task.id
+        finally:
+            store.close()
 
 
 # --------------------------------------------------------------------------------- ground truth
