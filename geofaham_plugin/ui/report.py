@@ -168,6 +168,28 @@ def _format(size: float, bold: bool = False) -> QgsTextFormat:
     return fmt
 
 
+def _map_item(
+    layout: QgsPrintLayout,
+    item_id: str,
+    box: tuple[float, float, float, float],
+    crs: QgsCoordinateReferenceSystem,
+    layers: list[QgsMapLayer],
+) -> QgsLayoutItemMap:
+    """A framed map item at ``box`` (x, y, width, height in mm) showing ``layers``, the run's last (the
+    answer) on top, its layer set kept."""
+    item = QgsLayoutItemMap(layout)
+    item.setId(item_id)
+    layout.addLayoutItem(item)
+    x, y, width, height = box
+    item.attemptMove(QgsLayoutPoint(x, y, QgsUnitTypes.LayoutMillimeters))
+    item.attemptResize(QgsLayoutSize(width, height, QgsUnitTypes.LayoutMillimeters))
+    item.setFrameEnabled(True)
+    item.setCrs(crs)
+    item.setLayers(list(reversed(layers)))
+    item.setKeepLayerSet(True)
+    return item
+
+
 def _label(
     layout: QgsPrintLayout, text: str, x: float, y: float, w: float, h: float, size: float = 7.5, bold: bool = False
 ) -> QgsLayoutItemLabel:
@@ -261,15 +283,7 @@ def build_layout(
     )
 
     # the map, its north arrow and scale bar
-    main = QgsLayoutItemMap(layout)
-    main.setId("main map")
-    layout.addLayoutItem(main)
-    main.attemptMove(QgsLayoutPoint(10, 32, QgsUnitTypes.LayoutMillimeters))
-    main.attemptResize(QgsLayoutSize(180, 118, QgsUnitTypes.LayoutMillimeters))
-    main.setFrameEnabled(True)
-    main.setCrs(crs)
-    main.setLayers(list(reversed(layers)))  # the run's last layers (the answer) on top
-    main.setKeepLayerSet(True)
+    main = _map_item(layout, "main map", (10, 32, 180, 118), crs, layers)
     extent = _extent(layers, crs, project, set(record.cited_artifacts))
     if not extent.isNull():
         main.zoomToExtent(extent)
@@ -292,15 +306,7 @@ def build_layout(
     scale.attemptMove(QgsLayoutPoint(12, 151, QgsUnitTypes.LayoutMillimeters))
 
     # overview (locator) map: wider, with the main map's frame on it
-    overview = QgsLayoutItemMap(layout)
-    overview.setId("overview map")
-    layout.addLayoutItem(overview)
-    overview.attemptMove(QgsLayoutPoint(195, 6, QgsUnitTypes.LayoutMillimeters))
-    overview.attemptResize(QgsLayoutSize(92, 48, QgsUnitTypes.LayoutMillimeters))
-    overview.setFrameEnabled(True)
-    overview.setCrs(crs)
-    overview.setLayers(list(reversed(layers)))
-    overview.setKeepLayerSet(True)
+    overview = _map_item(layout, "overview map", (195, 6, 92, 48), crs, layers)
     if not extent.isNull():
         wide = QgsRectangle(extent)
         wide.scale(4.0)
