@@ -29,6 +29,7 @@ import tracemalloc
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
@@ -37,7 +38,6 @@ from shapely.geometry import MultiPolygon, Polygon
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
 from geofaham_plugin.core.engines.db import ArtifactFile, SpatialEngine, open_engine  # noqa: E402
 from geofaham_plugin.core.store.store import ResponseStore  # noqa: E402
 
@@ -118,18 +118,24 @@ def bare_query(engine: SpatialEngine) -> Callable[[], int]:
     return run_lite
 
 
-def measure(fn: Callable[[], int]) -> tuple[float, int, int]:
-    """(median seconds, result, peak traced bytes) over REPEATS runs after one warm-up."""
-    fn()
-    times, result, peak = [], 0, 0
-    for _ in range(REPEATS):
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any, float]:
+    """(median seconds, result, peak traced MiB) over ``repeats`` runs."""
+    times, result, peak = [], None, 0
+    for _ in range(repeats):
         tracemalloc.start()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
         peak = max(peak, tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
-    return statistics.median(times), result, peak
+    return statistics.median(times), result, peak / 2**20
+
+
+def measure(fn: Callable[[], int]) -> tuple[float, int, int]:
+    """(median seconds, result, peak traced bytes) over REPEATS runs after one warm-up."""
+    fn()
+    seconds, result, peak_mib = timed(fn, REPEATS)
+    return seconds, result, int(peak_mib * 2**20)
 
 
 def bench_engine(

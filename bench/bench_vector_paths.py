@@ -29,11 +29,9 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import sys
 import tempfile
 import time
-import tracemalloc
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -57,19 +55,6 @@ from geofaham_plugin.core.store.store import ResponseStore  # noqa: E402
 
 DISTANCE_M = 500.0
 K = 10
-
-
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any, float]:
-    """(median seconds, result, peak traced MiB) over ``repeats`` runs."""
-    times, result, peak = [], None, 0
-    for _ in range(repeats):
-        tracemalloc.start()
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-        peak = max(peak, tracemalloc.get_traced_memory()[1])
-        tracemalloc.stop()
-    return statistics.median(times), result, peak / 2**20
 
 
 def reference_paths(points: gpd.GeoDataFrame, hazard: shapely.Geometry) -> dict[str, Callable[[], Any]]:
@@ -182,7 +167,7 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
         order = sorted(paths, key=lambda p: (not p.endswith("prepared"), p.endswith("/tool")))  # tools last
         for name in order:
             slow = name.endswith(("/direct", "/tool", "/spatialite"))
-            seconds, result, peak = timed(paths[name], 1 if slow else repeats)
+            seconds, result, peak = join.timed(paths[name], 1 if slow else repeats)
             op = name.split("/")[0]
             results[name] = result
             expected = results[f"{op}/prepared"]
