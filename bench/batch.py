@@ -314,7 +314,9 @@ def register_inputs(
     return {"inputs": registered, "aoi": aoi_id, "notes": notes}
 
 
-def _user_catalogue(store: ResponseStore, registered: dict, layers: Sequence[str], data_dir: Path) -> LayerCatalogue:
+def _user_catalogue(
+    store: ResponseStore, registered: dict, layers: Sequence[str], data_dir: Path, folder: Path
+) -> LayerCatalogue:
     """The layer catalogue with the vector inputs (as registered: repaired, CRS set) and ``--layer`` files as the
     user's own layers. An input that cannot be described is noted and left out of the catalogue."""
     from geofaham_plugin.core.cli import user_layer_catalogue
@@ -327,7 +329,9 @@ def _user_catalogue(store: ResponseStore, registered: dict, layers: Sequence[str
         label = str(item["file"])
         name = label.split(":", 1)[1] if ":" in label else Path(label).stem
         try:
-            catalogue.add_user_layer(name, store.session_dir / store.get(item["artifact_id"]).path)
+            catalogue.add_user_layer(
+                name, store.session_dir / store.get(item["artifact_id"]).path, source_file=folder / label.split(":")[0]
+            )
         except ToolFailed as exc:
             registered["notes"].append(f"{label}: not usable as a layer of yours ({exc})")
     return catalogue
@@ -868,7 +872,7 @@ def run_batch(
     store = ResponseStore(session_dir)
     try:
         registered = register_inputs(store, Path(inputs), aoi_name, use_aoi, instruction)
-        catalogue = _user_catalogue(store, registered, layers, settings.paths.data_dir)
+        catalogue = _user_catalogue(store, registered, layers, settings.paths.data_dir, Path(inputs))
         for note in store.notes + registered["notes"]:
             log(f"note: {note}")
         orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, layers=catalogue)

@@ -519,7 +519,10 @@ def _g_big_villages(path: Path) -> None:
 def _g_high_reports(path: Path) -> None:
     got = _layer(path)
     want = sorted(r[0] for r in REPORTS if r[1] == "high")
-    _expect(sorted(got["name"].astype(str)) == want, f"reports {sorted(got['name'].astype(str))} instead of {want}")
+    column = next((c for c in got.columns if str(c).lower() == "name"), None)  # KML's own field is "Name"
+    _expect(column is not None, f"no name column in {list(got.columns)}")
+    names = sorted(got[column].astype(str))
+    _expect(names == want, f"reports {names} instead of {want}")
 
 
 def _g_shelters_gpkg(path: Path) -> None:

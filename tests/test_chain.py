@@ -57,7 +57,10 @@ def test_chain_reads_operations_in_the_order_said(catalogue):
     assert chain is not None and chain.layer_id == "user:zones"
     assert chain.operations == ["repair_geometry", "dissolve", "save_layer"]
     assert chain.args[1] == {"by": "kind"} and chain.args[2] == {"filename": "Zones_By_Kind.geojson"}
-    assert chain_from_facts(prepass("How many clinics are in each of my zones?", layers=catalogue), catalogue) is None
+    per_zone = chain_from_facts(prepass("How many clinics are in each of my zones?", layers=catalogue), catalogue)
+    assert per_zone is not None and per_zone.operations == ["count_points_in_polygons"]
+    assert (per_zone.layer_id, per_zone.second_layer_id) == ("user:clinics", "user:zones")
+    assert chain_from_facts(prepass("How many clinics are in my zones?", layers=catalogue), catalogue) is None
     late = chain_from_facts(
         prepass("Save my zones as a shapefile called zones_out.shp after fixing them", layers=catalogue), catalogue
     )

@@ -198,6 +198,61 @@ def select_geometry_type(ctx: ToolContext, args: GeometryTypeArgs, layer: Artifa
     return _register(ctx, out, "select_geometry_type", [layer], summary, changes, geometry_families=sorted(parts))
 
 
+class WhereArgs(BaseModel):
+    field: str = Field(min_length=1, description="the field to compare")
+    op: tf.Comparison = Field(description="=, !=, >, >=, <, <=")
+    value: str | float = Field(description="the value to compare with (a number for >, <)")
+
+
+@tool(
+    agent=V,
+    args=WhereArgs,
+    output=ArtifactKind.vector,
+    field_arg=("field", "layer"),
+    accepts_empty=("layer",),
+    inputs=LAYER,
+)
+def filter_where(ctx: ToolContext, args: WhereArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Keep the features whose field compares to a value (population > 5000, severity = high)."""
+    gdf = ctx.store.read_vector(layer.id)
+    out, changes = tf.filter_where(gdf, args.field, args.op, args.value)
+    summary = f"{len(out)} features of {layer.id} with {args.field} {args.op} {args.value} (of {len(gdf)})"
+    return _register(
+        ctx, out, "filter_where", [layer], summary, changes, filter={args.field: f"{args.op} {args.value}"}
+    )
+
+
+class RenameArgs(BaseModel):
+    mapping: dict[str, str] = Field(min_length=1, description="old field name -> new field name")
+
+
+@tool(agent=V, args=RenameArgs, output=ArtifactKind.vector, accepts_empty=("layer",), inputs=LAYER)
+def rename_fields(ctx: ToolContext, args: RenameArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Rename fields (restore a shapefile's cut names: populati_1 -> population_male)."""
+    out, changes = tf.rename_fields(ctx.store.read_vector(layer.id), args.mapping)
+    shown = ", ".join(f"{a} -> {b}" for a, b in args.mapping.items())
+    return _register(ctx, out, "rename_fields", [layer], f"{layer.id} with fields renamed ({shown})", changes)
+
+
+class AddMeasureArgs(BaseModel):
+    quantity: Literal["area", "length"] = Field(description="area (km², ha) or length (km) of each feature")
+
+
+@tool(agent=V, args=AddMeasureArgs, output=ArtifactKind.vector, metric=True, accepts_empty=("layer",), inputs=LAYER)
+def add_measure(ctx: ToolContext, args: AddMeasureArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Each feature with its geodesic area (area_km2, area_ha) or length (length_km) as a column."""
+    out, changes = tf.add_measure(ctx.store.read_vector(layer.id), args.quantity)
+    column = "area_km2" if args.quantity == "area" else "length_km"
+    total = float(out[column].sum()) if len(out) else 0.0
+    unit = "km2" if args.quantity == "area" else "km"
+    summary = (
+        f"{layer.id} with the geodesic {args.quantity} of each of its {len(out)} features"
+        f" ({column}; sum {total:g} {unit.replace('2', '²')})"
+    )
+    shown = [{"column": column, "measure": args.quantity, "unit": unit, "label": args.quantity}]
+    return _register(ctx, out, "add_measure", [layer], summary, changes, measured_column=column, shown=shown)
+
+
 @tool(
     agent=V,
     args=NoArgs,
@@ -211,7 +266,8 @@ def count_points_in_polygons(
     """The polygons, each with the number of features in it (column points; 0 for none)."""
     out, changes = tf.count_points_in_polygons(ctx.store.read_vector(points.id), ctx.store.read_vector(polygons.id))
     summary = f"{int(out['points'].sum())} features of {points.id} counted in {len(out)} polygons of {polygons.id}"
-    return _register(ctx, out, "count_points_in_polygons", [polygons, points], summary, changes)
+    shown = [{"column": "points", "measure": "count", "unit": "count", "label": "count"}]
+    return _register(ctx, out, "count_points_in_polygons", [polygons, points], summary, changes, shown=shown)
 
 
 class NeighbourArgs(BaseModel):
@@ -278,7 +334,8 @@ def file_manifest(ctx: ToolContext, args: ManifestArgs) -> ArtifactRecord:
     entry = ctx.layers.entry(args.layer_id)
     if not isinstance(entry, UserLayer):
         raise ToolFailed(f"'{args.layer_id}' is a sample layer, not a file of the user's", kind="invalid_input")
-    found = formats.manifest(entry.path)
+    path = entry.source_file if entry.source_file and Path(entry.source_file).exists() else entry.path
+    found = formats.manifest(path)
     table = pd.DataFrame(
         [
             {
@@ -296,7 +353,7 @@ def file_manifest(ctx: ToolContext, args: ManifestArgs) -> ArtifactRecord:
     return ctx.store.register_table(
         table,
         source="vector.file_manifest",
-        summary=f"{len(found.layers)} layers in {Path(entry.path).name} ({found.format})",
+        summary=f"{len(found.layers)} layers in {Path(path).name} ({found.format})",
         extra={"by": "layer", "manifest": found.model_dump(mode="json"), "limitations": notes},
     )
 

@@ -487,6 +487,7 @@ def clip(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: Artifac
 
 class DissolveArgs(BaseModel):
     by: str | None = Field(default=None, description="field whose values are merged separately; null merges all")
+    parts: bool = Field(default=False, description="one feature per connected part (only overlapping ones merged)")
 
 
 @tool(
@@ -498,12 +499,14 @@ class DissolveArgs(BaseModel):
 )
 def dissolve(ctx: ToolContext, args: DissolveArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Merge geometries, all together or per value of a field, counting what was merged."""
-    out = ops.dissolve(ctx.store.read_vector(layer.id), args.by)
+    out = ops.dissolve(ctx.store.read_vector(layer.id), args.by, args.parts)
     return ctx.store.register_vector(
         out,
         source="vector.dissolve",
         inputs=[layer.id],
-        summary=f"{len(out)} merged areas of {layer.id}" + (f" by {args.by}" if args.by else ""),
+        summary=f"{len(out)} merged areas of {layer.id}"
+        + (f" by {args.by}" if args.by else "")
+        + (" (one per connected part)" if args.parts else ""),
         extra={**_carry(layer), "by": args.by},
     )
 

@@ -287,6 +287,7 @@ class UserLayer(BaseModel):
     name: str  # as the user named it
     path: str  # the file, absolute
     layer: str | None = None  # the layer read from a multi-layer file (GeoPackage ...)
+    source_file: str | None = None  # the file the user gave, when ``path`` is a copy read into the session
     role: UserRole
     geometry: Literal["point", "line", "polygon", "mixed", "raster"]
     crs: str  # the file's CRS (EPSG:4326 when it names none)
@@ -565,7 +566,9 @@ class LayerCatalogue:
         self._areas: dict[str, UserLayer] | None = None
 
     # --- the user's own layers --------------------------------------------------------------------------
-    def add_user_layer(self, name: str, path: str | Path, layer: str | None = None) -> UserLayer:
+    def add_user_layer(
+        self, name: str, path: str | Path, layer: str | None = None, source_file: str | Path | None = None
+    ) -> UserLayer:
         """Read a vector file once (any OGR format; ``layer``: the layer of a multi-layer file) and add it as
         ``user:<slug of name>``: role from the geometry (polygons: area; points, lines: features), CRS,
         feature count, fields (distinct values when at most MAX_DOMAIN), name field and aliases. A second
@@ -579,6 +582,8 @@ class LayerCatalogue:
         else:
             gdf, chosen, crs, notes = read_user_file(path, layer)
             entry = describe_user_layer(name, Path(path).expanduser(), chosen, gdf, crs, notes)
+        if source_file is not None:
+            entry = entry.model_copy(update={"source_file": str(source_file)})
         base, n = entry.id, 1
         while entry.id in self.user_layers and (self.user_layers[entry.id].path, self.user_layers[entry.id].layer) != (
             entry.path,

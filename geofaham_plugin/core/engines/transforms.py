@@ -21,7 +21,7 @@ from pyproj import CRS
 from pyproj.exceptions import CRSError, ProjError
 from shapely.geometry import box
 
-from ..domain.geodesy import GEOD, geodesic_area_m2
+from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from ..domain.geometry import geometry_family
 from ..errors import ToolFailed
 from .layers import repair_geometries
@@ -147,6 +147,40 @@ def _unwrap(coords: np.ndarray) -> np.ndarray:
     steps = (np.diff(lon) + 180.0) % 360.0 - 180.0
     lon[1:] = lon[0] + np.cumsum(steps)
     return np.column_stack([lon, coords[:, 1:]])
+
+
+def continuous_lonlat(geom: shapely.Geometry) -> shapely.Geometry:
+    """A lon/lat geometry with continuous longitudes: each ring or line the short way round (179° -> -179° is 2°,
+    not 358°), and each part moved by 360° next to the first, so a shape across the antimeridian is one shape
+    (longitudes may then pass ±180; project it, then normalise)."""
+    if geom is None or geom.is_empty or geom.geom_type == "Point":
+        return geom
+    anchor: float | None = None
+
+    def fix(coords: np.ndarray) -> np.ndarray:
+        nonlocal anchor
+        out = _unwrap(coords) if len(coords) > 1 else coords.copy()
+        if anchor is None:
+            anchor = float(out[:, 0].mean())
+        else:
+            out[:, 0] += 360.0 * np.round((anchor - float(out[:, 0].mean())) / 360.0)
+        return out
+
+    parts = []
+    for part in shapely.get_parts(geom):
+        if isinstance(part, shapely.Polygon):
+            rings = [fix(shapely.get_coordinates(part.exterior))]
+            rings += [fix(shapely.get_coordinates(hole)) for hole in part.interiors]
+            if any(abs(r[0, 0] - r[-1, 0]) > 1e-9 for r in rings):
+                return geom  # a ring around a pole: leave it
+            parts.append(shapely.polygons(rings[0], holes=rings[1:] or None))
+        elif isinstance(part, shapely.LineString):
+            parts.append(shapely.linestrings(fix(shapely.get_coordinates(part))))
+        else:
+            parts.append(shapely.points(fix(shapely.get_coordinates(part))[0]))
+    if len(parts) == 1 and not geom.geom_type.startswith("Multi"):
+        return parts[0]
+    return shapely.geometrycollections(parts) if geom.geom_type == "GeometryCollection" else type(geom)(parts)
 
 
 def _split_one(geom: shapely.Geometry) -> tuple[shapely.Geometry, bool]:
@@ -281,7 +315,8 @@ def _metric_frames(gdf: gpd.GeoDataFrame) -> list[tuple[np.ndarray, CRS]]:
     x0, y0, x1, y1 = _wgs84_bounds(gdf)
     if x1 - x0 <= WIDE_DEG and y1 - y0 <= WIDE_DEG:
         return [(np.arange(len(gdf)), laea_crs((x0 + x1) / 2, (y0 + y1) / 2))]
-    centres = gdf.geometry.to_crs(WGS84).envelope.centroid
+    lonlat = gdf.geometry.to_crs(WGS84)
+    centres = gpd.GeoSeries([continuous_lonlat(g) for g in lonlat], crs=WGS84).envelope.centroid
     return [(np.array([i]), laea_crs(c.x, c.y)) for i, c in enumerate(centres)]
 
 
@@ -326,10 +361,15 @@ def centroids(
     if gdf.empty:
         return gdf, Changes()
     points = np.empty(len(gdf), dtype=object)
+    geographic = gdf.crs is not None and CRS.from_user_input(gdf.crs).is_geographic
+    if geographic:  # across the antimeridian: one continuous shape, not a band round the globe
+        gdf = gdf.set_geometry([continuous_lonlat(g) for g in gdf.geometry], crs=gdf.crs)
     for rows, crs in _metric_frames(gdf):
         metric = _densified(gdf.iloc[rows]).to_crs(crs)
         made = metric.centroid if method == "centroid" else metric.representative_point()
         points[rows] = made.to_crs(gdf.crs).to_numpy()
+    if geographic:
+        points = shapely.transform(points, lambda xy: np.column_stack([(xy[:, 0] + 180.0) % 360.0 - 180.0, xy[:, 1]]))
     out = gdf.set_geometry(gpd.GeoSeries(points, index=gdf.index, crs=gdf.crs))
     return out, Changes(notes=[f"{method.replace('_', ' ')}s computed in a Lambert equal-area projection"])
 
@@ -434,6 +474,73 @@ def split_by_geometry_type(gdf: gpd.GeoDataFrame) -> dict[str, gpd.GeoDataFrame]
     geoms = gdf.geometry
     families = geoms.geom_type.map(lambda t: geometry_family(t) or "other" if isinstance(t, str) else None)
     return {str(f): gdf[families == f].copy() for f in ("point", "line", "polygon", "other") if (families == f).any()}
+
+
+# ------------------------------------------------------------------------------------ attributes
+Comparison = Literal["=", "!=", ">", ">=", "<", "<="]
+
+
+def filter_where(
+    gdf: gpd.GeoDataFrame, field: str, op: Comparison, value: str | float
+) -> tuple[gpd.GeoDataFrame, Changes]:
+    """The features whose ``field`` compares to ``value``: numerically when the field holds numbers (text digits
+    included), else as text ignoring case and accents' absence (= and != only). Features with no value in the field
+    are dropped and counted."""
+    _require_field(gdf, field)
+    column = gdf[field]
+    numbers = pd.to_numeric(column, errors="coerce")
+    numeric = numbers.notna().sum() > 0 and numbers.notna().sum() == column.notna().sum()
+    if op in (">", ">=", "<", "<=") and not numeric:
+        raise ToolFailed(
+            f"field '{field}' does not hold numbers", kind="invalid_input", hint="compare a numeric field, or use ="
+        )
+    if numeric and not isinstance(value, (int, float)):
+        try:
+            value = float(str(value).replace(",", ""))
+        except ValueError:
+            numeric = False
+    if numeric:
+        target = float(value)
+        keep = {
+            "=": numbers == target,
+            "!=": numbers != target,
+            ">": numbers > target,
+            ">=": numbers >= target,
+            "<": numbers < target,
+            "<=": numbers <= target,
+        }[op]
+    else:
+        text = column.astype("string").str.strip().str.casefold()
+        keep = text == str(value).strip().casefold()
+        keep = ~keep if op == "!=" else keep
+    keep = keep.fillna(False).to_numpy(bool)
+    missing = int(column.isna().sum())
+    notes = [f"{missing} features without a value in {field} left out"] if missing else []
+    return gdf[keep].copy(), Changes(removed=int((~keep).sum()), notes=notes)
+
+
+def rename_fields(gdf: gpd.GeoDataFrame, mapping: dict[str, str]) -> tuple[gpd.GeoDataFrame, Changes]:
+    """Fields renamed (old -> new); a name already taken or a field missing is refused."""
+    for old, new in mapping.items():
+        _require_field(gdf, old)
+        if new in gdf.columns and new != old:
+            raise ToolFailed(f"field '{new}' exists already", kind="invalid_input", hint="choose another name")
+    return gdf.rename(columns=mapping), Changes(notes=[f"{old} renamed {new}" for old, new in mapping.items()])
+
+
+def add_measure(gdf: gpd.GeoDataFrame, quantity: Literal["area", "length"]) -> tuple[gpd.GeoDataFrame, Changes]:
+    """Each feature with its geodesic area (column ``area_km2``, and ``area_ha``) or length (``length_km``) on the
+    WGS84 ellipsoid, whatever the layer's CRS; invalid polygons made valid first (the layer keeps its geometry)."""
+    lonlat = _lonlat(gdf).to_numpy() if len(gdf) else np.array([], dtype=object)
+    out = gdf.copy()
+    if quantity == "area":
+        km2 = np.array([geodesic_area_m2(shapely.make_valid(g)) if g is not None else np.nan for g in lonlat]) / 1e6
+        if len(gdf) and not (shapely.get_dimensions(lonlat[~shapely.is_missing(lonlat)]) == 2).any():
+            raise ToolFailed("points and lines have no area", kind="invalid_input", hint="measure a polygon layer")
+        out["area_km2"], out["area_ha"] = km2, km2 * 100
+    else:
+        out["length_km"] = np.array([geodesic_length_m(g) if g is not None else np.nan for g in lonlat]) / 1e3
+    return out, Changes(notes=[f"geodesic {quantity} of each feature on the WGS84 ellipsoid"])
 
 
 # ------------------------------------------------------------------------------------- counts, nearest

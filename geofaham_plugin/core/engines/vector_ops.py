@@ -295,16 +295,27 @@ def clip(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFrame
     return gpd.clip(features, mask.to_crs(features.crs))
 
 
-def dissolve(gdf: gpd.GeoDataFrame, by: str | None) -> gpd.GeoDataFrame:
-    """Merge geometries, all together or per value of ``by``, with the number of features merged."""
+def dissolve(gdf: gpd.GeoDataFrame, by: str | None, parts: bool = False) -> gpd.GeoDataFrame:
+    """Merge geometries, all together or per value of ``by``, with the number of features merged. ``parts``: one
+    feature per connected part (overlapping or touching geometries merged, separate ones kept apart)."""
     if gdf.empty:
         raise ToolFailed("nothing to dissolve: the input is empty", kind="empty")
     if by is not None:
         _require_field(gdf, by)
     keyed = gdf.assign(_key=gdf[by].fillna("(none)").astype(str) if by else "all")
     out = keyed[["_key", keyed.geometry.name]].dissolve(by="_key", as_index=False)
-    counts = keyed.groupby("_key").size()
-    out["count"] = out["_key"].map(counts).astype(int)
+    if parts:
+        out = out.explode(index_parts=False).reset_index(drop=True)
+        geoms = keyed.geometry.to_numpy()
+        keys = keyed["_key"].to_numpy()
+        tree = shapely.STRtree(geoms)
+        out["count"] = [
+            int(sum(keys[i] == key for i in tree.query(part, predicate="intersects")))
+            for key, part in zip(out["_key"], out.geometry, strict=True)
+        ]
+    else:
+        counts = keyed.groupby("_key").size()
+        out["count"] = out["_key"].map(counts).astype(int)
     return out.rename(columns={"_key": by or "group"})
 
 

@@ -24,6 +24,7 @@ from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
 from ..errors import Cancelled, DeadlineReached, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
+from ..planning.chain import made_from
 from ..planning.coverage import (
     ExecutedStep,
     check_coverage,
@@ -374,7 +375,15 @@ class Orchestrator:
         answer partial (``_synthesize`` says which parts, and presents no number as the answer)."""
         if record.facts is None:
             record.facts = prepass(record.question, layers=self.layers)
-        wanted = question_constraints(record.facts, aoi_artifact_id=record.aoi_artifact_id)
+        aoi_layers: list[str] = []
+        if record.aoi_artifact_id and record.aoi_artifact_id in self.store:  # the area made from a layer it names
+            source = self.store.get(record.aoi_artifact_id).source
+            aoi_layers = [
+                i
+                for i in record.facts.layers
+                if (e := self.layers.user_layers.get(i)) is not None and made_from(e, source)
+            ]
+        wanted = question_constraints(record.facts, aoi_artifact_id=record.aoi_artifact_id, aoi_layers=aoi_layers)
         while True:
             executed = self._executed(record)
             record.constraints = check_coverage(wanted, executed)

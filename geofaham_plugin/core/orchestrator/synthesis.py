@@ -120,21 +120,61 @@ def vector_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en
                     artifact_id=record.id,
                 )
             )
+    # a value the tool computed for each feature (points counted in it, its area): shown and stated per feature
+    per_feature = [c for c in extra.get("shown", []) if isinstance(c, dict) and c.get("column") in gdf.columns]
+    if per_feature and (not name_field or name_field not in gdf.columns):
+        name_field = _label_column(gdf)  # a zone's count means nothing without which zone it is
     columns = [c for c in (name_field, "distance_m", "damage_class") if c and c in gdf.columns]
-    if not columns:
+    if not columns and not per_feature:
         return Finding(headline=headline, values=values, items=items)
-    rows = gdf[columns].head(MAX_ROWS)
+    rows = gdf[columns + [c["column"] for c in per_feature]].head(MAX_ROWS)
     header = ["#"] + [
         phrase("table.name" if c == name_field else "table.distance" if c == "distance_m" else "table.damage", lang)
         for c in columns
     ]
+    header += [str(c.get("label") or c["column"]) + _unit_suffix(str(c.get("unit", ""))) for c in per_feature]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, (_, row) in enumerate(rows.iterrows(), start=1):
         cells = [str(i)] + [(_fmt(row[c]) if c == "distance_m" else _text(row[c], lang)) for c in columns]
+        for c in per_feature:
+            value = row[c["column"]]
+            if not pd.api.types.is_number(value) or pd.isna(value) or isinstance(value, bool):
+                cells.append("")
+                continue
+            count = c.get("measure") == "count"
+            cells.append(_fmt(float(value)) if count else _fmt_measure(float(value)))
+            values.append(
+                StatedValue(
+                    label=str(c.get("label") or c["column"]),
+                    value=_stated(float(value)) if count else _stated_measure(float(value)),
+                    measure=c.get("measure", "value"),
+                    unit=c.get("unit", "none"),
+                    group_field=name_field if name_field in gdf.columns else None,
+                    group=_text(row[name_field], lang) if name_field in gdf.columns else str(i),
+                    artifact_id=record.id,
+                )
+            )
         lines.append("| " + " | ".join(cells) + " |")
     if n > MAX_ROWS:
         lines.append("\n" + phrase("what.more_rows", lang, n=f"{n - MAX_ROWS:,}", id=record.id))
     return Finding(headline=headline, detail="\n".join(lines), values=values, items=items)
+
+
+def _label_column(gdf: pd.DataFrame) -> str | None:
+    """The first text column that tells the features apart (every value present and distinct), or None."""
+    for column in gdf.columns:
+        if column == "geometry" or not (
+            pd.api.types.is_object_dtype(gdf[column]) or pd.api.types.is_string_dtype(gdf[column])
+        ):
+            continue
+        values = gdf[column]
+        if values.notna().all() and values.astype(str).str.strip().ne("").all() and values.is_unique:
+            return str(column)
+    return None
+
+
+def _unit_suffix(unit: str) -> str:
+    return f" ({_UNIT_TEXT[unit]})" if unit in _UNIT_TEXT else ""
 
 
 def describe_vector(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> tuple[str, str]:

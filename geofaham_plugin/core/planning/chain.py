@@ -11,18 +11,20 @@ user's (or the session has exactly one, an assumption the answer states)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..domain.layer_names import layer_words, user_layer_aliases
 from ..engines.layers import LayerCatalogue, UserLayer
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
 from .prepass import normalise, user_entries, user_layer_hits
-from .spec import SpecError, _Builder, _field_grouping
+from .spec import _PEOPLE, _POPULATION_FIELDS, SpecError, _Builder, _field_grouping
 
-ArgKind = str  # crs | distance | field | fields | geometry | filename | k
+ArgKind = str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity
 
 
 # ---------------------------------------------------------------------------------------- arguments
@@ -42,7 +44,41 @@ _GEOMETRY = re.compile(r"\b(points?|lines?|polygons?)\b")
 _K = re.compile(r"\b(\d+|one|two|three|four|five)\s+nearest\b")
 _EACH = re.compile(r"\b(?:of|for|around)?\s*(?:each|every)\s+")
 _K_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_COMPARE = re.compile(
+    r"(?P<op>more\s+than|greater\s+than|higher\s+than|bigger\s+than|larger\s+than|over|above|exceeding|at\s+least"
+    r"|less\s+than|fewer\s+than|lower\s+than|smaller\s+than|under|below|at\s+most|no\s+more\s+than"
+    r"|mas\s+de|plus\s+de|mais\s+de|menos\s+de|moins\s+de)\s+(?P<value>\d[\d.,]*)(?:\s+(?P<unit>[a-z_]+))?"
+)
+_OPS = {
+    "more than": ">", "greater than": ">", "higher than": ">", "bigger than": ">", "larger than": ">", "over": ">",
+    "above": ">", "exceeding": ">", "at least": ">=", "less than": "<", "fewer than": "<", "lower than": "<",
+    "smaller than": "<", "under": "<", "below": "<", "at most": "<=", "no more than": "<=", "mas de": ">",
+    "plus de": ">", "mais de": ">", "menos de": "<", "moins de": "<",
+}  # fmt: skip
+_EQUALS = re.compile(
+    r"(?:whose|where|with|cuy[oa]s?|cuj[oa]s?|dont)\s+(?:the\s+|le\s+|la\s+|l')?(?P<field>[\w-]+(?:\s[\w-]+)?)\s+"
+    r"(?P<neg>is\s+not|isn't|is|are|equals?|==?|es|est|e|sea|seja)\s+(?:['\"])?(?P<value>[\w-]+(?:\s[\w-]+)?)"
+)
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
+
+
+_BY_WORDS = re.compile(
+    r"\b(?:by|per|grouped\s+by|for\s+each|of\s+each|around\s+each)\s+(?:the\s+|their\s+|its\s+)?(?P<word>[a-z_]+)"
+)
+
+
+def _layer_nouns(entry: UserLayer) -> set[str]:
+    """The words that name the layer's own features ("each district" of a districts layer: per feature)."""
+    return {w for alias in (entry.aliases or user_layer_aliases(entry.name)) for w in alias.split()} | {
+        "feature",
+        "features",
+        "one",
+        "polygon",
+        "point",
+        "line",
+        "row",
+        "record",
+    }
 
 
 def _crs(text: str) -> str | None:
@@ -57,6 +93,69 @@ def _fields_without(text: str, entry: UserLayer) -> list[str] | None:
     return said or None  # None: every field
 
 
+def _said_field(text: str, entry: UserLayer, numeric: bool, before: int) -> str | None:
+    """The field of ``entry`` said nearest before position ``before`` (its name as words, or a population
+    field for "inhabitants", "people" ...)."""
+    best: tuple[int, str] | None = None
+    for f in entry.fields:
+        if numeric and f.type not in ("integer", "real"):
+            continue
+        spelled = r"[\s_-]?".join(re.escape(c) for c in "".join(layer_words(f.name)))
+        for m in re.finditer(rf"(?<!\w){spelled}s?(?!\w)", text):
+            distance = abs(before - m.start())
+            if best is None or distance < best[0]:
+                best = (distance, f.name)
+    if best is None and numeric and _PEOPLE.search(text):
+        return next((f.name for f in entry.fields if set(layer_words(f.name)) & _POPULATION_FIELDS), None)
+    return best[1] if best else None
+
+
+def _where(text: str, entry: UserLayer) -> dict[str, Any]:
+    """field, op and value of the comparison said: "with more than 5000 inhabitants", "whose severity is high"."""
+    if m := _COMPARE.search(text):
+        value = float(m["value"].replace(",", "")) if m["value"].count(",") else float(m["value"].rstrip("."))
+        tail = m["unit"] or ""
+        field = _said_field(text[m.start() :] if tail else "", entry, True, 0) if tail else None
+        field = field or _said_field(text, entry, True, m.start())
+        if field is None:
+            numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
+            raise SpecError(
+                f"say which field to compare with {m['value']}"
+                + (f" (numbers: {', '.join(numeric)})" if numeric else "")
+            )
+        return {"field": field, "op": _OPS[" ".join(m["op"].split())], "value": value}
+    for m in _EQUALS.finditer(text):
+        field = _said_field(m["field"], entry, False, 0)
+        if field is None:
+            continue
+        said = m["value"]
+        values = getattr(entry.field(field), "values", None)
+        if values:  # the value as in the data, or the first of its words that is one
+            by_text = {str(v).casefold(): str(v) for v in values}
+            said = next((by_text[w] for w in (said, said.split()[0]) if w in by_text), None)
+            if said is None:
+                continue
+        return {"field": field, "op": "!=" if m["neg"] in ("is not", "isn't") else "=", "value": said}
+    raise SpecError("say the field and the value to keep (e.g. 'with population over 5000', 'whose status is open')")
+
+
+def _renames(question: str, entry: UserLayer) -> dict[str, str]:
+    """Full names said for a shapefile's cut field names: "population_total and population_male" for
+    population and populati_1 — each cut name the start of one said name, in the order the file holds them."""
+    said = [w for w in dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z0-9_]{9,}", question)) if entry.field(w) is None]
+    mapping: dict[str, str] = {}
+    for f in entry.fields:
+        stem = re.sub(r"_\d+$", "", f.name) if len(f.name) == 10 else f.name
+        if len(f.name) != 10 or not stem:
+            continue
+        match = next((w for w in said if w.lower().startswith(stem.lower()) and w not in mapping.values()), None)
+        if match:
+            mapping[f.name] = match
+    if not mapping:
+        raise SpecError("say the full names to give the cut fields (e.g. population_total), or give a mapping")
+    return mapping
+
+
 def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: UserLayer) -> Any:
     if kind == "crs":
         if (crs := _crs(text)) is None:
@@ -67,7 +166,11 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
             raise SpecError("a buffer needs a distance (e.g. 500 m)")
         return facts.distances_m[0]
     if kind == "field":  # "by region", "per operator", "of each operator"
-        return _field_grouping(text, entry) or _field_grouping(_EACH.sub("by ", text), entry)
+        found = _field_grouping(text, entry) or _field_grouping(_EACH.sub("by ", text), entry)
+        if found is None and (m := _BY_WORDS.search(text)) and m["word"] not in _layer_nouns(entry):
+            fields = ", ".join(f.name for f in entry.fields)
+            raise SpecError(f"your layer '{entry.name}' has no field '{m['word']}' to group by (its fields: {fields})")
+        return found
     if kind == "fields":
         return _fields_without(text, entry)
     if kind == "geometry":
@@ -75,6 +178,19 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
         if m is None:
             raise SpecError("say which geometry type to keep: points, lines or polygons")
         return {"point": "point", "line": "line", "polygon": "polygon"}[m.group(1).rstrip("s")]
+    if kind == "geometries":  # "one layer of points, one of lines and one of polygons"; all three when none said
+        said = [
+            {"point": "point", "line": "line", "polygon": "polygon"}[w.rstrip("s")] for w in _GEOMETRY.findall(text)
+        ]
+        return list(dict.fromkeys(said)) or ["point", "line", "polygon"]
+    if kind == "parts":  # "merge the overlapping buffers": those that overlap, the others stay apart
+        return bool(re.search(r"\b(?:overlapping|touching|adjacent|connected|intersecting|que\s+se\s+solapan)\b", text))
+    if kind == "where":
+        return _where(text, entry)
+    if kind == "renames":
+        return _renames(question, entry)
+    if kind == "quantity":
+        return "length" if re.search(r"\b(?:length|longitud|longueur|comprimento)s?\b", text) else "area"
     if kind == "filename":
         m = _FILENAME.search(question)
         if m is None:
@@ -92,14 +208,46 @@ class Chain(BaseModel):
 
     layer_id: str
     second_layer_id: str | None = None
+    mask_artifact_id: str | None = None  # the area of interest as the mask (clip to it), instead of a second layer
     operations: list[str]
     args: list[dict[str, Any]]
     implied: list[str] = Field(default_factory=list)
 
 
-def chain_from_facts(facts: PrepassFacts, layers: LayerCatalogue | None) -> Chain | None:
+def _named_by_file(question: str, entries: dict[str, UserLayer]) -> list[str]:
+    """The layers of a file the instruction names by its file name ("the layers in admin.gpkg")."""
+    files = {m.group(1).lower() for m in _FILENAME.finditer(question)}
+    return [e.id for e in entries.values() if {Path(p).name.lower() for p in (e.path, e.source_file) if p} & files]
+
+
+def made_from(entry: UserLayer, source: str) -> bool:
+    """Whether an area of interest whose record says ``source`` ("user.aoi:study_boundary.geojson") was made
+    from the file of ``entry``."""
+    names = {Path(p).name.lower() for p in (entry.path, entry.source_file) if p}
+    said = source.rsplit(":", 1)[-1].strip().lower()
+    return bool(said) and (said in names or Path(said).stem == entry.name.lower())
+
+
+def _named_by_token(text: str, entries: dict[str, UserLayer]) -> list[str]:
+    """Layers named by a word of their name no other layer has, of four digits or more ("in 2023" for
+    flood_2023 beside flood_2024), in the order said."""
+    words = {i: set(layer_words(e.name)) for i, e in entries.items()}
+    hits = []
+    for i, own in words.items():
+        for w in own:
+            unique = w.isdigit() and len(w) >= 4 and not any(w in other for j, other in words.items() if j != i)
+            if unique and (m := re.search(rf"(?<![\w.]){w}(?![\w.])", text)):
+                hits.append((m.start(), i))
+    return [i for _, i in sorted(hits)]
+
+
+def chain_from_facts(
+    facts: PrepassFacts, layers: LayerCatalogue | None, aoi_artifact_id: str | None = None, aoi_source: str = ""
+) -> Chain | None:
     """The chain the instruction asks, or None when it asks no operation of the table. Raises
-    :class:`SpecError` when it asks one but code cannot fill it (no layer of the user's, no CRS said ...)."""
+    :class:`SpecError` when it asks one but code cannot fill it (no layer of the user's, no CRS said ...).
+    With an area of interest (``aoi_source``: where it came from), an operation that takes a mask (clip) takes the
+    area when no second layer is named or the second is the file the area was made from."""
     asked = operations_asked(facts.question)
     if not asked:
         return None
@@ -108,26 +256,58 @@ def chain_from_facts(facts: PrepassFacts, layers: LayerCatalogue | None) -> Chai
     text = normalise(facts.question)
     named = [i for i in dict.fromkeys(layer_id for layer_id, _ in user_layer_hits(text, list(entries.values())))]
     named += [i for i in facts.layers if i in entries and i not in named]
+    named += [i for i in _named_by_file(facts.question, entries) if i not in named]
+    named += [i for i in _named_by_token(text, entries) if i not in named]
+    masks = any(operations()[name].second == "mask" for _, name, _ in asked)
+    mask_id: str | None = None
+    if aoi_artifact_id and masks and (len(named) == 1 or (len(named) > 1 and made_from(entries[named[1]], aoi_source))):
+        mask_id, named = aoi_artifact_id, named[:1]
+    needs_second = any(operations()[name].second for _, name, _ in asked) and mask_id is None
+    own = [i for i in entries if i.startswith("user:")]  # what the user brought (not the catalogue's named areas)
     implied: list[str] = []
-    if not named:
-        if len(entries) != 1:
+    if not named and needs_second and len(own) == 2:  # "flooded in one year but not both": your two layers
+        named = own
+        implied.append("applied to your two layers, " + " and ".join(f"'{entries[i].name}'" for i in named))
+    elif not named:
+        if len(own) != 1:
             raise SpecError(
                 "the instruction names no layer of yours to apply it to"
-                + (f" (yours: {', '.join(e.name for e in entries.values())})" if entries else "")
+                + (f" (yours: {', '.join(entries[i].name for i in own)})" if own else "")
             )
-        only = next(iter(entries.values()))
+        only = entries[own[0]]
         named = [only.id]
         implied.append(f"applied to your only layer, '{only.name}'")
+    elif needs_second and len(named) == 1 and len(own) == 2 and named[0] in own:
+        other = next(i for i in own if i != named[0])
+        named.append(other)
+        implied.append(f"the other layer taken as your layer '{entries[other].name}'")
     subject = entries[named[0]]
     second = named[1] if len(named) > 1 else None
     args: list[dict[str, Any]] = []
     for _, name, _ in asked:
         op = operations()[name]
-        if op.second and second is None:
+        if op.second and second is None and not (op.second == "mask" and mask_id):
             raise SpecError(f"{name.replace('_', ' ')} needs a second layer of yours (name both layers)")
-        args.append({arg: _arg(kind, text, facts.question, facts, subject) for arg, kind in op.args.items()})
+        filled: dict[str, Any] = {}
+        for arg, kind in op.args.items():
+            value = _arg(kind, text, facts.question, facts, subject)
+            if kind == "parts" and not value:
+                continue  # the tool's default: everything merged
+            filled.update(value if arg == "*" else {arg: value})
+        if name == "rename_fields":
+            implied.append(
+                "fields renamed "
+                + ", ".join(f"{a} -> {b}" for a, b in filled["mapping"].items())
+                + " (the cut names in the file's order, the full names in the order said: check the values)"
+            )
+        args.append(filled)
     return Chain(
-        layer_id=subject.id, second_layer_id=second, operations=[n for _, n, _ in asked], args=args, implied=implied
+        layer_id=subject.id,
+        second_layer_id=second,
+        mask_artifact_id=mask_id,
+        operations=[n for _, n, _ in asked],
+        args=args,
+        implied=implied,
     )
 
 
@@ -141,24 +321,37 @@ def compile_chain(chain: Chain) -> Plan:
     other: str | None = None
     if chain.second_layer_id:
         other = b.add("load_layer", f"Load your layer {chain.second_layer_id}", {"layer_id": chain.second_layer_id}, {})
+    dissolved_by: set[str | None] = set()
     for name, args in zip(chain.operations, chain.args, strict=True):
         op = operations()[name]
         inputs = {"layer": s}
         if op.second == "mask":
-            inputs = {"features": s, "mask": str(other)}
+            inputs = {"features": s, "mask": chain.mask_artifact_id or str(other)}
         elif op.second == "b":
             inputs = {"a": s, "b": str(other)}
         elif op.second == "polygons":
             inputs = {"points": s, "polygons": str(other)}
         elif op.second == "candidates":
             inputs = {"features": s, "candidates": str(other)}
+        tool, args = op.tool, dict(args)
+        if op.grouped_tool:  # per value of a field (a table), unless the layer was dissolved by it (per feature)
+            if args.get("by") is not None and args["by"] not in dissolved_by:
+                tool = op.grouped_tool
+            else:
+                args.pop("by", None)
+        if name == "split_geometry_types":  # one layer per family, each from the same input
+            for family in args["geometry"]:
+                b.add(tool, f"keep the {family}s", {"geometry": family}, inputs)
+            continue
         shown = ", ".join(f"{k}={v}" for k, v in args.items() if v is not None)
-        step = b.add(op.tool, f"{name.replace('_', ' ')}" + (f" ({shown})" if shown else ""), args, inputs)
-        if op.tool != "save_layer":  # a save reports; the chain goes on from the layer saved
+        step = b.add(tool, f"{name.replace('_', ' ')}" + (f" ({shown})" if shown else ""), args, inputs)
+        if tool == "dissolve":
+            dissolved_by.add(args.get("by"))
+        if tool != "save_layer":  # a save reports; the chain goes on from the layer saved
             s = step
     if len(b.steps) > 12:
         raise SpecError(f"the instruction asks {len(b.steps)} steps; a plan holds at most 12: split it")
     return Plan(steps=b.steps, rationale="operations: " + " → ".join(chain.operations))
 
 
-__all__ = ["Chain", "chain_from_facts", "compile_chain"]
+__all__ = ["Chain", "chain_from_facts", "compile_chain", "made_from"]

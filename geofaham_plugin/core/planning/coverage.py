@@ -29,6 +29,7 @@ from ..domain.damage import DamageClass
 from ..domain.events import load_events
 from ..domain.feature_classes import class_words
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
+from ..domain.layer_names import user_layer_aliases
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import alias_hits, event_spellings, normalise
@@ -146,13 +147,17 @@ def _metres(value: object) -> str:
     return f"{float(value):,.0f} m" if isinstance(value, (int, float)) else str(value)
 
 
-def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = None) -> list[Constraint]:
-    """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI."""
+def question_constraints(
+    facts: PrepassFacts, *, aoi_artifact_id: str | None = None, aoi_layers: Iterable[str] = ()
+) -> list[Constraint]:
+    """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI. ``aoi_layers``:
+    layers the question names that the area of interest was made from (the area's constraint stands for them)."""
     text = normalise(facts.question)
     found: list[Constraint] = []
     if aoi_artifact_id:
         found.append(Constraint(kind="area_of_interest", value=aoi_artifact_id, phrase="your area of interest"))
-    for layer_id in dict.fromkeys(facts.layers):  # a layer the question names must be read and used
+    skip = set(aoi_layers) if aoi_artifact_id else set()
+    for layer_id in dict.fromkeys(i for i in facts.layers if i not in skip):  # a layer it names must be used
         found.append(Constraint(kind="layer", value=layer_id, phrase=layer_id))
     events = named_event_groups(facts.question)
     if len(events) >= 2:  # a comparison: every disaster it names must be computed, not only the first
@@ -166,24 +171,48 @@ def question_constraints(facts: PrepassFacts, *, aoi_artifact_id: str | None = N
         found.append(Constraint(kind="damage_class", value=classes, phrase=", ".join(classes)))
     for cls in dict.fromkeys(facts.target_entities):
         found.append(Constraint(kind="feature_class", value=cls, phrase=cls))
+    # an everyday operation asked of a layer of yours ("reproject", "dissolve by", "save as x.gpkg") must run; the
+    # words inside its phrase are its own ("merge the overlapping buffers" asks no overlap relation)
+    asked = operations_asked(facts.question) if facts.layers else []
+    spans = [(start, start + len(words)) for start, _, words in asked]
+    per_feature = _per_feature_words(facts.layers)
     if facts.group_by:
         found.append(Constraint(kind="group_by", value=facts.group_by, phrase=f"by {facts.group_by}"))
-    elif m := _type_grouping().search(text):  # "which types ... of each": a breakdown by kind, any kind field
-        found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))
+    elif m := _free_match(_type_grouping(), text, spans, per_feature):
+        found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))  # "which types ... of each"
     vocab = _vocabulary()
     for measure, pattern in vocab["measures"].items():
-        if m := pattern.search(text):
+        if m := _free_match(pattern, text, spans):
             found.append(Constraint(kind="measure", value=measure, phrase=m.group(0)))
     for relation, pattern in vocab["relations"].items():
         if relation == "nearest" and facts.k is not None:
             continue  # "3 nearest" is the k constraint already
-        if m := pattern.search(text):
+        if m := _free_match(pattern, text, spans):
             found.append(Constraint(kind="relation", value=relation, phrase=m.group(0)))
-    if facts.layers:
-        # an everyday operation asked of a layer of yours ("reproject", "dissolve by", "save as x.gpkg") must run
-        for _, name, words in operations_asked(facts.question):
-            found.append(Constraint(kind="operation", value=operations()[name].tool, phrase=words))
+    for _, name, words in asked:
+        found.append(Constraint(kind="operation", value=operations()[name].tool, phrase=words))
     return found
+
+
+def _per_feature_words(layer_ids: Iterable[str]) -> re.Pattern[str] | None:
+    """ "each shelter", "every reef zone": the features of a layer the question names one by one, not groups."""
+    nouns = {a for layer_id in layer_ids for a in user_layer_aliases(str(layer_id).removeprefix("user:"))}
+    if not nouns:
+        return None
+    return re.compile(r"\s*(?:" + "|".join(re.escape(n) for n in sorted(nouns, key=len, reverse=True)) + r")\b")
+
+
+def _free_match(
+    pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]], per_feature: re.Pattern[str] | None = None
+) -> re.Match[str] | None:
+    """The first match of ``pattern`` outside the operations' phrases (and, for groupings, not "each <feature>")."""
+    for m in pattern.finditer(text):
+        if any(start <= m.start() < end for start, end in spans):
+            continue
+        if per_feature is not None and re.search(r"\b(?:each|every)$", m.group(0)) and per_feature.match(text, m.end()):
+            continue
+        return m
+    return None
 
 
 # ------------------------------------------------------------------------------------------ matching
@@ -213,7 +242,7 @@ def _applies_distance(c: Constraint, s: ExecutedStep) -> bool:
 
 
 def _applies_k(c: Constraint, s: ExecutedStep) -> bool:
-    return s.tool == "nearest" and s.args.get("k") == c.value
+    return s.tool in ("nearest", "nearest_neighbours") and s.args.get("k") == c.value
 
 
 def _applies_damage(c: Constraint, s: ExecutedStep) -> bool:
@@ -265,8 +294,8 @@ def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
 _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ...]]] = {
     # measure: (tools that compute it -> the (argument, values) they need, or None for any call; SQL fragments)
     "share": ({"share": None, "raster_stats": ("stat", "share_above")}, ("/",)),
-    "area": ({"zonal_stats": None, "measure": ("quantity", "area")}, ("st_area",)),
-    "length": ({"measure": ("quantity", "length")}, ("st_length",)),
+    "area": ({"zonal_stats": None, "measure": ("quantity", "area"), "add_measure": ("quantity", "area")}, ("st_area",)),
+    "length": ({"measure": ("quantity", "length"), "add_measure": ("quantity", "length")}, ("st_length",)),
     "mean": (
         {"zonal_stats": None, "stats": ("stat", "mean median"), "raster_stats": ("stat", "mean median")},
         ("avg(",),
@@ -301,7 +330,7 @@ def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
     if c.value == "grid":
         return s.tool == "grid_counts" or "floor(" in sql
     if c.value == "nearest":
-        return s.tool == "nearest" or "order by st_distance" in sql
+        return s.tool in ("nearest", "nearest_neighbours") or "order by st_distance" in sql
     if c.value == "near":  # near without a distance: any distance-bounded selection applies it (and states it)
         if s.tool in ("within_distance", "buffer", "nearest"):
             return True
@@ -327,7 +356,12 @@ def _applies_layer(c: Constraint, s: ExecutedStep) -> bool:
 
 
 # tools that apply an operation as part of another ("within a 2 km buffer of the flood": within_distance)
-_OPERATION_ALSO = {"buffer": ("within_distance",), "clip": ("inside",), "dissolve": ("measure",)}
+_OPERATION_ALSO = {
+    "buffer": ("within_distance",),
+    "clip": ("inside",),
+    "dissolve": ("measure",),
+    "add_measure": ("measure",),  # per group: the grouped tool of the operation
+}
 
 
 def _applies_operation(c: Constraint, s: ExecutedStep) -> bool:

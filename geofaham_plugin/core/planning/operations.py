@@ -25,6 +25,7 @@ class Operation(BaseModel):
     said: tuple[str, ...] = Field(min_length=1)  # the patterns that ask for it
     args: dict[str, str] = Field(default_factory=dict)  # argument -> crs, distance, field, fields ...
     second: str | None = None  # the input another layer of the instruction fills
+    grouped_tool: str | None = None  # applies it per value of args.by when no earlier step dissolved by that field
 
 
 @cache

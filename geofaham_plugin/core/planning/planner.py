@@ -271,8 +271,8 @@ class Planner:
         ranked = rank_templates(facts, templates)
         # a question naming a raster of yours ("mean dNBR inside the fire mask") is an analysis of it, not imagery
         own_raster = any(getattr(self.layers.user_layers.get(i), "role", None) == "values" for i in facts.layers)
-        if not failures and not self.always_ask_model and (own_raster or not asks_imagery(facts)):
-            chained = self._chain(facts, store)
+        if not failures and not self.always_ask_model and (own_raster or not asks_imagery(facts, self.layers)):
+            chained = self._chain(facts, store, aoi_artifact_id)
             if chained is not None:
                 return chained
             specced = self._spec(facts, store, aoi_artifact_id, step)
@@ -350,11 +350,14 @@ class Planner:
             failures=failures,
         )
 
-    def _chain(self, facts: PrepassFacts, store: ResponseStore | None) -> PlanResult | None:
+    def _chain(
+        self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None = None
+    ) -> PlanResult | None:
         """The plan of the everyday operations the instruction asks of a layer of yours (reproject, repair,
         dissolve, save as ...), or None when it asks none (or code cannot fill one: coverage then says so)."""
         try:
-            chain = chain_from_facts(facts, self.layers)
+            aoi_source = store.get(aoi_artifact_id).source if store is not None and aoi_artifact_id else ""
+            chain = chain_from_facts(facts, self.layers, aoi_artifact_id, aoi_source)
             if chain is None:
                 return None
             plan = compile_chain(chain)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
 from ..domain.feature_classes import class_words
-from ..domain.layer_names import user_layer_aliases, user_layer_slug
+from ..domain.layer_names import layer_words, user_layer_aliases, user_layer_slug
 from ..domain.time import TimeWindow
 from .facts import PrepassFacts
 
@@ -323,6 +323,11 @@ def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c))
     return text.translate(_PLAIN).lower()
+
+
+def blank_spans(text: str, spans: Iterable[Span]) -> str:
+    """``text`` with the spans blanked (spaces: positions kept)."""
+    return _blank(text, spans)
 
 
 def _blank(text: str, spans: Iterable[Span]) -> str:
@@ -797,6 +802,20 @@ def correct_typos(text: str, events: list[DisasterEvent], protected: Iterable[Sp
 
 
 # --- Pre-pass ----------------------------------------------------------------------------------
+def field_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> list[Span]:
+    """Where the question says a field of a layer it names ("by land use" of a layer with a ``landuse`` field): a
+    field, not a feature class to fetch."""
+    spans: list[Span] = []
+    for entry in entries:
+        if entry.id not in named:
+            continue
+        for f in entry.fields:
+            compact = "".join(layer_words(f.name))
+            if len(compact) < 4:
+                continue
+            pattern = r"[\s_-]?".join(re.escape(c) for c in compact)
+            spans += [m.span() for m in re.finditer(rf"(?<!\w){pattern}s?(?!\w)", text)]
+    return spans
 
 
 def prepass(
@@ -837,7 +856,7 @@ def prepass(
         dates=dates,
         windows=extract_windows(text, event.event_date if event else None) + extract_date_ranges(plain, dated),
         damage_classes=extract_damage_classes(text),
-        target_entities=extract_entities(text),
+        target_entities=extract_entities(_blank(text, field_mentions(text, entries, {i for i, _ in layer_hits}))),
         places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
         wants_count=bool(COUNT_RE.search(text)),
         group_by=group_by,

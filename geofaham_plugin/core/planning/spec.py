@@ -35,7 +35,16 @@ from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import WORDS_FILE, _type_grouping, named_event_groups, question_constraints
 from .facts import PrepassFacts
 from .plan import Plan, PlanStep
-from .prepass import DAMAGE_RE, DISTANCE_RE, ENTITY_WORDS, normalise, user_entries, user_layer_hits
+from .prepass import (
+    DAMAGE_RE,
+    DISTANCE_RE,
+    ENTITY_WORDS,
+    blank_spans,
+    field_mentions,
+    normalise,
+    user_entries,
+    user_layer_hits,
+)
 from .templates import GROUP_BY_FIELDS
 
 SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
@@ -636,10 +645,14 @@ def _hazard_re() -> re.Pattern[str]:
     return _words_re("hazard_words")
 
 
-def asks_imagery(facts: PrepassFacts) -> bool:
+def asks_imagery(facts: PrepassFacts, layers: LayerCatalogue | None = None) -> bool:
     """Whether the question is about imagery or rasters (satellite scenes, indices, burn severity, before/after
-    windows): a workflow template's question, not an analysis of layers."""
-    return bool(facts.windows) or bool(_words_re("imagery_words").search(normalise(facts.question)))
+    windows): a workflow template's question, not an analysis of layers. A field of a layer of yours the question
+    names ("whose severity is high") is not an imagery word."""
+    text = normalise(facts.question)
+    if layers is not None and facts.layers:
+        text = blank_spans(text, field_mentions(text, user_entries(layers), set(facts.layers)))
+    return bool(facts.windows) or bool(_words_re("imagery_words").search(text))
 
 
 def _position(text: str, phrases: Sequence[str]) -> int | None:
@@ -967,7 +980,7 @@ _ZONES_BEFORE = re.compile(
 
 _BY_FIELD = re.compile(
     r"(?<!\w)(?:per|by|grouped\s+by|broken\s+down\s+by|split\s+by|for\s+each|por|par|segun|selon|pour\s+chaque)"
-    r"\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)"
+    r"\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)(?:[\s-](?P<word2>[a-z_]+))?"
 )
 
 
@@ -984,8 +997,12 @@ def _field_grouping(text: str, entry: UserLayer) -> str | None:
     """The field of a layer of yours a question groups by ("per status", "grouped by zone")."""
     for m in _BY_FIELD.finditer(text):
         word = m["word"]
+        two = word + (m["word2"] or "")  # "land use" for a field landuse or land_use
         for f in entry.fields:
             names = {" ".join(layer_words(f.name)), *layer_words(f.name)}
+            compact = "".join(layer_words(f.name))
+            if m["word2"] and two.rstrip("s") == compact.rstrip("s"):
+                return f.name
             if word in names or word.rstrip("s") in names or f"{word}s" in names:
                 return f.name
     return None
