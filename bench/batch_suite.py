@@ -250,6 +250,9 @@ def _read(path: Path) -> gpd.GeoDataFrame | pd.DataFrame:
                 geoms = shapely.from_wkt(table[column].astype(str).to_numpy())
                 return gpd.GeoDataFrame(table.drop(columns=[column]), geometry=geoms, crs=4326)
         return table
+    cpg = path.with_suffix(".cpg")  # its codec said explicitly: a QGIS in the same process clears SHAPE_ENCODING
+    if suffix == ".shp" and cpg.is_file():
+        return gpd.read_file(path, encoding=cpg.read_text(encoding="ascii").strip())
     return gpd.read_file(path)
 
 
@@ -639,7 +642,10 @@ def _g_facilities_shp(path: Path) -> None:
     _same_geometries(got, list(facilities.geometry), 4326, 1e-6)
     for column in ("equipamien", "telefono"):  # names within the DBF's 10 characters, values kept
         _expect(column in got.columns, f"no column {column}")
-    _expect(sorted(got["equipamien"]) == sorted(facilities["equipamien"]), "facility names differ")
+    differ = [
+        (a, b) for a, b in zip(sorted(got["equipamien"]), sorted(facilities["equipamien"]), strict=True) if a != b
+    ]
+    _expect(not differ, f"facility names differ ({len(differ)}, e.g. {differ[:2]})")
     phones = np.sort(got["telefono"].dropna().to_numpy(float)), np.sort(facilities["telefono"].dropna().to_numpy(float))
     _expect(len(phones[0]) == len(phones[1]) and np.allclose(*phones), "telephone numbers lost or changed")
 

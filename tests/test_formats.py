@@ -158,6 +158,23 @@ def test_shapefile_encodings_latin1_cpg_and_utf8_without_cpg(tmp_path):
     assert any("3 text values were UTF-8 read as Latin-1" in n for n in notes)
 
 
+def test_a_utf8_shapefile_reads_right_where_qgis_cleared_shape_encoding(tmp_path):
+    """Inside QGIS its OGR provider sets SHAPE_ENCODING="" for the whole process: GDAL then hands the DBF's bytes
+    over undecoded and a plain read gives "SÃ£o". The reader passes the .cpg's codec itself."""
+    import pyogrio
+
+    places = _places()[["name", "geometry"]]
+    utf = tmp_path / "utf.shp"
+    places.to_file(utf, engine="pyogrio", encoding="UTF-8")
+    pyogrio.set_gdal_config_options({"SHAPE_ENCODING": ""})
+    try:
+        assert "S\u00c3\u00a3o Paulo" in gpd.read_file(utf, engine="pyogrio")["name"].tolist()  # what QGIS did to us
+        gdf, _, _, notes = read_user_file(utf)
+    finally:
+        pyogrio.set_gdal_config_options({"SHAPE_ENCODING": None})
+    assert gdf["name"].tolist() == ["São Paulo", "Zürich", "Córdoba"] and not any("Latin-1" in n for n in notes)
+
+
 def test_truncated_shapefile_names_are_reported_and_restored(tmp_path):
     path = tmp_path / "census.shp"
     with pytest.warns(UserWarning):  # GDAL itself cuts the names to 10 characters

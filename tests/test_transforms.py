@@ -357,3 +357,72 @@ def test_manifest_tool_lists_a_user_file(ctx, tmp_path):
     assert table.to_dict("records") == [
         {"value": "pts", "crs": "none (EPSG:4326 assumed)", "geometry": "Point", "count": 2, "fields": "beds (integer)"}
     ]
+
+
+# ------------------------------------------------------------------- filter, rename, per-feature measures
+def test_filter_where_numeric_text_digits_and_equality_ignoring_case():
+    gdf = gpd.GeoDataFrame(
+        {"beds": ["12", "5", None, "30", "7"], "status": ["Open", "closed", "OPEN ", "open", None]},
+        geometry=[Point(i, 0) for i in range(5)],
+        crs=4326,
+    )
+    big, changes = tf.filter_where(gdf, "beds", ">", 10)
+    assert big["beds"].tolist() == ["12", "30"] and changes.removed == 3
+    assert changes.notes == ["1 features without a value in beds left out"]
+    assert tf.filter_where(gdf, "beds", "<=", "5")[0]["beds"].tolist() == ["5"]
+    opened, _ = tf.filter_where(gdf, "status", "=", "open")
+    assert opened.index.tolist() == [0, 2, 3]  # case and surrounding blanks ignored
+    assert tf.filter_where(gdf, "status", "!=", "open")[0].index.tolist() == [1]  # no value: neither
+    with pytest.raises(ToolFailed, match="does not hold numbers"):
+        tf.filter_where(gdf, "status", ">", 3)
+    thousands = gdf.assign(beds=["12", "5", None, "30", "1,200"])  # a thousands separator is not guessed away
+    with pytest.raises(ToolFailed, match="'1,200'"):
+        tf.filter_where(thousands, "beds", ">", 10)
+    with pytest.raises(ToolFailed):
+        tf.filter_where(gdf, "nope", "=", 1)
+
+
+def test_rename_fields_refuses_a_taken_name():
+    gdf = gpd.GeoDataFrame({"POPULATIO": [1], "NAME": ["a"]}, geometry=[Point(0, 0)], crs=4326)
+    out, changes = tf.rename_fields(gdf, {"POPULATIO": "POPULATION"})
+    assert list(out.columns) == ["POPULATION", "NAME", "geometry"] and changes.notes == ["POPULATIO renamed POPULATION"]
+    with pytest.raises(ToolFailed, match="exists already"):
+        tf.rename_fields(gdf, {"POPULATIO": "NAME"})
+
+
+def test_add_measure_is_geodesic_per_feature_in_any_crs():
+    squares = metric_layer([box(0, 0, 1000, 1000), box(0, 2000, 500, 2500)], name=["a", "b"]).to_crs(local_tm())
+    out, _ = tf.add_measure(squares, "area")
+    truth = [geodesic_m2(g) / 1e6 for g in squares.to_crs(4326).geometry]
+    assert np.allclose(out["area_km2"], truth, rtol=1e-6) and np.allclose(out["area_km2"], [1.0, 0.25], rtol=1e-3)
+    assert np.allclose(out["area_ha"], out["area_km2"] * 100) and out.crs == squares.crs  # geometry unchanged
+    lines = metric_layer([LineString([(0, 0), (3000, 4000)])])
+    km = tf.add_measure(lines, "length")[0]["length_km"].iloc[0]
+    lon, lat = np.array(lines.geometry.iloc[0].coords).T
+    assert math.isclose(km, GEOD.line_length(lon, lat) / 1e3, rel_tol=1e-9) and math.isclose(km, 5.0, rel_tol=1e-3)
+    with pytest.raises(ToolFailed, match="no area"):
+        tf.add_measure(metric_layer([Point(0, 0)]), "area")
+
+
+def test_dissolve_into_connected_parts_keeps_separate_ones_apart():
+    from geofaham_plugin.core.engines.vector_ops import dissolve
+
+    gdf = metric_layer(
+        [box(0, 0, 100, 100), box(50, 50, 150, 150), box(1000, 0, 1100, 100), box(0, 500, 10, 510)],
+        kind=["a", "a", "a", "b"],
+    )
+    parts = dissolve(gdf, None, parts=True)
+    assert sorted(parts["count"]) == [1, 1, 2] and len(parts) == 3
+    merged = parts[parts["count"] == 2].geometry.iloc[0]
+    assert math.isclose(merged.area, gdf.geometry.iloc[0].union(gdf.geometry.iloc[1]).area, rel_tol=1e-9)
+    by_kind = dissolve(gdf, "kind", parts=True)
+    assert sorted(zip(by_kind["kind"], by_kind["count"], strict=True)) == [("a", 1), ("a", 2), ("b", 1)]
+    assert len(dissolve(gdf, None)) == 1 and dissolve(gdf, None)["count"].tolist() == [4]
+
+
+def test_centroid_of_a_shape_across_the_antimeridian_lies_on_it_not_at_zero():
+    across = MultiPolygon([box(179.0, -17.0, 180.0, -16.0), box(-180.0, -17.0, -179.0, -16.0)])
+    out, _ = tf.centroids(gpd.GeoDataFrame(geometry=[across], crs=4326))
+    c = out.geometry.iloc[0]
+    assert abs(abs(c.x) - 180.0) < 1e-6 and abs(c.y + 16.5) < 0.01, c
+    assert tf.continuous_lonlat(across).bounds[0] >= 179.0 - 1e-9  # one shape 179..181, not a 358° band

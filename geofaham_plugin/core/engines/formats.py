@@ -19,6 +19,7 @@ writes by extension and reads the file back to check it (CRS, geometry types, fe
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -144,7 +145,11 @@ def _read_ogr(path: Path, layer: str | None, kind: Kind, field_map: dict[str, st
         info = pyogrio.read_info(path, layer=chosen)
         if not info.get("geometry_type"):
             raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
-        gdf = gpd.read_file(path, layer=chosen if len(layers) > 1 else None, engine="pyogrio")
+        # the .cpg's codec passed explicitly: inside QGIS, its OGR provider clears GDAL's SHAPE_ENCODING for the
+        # whole process, and a UTF-8 DBF would otherwise be decoded as Latin-1
+        encoding = cpg_encoding(path) if kind == "shapefile" else None
+        options = {"encoding": encoding} if encoding else {}
+        gdf = gpd.read_file(path, layer=chosen if len(layers) > 1 else None, engine="pyogrio", **options)
     except ToolFailed:
         raise
     except Exception as exc:  # noqa: BLE001
@@ -364,6 +369,23 @@ def _tidy_kml(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 
 # ------------------------------------------------------------------------------------- shapefile
 _MOJIBAKE = re.compile("[\u00c2-\u00f4][\u0080-\u00bf]")  # UTF-8 lead and continuation bytes read as Latin-1
+
+
+def cpg_encoding(path: Path) -> str | None:
+    """The Python codec a shapefile's ``.cpg`` names (UTF-8, ISO-8859-1, 1252 ...), or None when there is no
+    readable one."""
+    cpg = next((p for p in (path.with_suffix(".cpg"), path.with_suffix(".CPG")) if p.is_file()), None)
+    if cpg is None:
+        return None
+    try:
+        name = cpg.read_text(encoding="ascii", errors="ignore").strip()
+    except OSError:
+        return None
+    name = f"cp{name}" if name.isdigit() else name
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
 
 
 def _fix_mojibake(value: Any) -> Any:

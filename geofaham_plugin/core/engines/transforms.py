@@ -491,8 +491,11 @@ def filter_where(
     numbers = pd.to_numeric(column, errors="coerce")
     numeric = numbers.notna().sum() > 0 and numbers.notna().sum() == column.notna().sum()
     if op in (">", ">=", "<", "<=") and not numeric:
+        odd = column[numbers.isna() & column.notna()].astype(str).head(2).tolist()
         raise ToolFailed(
-            f"field '{field}' does not hold numbers", kind="invalid_input", hint="compare a numeric field, or use ="
+            f"field '{field}' does not hold numbers only (e.g. {', '.join(repr(v) for v in odd)})",
+            kind="invalid_input",
+            hint="compare a numeric field, or coerce its type first (a value like '1,200' is not read as a number)",
         )
     if numeric and not isinstance(value, (int, float)):
         try:
