@@ -3,7 +3,7 @@
 # is already there and skips itself. Everything heavy is cached outside the repository, in
 # $GEOFAHAM_CACHE (default ~/.cache/geofaham):
 #   venv-<hash>/        the project venv (Debian's python3.11, system site packages for PyQGIS)
-#   wheels/<cpu>/       the llama-cpp-python wheel built for this CPU (-march=native)
+#   wheels/<build>/     the llama-cpp-python wheel built for this CPU's instruction sets (no AMX)
 #   models/             the embedded GGUF models, joined and hash-checked
 #
 # Stages (all by default): apt  venv  llama  models  postgis  db
@@ -29,7 +29,18 @@ REQ_HASH="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-dev.txt" | sha256su
 VENV="$CACHE/venv-$REQ_HASH"
 
 LLAMA_VERSION=0.3.36
-CPU_KEY="$(uname -m)-$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum | cut -c1-10)"
+CPU_FLAGS=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+# The instruction sets llama.cpp is built for: what this CPU says it has, never AMX. -march=native turns AMX on
+# where the CPU lists it, and a virtual machine that lists AMX without enabling its register state (Firecracker
+# here) kills the server with a general protection fault at the first matrix product. LLAMA_BUILD names the
+# recipe: a changed recipe is a new wheel, never the cached one.
+LLAMA_BUILD=explicit-isa-no-amx
+LLAMA_CMAKE="-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI avx512f:AVX512 avx512vbmi:AVX512_VBMI \
+            avx512_vnni:AVX512_VNNI avx512_bf16:AVX512_BF16; do
+  [[ "$CPU_FLAGS" == *" ${pair%%:*} "* ]] && LLAMA_CMAKE+=" -DGGML_${pair#*:}=ON"
+done
+CPU_KEY="$(uname -m)-$(printf '%s %s' "$LLAMA_BUILD" "$LLAMA_CMAKE" | sha256sum | cut -c1-10)"
 WHEELDIR="$CACHE/wheels/$CPU_KEY"
 
 QWEN_FILE="$CACHE/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -103,19 +114,22 @@ assert rasterio.__gdal_version__.startswith('3.6'), rasterio.__gdal_version__" |
 # ------------------------------------------------------------------------------------------- llama
 stage_llama() {
   [ -x "$VENV/bin/python" ] || stage_venv
-  if "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server, uvicorn; assert llama_cpp.__version__ == '$LLAMA_VERSION'" 2>/dev/null; then
-    log "llama: llama-cpp-python $LLAMA_VERSION (server) installed"; return
+  if [ "$(cat "$VENV/.llama-build" 2>/dev/null)" = "$CPU_KEY" ] &&
+     "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server, uvicorn; assert llama_cpp.__version__ == '$LLAMA_VERSION'" 2>/dev/null; then
+    log "llama: llama-cpp-python $LLAMA_VERSION (server, build $CPU_KEY) installed"; return
   fi
   mkdir -p "$WHEELDIR"
   if ! ls "$WHEELDIR"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     log "llama: building llama-cpp-python $LLAMA_VERSION for this CPU (~7 min, once; cached in $WHEELDIR)"
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF" \
-      "$VENV/bin/pip" wheel -q --no-deps -w "$WHEELDIR.tmp" "llama-cpp-python==$LLAMA_VERSION"
+    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF $LLAMA_CMAKE" \
+      "$VENV/bin/pip" wheel -q --no-cache-dir --no-deps -w "$WHEELDIR.tmp" "llama-cpp-python==$LLAMA_VERSION"
     mv "$WHEELDIR.tmp"/llama_cpp_python-*.whl "$WHEELDIR/"
     rm -rf "$WHEELDIR.tmp"
   fi
+  "$VENV/bin/pip" install -q --force-reinstall --no-deps "$WHEELDIR"/llama_cpp_python-"$LLAMA_VERSION"-*.whl
   "$VENV/bin/pip" install -q --find-links "$WHEELDIR" "llama-cpp-python[server]==$LLAMA_VERSION"
+  echo "$CPU_KEY" > "$VENV/.llama-build"
 }
 
 # ------------------------------------------------------------------------------------------ models

@@ -335,16 +335,26 @@ def describe_fields(gdf: gpd.GeoDataFrame) -> list[UserField]:
     return out
 
 
-def guess_name_field(fields: list[UserField]) -> str | None:
+def guess_name_field(fields: list[UserField], count: int | None = None) -> str | None:
     """The obvious name attribute: a text field called name (nombre, nom, nome, title, label), else the one
-    text field whose name ends in "name"; None when there is none or several."""
+    text field whose name ends in "name", else (``count``: the layer's features) the one text identifier with a
+    value on every feature, each different ("wp_id": WP20, WP21 ...); None when there is none or several."""
     text = [f for f in fields if f.type == "text"]
     by_lower = {f.name.lower(): f.name for f in text}
     for candidate in NAME_FIELDS:
         if candidate in by_lower:
             return by_lower[candidate]
     ending = [f.name for f in text if re.search(r"(?:^|_|[a-z])name$", f.name.lower()) or f.name.endswith("Name")]
-    return ending[0] if len(ending) == 1 else None
+    if ending:
+        return ending[0] if len(ending) == 1 else None
+    ids = [
+        f.name
+        for f in text
+        if count
+        and f.distinct == count
+        and (re.search(r"(?:^|_)(?:id|code|ref|key)$", f.name.lower()) or re.search(r"[a-z]I[Dd]$", f.name))
+    ]
+    return ids[0] if len(ids) == 1 else None
 
 
 def check_lonlat(gdf: gpd.GeoDataFrame, name: str) -> None:
@@ -413,7 +423,7 @@ def describe_user_layer(
         crs=crs,
         feature_count=len(gdf),
         fields=fields,
-        name_field=guess_name_field(fields),
+        name_field=guess_name_field(fields, len(gdf)),
         aliases=user_layer_aliases(name),
         attribution=f"the user's own layer '{name}' ({where})",
         limitations=limitations,

@@ -383,7 +383,10 @@ class Orchestrator:
                 for i in record.facts.layers
                 if (e := self.layers.user_layers.get(i)) is not None and made_from(e, source)
             ]
-        wanted = question_constraints(record.facts, aoi_artifact_id=record.aoi_artifact_id, aoi_layers=aoi_layers)
+        entries = {i: e for i in record.facts.layers if (e := self.layers.user_layers.get(i)) is not None}
+        wanted = question_constraints(
+            record.facts, aoi_artifact_id=record.aoi_artifact_id, aoi_layers=aoi_layers, entries=entries
+        )
         while True:
             executed = self._executed(record)
             record.constraints = check_coverage(wanted, executed)

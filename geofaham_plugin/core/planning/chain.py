@@ -18,11 +18,13 @@ from pydantic import BaseModel, Field
 
 from ..domain.layer_names import layer_words, user_layer_aliases
 from ..engines.layers import LayerCatalogue, UserLayer
+from .coverage import question_constraints
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
 from .prepass import normalise, user_entries, user_layer_hits
-from .spec import _PEOPLE, _POPULATION_FIELDS, SpecError, _Builder, _field_grouping
+from .spec import SpecError, _Builder, _field_grouping, _layer_filters
+from .values import WhereNotSaid, where_said
 
 ArgKind = str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity
 
@@ -44,21 +46,6 @@ _GEOMETRY = re.compile(r"\b(points?|lines?|polygons?)\b")
 _K = re.compile(r"\b(\d+|one|two|three|four|five)\s+nearest\b")
 _EACH = re.compile(r"\b(?:of|for|around)?\s*(?:each|every)\s+")
 _K_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_COMPARE = re.compile(
-    r"(?P<op>more\s+than|greater\s+than|higher\s+than|bigger\s+than|larger\s+than|over|above|exceeding|at\s+least"
-    r"|less\s+than|fewer\s+than|lower\s+than|smaller\s+than|under|below|at\s+most|no\s+more\s+than"
-    r"|mas\s+de|plus\s+de|mais\s+de|menos\s+de|moins\s+de)\s+(?P<value>\d[\d.,]*)(?:\s+(?P<unit>[a-z_]+))?"
-)
-_OPS = {
-    "more than": ">", "greater than": ">", "higher than": ">", "bigger than": ">", "larger than": ">", "over": ">",
-    "above": ">", "exceeding": ">", "at least": ">=", "less than": "<", "fewer than": "<", "lower than": "<",
-    "smaller than": "<", "under": "<", "below": "<", "at most": "<=", "no more than": "<=", "mas de": ">",
-    "plus de": ">", "mais de": ">", "menos de": "<", "moins de": "<",
-}  # fmt: skip
-_EQUALS = re.compile(
-    r"(?:whose|where|with|cuy[oa]s?|cuj[oa]s?|dont)\s+(?:the\s+|le\s+|la\s+|l')?(?P<field>[\w-]+(?:\s[\w-]+)?)\s+"
-    r"(?P<neg>is\s+not|isn't|is|are|equals?|==?|es|est|e|sea|seja)\s+(?:['\"])?(?P<value>[\w-]+(?:\s[\w-]+)?)"
-)
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
 
 
@@ -93,50 +80,11 @@ def _fields_without(text: str, entry: UserLayer) -> list[str] | None:
     return said or None  # None: every field
 
 
-def _said_field(text: str, entry: UserLayer, numeric: bool, before: int) -> str | None:
-    """The field of ``entry`` said nearest before position ``before`` (its name as words, or a population
-    field for "inhabitants", "people" ...)."""
-    best: tuple[int, str] | None = None
-    for f in entry.fields:
-        if numeric and f.type not in ("integer", "real"):
-            continue
-        spelled = r"[\s_-]?".join(re.escape(c) for c in "".join(layer_words(f.name)))
-        for m in re.finditer(rf"(?<!\w){spelled}s?(?!\w)", text):
-            distance = abs(before - m.start())
-            if best is None or distance < best[0]:
-                best = (distance, f.name)
-    if best is None and numeric and _PEOPLE.search(text):
-        return next((f.name for f in entry.fields if set(layer_words(f.name)) & _POPULATION_FIELDS), None)
-    return best[1] if best else None
-
-
 def _where(text: str, entry: UserLayer) -> dict[str, Any]:
-    """field, op and value of the comparison said: "with more than 5000 inhabitants", "whose severity is high"."""
-    if m := _COMPARE.search(text):
-        value = float(m["value"].replace(",", "")) if m["value"].count(",") else float(m["value"].rstrip("."))
-        tail = m["unit"] or ""
-        field = _said_field(text[m.start() :] if tail else "", entry, True, 0) if tail else None
-        field = field or _said_field(text, entry, True, m.start())
-        if field is None:
-            numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
-            raise SpecError(
-                f"say which field to compare with {m['value']}"
-                + (f" (numbers: {', '.join(numeric)})" if numeric else "")
-            )
-        return {"field": field, "op": _OPS[" ".join(m["op"].split())], "value": value}
-    for m in _EQUALS.finditer(text):
-        field = _said_field(m["field"], entry, False, 0)
-        if field is None:
-            continue
-        said = m["value"]
-        values = getattr(entry.field(field), "values", None)
-        if values:  # the value as in the data, or the first of its words that is one
-            by_text = {str(v).casefold(): str(v) for v in values}
-            said = next((by_text[w] for w in (said, said.split()[0]) if w in by_text), None)
-            if said is None:
-                continue
-        return {"field": field, "op": "!=" if m["neg"] in ("is not", "isn't") else "=", "value": said}
-    raise SpecError("say the field and the value to keep (e.g. 'with population over 5000', 'whose status is open')")
+    try:
+        return where_said(text, entry)
+    except WhereNotSaid as exc:
+        raise SpecError(str(exc)) from exc
 
 
 def _renames(question: str, entry: UserLayer) -> dict[str, str]:
@@ -212,6 +160,10 @@ class Chain(BaseModel):
     operations: list[str]
     args: list[dict[str, Any]]
     implied: list[str] = Field(default_factory=list)
+    # the values of the layers the instruction singles out ("functional water points", "in camp Bravo"): kept
+    # before the operations run, field -> values as the data spells them
+    filters: dict[str, list[str]] = Field(default_factory=dict)
+    second_filters: dict[str, list[str]] = Field(default_factory=dict)
 
 
 def _named_by_file(question: str, entries: dict[str, UserLayer]) -> list[str]:
@@ -258,6 +210,10 @@ def chain_from_facts(
     named += [i for i in facts.layers if i in entries and i not in named]
     named += [i for i in _named_by_file(facts.question, entries) if i not in named]
     named += [i for i in _named_by_token(text, entries) if i not in named]
+    if {name for _, name, _ in asked} == {"filter_where"} and (
+        len(named) > 1 or any(c.kind in ("relation", "distance") for c in question_constraints(facts))
+    ):
+        return None  # "water points with more than 5000 litres in camp Bravo": a condition of an analysis spec
     masks = any(operations()[name].second == "mask" for _, name, _ in asked)
     mask_id: str | None = None
     if aoi_artifact_id and masks and (len(named) == 1 or (len(named) > 1 and made_from(entries[named[1]], aoi_source))):
@@ -265,6 +221,8 @@ def chain_from_facts(
     needs_second = any(operations()[name].second for _, name, _ in asked) and mask_id is None
     own = [i for i in entries if i.startswith("user:")]  # what the user brought (not the catalogue's named areas)
     implied: list[str] = []
+    if not named and (facts.event_id is not None or facts.target_entities or facts.damage_classes):
+        return None  # "count the structures in each damage class of the Eaton fire": the disaster's, not yours
     if not named and needs_second and len(own) == 2:  # "flooded in one year but not both": your two layers
         named = own
         implied.append("applied to your two layers, " + " and ".join(f"'{entries[i].name}'" for i in named))
@@ -301,6 +259,13 @@ def chain_from_facts(
                 + " (the cut names in the file's order, the full names in the order said: check the values)"
             )
         args.append(filled)
+    # "how many water points with a capacity over 5000 in each camp": a condition on the layer's own fields picks the
+    # features the other operations work on, wherever the instruction says it
+    first = [i for i, (_, name, _) in enumerate(asked) if name == "filter_where" and subject.field(args[i]["field"])]
+    order = first + [i for i in range(len(asked)) if i not in first]
+    asked, args = [asked[i] for i in order], [args[i] for i in order]
+    filters = {} if "filter_where" in [n for _, n, _ in asked] else _layer_filters(text, subject, names=False)
+    second_filters = _layer_filters(text, entries[second], names=True) if second else {}
     return Chain(
         layer_id=subject.id,
         second_layer_id=second,
@@ -308,7 +273,21 @@ def chain_from_facts(
         operations=[n for _, n, _ in asked],
         args=args,
         implied=implied,
+        filters=filters,
+        second_filters=second_filters,
     )
+
+
+def _kept(b: _Builder, s: str, filters: dict[str, list[str]]) -> str:
+    """filter_values steps keeping the values the instruction singles out of the layer step ``s`` made."""
+    for field, values in filters.items():
+        s = b.add(
+            "filter_values",
+            f"Keep those whose {field} is {' or '.join(values)}",
+            {"field": field, "values": values},
+            {"layer": s},
+        )
+    return s
 
 
 def compile_chain(chain: Chain) -> Plan:
@@ -317,10 +296,15 @@ def compile_chain(chain: Chain) -> Plan:
     if chain.operations == ["file_manifest"]:  # the file's layers, CRS, types and counts: no layer to load
         b.add("file_manifest", "List the layers of the file", {"layer_id": chain.layer_id}, {})
         return Plan(steps=b.steps, rationale="operations: file_manifest")
-    s = b.add("load_layer", f"Load your layer {chain.layer_id}", {"layer_id": chain.layer_id}, {})
+    s = _kept(
+        b, b.add("load_layer", f"Load your layer {chain.layer_id}", {"layer_id": chain.layer_id}, {}), chain.filters
+    )
     other: str | None = None
     if chain.second_layer_id:
-        other = b.add("load_layer", f"Load your layer {chain.second_layer_id}", {"layer_id": chain.second_layer_id}, {})
+        loaded = b.add(
+            "load_layer", f"Load your layer {chain.second_layer_id}", {"layer_id": chain.second_layer_id}, {}
+        )
+        other = _kept(b, loaded, chain.second_filters)
     dissolved_by: set[str | None] = set()
     for name, args in zip(chain.operations, chain.args, strict=True):
         op = operations()[name]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -32,8 +32,12 @@ from ..domain.language import damage_class_name, feature_class_name, phrase, phr
 from ..domain.layer_names import user_layer_aliases
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
-from .prepass import alias_hits, event_spellings, normalise
+from .prepass import alias_hits, event_spellings, normalise, user_layer_hits
 from .templates import GROUP_BY_FIELDS
+from .values import ZONES_BEFORE, comparisons, narrows, value_matches, yes_no_said
+
+if TYPE_CHECKING:
+    from ..engines.layers import UserLayer
 
 WORDS_FILE = Path(__file__).with_name("data") / "constraint_words.json"
 
@@ -49,6 +53,9 @@ ConstraintKind = Literal[
     "measure",
     "relation",
     "operation",
+    "attribute",
+    "comparison",
+    "zones",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid"]
@@ -89,6 +96,9 @@ class Constraint(BaseModel):
             "measure": {"measure": _word("measure", self.value, lang)},
             "relation": {"relation": _word("relation", self.value, lang)},
             "operation": {"operation": str(self.value).replace("_", " ")},
+            "attribute": {"field": values[0], "values": ", ".join(values[1:])},
+            "comparison": {"phrase": self.phrase},
+            "zones": {"layer": str(self.value).removeprefix("user:")},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
@@ -148,10 +158,15 @@ def _metres(value: object) -> str:
 
 
 def question_constraints(
-    facts: PrepassFacts, *, aoi_artifact_id: str | None = None, aoi_layers: Iterable[str] = ()
+    facts: PrepassFacts,
+    *,
+    aoi_artifact_id: str | None = None,
+    aoi_layers: Iterable[str] = (),
+    entries: Mapping[str, UserLayer] | None = None,
 ) -> list[Constraint]:
-    """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI. ``aoi_layers``:
-    layers the question names that the area of interest was made from (the area's constraint stands for them)."""
+    """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI, and what it says
+    of the values of the layers of yours it names (``entries``: those layers by id). ``aoi_layers``: layers the
+    question names that the area of interest was made from (the area's constraint stands for them)."""
     text = normalise(facts.question)
     found: list[Constraint] = []
     if aoi_artifact_id:
@@ -191,6 +206,41 @@ def question_constraints(
             found.append(Constraint(kind="relation", value=relation, phrase=m.group(0)))
     for _, name, words in asked:
         found.append(Constraint(kind="operation", value=operations()[name].tool, phrase=words))
+    found += _value_constraints(facts, text, entries or {})
+    return found
+
+
+def _value_constraints(facts: PrepassFacts, text: str, entries: Mapping[str, UserLayer]) -> list[Constraint]:
+    """What the question says of the values of a layer of yours it names: a category value or a feature's name
+    ("open clinics", "camp Bravo"), a yes/no field as an adjective ("functional water points"), and number
+    comparisons ("more than 5000 litres"); each must be applied by a step that filters on it."""
+    found: list[Constraint] = []
+    # a disaster's or place's name is the event's ("clinics in the Valencia flood"), not a value of a field
+    for spelling, _ in alias_hits(text, load_events()):
+        text = re.sub(rf"(?<!\w){re.escape(spelling)}(?!\w)", " ", text)
+    for layer_id in dict.fromkeys(facts.layers):
+        entry = entries.get(layer_id)
+        if entry is None:
+            continue
+        nouns = {normalise(a) for a in user_layer_aliases(layer_id.removeprefix("user:"))}
+        for f in entry.fields:
+            if (said := yes_no_said(text, f)) is not None:
+                if narrows(f, said[1]):
+                    found.append(Constraint(kind="attribute", value=[f.name, *map(str, said[1])], phrase=said[0]))
+            elif f.type == "text" and f.values:
+                hits = [v for v in value_matches(text, [str(v) for v in f.values]) if normalise(v) not in nouns]
+                if hits and narrows(f, hits):
+                    found.append(Constraint(kind="attribute", value=[f.name, *hits], phrase=", ".join(hits)))
+    # "the wells in each camp", "per evacuation zone": one result per polygon of that layer of yours for what another
+    # layer holds ("the centroid of each reef zone" is of the zones themselves)
+    for layer_id, (start, _) in user_layer_hits(text, [e for e in entries.values() if e.role == "area"]):
+        others = [i for i in facts.layers if i != layer_id]
+        if others and ZONES_BEFORE.search(text[max(0, start - 24) : start]):
+            found.append(Constraint(kind="zones", value=layer_id, phrase=text[max(0, start - 8) : start].split()[-1]))
+    said_numbers = [*facts.distances_m, *([facts.k] if facts.k is not None else [])]
+    for words, number in comparisons(text):
+        if not any(_close(number, float(n)) for n in said_numbers):
+            found.append(Constraint(kind="comparison", value=number, phrase=words))
     return found
 
 
@@ -368,6 +418,27 @@ def _applies_operation(c: Constraint, s: ExecutedStep) -> bool:
     return s.tool == c.value or s.tool in _OPERATION_ALSO.get(str(c.value), ())
 
 
+def _applies_attribute(c: Constraint, s: ExecutedStep) -> bool:
+    field, *values = [str(v) for v in c.value] if isinstance(c.value, list) else [str(c.value)]
+    if s.tool in ("filter_values", "filter_where") and s.args.get("field") == field:
+        kept = s.args.get("values", [s.args.get("value")])
+        return any(str(v).casefold() == str(k).casefold() for v in values for k in kept or [])
+    sql = _sql(s)
+    return bool(sql) and field.lower() in sql and any(v.lower() in sql for v in values)
+
+
+def _applies_comparison(c: Constraint, s: ExecutedStep) -> bool:
+    if s.tool == "filter_where":
+        return _close(s.args.get("value"), float(c.value))  # type: ignore[arg-type]
+    if sql := _sql(s):
+        return any(_close(n, float(c.value)) for n in re.findall(r"\d+(?:\.\d+)?", sql))  # type: ignore[arg-type]
+    return any(_close(s.args.get(k), float(c.value)) for k in ("threshold", "min_value", "max_value", "above", "below"))  # type: ignore[arg-type]
+
+
+def _applies_zones(c: Constraint, s: ExecutedStep) -> bool:
+    return bool({"zones", "polygons"} & set(s.inputs))
+
+
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
     return c.value in s.inputs.values()
 
@@ -384,6 +455,9 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "measure": _applies_measure,
     "relation": _applies_relation,
     "operation": _applies_operation,
+    "attribute": _applies_attribute,
+    "comparison": _applies_comparison,
+    "zones": _applies_zones,
 }
 
 

@@ -214,9 +214,10 @@ GROUP_WORDS: dict[str, str] = {
     "damage class": r"damage(?:\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|states?|status))?|severity"
     r"|(?:class(?:es?)?|clases?|categorias?|categories|nive(?:l|is|les)|niveaux?|graus?|grados?|degres?)"
     r"\s+de\s+(?:danos?|dommages?|degats)",
-    "neighbourhood": r"neighbou?rhoods?|districts?|suburbs?",
+    "neighbourhood": r"neighbou?rhoods?|districts?|suburbs?|barrios?|distritos?|quartiers?|bairros?",
     "community": r"communit(?:y|ies)",
-    "city": r"cit(?:y|ies)|towns?|municipalit(?:y|ies)",
+    "city": r"cit(?:y|ies)|towns?|municipalit(?:y|ies)|municipios?|ciudad(?:es)?|villes?|communes?|municipalites?"
+    r"|cidades?",
     "postcode": r"(?:zip|post(?:al)?)\s*codes?",
 }
 
@@ -299,7 +300,7 @@ DAMAGE_RE = re.compile(
     + r")\b"
 )
 GROUP_RE = re.compile(
-    r"\b(?:by|per|for\s+(?:each|every)|grouped\s+by|broken\s+down\s+by|split\s+(?:by|across|into|among)"
+    r"\b(?:by|per|(?:for|in|of|within)\s+(?:each|every)|en\s+cada|por\s+cada|dans\s+chaque|pour\s+chaque|em\s+cada|grouped\s+by|broken\s+down\s+by|split\s+(?:by|across|into|among)"
     r"|broken\s+down\s+(?:across|into)|por|par|segun|selon)\s+(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+|a\s+|o\s+|les\s+|los\s+|las\s+|os\s+|as\s+)?(?:"
     + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
     + r")\b"

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from ..agents.base import get_tool
+from ..agents.transforms import WhereArgs
 from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import get_event, load_events
 from ..domain.feature_classes import feature_class_specs, kinds_name
@@ -46,6 +47,12 @@ from .prepass import (
     user_layer_hits,
 )
 from .templates import GROUP_BY_FIELDS
+from .values import PEOPLE as _PEOPLE
+from .values import POPULATION_FIELDS as _POPULATION_FIELDS
+from .values import ZONES_BEFORE as _ZONES_BEFORE
+from .values import WhereNotSaid, comparisons, narrows, where_said, yes_no_said
+from .values import position as _position
+from .values import value_matches as _value_matches
 
 SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
 RelationKind = Literal["inside", "outside", "within", "beyond", "nearest"]
@@ -79,6 +86,18 @@ class SetRef(BaseModel):
         description="field -> values to keep (structure type, category ...), exactly as in the data",
     )
     raster: bool = Field(default=False, description="layer sets: a raster of values (population ...), not features")
+    where: WhereArgs | None = Field(default=None, description="layer sets: a condition on a field ('capacity > 5000')")
+
+    def conditions(self) -> str:
+        """The filters and the condition in the data's terms: "(functional: yes; capacity_l > 5000)", or ""."""
+        said = [f"{k}: {', '.join(v)}" for k, v in self.filters.items()]
+        if self.where is not None:
+            said.append(
+                f"{self.where.field} {self.where.op} {self.where.value:g}"
+                if isinstance(self.where.value, float)
+                else f"{self.where.field} {self.where.op} {self.where.value}"
+            )
+        return f" ({'; '.join(said)})" if said else ""
 
     @model_validator(mode="after")
     def _complete(self) -> SetRef:
@@ -170,8 +189,7 @@ class AnalysisSpec(BaseModel):
         event = _event_name(subject.event_id or (self.relation.reference.event_id if self.relation else None))
         of_event = phrase("label.of_event", lang, event=event)
         text = what + (of_event if event and subject.kind in ("damage", "hazard") else "")
-        if subject.filters:  # the values as the data spells them: "(STRUCTURETYPE: School)"
-            text += " (" + "; ".join(f"{k}: {', '.join(v)}" for k, v in subject.filters.items()) + ")"
+        text += subject.conditions()  # the values as the data spells them: "(STRUCTURETYPE: School)"
         if self.relation:
             text += " " + self._relation_text(lang)
         if self.zones is not None:
@@ -196,6 +214,7 @@ class AnalysisSpec(BaseModel):
             what = phrase("label.your_aoi", lang)
         else:
             what = reference.describe(lang)
+        what += reference.conditions()  # "inside your layer camps (camp: Bravo)"
         return phrase(f"rel.{r.kind}", lang, what=what, distance=distance, k=r.k or 1)
 
     def describe(self) -> str:
@@ -287,6 +306,15 @@ def _filtered(b: _Builder, ref: SetRef, s: str) -> str:
             "filter_values",
             f"Keep those whose {field} is {' or '.join(values)}",
             {"field": field, "values": values},
+            {"layer": s},
+            empty_is_answer=True,
+        )
+    if ref.where is not None:
+        w = ref.where
+        s = b.add(
+            "filter_where",
+            f"Keep those whose {w.field} {w.op} {w.value}",
+            w.model_dump(),
             {"layer": s},
             empty_is_answer=True,
         )
@@ -655,16 +683,6 @@ def asks_imagery(facts: PrepassFacts, layers: LayerCatalogue | None = None) -> b
     return bool(facts.windows) or bool(_words_re("imagery_words").search(text))
 
 
-def _position(text: str, phrases: Sequence[str]) -> int | None:
-    """Where the first of ``phrases`` (or its plural) is said in the normalised question."""
-    found = [
-        m.start()
-        for phrase in phrases
-        if (m := re.search(rf"(?<!\w){re.escape(normalise(phrase))}(?:e?s)?(?!\w)", text))
-    ]
-    return min(found, default=None)
-
-
 def _damage_position(text: str) -> int | None:
     m = DAMAGE_RE.search(text)
     building = _position(text, ENTITY_WORDS.get("buildings", ()))
@@ -817,6 +835,11 @@ def spec_from_facts(
     subject_what = named[0][2]
     others = [what for _, _, what in named[1:]]
     raster = subject_what.startswith("layer:") and getattr(entries.get(subject_what[6:]), "role", None) == "values"
+    if kind is None and len(named) > 1 and named[1][2].startswith("layer:"):
+        # "the water points in camp Charlie": in a polygon layer of yours, inside it
+        ref_entry = entries.get(named[1][2][6:])
+        if ref_entry is not None and ref_entry.role == "area" and _IN_BEFORE.search(text[: named[1][0]]):
+            kind = "inside"
     if raster and kind is None and (others or hazard_named):  # "people in the flood extent": values inside it
         kind = "inside"
     reference_what: str | None = None
@@ -915,10 +938,9 @@ def spec_from_facts(
         if domain and (matched := _value_matches(text, domain[1], exclude=class_words_named)):
             filters[domain[0]] = matched
     elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
-        for f in entry.fields:
-            category = f.type == "text" and f.values and f.name != entry.name_field
-            if category and (matched := _value_matches(text, [str(v) for v in f.values or []])):
-                filters[f.name] = matched
+        filters = _layer_filters(text, entry, names=False)
+    # "water points holding more than 5000 litres": a condition on the field of the subject or the reference it names
+    wheres = {what: _where_of(text, entries.get(what[6:])) for _, _, what in named if what.startswith("layer:")}
 
     kinds: list[str] = []
     if subject_what.startswith("features:"):
@@ -937,11 +959,18 @@ def spec_from_facts(
                 "kinds": kinds,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
                 "raster": raster,
+                "where": wheres.get(subject_what),
             }
         )
         relation = None
         if how is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
+            if reference.kind == "layer" and (ref_entry := entries.get(str(reference.layer_id))) is not None:
+                # "inside camp Bravo", "within 1 km of the open shelters": the reference's own values
+                ref_filters = {k: v for k, v in _layer_filters(text, ref_entry, names=True).items() if k not in filters}
+                reference = reference.model_copy(update={"filters": ref_filters})
+                if wheres.get(subject_what) is None:
+                    reference = reference.model_copy(update={"where": wheres.get(reference_what)})
             if reference.kind == "layer" and getattr(entries.get(str(reference.layer_id)), "role", None) == "values":
                 reference = reference.model_copy(update={"raster": True})  # a mask raster: its polygons
             if reference.kind == "features" and _hit_by_hazard(text, reference.feature_class or ""):
@@ -973,8 +1002,8 @@ def spec_from_facts(
     return SpecDraft(specs=specs, difference="difference" in measures and len(specs) == 2)
 
 
-_ZONES_BEFORE = re.compile(
-    r"(?:\b(?:each|every|per|by|por|par|cada|chaque)\s+(?:of\s+(?:the|my|our)\s+|(?:my|our|the)\s+)?|\bpor\s+cada\s+)$"
+_IN_BEFORE = re.compile(
+    r"(?<!\w)(?:in|en|dans|em|no|na|nos|nas)\s+(?:(?:the|my|our|el|la|los|las|le|les|o|a|os|as)\s+)?$"
 )
 
 
@@ -1019,13 +1048,6 @@ def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text:
     return said
 
 
-_PEOPLE = re.compile(
-    r"(?<!\w)(?:people|persons|residents|inhabitants|population|personas|habitantes|poblacion|personnes"
-    r"|population|pessoas|moradores|populacao)(?!\w)"
-)
-_POPULATION_FIELDS = frozenset({"population", "pop", "inhabitants", "residents", "people", "habitantes", "poblacion"})
-
-
 def _is_raster(what: str, entries: dict[str, UserLayer]) -> bool:
     return what.startswith("layer:") and getattr(entries.get(what[6:]), "role", None) == "values"
 
@@ -1057,42 +1079,31 @@ def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer
     )
 
 
-_GENERIC_VALUE_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "home homes house building buildings structure structures residence story storey single multi family misc "
-        "other others unknown none yes no true false all mixed wide double triple",
-    )
-)
+def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
+    """The number comparison the question makes on a field of ``entry`` ("with more than 5000 inhabitants"), or
+    None (no comparison, or a field of another layer: coverage reports a comparison no step applied)."""
+    if entry is None or entry.role == "values" or not comparisons(text):
+        return None
+    try:
+        return WhereArgs.model_validate(where_said(text, entry))
+    except WhereNotSaid:
+        return None
 
 
-# a parenthesis of examples ("(single-family homes, mobile homes and so on)", "(e.g. schools)"): no filter
-_EXAMPLES = re.compile(
-    r"\((?=[^)]*\b(?:and\s+so\s+on|etc|e\.?\s?g|for\s+example|such\s+as|like|por\s+ejemplo|par\s+exemple|por\s+exemplo)\b)[^)]*\)"
-)
-
-
-def _value_matches(
-    text: str, values: Sequence[str], only: Sequence[str] = (), exclude: Sequence[str] = ()
-) -> list[str]:
-    """The values of a category field the question names: a value's words from the start (two or more:
-    "mobile home" names every "Mobile Home ... Wide"), or a one-word value that is not generic ("school",
-    "church"), plural or singular. ``only``: count a match only where it is one of these words."""
-    text = _EXAMPLES.sub(" ", text)  # "(single-family homes, mobile homes and so on)": examples, not a filter
-    hits = []
-    for value in values:
-        words = layer_words(value)
-        if not words:
+def _layer_filters(text: str, entry: UserLayer, names: bool) -> dict[str, list[str]]:
+    """The values of a layer of yours the question names, as filters: a category value ("open clinics"), a yes/no
+    field said as an adjective ("functional water points"); with ``names``, a feature by its name too ("camp
+    Bravo": a reference the question singles out)."""
+    filters: dict[str, list[str]] = {}
+    for f in entry.fields:
+        if (said := yes_no_said(text, f)) is not None:
+            if narrows(f, said[1]):
+                filters[f.name] = [str(v) for v in said[1]]
             continue
-        phrases = [" ".join(words[:n]) for n in range(2, len(words) + 1)]
-        if len(words) == 1 and len(words[0]) >= 4 and words[0] not in _GENERIC_VALUE_WORDS:
-            phrases = [words[0]]
-        if only:
-            phrases = [p for p in phrases if any(p == normalise(w) for w in only)]
-        phrases = [p for p in phrases if not any(p == normalise(w) for w in exclude)]
-        if phrases and _position(text, phrases) is not None:
-            hits.append(value)
-    return hits
+        category = f.type == "text" and f.values and (names or f.name != entry.name_field)
+        if category and (matched := _value_matches(text, [str(v) for v in f.values or []])) and narrows(f, matched):
+            filters[f.name] = matched
+    return filters
 
 
 def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[str]:

@@ -1,0 +1,218 @@
+"""What a question says about the values of a layer's attributes: category values it names ("camp Bravo",
+"open clinics"), yes/no fields it uses as an adjective ("functional water points") and number comparisons
+("more than 5000 litres"). Shared by the spec reader (which applies them as filters) and constraint coverage
+(which checks that some step applied them), so what one reads the other checks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..domain.layer_names import layer_words
+from ..engines.layers import UserField, UserLayer
+from .prepass import normalise
+
+# words too general to name a category value on their own ("house", "yes", "other")
+GENERIC_VALUE_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "home homes house building buildings structure structures residence story storey single multi family misc "
+        "other others unknown none yes no true false all mixed wide double triple",
+    )
+)
+
+# a parenthesis of examples ("(single-family homes, mobile homes and so on)", "(e.g. schools)"): no filter
+EXAMPLES = re.compile(
+    r"\((?=[^)]*\b(?:and\s+so\s+on|etc|e\.?\s?g|for\s+example|such\s+as|like|por\s+ejemplo|par\s+exemple|por\s+exemplo)\b)[^)]*\)"
+)
+
+
+def position(text: str, phrases: Sequence[str]) -> int | None:
+    """Where the first of ``phrases`` (or its plural) is said in the normalised question."""
+    found = [
+        m.start()
+        for phrase in phrases
+        if (m := re.search(rf"(?<!\w){re.escape(normalise(phrase))}(?:e?s)?(?!\w)", text))
+    ]
+    return min(found, default=None)
+
+
+def value_matches(text: str, values: Sequence[str], only: Sequence[str] = (), exclude: Sequence[str] = ()) -> list[str]:
+    """The values of a category field the question names: a value's words from the start (two or more:
+    "mobile home" names every "Mobile Home ... Wide"), or a one-word value that is not generic ("school",
+    "church"), plural or singular. ``only``: count a match only where it is one of these words."""
+    text = EXAMPLES.sub(" ", text)  # "(single-family homes, mobile homes and so on)": examples, not a filter
+    hits = []
+    for value in values:
+        words = layer_words(value)
+        if not words:
+            continue
+        phrases = [" ".join(words[:n]) for n in range(2, len(words) + 1)]
+        if len(words) == 1 and len(words[0]) >= 4 and words[0] not in GENERIC_VALUE_WORDS:
+            phrases = [words[0]]
+        if only:
+            phrases = [p for p in phrases if any(p == normalise(w) for w in only)]
+        phrases = [p for p in phrases if not any(p == normalise(w) for w in exclude)]
+        if phrases and position(text, phrases) is not None:
+            hits.append(value)
+    return hits
+
+
+_YES = frozenset({"yes", "y", "true", "t", "1", "si", "oui", "sim", "s", "o"})
+_NO = frozenset({"no", "n", "false", "f", "0", "non", "nao"})
+_NOT_BEFORE = re.compile(r"(?:\bnon[\s-]?|\bnot\s+|\bun|\bno\s+|\bin)$")
+
+
+def narrows(f: UserField, kept: Sequence[object]) -> bool:
+    """Whether keeping ``kept`` of field ``f`` drops any feature with a value: a value every feature has describes
+    the layer ("the Horta Sud area" of a one-area layer), it asks for no filter."""
+    return len({str(v).casefold() for v in kept}) < f.distinct
+
+
+def yes_no_values(f: UserField) -> tuple[list, list] | None:
+    """A field that says yes or no (yes/no, true/false, 1/0, Y/N, sí/no, oui/non): its (yes, no) values as the data
+    spells them; None for any other field."""
+    if f.type == "boolean":
+        return [True], [False]
+    if not f.values or len(f.values) > 2:
+        return None
+    yes = [v for v in f.values if normalise(str(v)).strip() in _YES]
+    no = [v for v in f.values if normalise(str(v)).strip() in _NO]
+    return (yes, no) if yes and len(yes) + len(no) == len(f.values) else None
+
+
+def yes_no_said(text: str, f: UserField) -> tuple[str, list] | None:
+    """A yes/no field the question uses as an adjective ("functional water points", "the non-functional ones",
+    "not accessible"): (the words said, the values to keep); None when it does not name the field."""
+    domain = yes_no_values(f)
+    words = layer_words(f.name)
+    if domain is None or not words or any(len(w) < 4 for w in words):
+        return None
+    said = " ".join(words)
+    m = re.search(
+        rf"(?:(?<=\bnon-)|(?<![\w-])){re.escape(said)}(?!\w)(?!\s*(?:is|are|equals?|=|es|est|e|sea|seja)\b)", text
+    )  # "non-functional" says the field, "semi-functional" does not
+    if m is None:  # "whose functional is no" says the value itself (a condition, read as one)
+        return None
+    negated = bool(_NOT_BEFORE.search(text[max(0, m.start() - 6) : m.start()]))
+    keep = domain[1] if negated else domain[0]
+    start = m.start()
+    if negated:
+        start -= len(_NOT_BEFORE.search(text[max(0, m.start() - 6) : m.start()]).group(0))  # type: ignore[union-attr]
+    return text[start : m.end()], keep
+
+
+# "more than 5000", "at least 10", "over 2,000", "fewer than 3", "mas de 50", "plus de 50"; a distance or a share
+# is not one (followed by a unit of length or a percent sign). The word after the number, if any, is its unit.
+COMPARISON = re.compile(
+    r"(?<!\w)(?P<op>(?:more|greater|higher|bigger|larger|less|fewer|lower|smaller)\s+than|over|under|above|below|"
+    r"exceeding|at\s+least|at\s+most|no\s+more\s+than|no\s+less\s+than|mas\s+de|menos\s+de|plus\s+de|moins\s+de|"
+    r"mais\s+de|au\s+moins|al\s+menos|pelo\s+menos|superior\s+a|inferior\s+a)\s+(?P<n>\d[\d,]*(?:\.\d+)?)(?![\d,.]\d|\d)"
+    r"(?!\s*(?:%|percent|por\s*ciento|pour\s*cent|km|m\b|metres|meters|metros|miles?|mi\b|ft|feet|kilomet|minutes?|min\b|h\b|hours?))"
+    r"(?:\s+(?P<unit>[a-z_]+))?"
+)
+_OPS = {
+    ">": ("more than", "greater than", "higher than", "bigger than", "larger than", "over", "above", "exceeding",
+          "mas de", "plus de", "mais de", "superior a"),
+    "<": ("less than", "fewer than", "lower than", "smaller than", "under", "below", "menos de", "moins de",
+          "inferior a"),
+    ">=": ("at least", "no less than", "au moins", "al menos", "pelo menos"),
+    "<=": ("at most", "no more than"),
+}  # fmt: skip
+_OP_OF = {" ".join(words.split()): op for op, said in _OPS.items() for words in said}
+_EQUALS = re.compile(
+    r"(?:whose|where|with|cuy[oa]s?|cuj[oa]s?|dont)\s+(?:the\s+|le\s+|la\s+|l')?(?P<field>[\w-]+(?:\s[\w-]+)?)\s+"
+    r"(?P<neg>is\s+not|isn't|is|are|equals?|==?|es|est|e|sea|seja)\s+(?:['\"])?(?P<value>[\w-]+(?:\s[\w-]+)?)"
+)
+PEOPLE = re.compile(
+    r"(?<!\w)(?:people|persons|residents|inhabitants|population|personas|habitantes|poblacion|personnes"
+    r"|population|pessoas|moradores|populacao)(?!\w)"
+)
+POPULATION_FIELDS = frozenset({"population", "pop", "inhabitants", "residents", "people", "habitantes", "poblacion"})
+
+
+def comparisons(text: str) -> list[tuple[str, float]]:
+    """The number comparisons the question makes ("more than 5000" -> ("more than 5000", 5000.0))."""
+    out = []
+    for m in COMPARISON.finditer(text):
+        try:
+            out.append((text[m.start() : m.end("n")], float(m["n"].replace(",", ""))))
+        except ValueError:
+            continue
+    return out
+
+
+# a unit a field's name ends with (capacity_l, weight_kg, area_ha) -> the words that say it
+_UNIT_OF = {
+    "l": r"litres|liters|litros|l",
+    "m3": r"cubic\s+met(?:re|er)s|m3",
+    "kg": r"kilograms?|kilos?|kg",
+    "t": r"tonnes?|tons?",
+    "ha": r"hectares?|ha",
+    "km": r"kilomet(?:re|er)s?|km",
+    "km2": r"square\s+kilomet(?:re|er)s|km2",
+    "usd": r"dollars?|usd",
+    "eur": r"euros?|eur",
+}
+
+
+class WhereNotSaid(ValueError):
+    """The question compares or names a value but not which field of the layer holds it."""
+
+
+def said_field(text: str, entry: UserLayer, numeric: bool, before: int) -> str | None:
+    """The field of ``entry`` said nearest before position ``before`` (its name as words, or a population
+    field for "inhabitants", "people" ...)."""
+    best: tuple[int, str] | None = None
+    for f in entry.fields:
+        if numeric and f.type not in ("integer", "real"):
+            continue
+        words = layer_words(f.name)
+        spellings = ["".join(words)]
+        units = ""
+        if len(words) > 1 and all(len(w) <= 3 and not w.isdigit() for w in words[1:]):
+            spellings.append(words[0])  # "capacity" of capacity_l: the rest is a unit
+            if numeric and (unit := _UNIT_OF.get(words[-1])):
+                units = "|" + unit  # "more than 5000 litres" of capacity_l
+        spelled = "|".join(r"[\s_-]?".join(re.escape(c) for c in spelling) for spelling in spellings) + units
+        for m in re.finditer(rf"(?<!\w)(?:{spelled})s?(?!\w)", text):
+            distance = abs(before - m.start())
+            if best is None or distance < best[0]:
+                best = (distance, f.name)
+    if best is None and numeric and PEOPLE.search(text):
+        return next((f.name for f in entry.fields if set(layer_words(f.name)) & POPULATION_FIELDS), None)
+    return best[1] if best else None
+
+
+def where_said(text: str, entry: UserLayer) -> dict[str, object]:
+    """field, op and value of the condition said of ``entry``: "with more than 5000 inhabitants", "whose severity
+    is high". Raises :class:`WhereNotSaid` when a number is compared with no field of the layer said."""
+    if m := COMPARISON.search(text):
+        value = float(m["n"].replace(",", ""))
+        field = said_field(text[m.start() :], entry, True, 0) if m["unit"] else None  # "over 5000 inhabitants"
+        field = field or said_field(text, entry, True, m.start())
+        if field is None:
+            numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
+            raise WhereNotSaid(
+                f"say which field to compare with {m['n']}" + (f" (numbers: {', '.join(numeric)})" if numeric else "")
+            )
+        return {"field": field, "op": _OP_OF[" ".join(m["op"].split())], "value": value}
+    for m in _EQUALS.finditer(text):
+        field = said_field(m["field"], entry, False, 0)
+        if field is None:
+            continue
+        said = m["value"]
+        values = getattr(entry.field(field), "values", None)
+        if values:  # the value as in the data, or the first of its words that is one
+            by_text = {str(v).casefold(): str(v) for v in values}
+            said = next((by_text[w] for w in (said, said.split()[0]) if w in by_text), None)
+            if said is None:
+                continue
+        return {"field": field, "op": "!=" if m["neg"] in ("is not", "isn't") else "=", "value": said}
+    raise WhereNotSaid("say the field and the value to keep (e.g. 'with population over 5000', 'whose status is open')")
+
+
+# the words before a polygon layer that ask for one result per polygon ("in each evacuation zone", "per district")
+ZONES_BEFORE = re.compile(
+    r"(?:\b(?:each|every|per|by|por|par|cada|chaque)\s+(?:of\s+(?:the|my|our)\s+|(?:my|our|the)\s+)?|\bpor\s+cada\s+)$"
+)

@@ -1,0 +1,172 @@
+"""What a question says of the values of the user's layers is applied, or the answer says it was not: a yes/no
+field used as an adjective ("functional water points", "non-functional"), a feature singled out by its name
+("camp Bravo"), a number comparison on a field ("holding more than 5000 litres", "camps with more than 6000
+people") and one result per polygon ("in each camp"). Two layers a field team might bring, written here:
+camps (GeoJSON polygons, drawn in UTM 37N) and water points (CSV with lon/lat and yes/no, litres columns).
+Every expected value is computed here with geopandas, never with product code; the model is a ScriptedModel
+with no planning script (code resolves each question) that finishes a run whose plan cannot apply."""
+
+from __future__ import annotations
+
+import re
+
+import geopandas as gpd
+import pandas as pd
+import pytest
+from shapely.geometry import Point, box
+
+from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir, guess_name_field
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.coverage import question_constraints
+from geofaham_plugin.core.planning.prepass import prepass, user_entries
+
+X0, Y0 = 500_000, 1_000_000  # UTM 37N
+CAMPS = [("Alpha", (0, 0, 2000, 1500), 12_000), ("Bravo", (3000, 0, 4500, 1000), 8_000), ("Charlie", (6000, 0, 7000, 1000), 5_000)]  # fmt: skip
+# wp_id, x, y (metres from X0, Y0), functional, capacity in litres
+POINTS = [
+    ("WP20", 400, 300, "yes", 3000), ("WP21", 1500, 1200, "no", 8000), ("WP22", 900, 700, "no", 1000),
+    ("WP23", 3300, 250, "yes", 6000), ("WP24", 3700, 800, "no", 7000), ("WP25", 4200, 400, "yes", 2000),
+    ("WP26", 4400, 600, "no", 9000), ("WP27", 3500, 500, "no", 5000), ("WP28", 4000, 200, "no", 100),
+    ("WP29", 6300, 300, "yes", 4000), ("WP30", 6500, 700, "no", 6000), ("WP31", 6800, 200, "yes", 5500),
+    ("WP32", 6200, 900, "no", 200), ("WP33", 6900, 800, "no", 100),
+    ("WP34", 1000, 2600, "yes", 10000), ("WP35", 5000, 3000, "yes", 10000), ("WP36", 2500, 500, "no", 12000),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("field_team")
+    camps = gpd.GeoDataFrame(
+        {"camp": [c[0] for c in CAMPS], "population": [c[2] for c in CAMPS]},
+        geometry=[box(X0 + a, Y0 + b, X0 + c, Y0 + d) for _, (a, b, c, d), _ in CAMPS],
+        crs=32637,
+    )
+    points = gpd.GeoSeries([Point(X0 + p[1], Y0 + p[2]) for p in POINTS], crs=32637).to_crs(4326)
+    table = pd.DataFrame(
+        {
+            "wp_id": [p[0] for p in POINTS],
+            "functional": [p[3] for p in POINTS],
+            "capacity_l": [p[4] for p in POINTS],
+            "lon": points.x.round(7),
+            "lat": points.y.round(7),
+        }
+    )
+    camps.to_crs(4326).to_file(folder / "camps.geojson", driver="GeoJSON")
+    table.to_csv(folder / "water_points.csv", index=False)
+    joined = gpd.sjoin(gpd.GeoDataFrame(table, geometry=points), camps.to_crs(4326)[["camp", "population", "geometry"]])
+    return folder, joined
+
+
+@pytest.fixture(scope="module")
+def catalogue(files):
+    folder, _ = files
+    c = LayerCatalogue(data_dir())
+    c.add_user_layer("camps", folder / "camps.geojson")
+    c.add_user_layer("water points", folder / "water_points.csv")
+    return c
+
+
+def ask(store, catalogue, question: str):
+    # a replan asks the model for another reading; it has none
+    script = {"planner": [{"template": "none fits"}] * 4, "progress": [{"action": "finish", "reason": "no data"}] * 3}
+    return Orchestrator(store, LLM(ScriptedModel(script)), layers=catalogue).run(question)
+
+
+def per_camp(answer: str) -> dict[str, int]:
+    """The answer's table rows "| ... | Alpha | 3 |" as camp -> count."""
+    return {
+        m[1]: int(m[2]) for m in re.finditer(r"\|\s*(?:\d+\s*\|\s*)?(Alpha|Bravo|Charlie)\s*\|\s*([\d,]+)\s*\|", answer)
+    }
+
+
+def listed(record) -> list[str]:
+    return sorted(item.name for item in record.structured.items)
+
+
+def counts(joined, mask) -> dict[str, int]:
+    found = joined[mask].groupby("camp").size().to_dict()
+    return {c[0]: int(found.get(c[0], 0)) for c in CAMPS}
+
+
+@pytest.mark.parametrize(
+    "question, functional",
+    [
+        ("How many functional water points are in each camp?", "yes"),  # the chain: count points in polygons
+        ("how many non-functional water points in every camp", "no"),  # the spec: counts in zones
+        ("number of water points in each camp whose functional is no", "no"),  # a condition said after the zones
+    ],
+)
+def test_a_yes_no_field_said_as_an_adjective_filters_the_counts_per_camp(store, catalogue, files, question, functional):
+    _, joined = files
+    expected = counts(joined, joined["functional"] == functional)
+    assert expected != counts(joined, joined["functional"].notna())  # the filter makes a difference
+    record = ask(store, catalogue, question)
+    assert record.status == "answered", record.answer
+    assert per_camp(record.answer) == expected, record.answer
+
+
+def test_a_comparison_on_a_field_said_by_its_unit_and_a_camp_by_its_name(store, catalogue, files):
+    _, joined = files
+    expected = sorted(joined.loc[(joined["camp"] == "Bravo") & (joined["capacity_l"] > 5000), "wp_id"])
+    for question in (
+        "Which water points holding more than 5000 litres lie inside camp Bravo?",
+        "Which water points with a capacity of more than 5000 litres lie in camp Bravo?",
+    ):
+        record = ask(store, catalogue, question)
+        assert record.status == "answered", record.answer
+        assert listed(record) == expected, record.answer
+        assert "(capacity_l > 5000)" in record.answer and "(camp: Bravo)" in record.answer
+
+
+def test_a_listed_subset_in_a_named_camp(store, catalogue, files):
+    _, joined = files
+    expected = sorted(joined.loc[(joined["camp"] == "Charlie") & (joined["functional"] == "no"), "wp_id"])
+    record = ask(store, catalogue, "List the non-functional water points in camp Charlie")
+    assert record.status == "answered", record.answer
+    assert listed(record) == expected  # named by wp_id: the layer's one identifier
+
+
+def test_a_comparison_on_the_reference_layer(store, catalogue, files):
+    _, joined = files
+    expected = int((joined["population"] > 6000).sum())
+    record = ask(store, catalogue, "how many water points are in camps with more than 6000 people")
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.value == expected
+
+
+def test_a_comparison_with_no_field_is_reported_not_applied(store, catalogue):
+    record = ask(store, catalogue, "Which water points with more than 5000 lie inside camp Bravo?")
+    assert record.status != "answered"
+    assert [c.phrase for c in record.constraints if c.kind == "comparison" and not c.applied] == ["more than 5000"]
+    assert "the condition “more than 5000”" in record.answer.split("The result below")[0]
+
+
+def test_what_a_question_says_of_the_values_are_constraints(catalogue):
+    entries = {e.id: e for e in user_entries(catalogue)}
+
+    def found(question: str) -> dict[str, object]:
+        facts = prepass(question, layers=catalogue)
+        return {c.kind: c.value for c in question_constraints(facts, entries=entries)}
+
+    said = found("How many functional water points with more than 5000 litres are in each camp?")
+    assert said["attribute"] == ["functional", "yes"]
+    assert said["comparison"] == 5000.0
+    assert said["zones"] == "user:camps"
+    assert found("non-functional water points in camp Charlie")["attribute"] == ["camp", "Charlie"]
+    assert "comparison" not in found("water points within 500 m of camp Bravo")  # a distance, not a condition
+    assert "attribute" not in found("water points whose functional is no")  # a condition said as one (filter_where)
+
+
+def test_an_event_question_is_not_applied_to_the_users_layers(store, catalogue):
+    record = ask(store, catalogue, "Count the structures in each damage class that the Eaton fire damaged")
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps] == ["load_event_layer", "select_damage", "count"]
+    assert record.steps[-1].args == {"by": "damage_class"}
+
+
+def test_a_unique_text_identifier_names_the_features(catalogue):
+    entry = catalogue.user_layers["user:water_points"]
+    assert entry.name_field == "wp_id"
+    assert guess_name_field(entry.fields, entry.feature_count + 1) is None  # not on every feature: no name
