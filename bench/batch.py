@@ -341,7 +341,7 @@ def _user_catalogue(
 #: an instruction asking only for another format or CRS of a layer ("convert the KML to GeoJSON", "reproject the
 #: parcels to EPSG:3035 and save them as a GeoPackage"): then, and only then, a loaded input is the output
 CONVERSION_WORDS = re.compile(
-    r"\b(?:convert|conversion|export|save|write|reproject|re-project|project|transform)\w*", re.I
+    r"\b(?:convert|conversion|export|save|write|reproject|re-project|project|transform|turn)\w*", re.I
 )
 #: every other word a conversion-only instruction may hold (besides the names of the inputs): a word outside this
 #: list ("anonymise", "snap", "drop", "area") may be an operation batch cannot see done, so the input stays unwritten
@@ -418,6 +418,7 @@ CONVERSION_VOCABULARY = frozenset(
         "change",
         "store",
         "output",
+        "out",
         "give",
         "make",
         "copy",

@@ -18,7 +18,9 @@ An output is then one of:
 
 ::
 
-    python -m bench batch-suite [--model scripted|embedded] [--tasks IDS] [--out DIR]
+    python -m bench batch-suite [--model scripted|embedded] [--tasks IDS] [--out DIR] [--set tasks|paraphrases]
+
+``--set paraphrases`` runs the same tasks with their instructions said otherwise (``bench/batch_paraphrases.py``).
 """
 
 from __future__ import annotations
@@ -885,8 +887,8 @@ def run_suite(
     return result
 
 
-def select(ids: str | None) -> list[Task]:
+def select(ids: str | None, tasks: Sequence[Task] = TASKS) -> list[Task]:
     if not ids:
-        return list(TASKS)
+        return list(tasks)
     wanted = [i.strip() for i in ids.split(",") if i.strip()]
-    return [t for t in TASKS if any(t.id.startswith(w) for w in wanted)]
+    return [t for t in tasks if any(t.id.startswith(w) for w in wanted)]

@@ -8,7 +8,7 @@ on PYTHONPATH)::
     python -m bench tasks [--tasks-file FILE]  (list the tasks and their categories)
     python -m bench ground-truth               (regenerate bench/expected.json)
     python -m bench batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
-    python -m bench batch-suite [--model scripted|embedded] [--tasks IDS] [--out DIR]
+    python -m bench batch-suite [--model scripted|embedded] [--tasks IDS] [--out DIR] [--set tasks|paraphrases]
 
 ``python -m geofaham_plugin bench <command>`` and ``python -m geofaham_plugin batch ...`` start these
 in a child process when bench/ sits beside the package (the plugin never imports the bench)."""
@@ -166,9 +166,10 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 
 def _cmd_batch_suite(args: argparse.Namespace) -> int:
-    from .batch_suite import SILENT, run_suite, select
+    from .batch_paraphrases import paraphrase_tasks
+    from .batch_suite import SILENT, TASKS, run_suite, select
 
-    tasks = select(args.tasks)
+    tasks = select(args.tasks, paraphrase_tasks() if args.set == "paraphrases" else TASKS)
     if not tasks:
         print(f"error: no task matches {args.tasks!r} (hint: python -m bench batch-suite --list)", file=sys.stderr)
         return 2
@@ -273,6 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
     suite.add_argument("--tasks", help="comma-separated task ids or id prefixes")
     suite.add_argument("--out", help="work folder (default: a new temporary folder, kept)")
     suite.add_argument("--list", action="store_true", help="list the tasks and stop")
+    suite.add_argument(
+        "--set",
+        choices=("tasks", "paraphrases"),
+        default="tasks",
+        help="the tasks as written, or each said two other ways (bench/batch_paraphrases.py)",
+    )
     suite.set_defaults(func=_cmd_batch_suite)
     return parser
 

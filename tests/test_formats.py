@@ -140,7 +140,19 @@ def _places() -> gpd.GeoDataFrame:
     )
 
 
-def test_shapefile_encodings_latin1_cpg_and_utf8_without_cpg(tmp_path):
+@pytest.fixture
+def gdal_shape_encoding():
+    """GDAL's own SHAPE_ENCODING while the test writes its fixtures (a QGIS test earlier in the process clears it,
+    and GDAL then writes the DBF without recoding); the process's value is put back afterwards."""
+    import pyogrio
+
+    before = pyogrio.get_gdal_config_option("SHAPE_ENCODING")
+    pyogrio.set_gdal_config_options({"SHAPE_ENCODING": None})
+    yield
+    pyogrio.set_gdal_config_options({"SHAPE_ENCODING": before})
+
+
+def test_shapefile_encodings_latin1_cpg_and_utf8_without_cpg(tmp_path, gdal_shape_encoding):
     places = _places()[["name", "geometry"]]
     latin = tmp_path / "latin.shp"
     places.to_file(latin, engine="pyogrio", encoding="ISO-8859-1")

@@ -153,7 +153,7 @@ def test_what_a_question_says_of_the_values_are_constraints(catalogue):
     said = found("How many functional water points with more than 5000 litres are in each camp?")
     assert said["attribute"] == ["functional", "yes"]
     assert said["comparison"] == 5000.0
-    assert said["zones"] == "user:camps"
+    assert said["each"] == "user:camps"
     assert found("non-functional water points in camp Charlie")["attribute"] == ["camp", "Charlie"]
     assert "comparison" not in found("water points within 500 m of camp Bravo")  # a distance, not a condition
     assert "attribute" not in found("water points whose functional is no")  # a condition said as one (filter_where)
@@ -170,3 +170,15 @@ def test_a_unique_text_identifier_names_the_features(catalogue):
     entry = catalogue.user_layers["user:water_points"]
     assert entry.name_field == "wp_id"
     assert guess_name_field(entry.fields, entry.feature_count + 1) is None  # not on every feature: no name
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["¿Cuántos puntos de agua hay en cada campamento?", "Combien de points d'eau y a-t-il dans chaque campement ?"],
+)
+def test_layers_named_in_english_are_called_in_spanish_and_french(store, catalogue, files, question):
+    _, joined = files
+    record = ask(store, catalogue, question)
+    assert record.status == "answered", record.answer
+    assert record.facts.layers == ["user:water_points", "user:camps"]
+    assert per_camp(record.answer) == counts(joined, joined["functional"].notna())

@@ -126,7 +126,11 @@ def test_aliases_and_word_forms():
     assert word_forms("churches") == ["churches", "church"] and word_forms("status") == ["status", "statuses"]
     assert user_layer_aliases("MyFieldClinics_2024")[:3] == ["my field clinics 2024", "field clinics", "field clinic"]
     assert "points" not in user_layer_aliases("water points")  # too general to name a layer alone
-    assert user_layer_aliases("Schools") == ["schools", "school"]
+    assert user_layer_aliases("Schools")[:2] == ["colegios", "escuelas"]  # longest first
+    # the same noun in Spanish, French and Portuguese (core/data/layer_nouns.json)
+    assert {"escuelas", "ecoles", "escolas", "colegio"} <= set(user_layer_aliases("Schools"))
+    assert "albergues" in user_layer_aliases("shelters") and "shelters" in user_layer_aliases("albergues")
+    assert not set(user_layer_aliases("water points")) & {"points", "puntos"}
 
 
 # -------------------------------------------------------------------------------------- pre-pass

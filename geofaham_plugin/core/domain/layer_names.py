@@ -5,8 +5,13 @@ the pre-pass (``planning/prepass.py``, which finds them in a question). Standard
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from functools import cache
+from pathlib import Path
+
+NOUNS_FILE = Path(__file__).resolve().parents[1] / "data" / "layer_nouns.json"
 
 #: words too general to call a layer by on their own ("my field clinics" -> "clinics", never "points")
 _GENERIC = """my our the a an of and in on at for to layer layers data dataset file export copy new old final draft
@@ -41,10 +46,29 @@ def word_forms(word: str) -> list[str]:
     return [word, word + ("es" if re.search(r"(?:s|x|ch|sh|z)$", word) else "s")]
 
 
+@cache
+def _translations() -> dict[str, tuple[str, ...]]:
+    """noun (any language) -> the same noun in the others, from ``core/data/layer_nouns.json``."""
+    nouns: dict[str, list[str]] = json.loads(NOUNS_FILE.read_text(encoding="utf-8"))["nouns"]
+    out: dict[str, set[str]] = {}
+    for english, others in nouns.items():
+        group = {*word_forms_phrase(english), *others}
+        for word in group:
+            out.setdefault(word, set()).update(group - {word})
+    return {word: tuple(sorted(same)) for word, same in out.items()}
+
+
+def word_forms_phrase(phrase: str) -> list[str]:
+    """A phrase with its last word in both numbers ("field report" -> "field report", "field reports")."""
+    *head, last = phrase.split()
+    return [" ".join([*head, form]) for form in word_forms(last)]
+
+
 def user_layer_aliases(name: str) -> list[str]:
     """Phrases a question may call a layer by: its name as words, without leading "my"/"the" and trailing
     numbers ("field_clinics_2024" -> "field clinics"), the last word singular or plural, and that last word
-    alone unless it is too general ("clinics", never "points"). Longest first."""
+    alone unless it is too general ("clinics", never "points"); and the same noun in English, Spanish, French
+    or Portuguese ("clinics" -> "clinicas", "cliniques"). Longest first."""
     words = layer_words(name)
     core = list(words)
     while core and (core[0] in {"my", "our", "the"} or core[0].isdigit()):
@@ -58,4 +82,5 @@ def user_layer_aliases(name: str) -> list[str]:
     head = core[-1] if core else ""
     if head and head not in GENERIC_WORDS and len(head) >= 4 and not head.isdigit() and len(core) > 1:
         phrases += [f for f in word_forms(head) if f not in GENERIC_WORDS]
+    phrases += [other for p in list(phrases) for other in _translations().get(p, ()) if other not in GENERIC_WORDS]
     return sorted(dict.fromkeys(p for p in phrases if p), key=lambda p: (-len(p), p))

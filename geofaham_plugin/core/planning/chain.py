@@ -23,8 +23,8 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
 from .prepass import normalise, user_entries, user_layer_hits
-from .spec import SpecError, _Builder, _field_grouping, _layer_filters
-from .values import WhereNotSaid, where_said
+from .spec import SpecError, _Builder, _layer_filters
+from .values import WhereNotSaid, field_grouping, where_said
 
 ArgKind = str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity
 
@@ -34,7 +34,7 @@ _EPSG = re.compile(r"\bepsg[:\s]*(\d{4,6})\b")
 _NAMED_CRS = (  # words -> a CRS name the reproject tool takes
     (re.compile(r"web\s+mercator|pseudo[-\s]mercator"), "EPSG:3857"),
     (re.compile(r"wgs\s*84|lat(?:itude)?\s*/\s*lon|longitude\s*/\s*latitude|geographic"), "EPSG:4326"),
-    (re.compile(r"equal[-\s]area|igual\s+area|equivalente"), "equal-area"),
+    (re.compile(r"equal[-\s]area|igual\s+area|equivalente|(?:a\s+)?surface\s+egale|area\s+igual"), "equal-area"),
     (re.compile(r"\b(?:arctic|north\s+polar|polar\s+north|north\s+pole)\b"), "polar-north"),
     (re.compile(r"\b(?:antarctic|south\s+polar|polar\s+south|south\s+pole)\b"), "polar-south"),
     (re.compile(r"\butm\b"), "utm"),
@@ -43,9 +43,14 @@ _FILENAME = re.compile(
     r"(?<![\w/\\.-])([A-Za-z0-9][A-Za-z0-9_.-]{0,80}\.(?:gpkg|geojson|shp|fgb|parquet|csv|kml))\b", re.I
 )
 _GEOMETRY = re.compile(r"\b(points?|lines?|polygons?)\b")
-_K = re.compile(r"\b(\d+|one|two|three|four|five)\s+nearest\b")
-_EACH = re.compile(r"\b(?:of|for|around)?\s*(?:each|every)\s+")
-_K_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_K = re.compile(
+    r"\b(\d+|one|two|three|four|five|dos|tres|cuatro|cinco|deux|trois|quatre|cinq|dois|duas|quatro)\s+"
+    r"(?:\w+\s+){0,2}(?:nearest|closest|mas\s+cercan|(?:les\s+)?plus\s+proches|mais\s+proxim)"
+)
+_K_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "deux": 2,
+    "trois": 3, "quatre": 4, "cinq": 5, "dois": 2, "duas": 2, "quatro": 4,
+}  # fmt: skip
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
 
 
@@ -77,6 +82,8 @@ def _crs(text: str) -> str | None:
 def _fields_without(text: str, entry: UserLayer) -> list[str] | None:
     names = {f.name.lower(): f.name for f in entry.fields}
     said = [names[m.group(1)] for m in _WITHOUT.finditer(text) if m.group(1) in names]
+    if entry.name_field and re.search(r"\b(?:unnamed|nameless)\b", text):  # "no unnamed ones": the name field
+        said.append(entry.name_field)
     return said or None  # None: every field
 
 
@@ -114,7 +121,7 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
             raise SpecError("a buffer needs a distance (e.g. 500 m)")
         return facts.distances_m[0]
     if kind == "field":  # "by region", "per operator", "of each operator"
-        found = _field_grouping(text, entry) or _field_grouping(_EACH.sub("by ", text), entry)
+        found = field_grouping(text, entry, each=True)
         if found is None and (m := _BY_WORDS.search(text)) and m["word"] not in _layer_nouns(entry):
             fields = ", ".join(f.name for f in entry.fields)
             raise SpecError(f"your layer '{entry.name}' has no field '{m['word']}' to group by (its fields: {fields})")
@@ -132,7 +139,12 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
         ]
         return list(dict.fromkeys(said)) or ["point", "line", "polygon"]
     if kind == "parts":  # "merge the overlapping buffers": those that overlap, the others stay apart
-        return bool(re.search(r"\b(?:overlapping|touching|adjacent|connected|intersecting|que\s+se\s+solapan)\b", text))
+        return bool(
+            re.search(
+                r"\b(?:overlapping|touching|adjacent|connected|intersecting|que\s+se\s+solapan|(?:that|which)\s+(?:overlap|touch|intersect))\b",
+                text,
+            )
+        )
     if kind == "where":
         return _where(text, entry)
     if kind == "renames":
@@ -239,6 +251,12 @@ def chain_from_facts(
         other = next(i for i in own if i != named[0])
         named.append(other)
         implied.append(f"the other layer taken as your layer '{entries[other].name}'")
+    if len(named) > 1 and "nearest_neighbours" in [n for _, n, _ in asked]:
+        # "the two closest clinics to every shelter": the features are the layer said after each/every/for each
+        hits = dict(user_layer_hits(text, [entries[i] for i in named[:2]]))
+        each = {i for i, (start, _) in hits.items() if re.search(r"\b(?:each|every|cada|chaque)\s+$", text[:start])}
+        if each == {named[1]}:
+            named = [named[1], named[0], *named[2:]]
     subject = entries[named[0]]
     second = named[1] if len(named) > 1 else None
     args: list[dict[str, Any]] = []

@@ -34,7 +34,7 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import alias_hits, event_spellings, normalise, user_layer_hits
 from .templates import GROUP_BY_FIELDS
-from .values import ZONES_BEFORE, comparisons, narrows, value_matches, yes_no_said
+from .values import ZONES_BEFORE, comparisons, field_grouping, narrows, value_matches, yes_no_said
 
 if TYPE_CHECKING:
     from ..engines.layers import UserLayer
@@ -55,7 +55,7 @@ ConstraintKind = Literal[
     "operation",
     "attribute",
     "comparison",
-    "zones",
+    "each",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid"]
@@ -98,7 +98,7 @@ class Constraint(BaseModel):
             "operation": {"operation": str(self.value).replace("_", " ")},
             "attribute": {"field": values[0], "values": ", ".join(values[1:])},
             "comparison": {"phrase": self.phrase},
-            "zones": {"layer": str(self.value).removeprefix("user:")},
+            "each": {"layer": str(self.value).removeprefix("user:")},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
@@ -199,18 +199,36 @@ def question_constraints(
     for measure, pattern in vocab["measures"].items():
         if m := _free_match(pattern, text, spans):
             found.append(Constraint(kind="measure", value=measure, phrase=m.group(0)))
+    # operations on one layer of yours and nothing else named: "a convex hull around the wells", "dissolve the ones that
+    # overlap" relate the layer to nothing (no second layer, disaster, feature class or area to be inside or near)
+    alone = bool(asked) and len(set(facts.layers)) == 1 and not aoi_artifact_id
+    alone = alone and facts.event_id is None and not facts.event_candidates and not facts.target_entities
     for relation, pattern in vocab["relations"].items():
         if relation == "nearest" and facts.k is not None:
             continue  # "3 nearest" is the k constraint already
+        if alone and relation != "grid":
+            continue
         if m := _free_match(pattern, text, spans):
             found.append(Constraint(kind="relation", value=relation, phrase=m.group(0)))
     for _, name, words in asked:
         found.append(Constraint(kind="operation", value=operations()[name].tool, phrase=words))
-    found += _value_constraints(facts, text, entries or {})
+    # a value asked of each feature (a count, a measure, a distance, a nearest one): "each" asks one per feature;
+    # "remove every clinic without a name" does not
+    asks_value = facts.wants_count or facts.k is not None or any(c.kind in ("measure", "distance") for c in found)
+    asks_value = asks_value or bool(_ASKS_VALUE.search(text))
+    found += _value_constraints(facts, text, entries or {}, asks_value)
     return found
 
 
-def _value_constraints(facts: PrepassFacts, text: str, entries: Mapping[str, UserLayer]) -> list[Constraint]:
+_ASKS_VALUE = re.compile(
+    r"(?<!\w)(?:area|length|size|distance|how\s+far|nearest|closest|centroids?|centre|center|km2|km²|hectares?"
+    r"|square|superficie|aire|longitud|longueur|comprimento|distancia|cercan[oa]s?|proches?|proxim[oa]s?)(?!\w)"
+)
+
+
+def _value_constraints(
+    facts: PrepassFacts, text: str, entries: Mapping[str, UserLayer], asks_value: bool
+) -> list[Constraint]:
     """What the question says of the values of a layer of yours it names: a category value or a feature's name
     ("open clinics", "camp Bravo"), a yes/no field as an adjective ("functional water points"), and number
     comparisons ("more than 5000 litres"); each must be applied by a step that filters on it."""
@@ -231,12 +249,21 @@ def _value_constraints(facts: PrepassFacts, text: str, entries: Mapping[str, Use
                 hits = [v for v in value_matches(text, [str(v) for v in f.values]) if normalise(v) not in nouns]
                 if hits and narrows(f, hits):
                     found.append(Constraint(kind="attribute", value=[f.name, *hits], phrase=", ".join(hits)))
-    # "the wells in each camp", "per evacuation zone": one result per polygon of that layer of yours for what another
-    # layer holds ("the centroid of each reef zone" is of the zones themselves)
-    for layer_id, (start, _) in user_layer_hits(text, [e for e in entries.values() if e.role == "area"]):
-        others = [i for i in facts.layers if i != layer_id]
-        if others and ZONES_BEFORE.search(text[max(0, start - 24) : start]):
-            found.append(Constraint(kind="zones", value=layer_id, phrase=text[max(0, start - 8) : start].split()[-1]))
+    # "the wells in each camp", "the area of each district", "for every shelter": one result per feature of that
+    # layer of yours; "each land use", "per operator": one per value of its field
+    for layer_id, (start, _) in user_layer_hits(text, list(entries.values())):
+        each = ZONES_BEFORE.search(text[max(0, start - 24) : start]) or re.search(r"\b(?:each|every)\s+$", text[:start])
+        if each and asks_value:
+            found.append(Constraint(kind="each", value=layer_id, phrase=text[max(0, start - 8) : start].split()[-1]))
+    for layer_id in dict.fromkeys(facts.layers):
+        entry = entries.get(layer_id)
+        if entry is None or entry.role == "values":
+            continue
+        # "per operator" groups; "each sensor" does when a value is asked of it ("keep one copy of each sensor
+        # reading" does not)
+        grouped = field_grouping(text, entry) or (field_grouping(text, entry, each=True) if asks_value else None)
+        if grouped and (field := entry.field(grouped)) is not None and field.distinct < entry.feature_count:
+            found.append(Constraint(kind="group_by", value=grouped, phrase=f"by {grouped}"))
     said_numbers = [*facts.distances_m, *([facts.k] if facts.k is not None else [])]
     for words, number in comparisons(text):
         if not any(_close(number, float(n)) for n in said_numbers):
@@ -259,7 +286,8 @@ def _free_match(
     for m in pattern.finditer(text):
         if any(start <= m.start() < end for start, end in spans):
             continue
-        if per_feature is not None and re.search(r"\b(?:each|every)$", m.group(0)) and per_feature.match(text, m.end()):
+        each = re.search(r"\b(?:each|every|cada|chaque)$", m.group(0))
+        if per_feature is not None and each and per_feature.match(text, m.end()):
             continue
         return m
     return None
@@ -335,7 +363,9 @@ def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
     field = GROUP_BY_FIELDS.get(str(c.value), "").lower()
     if c.value == "damage class" and s.tool == "damage_by_class":
         return True
-    grouping_tools = ("count", "sum_by", "dissolve", "zonal_stats", "raster_stats", "share", "measure", "stats")
+    grouping_tools = (
+        "count", "sum_by", "dissolve", "zonal_stats", "raster_stats", "share", "measure", "stats", "convex_hulls",
+    )  # fmt: skip
     if not by or s.tool not in grouping_tools:
         return "group by" in _sql(s)
     return by == field if field else (by in str(c.value).lower().replace(" ", "_") or str(c.value).lower() in by)
@@ -435,8 +465,19 @@ def _applies_comparison(c: Constraint, s: ExecutedStep) -> bool:
     return any(_close(s.args.get(k), float(c.value)) for k in ("threshold", "min_value", "max_value", "above", "below"))  # type: ignore[arg-type]
 
 
-def _applies_zones(c: Constraint, s: ExecutedStep) -> bool:
-    return bool({"zones", "polygons"} & set(s.inputs))
+# tools whose result holds one row per input feature (or per zone, per neighbour pair): "each" is applied by them,
+# never by a total (measure or count without a field)
+PER_FEATURE_TOOLS = frozenset(
+    {
+        "add_measure", "centroids", "nearest_neighbours", "count_points_in_polygons", "count_in_zones", "buffer",
+        "convex_hulls", "reproject", "repair_geometry", "orient_rings", "select_geometry_type", "clip", "zonal_stats",
+        "road_reachability",
+    }
+)  # fmt: skip
+
+
+def _applies_each(c: Constraint, s: ExecutedStep) -> bool:
+    return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs))
 
 
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
@@ -457,7 +498,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "operation": _applies_operation,
     "attribute": _applies_attribute,
     "comparison": _applies_comparison,
-    "zones": _applies_zones,
+    "each": _applies_each,
 }
 
 

@@ -563,8 +563,8 @@ def user_entries(layers: LayerCatalogue | Iterable[UserLayer] | None) -> list[Us
 
 
 def _alias_pattern(alias: str) -> re.Pattern[str]:
-    """An alias's words with any spaces, underscores or hyphens between them, as whole words."""
-    return re.compile(r"(?<![\w:])" + r"[\s_-]+".join(re.escape(w) for w in alias.split()) + r"(?![\w:])")
+    """An alias's words with any spaces, underscores, hyphens or apostrophes between them ("points d'eau"), whole."""
+    return re.compile(r"(?<![\w:])" + r"[\s_'-]+".join(re.escape(w) for w in alias.split()) + r"(?![\w:])")
 
 
 QUESTION_WORD_RE = re.compile(
@@ -581,7 +581,7 @@ def _layer_nouns(text: str, layer_spans: list[Span]) -> list[Span]:
         nouns = list(LAYER_NOUN_RE.finditer(text, max(0, start - 40), start))
         if nouns:  # up to three words before the noun and the noun ("clinicas de la capa"), not further
             words = list(re.finditer(r"\S+", text[: nouns[-1].start()]))[-3:]
-            while words and QUESTION_WORD_RE.fullmatch(words[0].group()):  # keep "cuantas", "how many" ...
+            while words and QUESTION_WORD_RE.fullmatch(words[0].group().strip("¿¡?!.,;:\"'")):  # keep "cuantas" ...
                 words.pop(0)
             spans.append((words[0].start() if words else nouns[-1].start(), start))
     return spans

@@ -51,6 +51,7 @@ from .values import PEOPLE as _PEOPLE
 from .values import POPULATION_FIELDS as _POPULATION_FIELDS
 from .values import ZONES_BEFORE as _ZONES_BEFORE
 from .values import WhereNotSaid, comparisons, narrows, where_said, yes_no_said
+from .values import field_grouping as _field_grouping
 from .values import position as _position
 from .values import value_matches as _value_matches
 
@@ -1007,12 +1008,6 @@ _IN_BEFORE = re.compile(
 )
 
 
-_BY_FIELD = re.compile(
-    r"(?<!\w)(?:per|by|grouped\s+by|broken\s+down\s+by|split\s+by|for\s+each|por|par|segun|selon|pour\s+chaque)"
-    r"\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)(?:[\s-](?P<word2>[a-z_]+))?"
-)
-
-
 _LAYER_NOUN = re.compile(r"(?<!\w)(?:layer|capa|camada|couche|file|archivo|fichier|arquivo)(?!\w)")
 
 
@@ -1020,21 +1015,6 @@ def _names_a_layer(text: str, at: int, layer_spans: Sequence[tuple[int, int]]) -
     """Whether a class word at ``at`` is the noun of a layer mention right after it ('clinicas da camada "field
     clinics"', 'clinics in my "field clinics" layer'): the layer's features, not the class."""
     return any(0 < start - at <= 40 and bool(_LAYER_NOUN.search(text[at : end + 12])) for start, end in layer_spans)
-
-
-def _field_grouping(text: str, entry: UserLayer) -> str | None:
-    """The field of a layer of yours a question groups by ("per status", "grouped by zone")."""
-    for m in _BY_FIELD.finditer(text):
-        word = m["word"]
-        two = word + (m["word2"] or "")  # "land use" for a field landuse or land_use
-        for f in entry.fields:
-            names = {" ".join(layer_words(f.name)), *layer_words(f.name)}
-            compact = "".join(layer_words(f.name))
-            if m["word2"] and two.rstrip("s") == compact.rstrip("s"):
-                return f.name
-            if word in names or word.rstrip("s") in names or f"{word}s" in names:
-                return f.name
-    return None
 
 
 def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text: str) -> list[str]:

@@ -216,3 +216,27 @@ def where_said(text: str, entry: UserLayer) -> dict[str, object]:
 ZONES_BEFORE = re.compile(
     r"(?:\b(?:each|every|per|by|por|par|cada|chaque)\s+(?:of\s+(?:the|my|our)\s+|(?:my|our|the)\s+)?|\bpor\s+cada\s+)$"
 )
+
+
+_BY_FIELD = (
+    r"(?<!\w)(?:per|by|grouped\s+by|broken\s+down\s+by|split\s+by|for\s+each|por|par|segun|selon|pour\s+chaque"
+    r"{each})\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)(?:[\s-](?P<word2>[a-z_]+))?"
+)
+_BY = re.compile(_BY_FIELD.format(each=""))
+_BY_OR_EACH = re.compile(_BY_FIELD.format(each=r"|(?:(?:of|in|around)\s+)?(?:each|every)|en\s+cada|cada|chaque"))
+
+
+def field_grouping(text: str, entry: UserLayer, each: bool = False) -> str | None:
+    """The field of a layer of yours a question groups by ("per status", "grouped by zone"; with ``each``, "each
+    land use" too)."""
+    for m in (_BY_OR_EACH if each else _BY).finditer(text):
+        word = m["word"]
+        two = word + (m["word2"] or "")  # "land use" for a field landuse or land_use
+        for f in entry.fields:
+            names = {" ".join(layer_words(f.name)), *layer_words(f.name)}
+            compact = "".join(layer_words(f.name))
+            if m["word2"] and two.rstrip("s") == compact.rstrip("s"):
+                return f.name
+            if word in names or word.rstrip("s") in names or f"{word}s" in names:
+                return f.name
+    return None
