@@ -594,7 +594,10 @@ def road_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFra
         "road.headline", lang, what=shown, targets=to_shown, reachable=f"{reach:,}", n=f"{n:,}", detour=f"{detour:,}",
         cut=f"{cut:,}",
     )  # fmt: skip
-    headline += (phrase("road.not_before", lang, k=f"{never:,}") if never else "") + f" [{record.id}]"
+    headline += phrase("road.not_before", lang, k=f"{never:,}") if never else ""
+    if isolated := [str(t) for t in extra.get("isolated_targets") or []]:  # the fire station itself is cut off
+        headline += phrase("road.targets_cut", lang, names=", ".join(isolated[:MAX_ROWS]))
+    headline += f" [{record.id}]"
     values = [
         StatedValue(label=f"{what} that can still reach {to_what} by road", value=float(reach), subject=subject,
                     artifact_id=record.id),
