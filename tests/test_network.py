@@ -1,17 +1,12 @@
-"""Road access (issue 13): the network engine on a hand-computed grid, and the typed tools on Catarroja's roads
-and the EMSR773 flood checked against an independent networkx graph built from the raw GeoJSON."""
+"""Road access (issue 13): the network engine on a hand-computed grid (Catarroja's roads and the EMSR773 flood are
+checked against networkx on the raw GeoJSON, through a question, in test_road_access.py)."""
 
 from __future__ import annotations
 
-import json
-
 import geopandas as gpd
-import networkx as nx
 import numpy as np
 import pytest
-from conftest import ROOT, SHARED_DATA
-from pyproj import Geod
-from shapely.geometry import LineString, Point, box, shape
+from shapely.geometry import LineString, Point, box
 
 from geofaham_plugin.core.engines import network as net
 
@@ -91,50 +86,3 @@ def test_snap_beyond_limit_is_off_network():
     r = net.reachability(network, _points((0, 0)), _points((200, 900)), max_snap_m=500)
     assert r.pairs.iloc[0]["status"] == "off network"
     assert any("off network" in n for n in r.notes)
-
-
-# --- Catarroja roads and the EMSR773 flood --------------------------------------------------------------------
-
-VALENCIA = SHARED_DATA / "valencia-2024"
-GEOD = Geod(ellps="WGS84")
-
-
-def _features(name: str) -> list[dict]:
-    return json.loads((VALENCIA / "osm-catarroja" / f"{name}.geojson").read_text())["features"]
-
-
-def _independent(flood_geom):
-    """A directed graph from the raw GeoJSON: nodes are exact vertex coordinates, pieces between consecutive
-    vertices, geodesic lengths, oneway yes/-1, pieces touching the flood removed unless on a bridge."""
-    raw = json.loads((ROOT / "geofaham_plugin/core/data/osm_classes.json").read_text())
-    classes = raw["classes"]["roads"]["selectors"][0]["highway"]
-    before, after = nx.DiGraph(), nx.DiGraph()
-    cut_features = 0
-    for f in _features("lineas"):
-        p = f["properties"]
-        if p.get("highway") not in classes:
-            continue
-        bridge = p.get("bridge") not in (None, "no")
-        g = shape(f["geometry"])
-        if not bridge and g.intersects(flood_geom):
-            cut_features += 1
-        for line in f["geometry"]["coordinates"]:
-            for a, b in zip(line[:-1], line[1:], strict=False):
-                a, b = tuple(a), tuple(b)
-                if a == b:
-                    continue
-                length = GEOD.inv(a[0], a[1], b[0], b[1])[2]
-                cut = not bridge and LineString([a, b]).intersects(flood_geom)
-                pairs = {"yes": [(a, b)], "-1": [(b, a)]}.get(p.get("oneway") or "", [(a, b), (b, a)])
-                for u, v in pairs:
-                    for graph, keep in ((before, True), (after, not cut)):
-                        graph.add_node(u), graph.add_node(v)
-                        if keep and (not graph.has_edge(u, v) or graph[u][v]["length"] > length):
-                            graph.add_edge(u, v, length=length)
-    return before, after, cut_features
-
-
-def _nearest(nodes: list, lon: float, lat: float) -> tuple:
-    xy = np.array(nodes)
-    d = GEOD.inv(np.full(len(xy), lon), np.full(len(xy), lat), xy[:, 0], xy[:, 1])[2]
-    return nodes[int(np.argmin(d))]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 import geopandas as gpd
+import pandas as pd
 from pydantic import BaseModel, Field
 
 from ..domain.names import AgentName
@@ -22,12 +23,27 @@ HAZARD = InputSpec("hazard", VECTOR_KINDS, frozenset({"polygon"}), "hazard polyg
 def _source(roads: ArtifactRecord) -> str:
     """The network's source and date, as the roads layer states them."""
     said = [str(roads.extra[k]) for k in ("attribution", "event_id", "date", "source_date") if roads.extra.get(k)]
-    return f"road network: {roads.id} ({roads.source})" + (f", {', '.join(said)}" if said else ", date not stated")
+    title = roads.extra.get("sources") or roads.source
+    return f"road network: {roads.id} ({title})" + (f", {', '.join(said)}" if said else ", date not stated")
 
 
-def _name(gdf: gpd.GeoDataFrame, i: int) -> str:
-    if "name" in gdf.columns and isinstance(gdf["name"].iloc[i], str) and gdf["name"].iloc[i]:
-        return str(gdf["name"].iloc[i])
+def _network_facts(roads: ArtifactRecord) -> dict:
+    """What the answer says of the network: its source, the date its source states, and the share of the area
+    searched that the source covers (an extract covering part of it misses the roads outside)."""
+    dated = [str(x) for x in roads.extra.get("limitations", []) if "date" in str(x).lower()]
+    coverage = roads.extra.get("coverage")
+    return {
+        "network_source": str(roads.extra.get("sources") or roads.source),
+        "network_date": str(roads.extra.get("date") or (dated[0] if dated else "date not stated")),
+        "network_coverage": float(coverage) if isinstance(coverage, (int, float)) else None,
+    }
+
+
+def _name(gdf: gpd.GeoDataFrame, i: int, field: str | None = None) -> str:
+    """The feature's name (its layer's name field, else ``name``), else its position: "#3"."""
+    for column in (field, "name"):
+        if column and column in gdf.columns and isinstance(gdf[column].iloc[i], str) and gdf[column].iloc[i]:
+            return str(gdf[column].iloc[i])
     return f"#{i + 1}"
 
 
@@ -41,7 +57,8 @@ class ReachabilityArgs(BaseModel):
     agent=V,
     args=ReachabilityArgs,
     output=ArtifactKind.table,
-    optional_inputs=("hazard",),
+    optional_inputs=("hazard", "targets"),
+    accepts_empty=("origins",),
     inputs=(
         ROADS,
         InputSpec("origins", VECTOR_KINDS, description="where trips start (schools, settlements, buildings)"),
@@ -54,26 +71,40 @@ def road_reachability(
     args: ReachabilityArgs,
     roads: ArtifactRecord,
     origins: ArtifactRecord,
-    targets: ArtifactRecord,
+    targets: ArtifactRecord | None = None,
     hazard: ArtifactRecord | None = None,
 ) -> ArtifactRecord:
     """Which origins can reach which targets by road before and after the hazard cuts it: network distance, time,
-    detour ratio, status (reachable, detour, cut off)."""
+    detour ratio, status (reachable, detour, cut off). Without targets: which origins stay joined to the main road
+    network."""
     network = net.build_network(ctx.store.read_vector(roads.id), args.vehicle)
-    o_gdf, t_gdf = ctx.store.read_vector(origins.id), ctx.store.read_vector(targets.id)
+    o_gdf = ctx.store.read_vector(origins.id)
+    t_gdf = ctx.store.read_vector(targets.id) if targets is not None else None
     h_gdf = ctx.store.read_vector(hazard.id) if hazard is not None else None
+    inputs = [r.id for r in (roads, origins, targets, hazard) if r is not None]
+    facts = {**_network_facts(roads), "targets": "features" if targets is not None else "main network"}
+    if o_gdf.empty:  # nothing to route from (none within the distance asked): an empty answer, said as such
+        return ctx.store.register_table(
+            pd.DataFrame(columns=["origin", "origin_name", "target", "target_name", "status"]),
+            source="vector.road_reachability",
+            inputs=inputs,
+            summary="no origins to route from",
+            extra={**_carry(origins), **facts, "statuses": {}, "isolated_origins": [], "cut_segments": None},
+        )
     result = net.reachability(network, o_gdf, t_gdf, h_gdf, args.max_km, args.max_snap_m)
     table = result.pairs.copy()
-    table.insert(1, "origin_name", [_name(o_gdf, i) for i in table["origin"]])
-    table.insert(3, "target_name", [_name(t_gdf, i) for i in table["target"]])
+    o_field, t_field = origins.extra.get("name_field"), targets.extra.get("name_field") if targets else None
+    table.insert(1, "origin_name", [_name(o_gdf, i, o_field) for i in table["origin"]])
+    names = [_name(t_gdf, i, t_field) if t_gdf is not None else "main road network" for i in table["target"]]
+    table.insert(3, "target_name", names)
     counts = table["status"].value_counts().to_dict()
+    n_targets = len(t_gdf) if t_gdf is not None else 1
     summary = (
-        f"{len(o_gdf)} origins x {len(t_gdf)} targets by road: "
+        f"{len(o_gdf)} origins x {n_targets} targets by road: "
         + ", ".join(f"{n} {s}" for s, n in counts.items())
         + f"; {len(result.isolated_origins)} origins lose every target"
         + (f" ({int(result.cut.sum())} road segments cut by {hazard.id})" if hazard is not None else "")
     )
-    inputs = [r.id for r in (roads, origins, targets, hazard) if r is not None]
     return ctx.store.register_table(
         table,
         source="vector.road_reachability",
@@ -81,12 +112,23 @@ def road_reachability(
         summary=summary,
         extra={
             **_carry(origins),
+            **facts,
             "statuses": counts,
-            "isolated_origins": [_name(o_gdf, i) for i in result.isolated_origins],
-            "isolated_targets": [_name(t_gdf, i) for i in result.isolated_targets],
+            "isolated_origins": [_name(o_gdf, i, o_field) for i in result.isolated_origins],
+            "isolated_targets": [_name(t_gdf, i, t_field) for i in result.isolated_targets]
+            if t_gdf is not None
+            else [],
             "cut_segments": int(result.cut.sum()),
-            "limitations": _carry(origins).get("limitations", []) + [_source(roads), *result.notes],
+            "bridges_open": net.bridges_in_hazard(network, h_gdf) if h_gdf is not None else 0,
+            # the source, the cut model and the bridges kept open are stated by the answer (network_*, bridges_open)
+            "limitations": _carry(origins).get("limitations", []) + [n for n in result.notes if not _restated(n)],
         },
+    )
+
+
+def _restated(note: str) -> bool:
+    return note.startswith(("a road is cut where", "bridges are kept open")) or note.endswith(
+        "crossing the hazard kept open"
     )
 
 

@@ -299,20 +299,57 @@ def _distances(g: nx.DiGraph, sources: np.ndarray, weight: str, cutoff: float | 
     return {int(s): nx.single_source_dijkstra_path_length(g, int(s), cutoff=cutoff, weight=weight) for s in sources}
 
 
+def _main_network(
+    net: RoadNetwork, origins: gpd.GeoDataFrame, cut: np.ndarray, max_snap_m: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Without targets: each origin against the main network, the largest strongly connected part of the roads
+    (before the cut, and after it). Reachable after: its node can still reach, and be reached from, that part."""
+    o = snap(net, origins, max_snap_m)
+    main_b = max(nx.strongly_connected_components(net.graph()), key=len)
+    after = net.graph(~cut)
+    parts = list(nx.strongly_connected_components(after))
+    main_a = max(parts, key=lambda part: len(part & main_b)) if parts else set()
+    rows = []
+    for i, (node, snap_m) in enumerate(zip(o["node"], o["snap_m"], strict=True)):
+        if node < 0:
+            status: Status = "off network"
+        elif node not in main_b:
+            status = "unreachable before"
+        else:
+            status = "reachable" if node in main_a else "cut off"
+        rows.append({"origin": i, "target": -1, "origin_snap_m": snap_m, "target_snap_m": np.nan, "status": status})
+    for column in ("before_m", "after_m", "before_min", "after_min", "detour_ratio"):
+        for row in rows:
+            row[column] = None
+    share = len(main_a & main_b) / len(main_b) if main_b else 0.0
+    return pd.DataFrame(rows), pd.DataFrame({"main_nodes_before": [len(main_b)], "main_share_after": [share]})
+
+
 def reachability(
     net: RoadNetwork,
     origins: gpd.GeoDataFrame,
-    targets: gpd.GeoDataFrame,
+    targets: gpd.GeoDataFrame | None,
     hazard: gpd.GeoDataFrame | None = None,
     max_km: float | None = None,
     max_snap_m: float = 500.0,
 ) -> Reachability:
     """Network distance (m) and fastest time (min) from each origin to each target, on the whole network and
-    with the hazard's cut segments removed. ``max_km`` bounds the distance searched (beyond it: not reachable)."""
-    if origins.empty or targets.empty:
+    with the hazard's cut segments removed. ``max_km`` bounds the distance searched (beyond it: not reachable).
+    Without ``targets``: whether each origin is still joined to the main network (no distances)."""
+    if origins.empty or (targets is not None and targets.empty):
         raise ToolFailed("no origins or no targets to route between", kind="empty")
-    o, t = snap(net, origins, max_snap_m), snap(net, targets, max_snap_m)
     cut = hazard_cuts(net, hazard) if hazard is not None else np.zeros(len(net.segments), dtype=bool)
+    if targets is None:
+        pairs, main = _main_network(net, origins, cut, max_snap_m)
+        lost = pairs.index[pairs["status"] == "cut off"].tolist()
+        notes = network_notes(net, hazard, max_snap_m, snap(net, origins, max_snap_m))
+        notes.append(
+            f"reachable: joined to the main road network ({int(main['main_nodes_before'][0])} nodes, the largest part "
+            f"where every node reaches every other); {float(main['main_share_after'][0]):.0%} of it stays joined after "
+            "the cut"
+        )
+        return Reachability(pairs, [int(i) for i in lost], [], cut, notes)
+    o, t = snap(net, origins, max_snap_m), snap(net, targets, max_snap_m)
     before = net.graph()
     after = net.graph(~cut) if cut.any() else before
     cutoff = max_km * 1000.0 if max_km else None

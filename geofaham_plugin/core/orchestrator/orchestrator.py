@@ -94,7 +94,13 @@ class Orchestrator:
         self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
-        self.planner = Planner(llm, self.config.mode, always_ask_model=self.config.always_ask_model, layers=self.layers)
+        self.planner = Planner(
+            llm,
+            self.config.mode,
+            always_ask_model=self.config.always_ask_model,
+            layers=self.layers,
+            offline=self.settings.network.offline,
+        )
         self.runlog = RunLog(store.session_dir)
         self._deadline: float | None = None  # monotonic time the current run must stop by (between steps)
 
@@ -391,7 +397,9 @@ class Orchestrator:
             executed = self._executed(record)
             record.constraints = check_coverage(wanted, executed)
             record.unasked_limits = unasked_limits(record.constraints, executed)
-            missing = unapplied(record.constraints)
+            # a part the planner knew the data cannot answer (no road network offline) is not replanned: it is said
+            known = {k for u in (record.plans[-1].unavailable if record.plans else []) for k in u.constraints}
+            missing = [c for c in unapplied(record.constraints) if f"{c.kind}:{c.value}" not in known]
             plan = record.plans[-1].plan if record.plans else None
             complete = plan is not None and all(record.progress.status.get(s.id) is StepStatus.done for s in plan.steps)
             if not (missing or record.unasked_limits) or not complete or not replan:
@@ -529,12 +537,17 @@ class Orchestrator:
                 f"{spec.label(lang)}: {line}" for spec, line in zip(specs, findings.headline, strict=True)
             ]
         implied = [note for spec in specs for note in spec.implied] + record.plans[-1].assumptions
-        findings.limitations += [phrase("answer.assumed", lang, note=note) for note in implied]
+        findings.limitations += [phrase("answer.assumed", lang, note=note) for note in dict.fromkeys(implied)]
         record.cited_artifacts = findings.cited
         # the structured answer's not_applied is for machines (English); the text's is in the question's language
         missing = [c.describe() for c in unapplied(record.constraints)]
         missing += [f"not asked for: {limit}" for limit in record.unasked_limits]
-        shown_missing = [c.describe(lang) for c in unapplied(record.constraints)]
+        # a part the data at hand cannot answer is said with its reason ("no road network offline")
+        reasons = {u.constraints[0]: phrase(u.phrase, lang, **u.values) for u in record.plans[-1].unavailable}
+        shown_missing = [
+            c.describe(lang) + (f": {reasons[key]}" if (key := f"{c.kind}:{c.value}") in reasons else "")
+            for c in unapplied(record.constraints)
+        ]
         shown_missing += [phrase("answer.not_asked_for", lang, limit=limit) for limit in record.unasked_limits]
         record.status = "answered" if complete and not missing else "partial"
         structured = structure(findings, status=record.status, question=record.question, not_applied=missing)

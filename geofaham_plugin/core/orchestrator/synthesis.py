@@ -51,6 +51,7 @@ class Finding(BaseModel):
     detail: str = ""
     values: list[StatedValue] = Field(default_factory=list)
     items: list[StatedItem] = Field(default_factory=list)
+    limitations: list[str] = Field(default_factory=list)  # in the answer's language (road access: its limits)
 
 
 def _fmt(value: float) -> str:
@@ -460,6 +461,8 @@ def table_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en"
     sum per group (``sum_by``), a measure table (a share, an area, a length, a statistic: ``extra["stated"]``
     names its number), or a free-SQL result."""
     table: pd.DataFrame = store.read_table(record.id)
+    if record.source == "vector.road_reachability":
+        return road_finding(store, record, table, lang)
     if record.source == "vector.difference" and {"value", "amount"} <= set(table.columns) and len(table) == 2:
         return _difference_finding(store, record, table, lang)
     stated = record.extra.get("stated")
@@ -541,6 +544,100 @@ def _saved_finding(record: ArtifactRecord, lang: str = "en") -> Finding:
     return Finding(headline=f"{headline} [{record.id}]", values=[value])
 
 
+_ROAD_ORDER = ("reachable", "detour", "cut off", "unreachable before", "off network")
+
+
+def _per_origin(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per origin: its shortest route to any target before and after the cut, and its status."""
+    rows = []
+    for origin, group in table.groupby("origin", sort=True):
+        before, after = pd.to_numeric(group["before_m"]), pd.to_numeric(group["after_m"])
+        b = float(before.min()) if before.notna().any() else None
+        a = float(after.min()) if after.notna().any() else None
+        statuses = set(group["status"])
+        if a is not None and b is not None:
+            status = "reachable" if a <= b + 1e-6 else "detour"
+        elif "cut off" in statuses or b is not None:
+            status = "cut off"
+        elif statuses <= {"off network"}:
+            status = "off network"
+        else:
+            status = "unreachable before" if "unreachable before" in statuses else str(group["status"].iloc[0])
+        name = str(group["origin_name"].iloc[0])
+        rows.append({"origin": origin, "name": name, "status": status, "before_m": b, "after_m": a})
+    return pd.DataFrame(rows, columns=["origin", "name", "status", "before_m", "after_m"])
+
+
+def road_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
+    """Road access (``vector.road_reachability``): how many of the origins still reach the targets (or the main
+    network) after the cut, which are cut off, network distances before and after, and the network's limits."""
+    extra = record.extra
+    what, subject = _input_what(store, record, 1)
+    shown = _input_what(store, record, 1, lang)[0]
+    targets_id = record.inputs[2] if extra.get("targets") == "features" and len(record.inputs) > 3 else None
+    if targets_id and targets_id in store:
+        to_what, to_shown = _what(store.get(targets_id).extra)[0], _what(store.get(targets_id).extra, lang)[0]
+    else:
+        to_what, to_shown = "the main road network", phrase("road.main_network", lang)
+    limits = [phrase("road.limit_source", lang, source=extra.get("network_source", ""), date=extra.get("network_date"))]
+    coverage = extra.get("network_coverage")
+    if isinstance(coverage, (int, float)) and coverage < 0.999:
+        limits.append(phrase("road.limit_coverage", lang, share=_fmt_measure(100 * float(coverage))))
+    if table.empty:
+        return Finding(headline=phrase("road.none", lang, what=shown) + f" [{record.id}]", limitations=limits)
+    limits.append(phrase("road.limit_model", lang, bridges=f"{int(extra.get('bridges_open') or 0):,}"))
+    per = _per_origin(table)
+    count = per["status"].value_counts()
+    n, reach, detour = len(per), int(count.get("reachable", 0) + count.get("detour", 0)), int(count.get("detour", 0))
+    cut, never = int(count.get("cut off", 0)), int(count.get("unreachable before", 0) + count.get("off network", 0))
+    headline = phrase(
+        "road.headline", lang, what=shown, targets=to_shown, reachable=f"{reach:,}", n=f"{n:,}", detour=f"{detour:,}",
+        cut=f"{cut:,}",
+    )  # fmt: skip
+    headline += phrase("road.not_before", lang, k=f"{never:,}") if never else ""
+    if isolated := [str(t) for t in extra.get("isolated_targets") or []]:  # the fire station itself is cut off
+        headline += phrase("road.targets_cut", lang, names=", ".join(isolated[:MAX_ROWS]))
+    headline += f" [{record.id}]"
+    values = [
+        StatedValue(label=f"{what} that can still reach {to_what} by road", value=float(reach), subject=subject,
+                    artifact_id=record.id),
+        StatedValue(label=f"{what} cut off from {to_what} by road", value=float(cut), subject=subject,
+                    artifact_id=record.id),
+    ]  # fmt: skip
+    per = per.assign(rank=per["status"].map(_ROAD_ORDER.index)).sort_values(["rank", "after_m", "before_m"])
+    items = [
+        StatedItem(name=row["name"], distance_m=_stated(row["after_m"]), rank=i, artifact_id=record.id)
+        for i, (_, row) in enumerate(per[per["status"].isin(["reachable", "detour"])].iterrows(), start=1)
+    ]
+    header = ["#", phrase("table.name", lang), phrase("table.status", lang)]
+    header += [phrase("table.before_m", lang), phrase("table.after_m", lang), phrase("table.detour", lang)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for i, (_, row) in enumerate(per.head(MAX_ITEMS).iterrows(), start=1):
+        b, a = row["before_m"], row["after_m"]
+        ratio = f"{a / b:.2f}" if a is not None and b and not pd.isna(a) and not pd.isna(b) else ""
+        cells = [str(i), row["name"], phrase(f"road.status.{row['status']}", lang)]
+        cells += [_fmt(b) if _is_number(b) else "", _fmt(a) if _is_number(a) else "", ratio]
+        lines.append("| " + " | ".join(cells) + " |")
+    return Finding(headline=headline, detail="\n".join(lines), values=values, items=items, limitations=limits)
+
+
+def cut_finding(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> Finding:
+    """The roads a hazard cuts (``vector.cut_roads``): how many, their cut segments and length."""
+    gdf = store.read_vector(record.id)
+    km = float(gdf["cut_m"].sum()) / 1000 if len(gdf) else 0.0
+    segments = int(record.extra.get("cut_segments") or 0)
+    headline = (
+        phrase("road.cut_headline", lang, n=f"{len(gdf):,}", segments=f"{segments:,}", km=_fmt_measure(km))
+        + f" [{record.id}]"
+    )
+    values = [
+        StatedValue(label="roads cut by the hazard", value=float(len(gdf)), subject="roads", artifact_id=record.id),
+        StatedValue(label="road segments cut by the hazard", value=float(segments), subject="roads",
+                    artifact_id=record.id),
+    ]  # fmt: skip
+    return Finding(headline=headline, values=values)
+
+
 def describe_table(store: ResponseStore, record: ArtifactRecord, lang: str = "en") -> tuple[str, str]:
     finding = table_finding(store, record, lang)
     return finding.headline, finding.detail
@@ -558,7 +655,9 @@ def collect_findings(
     findings = Findings()
     for artifact_id in answer_ids:
         record = store.get(artifact_id)
-        if record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
+        if record.source == "vector.cut_roads":
+            finding = cut_finding(store, record, lang)
+        elif record.kind in (ArtifactKind.vector, ArtifactKind.aoi):
             finding = vector_finding(store, record, lang)
         elif record.kind is ArtifactKind.table:
             finding = table_finding(store, record, lang)
@@ -571,9 +670,13 @@ def collect_findings(
             findings.details.append(finding.detail)
         findings.values += finding.values
         findings.items += finding.items
+        findings.limitations += [x for x in finding.limitations if x not in findings.limitations]
         findings.cited.append(artifact_id)
     seen: set[str] = set()
+    routed = any(store.get(a).source == "vector.road_reachability" for a in answer_ids)
     for artifact_id in used_ids:
+        if routed and store.get(artifact_id).source == "vector.cut_roads":
+            continue  # the same network's limits, stated once by the road-access finding
         for item in store.get(artifact_id).extra.get("limitations", []) or []:
             if item not in seen:
                 seen.add(item)

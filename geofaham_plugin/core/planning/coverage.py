@@ -58,7 +58,7 @@ ConstraintKind = Literal[
     "each",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
-Relation = Literal["inside", "outside", "nearest", "near", "grid"]
+Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
 
 FEATURE_TOOLS = frozenset({"get_features", "get_features_at"})
 DAMAGE_LAYER_TOOLS = frozenset({"select_damage", "damage_by_class"})
@@ -420,6 +420,8 @@ def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
         return any(f in sql for f in ("st_dwithin", "st_distance"))
     if c.value == "outside":
         return s.tool == "outside" or (bool(sql) and "not st_" in sql)
+    if c.value == "road_access":  # only routing on a network the hazard cut: never a distance, inside or SQL test
+        return s.tool == "road_reachability" and "hazard" in s.inputs
     return False
 
 

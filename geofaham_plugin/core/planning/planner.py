@@ -32,6 +32,7 @@ from .coverage import asks_nearest
 from .facts import PrepassFacts
 from .identify import require_identified
 from .plan import Plan, TaskLedger
+from .roads import Unavailable, routable
 from .spec import AnalysisSpec, SpecDraft, SpecError, asks_imagery, compile_specs, spec_from_facts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
@@ -51,6 +52,9 @@ class PlanResult(BaseModel):
     slots: dict[str, Any] = Field(default_factory=dict)
     specs: list[AnalysisSpec] = Field(default_factory=list, description="guided mode: the analysis specs compiled")
     assumptions: list[str] = Field(default_factory=list, description="choices code made the question did not state")
+    unavailable: list[Unavailable] = Field(
+        default_factory=list, description="parts of the question the data at hand cannot answer (not replanned)"
+    )
 
 
 class FreePlanOutput(BaseModel):
@@ -231,9 +235,11 @@ class Planner:
         *,
         always_ask_model: bool = False,
         layers: LayerCatalogue | None = None,
+        offline: bool = False,
     ) -> None:
         self.llm = llm
         self.mode = mode
+        self.offline = offline  # no Overpass: road networks only from local extracts
         self.always_ask_model = always_ask_model
         self.layers = layers if layers is not None else default_catalogue()  # what the session can read
 
@@ -381,13 +387,13 @@ class Planner:
             model_called = False
             if draft.gaps:
                 draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
-            plan = compile_specs(draft.specs, difference=draft.difference)
+            specs, unavailable = routable(draft.specs, self.layers, self.offline)
+            plan = compile_specs(specs, difference=draft.difference)
         except SpecError:
             return None
         problems = validate_plan(plan, store)
         if problems:
             return None
-        specs = draft.specs
         first = specs[0]
         event_id = first.subject.event_id or (first.relation.reference.event_id if first.relation else None)
         tools = list(dict.fromkeys(s.tool for s in plan.steps if s.tool))
@@ -398,7 +404,9 @@ class Planner:
             intent="; ".join(s.describe() for s in specs) + f" — {facts.question}",
             operations=tools,
         )
-        return PlanResult(ledger=ledger, plan=plan, mode="guided", model_called=model_called, specs=specs)
+        return PlanResult(
+            ledger=ledger, plan=plan, mode="guided", model_called=model_called, specs=specs, unavailable=unavailable
+        )
 
     def _fill_gaps(self, facts: PrepassFacts, draft: SpecDraft, aoi_artifact_id: str | None, step: str) -> SpecDraft:
         """Ask the model to choose what code could not (a narrowed enum per open field), then re-read."""

@@ -33,7 +33,7 @@ from ..domain.feature_classes import feature_class_specs, kinds_name
 from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
-from .coverage import WORDS_FILE, _type_grouping, named_event_groups, question_constraints
+from .coverage import WORDS_FILE, _type_grouping, _vocabulary, named_event_groups, question_constraints
 from .facts import PrepassFacts
 from .plan import Plan, PlanStep
 from .prepass import (
@@ -62,6 +62,8 @@ MeasureKind = Literal["list", "count", "share", "area", "length", "sum", "mean"]
 NEAREST_SEARCH_M = 25_000.0  # how far around the reference features are fetched for "the nearest"
 NEAR_DEFAULT_M = 1_000.0  # "near" with no distance: within 1 km (stated in the answer)
 OUTSIDE_SEARCH_M = 5_000.0  # features "outside" a hazard are looked for this far around it (without an AOI)
+ROADS_AROUND_M = 2_000.0  # road access: the roads are taken this far around the hazard (ways round it)
+DAMAGE_CUT_M = 50.0  # road access cut by damage: a road within this of a damaged building is taken as blocked
 ALL_CLASSES = [c for c in DamageClass]
 
 
@@ -140,6 +142,25 @@ class Relation(BaseModel):
         return self
 
 
+class RoadAccess(BaseModel):
+    """Road access of the subject set (after its relation, if any): routed on the road network before and after
+    the hazard cuts it, to the ``targets`` ("can still reach the fire station") or, without targets, to the rest of
+    the network ("which hospitals are still reachable by road"). ``hazard`` is the event's hazard area, or its
+    damaged buildings buffered by ``cut_buffer_m`` (a road next to one is taken as blocked)."""
+
+    hazard: SetRef
+    targets: SetRef | None = None
+    cut_buffer_m: float | None = Field(default=None, gt=0, le=5_000)
+
+    @model_validator(mode="after")
+    def _complete(self) -> RoadAccess:
+        if self.hazard.kind not in ("hazard", "damage", "layer"):
+            raise ValueError("roads are cut by a hazard area, damaged buildings or a polygon layer")
+        if self.hazard.kind == "damage" and self.cut_buffer_m is None:
+            raise ValueError("damaged buildings cut the roads within a distance: cut_buffer_m")
+        return self
+
+
 class AnalysisSpec(BaseModel):
     """One analysis: a subject set, an optional relation to a reference set, a measure, a grouping."""
 
@@ -156,9 +177,12 @@ class AnalysisSpec(BaseModel):
     threshold: float | None = Field(default=None, description="a raster's share: the value pixels reach or exceed")
     aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
     implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
+    access: RoadAccess | None = Field(default=None, description="road access of the subject set ('cut off')")
 
     @model_validator(mode="after")
     def _complete(self) -> AnalysisSpec:
+        if self.access is not None and (self.measure not in ("list", "count") or self.subject.raster):
+            raise ValueError("road access lists or counts features that can (not) be reached, not a measure")
         if self.subject.kind == "aoi":
             raise ValueError("the area of interest restricts a subject; it is not one")
         if self.measure in ("sum", "mean") and not self.field and not self.subject.raster:
@@ -197,6 +221,9 @@ class AnalysisSpec(BaseModel):
             text += phrase("label.in_each_of", lang, zones=self.zones.describe(lang))
         if self.grid_m is not None:
             text += phrase("label.on_grid", lang, cell=f"{self.grid_m:g}")
+        if self.access is not None:
+            to = self.access.targets.describe(lang) if self.access.targets else phrase("road.main_network", lang)
+            text += phrase("label.by_road", lang, what=to)
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             text += phrase("label.in_your_aoi", lang)
         return text
@@ -233,6 +260,9 @@ class AnalysisSpec(BaseModel):
             parts.append(f"{how} {r.reference.describe()}")
         if self.group_by:
             parts.append(f"by {self.group_by}")
+        if self.access is not None:
+            to = self.access.targets.describe() if self.access.targets else "the rest of the road network"
+            parts.append(f"reaching {to} by road, before and after {self.access.hazard.describe()} cuts it")
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             parts.append("in your area of interest")
         return " ".join(parts)
@@ -578,6 +608,8 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 {"damage": s},
                 empty_is_answer=True,
             )
+    if spec.access is not None:
+        return _compile_access(b, spec, s)
     if spec.grid_m is not None and spec.measure in ("count", "list"):
         return b.add(
             "grid_counts",
@@ -624,6 +656,55 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
         {"field": spec.field, "stat": spec.measure, "by": group_field},
         {"layer": s},
     )
+
+
+def _compile_access(b: _Builder, spec: AnalysisSpec, origins: str) -> str:
+    """Road access of ``origins``: the hazard that cuts the roads, the road network (at the subject's place, else
+    in and around the hazard), the targets; the cut roads as a layer, then routing before and after the cut."""
+    access, aoi = spec.access, spec.aoi_artifact_id
+    assert access is not None
+    if access.hazard.kind == "damage":
+        damaged, _ = _set(b, access.hazard, aoi, None)
+        hazard = b.add(
+            "buffer",
+            f"Buffer the damaged buildings by {access.cut_buffer_m:g} m: roads there are taken as blocked",
+            {"distance_m": access.cut_buffer_m},
+            {"layer": damaged},
+        )
+    else:
+        hazard, _ = _set(b, access.hazard, None, None)
+    place = spec.subject.place
+    if place:
+        roads = b.add(
+            "get_features_at",
+            f"Load the road network of {place} (local OpenStreetMap extract, else Overpass)",
+            {"feature_class": "roads", "place": place},
+            {},
+        )
+    else:
+        roads = b.add(
+            "get_features",
+            f"Load the road network in and {ROADS_AROUND_M:g} m around the hazard (local OpenStreetMap extract, else "
+            "Overpass)",
+            {"feature_class": "roads", "buffer_m": ROADS_AROUND_M},
+            {"aoi": aoi or hazard},
+        )
+    inputs = {"roads": roads, "origins": origins, "hazard": hazard}
+    if access.targets is not None:
+        around = None if access.targets.place else (aoi or hazard, ROADS_AROUND_M)
+        inputs["targets"], _ = _set(b, access.targets, aoi, around)
+    to = access.targets.describe() if access.targets else "the rest of the road network"
+    reach = b.add(
+        "road_reachability",
+        f"Route from each of them to {to} by road, before and after the hazard cuts the network",
+        {},
+        inputs,
+        empty_is_answer=True,
+    )
+    b.add(
+        "cut_roads", "Map the roads the hazard cuts (bridges over it kept open)", {}, {"roads": roads, "hazard": hazard}
+    )
+    return reach
 
 
 def compile_specs(specs: Sequence[AnalysisSpec], *, difference: bool = False) -> Plan:
@@ -681,7 +762,21 @@ def asks_imagery(facts: PrepassFacts, layers: LayerCatalogue | None = None) -> b
     text = normalise(facts.question)
     if layers is not None and facts.layers:
         text = blank_spans(text, field_mentions(text, user_entries(layers), set(facts.layers)))
+    if _road_access_said(text):
+        # "can the schools still reach the fire station by road after the flood": the network before and after the
+        # cut, not imagery of a time window
+        return bool(_words_re("imagery_words").search(_BEFORE_AFTER.sub(" ", text)))
     return bool(facts.windows) or bool(_words_re("imagery_words").search(text))
+
+
+_BEFORE_AFTER = re.compile(
+    r"(?<!\w)(?:before\s+and\s+after|antes\s+y\s+despues|avant\s+et\s+apres|antes\s+e\s+depois)(?!\w)"
+)
+
+
+def _road_access_said(text: str) -> bool:
+    """Whether the (normalised) question asks road access (``relations.road_access`` of the constraint words)."""
+    return bool(_vocabulary()["relations"]["road_access"].search(text))
 
 
 def _damage_position(text: str) -> int | None:
@@ -774,6 +869,9 @@ def spec_from_facts(
     named.sort(key=lambda item: item[0])
     layer_spans = [span for _, span in user_layer_hits(text, user_entries(layers))]
     named = [n for n in named if not (n[2].startswith("features:") and _names_a_layer(text, n[0], layer_spans))]
+    road_access = "road_access" in relations
+    if road_access:  # "by road": the roads are the network routed on, not a set of features to analyse
+        named = [n for n in named if n[2] != "features:roads"]
     hazard_named = bool(_hazard_re().search(text))
     entries = {e.id: e for e in user_entries(layers)}
     # "how many schools were destroyed": a kind of structure of the damage layer, not schools from OSM
@@ -844,6 +942,10 @@ def spec_from_facts(
     if raster and kind is None and (others or hazard_named):  # "people in the flood extent": values inside it
         kind = "inside"
     reference_what: str | None = None
+    targets_what: str | None = None
+    if road_access:  # the set reached by road: the one named after the subject and the relation's reference
+        rest = others[1:] if kind is not None else others
+        targets_what = next((w for w in rest if w.startswith(("features:", "layer:"))), None)
     if kind is not None:
         if others:
             reference_what = others[0]
@@ -852,7 +954,7 @@ def spec_from_facts(
             kind = kind if kind != "inside" else None  # "inside my area": the AOI restriction says it
         else:
             reference_what = "hazard" if subject_what != "hazard" else None
-    elif subject_what.startswith("features:") and not aoi_artifact_id:
+    elif subject_what.startswith("features:") and not aoi_artifact_id and not road_access:
         # features of an event with no relation: the ones in the hazard area (say so)
         kind, reference_what = "inside", "hazard"
         implied.append("features counted inside the hazard area of the disaster")
@@ -872,8 +974,10 @@ def spec_from_facts(
     if not events and chosen:
         events = [chosen]
     wants = [subject_what] + ([reference_what] if reference_what else [])
-    needs_event = any(w in ("damage", "hazard") for w in wants) or (
-        subject_what.startswith("features:") and not aoi_artifact_id
+    needs_event = (
+        road_access
+        or any(w in ("damage", "hazard") for w in wants)
+        or (subject_what.startswith("features:") and not aoi_artifact_id)
     )
     # the disasters under the user's area (of those the question's words point to, if any)
     pool = [i for i in facts.event_candidates if i in aoi_events] if facts.event_candidates else list(aoi_events)
@@ -963,6 +1067,7 @@ def spec_from_facts(
                 "where": wheres.get(subject_what),
             }
         )
+        access = _road_access(text, ev, reference_what, targets_what, facts, layers, aoi_artifact_id, implied)
         relation = None
         if how is not None and reference_what is not None:
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
@@ -995,12 +1100,47 @@ def spec_from_facts(
                 threshold=threshold,
                 aoi_artifact_id=aoi_artifact_id,
                 implied=implied,
+                access=access,
             )
         except ValueError as exc:
             raise SpecError(str(exc)) from exc
         _check_layers(spec, layers)
         specs.append(spec)
     return SpecDraft(specs=specs, difference="difference" in measures and len(specs) == 2)
+
+
+def _road_access(
+    text: str,
+    event_id: int | None,
+    reference_what: str | None,
+    targets_what: str | None,
+    facts: PrepassFacts,
+    layers: LayerCatalogue | None,
+    aoi: str | None,
+    implied: list[str],
+) -> RoadAccess | None:
+    """What road access the question asks (``relations.road_access`` said): the targets reached and what cuts the
+    roads: the damaged buildings when the question relates the subject to the damage ("within 1 km of the fire
+    damage") or the event has no hazard layer, else the event's hazard area."""
+    if not _road_access_said(text):
+        return None
+    if event_id is None:
+        raise SpecError("road access needs a hazard that cuts the roads: name the disaster")
+    targets = None
+    if targets_what is not None:
+        targets = _set_ref(targets_what, event_id, facts, as_reference=True)
+        if targets.kind == "features":
+            cls = str(targets.feature_class)
+            place = _named_place(facts, event_id, targets_what, aoi)
+            targets = targets.model_copy(update={"kinds": _kinds(text, cls, event_id, layers), "place": place})
+    no_hazard = layers is not None and not layers.find(event_id=event_id, role="hazard")
+    if reference_what == "damage" or no_hazard:
+        note = f"roads within {DAMAGE_CUT_M:g} m of a damaged building taken as blocked (debris, closures)"
+        if note not in implied:
+            implied.append(note)
+        damaged = SetRef(kind="damage", event_id=event_id, damage_classes=list(facts.damage_classes or ANY_DAMAGE))
+        return RoadAccess(hazard=damaged, targets=targets, cut_buffer_m=DAMAGE_CUT_M)
+    return RoadAccess(hazard=SetRef(kind="hazard", event_id=event_id), targets=targets)
 
 
 _IN_BEFORE = re.compile(
@@ -1217,6 +1357,7 @@ def _measure(measures: list[str]) -> MeasureKind:
 __all__ = [
     "AnalysisSpec",
     "Relation",
+    "RoadAccess",
     "SetRef",
     "SpecDraft",
     "SpecError",
