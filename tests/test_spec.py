@@ -508,6 +508,9 @@ def test_a_question_led_by_its_subject_or_a_french_inversion_is_a_yes_no_questio
     assert asks_yes_no("O quartel de bombeiros de Catarroja ficou dentro da zona inundada?")
     assert not asks_yes_no("¿Qué puentes de Catarroja estaban en la zona inundada?")
     assert not asks_yes_no("Les écoles de Catarroja : combien ont été inondées ?")
+    # an English question that opens with "After ...", "As ...", "Other ...": not an article leading a subject
+    assert not asks_yes_no("After the DANA flood, which schools in Catarroja are cut off from the fire station?")
+    assert not asks_yes_no("As of today, which hospitals lie inside the Eaton fire perimeter?")
 
 
 def test_e2e_bridges_open_to_vehicles_are_the_road_bridges_not_every_bridge(store):

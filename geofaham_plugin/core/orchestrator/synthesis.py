@@ -760,14 +760,15 @@ def asks_yes_no(question: str) -> bool:
 
 
 # "¿El parque ...?", "Le pont ... ?", "O hospital ...?": a Spanish, French or Portuguese question led by its subject
-_SUBJECT_FIRST = re.compile(r"^\W*¿\s*(?:el|la|los|las|lo)\b|^\W*(?:le|la|les|l'|o|os|a|as)\s*\w", re.IGNORECASE)
+_SUBJECT_FIRST = re.compile(r"^\W*¿\s*(?:el|la|los|las|lo)\b|^\W*(?:(?:le|la|les|o|os|a|as)\s+|l')\w", re.IGNORECASE)
 # "a-t-il", "sont-elles", "est-il": a French yes/no inversion anywhere in the question
 _INVERSION = re.compile(r"\w-t-(?:il|elle|ils|elles)\b|\b(?:est|sont|ont|a)-(?:il|elle|ils|elles)\b", re.IGNORECASE)
-# question words that make it an open question ("¿Qué puentes ...?", "Combien ...", "Quais ...")
+# question words that make it an open question ("¿Qué puentes ...?", "Combien ...", "Quais ...", "which")
 _QUESTION_WORD = re.compile(
     r"\b(?:qu[ée]|cu[áa]l(?:es)?|cu[áa]nt[oa]s?|d[óo]nde|c[óo]mo|qui[ée]n(?:es)?|cu[áa]ndo)\b"
     r"|\b(?:quels?|quelles?|combien|o[ùu]|comment|quand|quoi)\b"
-    r"|\b(?:quais|qual|quant[oa]s?|onde|quem|quando)\b",
+    r"|\b(?:quais|qual|quant[oa]s?|onde|quem|quando)\b"
+    r"|\b(?:which|what|how|where|when|who)\b",  # "As of today, which ...": English, "as" is no article
     re.IGNORECASE,
 )
 
