@@ -182,3 +182,28 @@ def test_layers_named_in_english_are_called_in_spanish_and_french(store, catalog
     assert record.status == "answered", record.answer
     assert record.facts.layers == ["user:water_points", "user:camps"]
     assert per_camp(record.answer) == counts(joined, joined["functional"].notna())
+
+
+def test_the_total_of_a_field_is_its_sum_not_a_count(store, catalogue, files):
+    _, joined = files
+    chosen = (joined["camp"] == "Bravo") & (joined["functional"] == "yes")
+    expected = int(joined.loc[chosen, "capacity_l"].sum())
+    assert expected != int(chosen.sum())
+    record = ask(store, catalogue, "What is the total capacity of the functional water points in camp Bravo?")
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.value == expected
+    entries = {e.id: e for e in user_entries(catalogue)}
+    facts = prepass("total capacity of the water points", layers=catalogue)
+    said = [(c.kind, c.value) for c in question_constraints(facts, entries=entries)]
+    assert ("measure", "sum") in said  # a count of the water points would be reported as not what was asked
+
+
+def test_the_area_of_each_camp_is_one_row_per_camp(store, catalogue):
+    record = ask(store, catalogue, "What is the area of each camp in hectares?")
+    assert record.status == "answered", record.answer
+    rows = {
+        m[1]: float(m[2])
+        for m in re.finditer(r"\|\s*(Alpha|Bravo|Charlie)\s*\|[^|]*\|\s*([\d,.]+)\s*\|", record.answer)
+    }
+    assert rows == {"Alpha": 300.0, "Bravo": 150.0, "Charlie": 100.0}, record.answer  # boxes drawn in UTM 37N

@@ -34,7 +34,7 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import alias_hits, event_spellings, normalise, user_layer_hits
 from .templates import GROUP_BY_FIELDS
-from .values import ZONES_BEFORE, comparisons, field_grouping, narrows, value_matches, yes_no_said
+from .values import ZONES_BEFORE, comparisons, field_grouping, field_pattern, narrows, value_matches, yes_no_said
 
 if TYPE_CHECKING:
     from ..engines.layers import UserLayer
@@ -220,6 +220,7 @@ def question_constraints(
     return found
 
 
+_TOTAL_OF = re.compile(r"(?<!\w)(?:total|sum\s+of(?:\s+the)?|combined|overall|suma\s+de|somme\s+de|soma\s+d[aeo])\s+")
 _ASKS_VALUE = re.compile(
     r"(?<!\w)(?:area|length|size|distance|how\s+far|nearest|closest|centroids?|centre|center|km2|km²|hectares?"
     r"|square|superficie|aire|longitud|longueur|comprimento|distancia|cercan[oa]s?|proches?|proxim[oa]s?)(?!\w)"
@@ -264,6 +265,15 @@ def _value_constraints(
         grouped = field_grouping(text, entry) or (field_grouping(text, entry, each=True) if asks_value else None)
         if grouped and (field := entry.field(grouped)) is not None and field.distinct < entry.feature_count:
             found.append(Constraint(kind="group_by", value=grouped, phrase=f"by {grouped}"))
+        # "the total capacity", "sum of beds": the sum of that field, never a count of the features
+        for f in entry.fields:
+            if (
+                f.type in ("integer", "real")
+                and (m := _TOTAL_OF.search(text))
+                and field_pattern(f).match(text, m.end())
+            ):
+                found.append(Constraint(kind="measure", value="sum", phrase=text[m.start() : m.end() + len(f.name)]))
+                break
     said_numbers = [*facts.distances_m, *([facts.k] if facts.k is not None else [])]
     for words, number in comparisons(text):
         if not any(_close(number, float(n)) for n in said_numbers):
@@ -479,7 +489,8 @@ PER_FEATURE_TOOLS = frozenset(
 
 
 def _applies_each(c: Constraint, s: ExecutedStep) -> bool:
-    return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs))
+    # a grouping by a field said after "each" is one row per value ("the area of each camp" by its name)
+    return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs)) or bool(s.args.get("by"))
 
 
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:

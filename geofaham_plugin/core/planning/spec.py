@@ -50,7 +50,7 @@ from .templates import GROUP_BY_FIELDS
 from .values import PEOPLE as _PEOPLE
 from .values import POPULATION_FIELDS as _POPULATION_FIELDS
 from .values import ZONES_BEFORE as _ZONES_BEFORE
-from .values import WhereNotSaid, comparisons, narrows, where_said, yes_no_said
+from .values import WhereNotSaid, comparisons, field_pattern, narrows, where_said, yes_no_said
 from .values import field_grouping as _field_grouping
 from .values import position as _position
 from .values import value_matches as _value_matches
@@ -1161,11 +1161,12 @@ def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text:
     entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
     if entry is None:
         return []
-    numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
-    said = [name for name in numeric if _position(text, [" ".join(layer_words(name))]) is not None]
+    numeric = [f for f in entry.fields if f.type in ("integer", "real")]
+    said = [f.name for f in numeric if field_pattern(f).search(text)]
     if not said and _PEOPLE.search(text):  # "how many people live in ...": a population field
-        said = [name for name in numeric if set(layer_words(name)) & _POPULATION_FIELDS]
-    return said
+        said = [f.name for f in numeric if set(layer_words(f.name)) & _POPULATION_FIELDS]
+    condition = _where_of(text, entry)  # "with a capacity over 5000": a condition on the field, not its sum
+    return [name for name in said if condition is None or name != condition.field]
 
 
 def _is_raster(what: str, entries: dict[str, UserLayer]) -> bool:

@@ -160,6 +160,20 @@ class WhereNotSaid(ValueError):
     """The question compares or names a value but not which field of the layer holds it."""
 
 
+def field_pattern(f: UserField, units: bool = False) -> re.Pattern[str]:
+    """How a question says field ``f``: its name's letters with or without separators ("capacity_l", "capacity l"),
+    its first word when the rest is a unit ("capacity"), and with ``units`` the unit's words ("litres")."""
+    words = layer_words(f.name)
+    spellings = ["".join(words)]
+    unit_words = ""
+    if len(words) > 1 and all(len(w) <= 3 and not w.isdigit() for w in words[1:]):
+        spellings.append(words[0])  # "capacity" of capacity_l: the rest is a unit
+        if units and (unit := _UNIT_OF.get(words[-1])):
+            unit_words = "|" + unit  # "more than 5000 litres" of capacity_l
+    spelled = "|".join(r"[\s_-]?".join(re.escape(c) for c in spelling) for spelling in spellings) + unit_words
+    return re.compile(rf"(?<!\w)(?:{spelled})s?(?!\w)")
+
+
 def said_field(text: str, entry: UserLayer, numeric: bool, before: int) -> str | None:
     """The field of ``entry`` said nearest before position ``before`` (its name as words, or a population
     field for "inhabitants", "people" ...)."""
@@ -167,15 +181,7 @@ def said_field(text: str, entry: UserLayer, numeric: bool, before: int) -> str |
     for f in entry.fields:
         if numeric and f.type not in ("integer", "real"):
             continue
-        words = layer_words(f.name)
-        spellings = ["".join(words)]
-        units = ""
-        if len(words) > 1 and all(len(w) <= 3 and not w.isdigit() for w in words[1:]):
-            spellings.append(words[0])  # "capacity" of capacity_l: the rest is a unit
-            if numeric and (unit := _UNIT_OF.get(words[-1])):
-                units = "|" + unit  # "more than 5000 litres" of capacity_l
-        spelled = "|".join(r"[\s_-]?".join(re.escape(c) for c in spelling) for spelling in spellings) + units
-        for m in re.finditer(rf"(?<!\w)(?:{spelled})s?(?!\w)", text):
+        for m in field_pattern(f, units=numeric).finditer(text):
             distance = abs(before - m.start())
             if best is None or distance < best[0]:
                 best = (distance, f.name)
