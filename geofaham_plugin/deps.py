@@ -6,10 +6,12 @@ built, and from the command line (``python -m geofaham_plugin check``).
 How to install inside QGIS (a plugin installed from the plugin repository, no ``make``): the packages that
 link GEOS, GDAL, PROJ or libpq come from the system's packages, built against the very libraries QGIS
 loads (apt on Debian/Ubuntu, OSGeo4W on Windows, conda when QGIS comes from conda-forge); pip installs
-only the pure-Python ones. PyPI's wheels of shapely, pyproj, rasterio, pyogrio and fiona bundle their own
+only the pure-Python ones, at the versions ``requirements.txt`` pins, into the user's site
+(``--user --break-system-packages``: Debian 12's Python is "externally managed" and refuses a plain
+``pip install --user``). PyPI's wheels of shapely, pyproj, rasterio, pyogrio and fiona bundle their own
 GEOS/GDAL/PROJ, which clash with QGIS's copies inside the QGIS process: pip is told never to use them
-(``--no-binary``; where Debian's package is too old, pip builds them from source against Debian's
-libraries, as ``make setup`` does).
+(``--no-binary``). Where Debian's package is too old or missing (Debian 12: shapely 1.8, rasterio 1.3, no
+pyogrio), a separate line builds them from source against Debian's libraries, as ``make setup`` does.
 """
 
 from __future__ import annotations
@@ -25,35 +27,42 @@ class Dependency:
     module: str  # what we import
     distribution: str  # what pip installs
     purpose: str
-    debian: str | None = None  # the Debian/Ubuntu package, for one that links GEOS/GDAL/PROJ/libpq
-    #: the pip requirement when Debian's package is too old (Debian 12): built from source against its libraries
-    source_build: str | None = None
+    requirement: str  # the version range, as requirements.txt pins it (tests/test_deps.py compares them)
+    #: the Debian/Ubuntu package: for a compiled one, built against the system's GEOS/GDAL/PROJ/libpq; for
+    #: geopandas, the one that brings the system's compiled stack (pandas, numpy, fiona) along
+    debian: str | None = None
+    compiled: bool = False  # links GEOS/GDAL/PROJ/libpq: never from pip's wheels
+    #: compiled, and Debian 12's package is missing or older than ``requirement``: built from source by pip
+    build_on_debian12: bool = False
 
     @property
-    def compiled(self) -> bool:
-        return self.debian is not None
+    def pip_requirement(self) -> str:
+        return self.distribution + self.requirement
 
 
 REQUIRED: tuple[Dependency, ...] = (
-    Dependency("pydantic", "pydantic", "typed ledgers, plans and tool arguments"),
-    Dependency("openai", "openai", "OpenAI-compatible model servers"),
-    Dependency("httpx", "httpx", "HTTP with timeouts and retries"),
-    Dependency("shapely", "shapely", "geometry operations", "python3-shapely", "shapely>=2.0,<2.2"),
-    Dependency("pyproj", "pyproj", "coordinate reference systems", "python3-pyproj"),
-    Dependency("pyogrio", "pyogrio", "reading vector files", "python3-pyogrio", "pyogrio>=0.7,<0.12"),
-    Dependency("geopandas", "geopandas", "vector artifacts"),
-    Dependency("rasterio", "rasterio", "raster artifacts", "python3-rasterio", "rasterio>=1.4,<1.5"),
-    Dependency("xarray", "xarray", "lazy raster analysis"),
-    Dependency("dask", "dask[array]", "chunked raster computation"),
-    Dependency("pystac_client", "pystac-client", "satellite imagery search"),
-    Dependency("osmnx", "osmnx", "OpenStreetMap features"),
-    Dependency("psycopg2", "psycopg2-binary", "PostGIS databases", "python3-psycopg2"),
+    Dependency("pydantic", "pydantic", "typed ledgers, plans and tool arguments", ">=2.6,<3"),
+    Dependency("openai", "openai", "OpenAI-compatible model servers", ">=1.40"),
+    Dependency("httpx", "httpx", "HTTP with timeouts and retries", ">=0.27"),
+    Dependency("shapely", "shapely", "geometry operations", ">=2.0,<2.2", "python3-shapely", True, True),
+    Dependency("pyproj", "pyproj", "coordinate reference systems", "==3.4.1", "python3-pyproj", True),
+    Dependency("pyogrio", "pyogrio", "reading vector files", ">=0.7,<0.12", None, True, True),
+    # pure Python: Debian 12's 0.12 is too old, pip puts 1.0 into the user's site over it
+    Dependency("geopandas", "geopandas", "vector artifacts", ">=1.0.1,<1.1", "python3-geopandas"),
+    Dependency("rasterio", "rasterio", "raster artifacts", ">=1.4,<1.5", "python3-rasterio", True, True),
+    Dependency("xarray", "xarray", "lazy raster analysis", ">=2024.1"),
+    Dependency("dask", "dask[array]", "chunked raster computation", ">=2024.1"),
+    Dependency("pystac_client", "pystac-client", "satellite imagery search", ">=0.8"),
+    Dependency("osmnx", "osmnx", "OpenStreetMap features", ">=2.0"),
+    Dependency("psycopg2", "psycopg2-binary", "PostGIS databases", ">=2.9", "python3-psycopg2", True),
 )
 
 #: PyPI wheels that bundle their own GEOS/GDAL/PROJ: pip must build these from source, never fetch the wheel
 BUNDLING_WHEELS = ("shapely", "pyproj", "rasterio", "pyogrio", "fiona")
 #: Debian's build dependencies of those source builds (the libraries QGIS itself loads)
 DEBIAN_BUILD_PACKAGES = ("libgdal-dev", "libgeos-dev", "libproj-dev", "python3-dev", "g++")
+#: pip into the user's site on a system Python (PEP 668), never a wheel bundling GEOS/GDAL/PROJ
+PIP_OPTIONS = f"install --user --break-system-packages --no-binary {','.join(BUNDLING_WHEELS)}"
 
 SETUP_COMMAND = "make setup"
 
@@ -79,35 +88,39 @@ def _python() -> str:
     return python if os.path.basename(python).startswith("python") else "python3"
 
 
+def _quoted(deps: list[Dependency]) -> str:
+    return " ".join(f'"{d.pip_requirement}"' for d in deps)
+
+
 def pip_command(missing: list[Dependency]) -> str:
-    """The pip command for the pure-Python packages of ``missing`` (the compiled ones come from the system:
-    :func:`install_instructions`); it never takes a wheel that bundles GEOS/GDAL/PROJ."""
-    names = " ".join(dep.distribution for dep in missing if not dep.compiled)
-    if not names:
-        return ""
-    return f"{_python()} -m pip install --user --no-binary {','.join(BUNDLING_WHEELS)} {names}"
+    """The pip command for the pure-Python packages of ``missing``, pinned as requirements.txt pins them (the
+    compiled ones come from the system: :func:`install_instructions`)."""
+    pure = [dep for dep in missing if not dep.compiled]
+    return f"{_python()} -m pip {PIP_OPTIONS} {_quoted(pure)}" if pure else ""
 
 
 def install_instructions(missing: list[Dependency]) -> list[str]:
     """One line per route: the system's packages for the compiled ones (Debian/Ubuntu, OSGeo4W, conda),
-    then pip for the pure-Python ones."""
+    the source builds Debian 12 needs, then pip for the pure-Python ones."""
     compiled = [d for d in missing if d.compiled]
     lines = []
+    if debian := [d.debian for d in missing if d.debian]:
+        lines.append(f"Debian/Ubuntu: sudo apt install {' '.join(debian)}")
+    if builds := [d for d in compiled if d.build_on_debian12]:
+        lines.append(
+            "  Debian 12's shapely, rasterio and geopandas are too old and it has no pyogrio: build "
+            + ", ".join(d.distribution for d in builds)
+            + " against the system's GEOS/GDAL (never PyPI's wheels, which bundle their own): "
+            f"sudo apt install {' '.join(DEBIAN_BUILD_PACKAGES)} && {_python()} -m pip {PIP_OPTIONS} {_quoted(builds)}"
+        )
     if compiled:
-        debian = " ".join(d.debian for d in compiled if d.debian)
-        lines.append(f"Debian/Ubuntu: sudo apt install {debian}")
-        builds = [d.source_build for d in compiled if d.source_build]
-        if builds:
-            lines.append(
-                "  where apt's version is too old (Debian 12: shapely 1.8, rasterio 1.3, no pyogrio), build them "
-                f"against the system's GDAL/GEOS instead: sudo apt install {' '.join(DEBIAN_BUILD_PACKAGES)} && "
-                f"{_python()} -m pip install --user --no-binary {','.join(BUNDLING_WHEELS)} "
-                + " ".join(f'"{b}"' for b in builds)
-            )
-        lines.append("Windows (OSGeo4W Setup, Advanced install): " + ", ".join(d.debian for d in compiled if d.debian))
+        lines.append(
+            "Windows (OSGeo4W Setup, Advanced install): "
+            + ", ".join(d.debian or f"python3-{d.distribution}" for d in compiled)
+        )
         lines.append(
             "conda (QGIS from conda-forge): conda install -c conda-forge " + " ".join(d.module for d in compiled)
         )
     if pip := pip_command(missing):
-        lines.append(f"then the pure-Python packages: {pip}" if compiled else pip)
+        lines.append(f"then the pure-Python packages: {pip}" if lines else pip)
     return lines

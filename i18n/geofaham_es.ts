@@ -547,5 +547,33 @@
             <source>PARTIAL: not the answer to the question (see Limitations).</source>
             <translation>PARCIAL: no es la respuesta a la pregunta (ver Limitaciones).</translation>
         </message>
+        <message>
+            <source>Resume</source>
+            <translation>Reanudar</translation>
+        </message>
+        <message>
+            <source>Run {run} ({why}): {question}</source>
+            <translation>Ejecución {run} ({why}): {question}</translation>
+        </message>
+        <message>
+            <source>interrupted</source>
+            <translation>interrumpida</translation>
+        </message>
+        <message>
+            <source>Resume run {run}: {question}</source>
+            <translation>Reanudar la ejecución {run}: {question}</translation>
+        </message>
+        <message>
+            <source>Resuming run {run}…</source>
+            <translation>Reanudando la ejecución {run}…</translation>
+        </message>
+        <message>
+            <source>timed out</source>
+            <translation>tiempo agotado</translation>
+        </message>
+        <message>
+            <source>cancelled</source>
+            <translation>cancelada</translation>
+        </message>
     </context>
 </TS>

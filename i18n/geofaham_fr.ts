@@ -547,5 +547,33 @@
             <source>PARTIAL: not the answer to the question (see Limitations).</source>
             <translation>PARTIEL : pas la réponse à la question (voir Limites).</translation>
         </message>
+        <message>
+            <source>Resume</source>
+            <translation>Reprendre</translation>
+        </message>
+        <message>
+            <source>Run {run} ({why}): {question}</source>
+            <translation>Exécution {run} ({why}) : {question}</translation>
+        </message>
+        <message>
+            <source>interrupted</source>
+            <translation>interrompue</translation>
+        </message>
+        <message>
+            <source>Resume run {run}: {question}</source>
+            <translation>Reprendre l'exécution {run} : {question}</translation>
+        </message>
+        <message>
+            <source>Resuming run {run}…</source>
+            <translation>Reprise de l'exécution {run}…</translation>
+        </message>
+        <message>
+            <source>timed out</source>
+            <translation>délai dépassé</translation>
+        </message>
+        <message>
+            <source>cancelled</source>
+            <translation>annulée</translation>
+        </message>
     </context>
 </TS>

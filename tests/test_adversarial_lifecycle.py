@@ -277,3 +277,51 @@ def test_the_deadline_from_the_environment_stops_the_cli_with_a_clear_answer(tmp
     assert out.stdout.startswith("Stopped: the run took longer than its limit of 0.01 s")
     bad = cli("ask", QUESTION, env={"GEOFAHAM_RUN_DEADLINE_S": "soon"})
     assert bad.returncode == 2 and "GEOFAHAM_RUN_DEADLINE_S" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_step_deadline_cuts_a_long_database_tool(ctx, tmp_path):
+    """damage_by_class, a typed database query (no free SQL), stops at its step's deadline: the area is 100
+    overlapping 2,000-vertex stars whose union alone is one GEOS call of about 10 s."""
+    from dataclasses import replace
+
+    import geopandas as gpd
+    from test_adversarial_sql import slow_area
+
+    from geofaham_plugin.core.agents import get_tool
+    from geofaham_plugin.core.errors import ToolFailed
+
+    stars = gpd.read_file(slow_area(tmp_path).path)
+    area = ctx.store.register_vector(stars, source="test:stars", summary="100 stars")
+    started = time.monotonic()
+    with pytest.raises(ToolFailed) as exc:
+        get_tool("damage_by_class").run(replace(ctx, deadline=time.monotonic() + 1.0), {"event_id": 11}, {"area": area})
+    assert exc.value.kind == "timeout" and "GEOFAHAM_STEP_DEADLINE_S" in str(exc.value)
+    assert time.monotonic() - started < 6
+
+
+def test_each_step_gets_the_step_deadline_within_the_run_deadline(tmp_path, monkeypatch):
+    from geofaham_plugin.core.agents.base import Tool
+    from geofaham_plugin.core.config import settings_from_env
+    from geofaham_plugin.core.llm import LLM, ScriptedModel
+    from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    seen: list[float | None] = []
+    run = Tool.run
+
+    def spy(self, ctx, args, inputs):
+        seen.append(None if ctx.deadline is None else ctx.deadline - time.monotonic())
+        return run(self, ctx, args, inputs)
+
+    monkeypatch.setattr(Tool, "run", spy)
+    base = settings_from_env()
+    for run_s, step_s, expected in ((3600, 20, 20), (15, 600, 15), (0, 0, None)):
+        seen.clear()
+        settings = base.updated(run={"deadline_s": run_s, "step_deadline_s": step_s})
+        with ResponseStore(tmp_path / f"s{run_s}") as store:  # a fresh session: no step reused from the memo
+            record = Orchestrator(store, LLM(ScriptedModel({})), settings=settings).run(QUESTION)
+        assert record.status == "answered" and seen, record.error
+        if expected is None:
+            assert set(seen) == {None}
+        else:
+            assert all(s is not None and expected - 14 < s <= expected for s in seen), (run_s, step_s, seen)

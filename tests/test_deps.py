@@ -1,6 +1,13 @@
 """The dependency check names what is missing and how to install it (no Qt needed)."""
 
+import importlib.metadata
+import re
+import shutil
+import subprocess
 import sys
+from pathlib import Path
+
+from conftest import ROOT
 
 from geofaham_plugin.deps import REQUIRED, install_instructions, missing_dependencies, pip_command
 
@@ -14,30 +21,116 @@ def test_hidden_module_is_reported_with_its_pip_name(monkeypatch):
     monkeypatch.setitem(sys.modules, "pystac_client", None)
     missing = missing_dependencies()
     assert [d.module for d in missing] == ["pystac_client", "psycopg2"]
-    # psycopg2 links libpq: the system's package, not pip's; pip only for the pure-Python one
+    # psycopg2 links libpq: the system's package, not pip's; pip only for the pure-Python one, pinned
     assert pip_command(missing).endswith(
-        "-m pip install --user --no-binary shapely,pyproj,rasterio,pyogrio,fiona pystac-client"
+        "-m pip install --user --break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona "
+        '"pystac-client>=0.8"'
     )
     assert "Debian/Ubuntu: sudo apt install python3-psycopg2" in install_instructions(missing)
 
 
 def test_pip_command_names_a_python_even_inside_qgis(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/usr/bin/qgis")
-    assert pip_command(list(REQUIRED[:1])).startswith("python3 -m pip install --user --no-binary ")
+    assert pip_command(list(REQUIRED[:1])).startswith("python3 -m pip install --user --break-system-packages ")
 
 
-def test_geo_libraries_come_from_the_system_and_pip_never_fetches_wheels_bundling_gdal(monkeypatch):
-    for module in ("shapely", "rasterio", "pyproj", "pydantic", "osmnx"):
-        monkeypatch.setitem(sys.modules, module, None)
+def _requirements() -> dict[str, str]:
+    """requirements.txt as {distribution: its line}."""
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line.split("#")[0].strip() for line in lines]
+    return {re.split(r"[<>=!~\[ ]", pin, maxsplit=1)[0].lower(): pin for pin in pins if pin}
+
+
+def _quoted(line: str) -> list[str]:
+    return re.findall(r'"([^"]+)"', line)
+
+
+def _is_pure_python(distribution: str) -> bool:
+    """No compiled module among the installed distribution's files (the project venv has them all)."""
+    files = importlib.metadata.files(re.sub(r"\[.*\]", "", distribution)) or []
+    return not any(str(f).endswith((".so", ".pyd", ".dylib")) for f in files)
+
+
+#: Debian 12 (bookworm) package names, checked with apt-cache show on this machine when the test was written
+BOOKWORM = {
+    "python3-shapely",
+    "python3-pyproj",
+    "python3-rasterio",
+    "python3-geopandas",
+    "python3-psycopg2",
+    "python3-fiona",
+    "libgdal-dev",
+    "libgeos-dev",
+    "libproj-dev",
+    "python3-dev",
+    "g++",
+}
+
+
+def _is_debian_package(name: str) -> bool:
+    if shutil.which("apt-cache") and any(Path("/var/lib/apt/lists").glob("*bookworm*Packages*")):
+        out = subprocess.run(["apt-cache", "show", name], capture_output=True, text=True, check=False)
+        return out.returncode == 0 and f"Package: {name}" in out.stdout
+    return name in BOOKWORM
+
+
+def test_every_package_is_pinned_as_requirements_txt_pins_it():
+    requirements = _requirements()
+    for dep in REQUIRED:
+        assert requirements[dep.distribution.split("[")[0]] == dep.pip_requirement, dep
+
+
+def test_installing_inside_qgis_on_debian_12_apt_for_geo_libraries_and_pip_only_for_pure_python(monkeypatch):
+    for dep in REQUIRED:  # everything missing: every line is printed
+        monkeypatch.setitem(sys.modules, dep.module, None)
     lines = install_instructions(missing_dependencies())
-    text = "\n".join(lines)
-    # the Debian packages exist (checked with apt-cache show on Debian 12)
-    assert "sudo apt install python3-shapely python3-pyproj python3-rasterio" in text
-    assert "sudo apt install libgdal-dev libgeos-dev" in text and '"shapely>=2.0,<2.2" "rasterio>=1.4,<1.5"' in text
-    assert "OSGeo4W" in text and "conda install -c conda-forge shapely pyproj rasterio" in text
+    requirements = _requirements()
+
+    # apt: real Debian 12 package names, the compiled geo libraries among them
+    apt = next(line for line in lines if line.startswith("Debian/Ubuntu: sudo apt install "))
+    names = apt.split("sudo apt install ")[1].split()
+    assert {"python3-shapely", "python3-pyproj", "python3-rasterio", "python3-psycopg2"} <= set(names)
+    for name in names:
+        assert _is_debian_package(name), name
+
+    # pip of the pure-Python packages: only pure-Python ones, each pinned as requirements.txt says, never a
+    # wheel that bundles GEOS/GDAL, into the user's site of a system Python (PEP 668: --break-system-packages)
     pip = next(line for line in lines if line.startswith("then the pure-Python packages: "))
-    assert pip.endswith("--no-binary shapely,pyproj,rasterio,pyogrio,fiona pydantic osmnx")
-    assert all(word not in pip.split()[-2:] for word in ("shapely", "rasterio", "pyproj"))
+    assert " -m pip install --user --break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona " in pip
+    pinned = _quoted(pip)
+    assert {p.split(">")[0].split("=")[0] for p in pinned} == {
+        "pydantic",
+        "openai",
+        "httpx",
+        "geopandas",
+        "xarray",
+        "dask[array]",
+        "pystac-client",
+        "osmnx",
+    }
+    for requirement in pinned:
+        name = re.split(r"[<>=\[]", requirement, maxsplit=1)[0]
+        assert requirements[name] == requirement, requirement
+        assert _is_pure_python(name), f"{name} is not pure Python"
+        assert name not in ("shapely", "pyproj", "rasterio", "pyogrio", "fiona", "psycopg2-binary")
+
+    # Debian 12's too-old or missing compiled ones: built against the system's GDAL/GEOS, pinned too
+    build = next(line for line in lines if "against the system's GEOS/GDAL" in line)
+    assert "sudo apt install libgdal-dev libgeos-dev libproj-dev python3-dev g++ && " in build
+    assert "--break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona" in build
+    assert _quoted(build) == [requirements["shapely"], requirements["pyogrio"], requirements["rasterio"]]
+    for name in ("libgdal-dev", "libgeos-dev", "libproj-dev", "python3-dev", "g++"):
+        assert _is_debian_package(name), name
+
+    text = "\n".join(lines)
+    assert "OSGeo4W" in text and "conda install -c conda-forge shapely pyproj pyogrio rasterio psycopg2" in text
+
+
+def test_only_pure_python_packages_missing_is_one_pip_line(monkeypatch):
+    for module in ("pydantic", "osmnx"):
+        monkeypatch.setitem(sys.modules, module, None)
+    assert install_instructions(missing_dependencies()) == [f"{pip_command(missing_dependencies())}"]
+    assert pip_command(missing_dependencies()).endswith('"pydantic>=2.6,<3" "osmnx>=2.0"')
 
 
 def test_core_imports_no_qt_or_qgis():

@@ -132,7 +132,10 @@ def test_missing_dependency_gives_a_readable_message(plugin_package, qgis_iface,
     (message,) = qgis_iface.messageBar().get_messages(Qgis.Critical)
     assert "osmnx" in message
     # a pure-Python package: pip, never taking a wheel that bundles GEOS/GDAL for what it pulls in
-    assert "-m pip install --user --no-binary shapely,pyproj,rasterio,pyogrio,fiona osmnx" in message
+    assert (
+        '-m pip install --user --break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona "osmnx>=2.0"'
+        in message
+    )
     assert "make setup" in message
     assert "Traceback" not in message
     plugin.unload()

@@ -147,6 +147,8 @@ def test_cancel_stops_the_run_between_steps(session):
     wait_for(lambda: finished)
     assert finished[0].status == "cancelled"
     assert "Cancelled" in session.dock.transcript_text()
+    # what it computed is kept: the transcript offers to go on with it
+    assert f"geofaham-resume:{finished[0].run_id}" in "".join(session.dock.entries())
 
 
 def polygon_layer(wkts, crs="EPSG:3857"):
@@ -350,3 +352,44 @@ def test_raster_artifacts_get_a_legend(tmp_path):
     assert isinstance(layer.renderer(), QgsSingleBandPseudoColorRenderer)
     assert layer.renderer().legendSymbologyItems()  # a colour ramp legend
     store.close()
+
+
+def test_an_interrupted_run_is_offered_in_the_dock_and_resumed_by_its_link(qgis_iface, tmp_path):
+    """A run cut off mid-way (its process killed with -9, as when QGIS dies) gets a Resume link when the
+    session is opened; the link finishes that same run; a finished run's link is one line, not a second run."""
+    from qgis.PyQt.QtCore import QUrl
+    from test_adversarial_lifecycle import QUESTION, kill_mid_run
+
+    from geofaham_plugin.ui.dock import RESUME_SCHEME
+
+    folder = tmp_path / "session"
+    run_id = kill_mid_run(folder)
+    dock = ChatDock(qgis_iface.mainWindow())
+    s = Session(dock, session_dir=folder, llm_factory=lambda: LLM(ScriptedModel({})), name="resumed")
+    try:
+        s.restore()
+        link = f"{RESUME_SCHEME}:{run_id}"
+        assert sum(link in entry for entry in dock.entries()) == 1
+        assert "interrupted" in dock.transcript_text() and QUESTION in dock.transcript_text()
+        s.restore()  # opened again: still one link
+        assert sum(link in entry for entry in dock.entries()) == 1
+
+        finished = []
+        s.runFinished.connect(finished.append)
+        dock._on_link(QUrl(link))  # the user clicks "Resume"
+        wait_for(lambda: finished)
+        (record,) = finished
+        assert record.run_id == run_id and record.status == "answered", record.error
+        assert any(n.startswith("resumed at") for n in record.notes)
+        assert "3,051 in total" in dock.transcript_text()
+        assert s.offer_resumes() == []  # nothing left to resume
+
+        dock._on_link(QUrl(link))  # clicked again: one line, no run
+        assert not s.busy and "already ended (answered)" in dock.transcript_text()
+        assert len(finished) == 1
+    finally:
+        s.close()
+        QgsProject.instance().clear()
+        dock.setParent(None)
+        dock.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from .engines.db import LoadReport, SpatialEngine
     from .engines.layers import LayerCatalogue
     from .orchestrator.events import RunEvent
-    from .orchestrator.runlog import RunLog
 
 #: a ``db`` subcommand: the open engine and the parsed arguments -> exit code
 DbCommand = Callable[["SpatialEngine", argparse.Namespace], int]
@@ -92,7 +91,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from .errors import GeoFahamError, ToolFailed
     from .llm import build_llm
     from .orchestrator.orchestrator import Orchestrator, OrchestratorConfig
-    from .orchestrator.runlog import RunBusy, RunLog
+    from .orchestrator.runlog import RunBusy, RunLog, not_resumable
     from .store.store import ResponseStore
 
     settings = settings_from_env()
@@ -113,7 +112,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.report and Path(args.report).suffix.lower() != ".pdf":
         return report_error(InputError(f"--report {args.report} is not a .pdf file", hint="--report out.pdf"))
     session = Path(args.session) if args.session else default_session_dir()
-    if args.resume and (problem := _not_resumable(RunLog(session), args.resume)):
+    if args.resume and (problem := not_resumable(RunLog(session), args.resume)):
         print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
@@ -209,23 +208,6 @@ def write_report(record_path: Path, pdf: Path) -> int:
             file=sys.stderr,
         )
     return done.returncode
-
-
-def _not_resumable(runlog: RunLog, run_id: str) -> str | None:
-    """Why ``run_id`` cannot be resumed (one line with a hint), or None when it can."""
-    from .orchestrator.runlog import RunNotFound
-
-    try:
-        state = runlog.load_state(run_id)
-    except ValueError:
-        return f"{run_id!r} is not a run id (hint: `runs --session DIR` lists the session's runs)"
-    except RunNotFound:
-        return f"no run {run_id} in {runlog.session_dir} (hint: `runs --session DIR` lists the session's runs)"
-    if runlog.is_live(run_id):
-        return f"run {run_id} is running in another process right now (hint: wait for it, or stop that process)"
-    if state.status in ("answered", "partial"):
-        return f"run {run_id} already ended ({state.status}); nothing to resume (hint: ask a new question with --follow-up)"
-    return None
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
 REPORT_SCHEME = "geofaham-report"  # transcript link of a run's "Situation report" button
+RESUME_SCHEME = "geofaham-resume"  # transcript link of an interrupted (or timed-out, cancelled) run's "Resume"
 
 
 class ChatDock(QDockWidget):
@@ -47,6 +48,7 @@ class ChatDock(QDockWidget):
     aoiClearRequested = pyqtSignal()  # noqa: N815
     layerChoiceChanged = pyqtSignal(str, bool)  # noqa: N815  project layer id, ticked: GeoFaham may read it
     reportRequested = pyqtSignal(str)  # noqa: N815  run id: make its situation report
+    resumeRequested = pyqtSignal(str)  # noqa: N815  run id: go on with an interrupted run
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(tr("GeoFaham"), parent)
@@ -296,6 +298,17 @@ class ChatDock(QDockWidget):
             f"📄 {html.escape(tr('Situation report'))}</a></p>"
         )
 
+    def append_resume_button(self, run_id: str, question: str, why: str) -> None:
+        """The "Resume" link of a run that did not finish (``why``: interrupted, timed out, cancelled); shown
+        once per run and reason."""
+        href = f"{RESUME_SCHEME}:{html.escape(run_id)}"
+        if any(href in entry and why in entry for entry in self._entries):
+            return
+        self._append(
+            f"<p>{html.escape(tr('Run {run} ({why}): {question}').format(run=run_id, why=why, question=question))} "
+            f"<a href='{href}' style='background:#e8eef7; padding:2px'>⟳ {html.escape(tr('Resume'))}</a></p>"
+        )
+
     def append_report_written(self, pdf: str, png: str) -> None:
         links = " · ".join(
             f"<a href='{html.escape(QUrl.fromLocalFile(path).toString())}'>{html.escape(path)}</a>"
@@ -306,6 +319,8 @@ class ChatDock(QDockWidget):
     def _on_link(self, url: QUrl) -> None:
         if url.scheme() == REPORT_SCHEME:
             self.reportRequested.emit(url.path())
+        elif url.scheme() == RESUME_SCHEME:
+            self.resumeRequested.emit(url.path())
         else:
             from qgis.PyQt.QtGui import QDesktopServices
 

@@ -108,6 +108,7 @@ class Session(QObject):
         dock.artifactActivated.connect(self.show_artifact)
         dock.transcriptChanged.connect(self.save_transcript)
         dock.reportRequested.connect(self.make_report)
+        dock.resumeRequested.connect(self.resume)
         # the project's own layers a question may read: listed in the dock, ticked when visible
         self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
         dock.layerChoiceChanged.connect(self._on_layer_choice)
@@ -178,6 +179,39 @@ class Session(QObject):
         self.worker.start()
         return True
 
+    def resume(self, run_id: str) -> bool:
+        """Go on with a run of this session that did not finish (killed with QGIS, cancelled, timed out):
+        steps done stay done (``Orchestrator.resume``). A run that cannot be resumed is one line."""
+        from ..core.orchestrator.runlog import not_resumable
+
+        if self.busy:
+            return False
+        runlog = RunLog(self.store.session_dir)
+        if problem := not_resumable(runlog, run_id):
+            self.dock.append_error(problem)
+            return False
+        question = runlog.load_state(run_id).question
+        self.dock.append_user(tr("Resume run {run}: {question}").format(run=run_id, question=question))
+        self.dock.set_busy(True, tr("Resuming run {run}…").format(run=run_id))
+
+        def orchestrator(*, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:  # run's thread
+            return self._orchestrator(on_event=on_event, cancel=cancel)
+
+        self.worker = RunWorker(orchestrator, question, parent=self, resume=run_id)
+        self.worker.event.connect(self._on_event)
+        self.worker.done.connect(self._on_done)
+        self.worker.crashed.connect(self._on_crash)
+        self.worker.start()
+        return True
+
+    def offer_resumes(self) -> list[str]:
+        """A "Resume" link in the transcript for each run of the session cut off mid-way (QGIS closed or
+        killed while it ran); the run ids."""
+        interrupted = RunLog(self.store.session_dir).interrupted()
+        for record in interrupted:
+            self.dock.append_resume_button(record.run_id, record.question, tr("interrupted"))
+        return [r.run_id for r in interrupted]
+
     def cancel(self) -> None:
         if self.worker is not None:
             self.worker.cancel()
@@ -235,6 +269,9 @@ class Session(QObject):
             self._zoom_to_answer(record)
         else:
             self.dock.append_error(record.answer)
+            if record.status in ("timed_out", "cancelled"):  # kept what it computed: it can go on
+                why = tr("timed out") if record.status == "timed_out" else tr("cancelled")
+                self.dock.append_resume_button(record.run_id, record.question, why)
         tokens = record.usage.total()
         summary = tr("{status} in {seconds:.1f} s · {prompt} + {completion} tokens · run {run}").format(
             status=record.status,
@@ -311,6 +348,7 @@ class Session(QObject):
                 self.aoi_id = saved["aoi_id"]
                 self.dock.set_aoi(f"{self.aoi_id} · {self.store.get(self.aoi_id).summary}")
         self.records = RunLog(self.store.session_dir).finished_runs()
+        self.offer_resumes()
         self.layers = [
             layer
             for layer in QgsProject.instance().mapLayers().values()

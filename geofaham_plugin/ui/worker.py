@@ -36,18 +36,23 @@ class RunWorker(QThread):
         aoi_artifact_id: str | None = None,
         previous: RunRecord | None = None,
         parent: QObject | None = None,
+        resume: str | None = None,
     ) -> None:
         super().__init__(parent)
         self._factory = orchestrator_factory
         self.question = question
         self.aoi_artifact_id = aoi_artifact_id
         self.previous = previous  # the session's last run: the question may be a follow-up
+        self.resume = resume  # a run id: go on with that run (from its saved state) instead of asking
         self.cancel_event = threading.Event()
 
     def run(self) -> None:  # worker thread
         try:
             orchestrator = self._factory(on_event=self.event.emit, cancel=self.cancel_event)
-            record = orchestrator.run(self.question, aoi_artifact_id=self.aoi_artifact_id, previous=self.previous)
+            if self.resume is not None:
+                record = orchestrator.resume(self.resume)
+            else:
+                record = orchestrator.run(self.question, aoi_artifact_id=self.aoi_artifact_id, previous=self.previous)
             self.done.emit(record)
         except Exception as exc:  # noqa: BLE001 (our bug or an environment problem: report it, keep QGIS alive)
             line = user_line(exc)  # the line the command line prints for an error the user can fix

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,15 @@ class ToolContext:
     settings: Settings
     cancel: threading.Event = field(default_factory=threading.Event)
     notes: list[str] = field(default_factory=list)  # e.g. "reprojected to a local metric CRS"
+    #: monotonic time the step must end by (its own limit, and the run's), None: no limit
+    deadline: float | None = None
+
+    def time_left(self, cap: float | None = None) -> float | None:
+        """Seconds the step may still run, at most ``cap`` (None: no limit, no cap)."""
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        if cap is None:
+            return left
+        return cap if left is None else min(cap, left)
 
 
 @dataclass(frozen=True)

@@ -770,7 +770,11 @@ def damage_by_class(ctx: ToolContext, args: DamageByClassArgs, area: ArtifactRec
     from ..engines.db import ArtifactFile
 
     with _engine(ctx) as engine:
-        counts = engine.count_damage(args.event_id, ArtifactFile.from_store(ctx.store, area.id) if area else None)
+        counts = engine.count_damage(
+            args.event_id,
+            ArtifactFile.from_store(ctx.store, area.id) if area else None,
+            timeout_s=ctx.time_left(),
+        )
         label = _kind(engine)
     if counts.total == 0:
         raise ToolFailed(
@@ -804,13 +808,19 @@ class SqlArgs(BaseModel):
 
 def _run_sql(ctx: ToolContext, args: SqlArgs) -> tuple[QueryResult, list[str], str, list[str]]:
     from ..engines.db import ArtifactFile
+    from ..engines.db.base import DEFAULT_TIMEOUT_S
 
     ids = list(dict.fromkeys(ARTIFACT_PLACEHOLDER.findall(args.sql)))
     missing = [i for i in ids if i not in ctx.store]
     if missing:
         raise ModelRetry(f"unknown artifacts {missing}; use only ids of available artifacts")
     with _engine(ctx) as engine:
-        result = engine.run_sql(args.sql, [ArtifactFile.from_store(ctx.store, i) for i in ids], row_cap=args.row_cap)
+        result = engine.run_sql(
+            args.sql,
+            [ArtifactFile.from_store(ctx.store, i) for i in ids],
+            row_cap=args.row_cap,
+            timeout_s=ctx.time_left(DEFAULT_TIMEOUT_S) or 0.001,  # the step's time is up: stop at once
+        )
         label = _kind(engine)
     notes = [f"only the first {args.row_cap} rows were kept"] if result.truncated else []
     return result, ids, label, notes

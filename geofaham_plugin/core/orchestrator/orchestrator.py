@@ -309,7 +309,15 @@ class Orchestrator:
             record, StepStartedEvent(step=step.id, agent=step.agent, tool=tool.name, goal=step.goal, inputs=inputs)
         )
         t0 = time.monotonic()
-        ctx = ToolContext(store=self.store, layers=self.layers, settings=self.settings, cancel=self.cancel)
+        step_limit = self.settings.run.step_deadline_s
+        ends = [t for t in (t0 + step_limit if step_limit else None, self._deadline) if t is not None]
+        ctx = ToolContext(
+            store=self.store,
+            layers=self.layers,
+            settings=self.settings,
+            cancel=self.cancel,
+            deadline=min(ends) if ends else None,
+        )
         try:
             artifact = tool.run(ctx, step.args, records)
         except ToolFailed as exc:

@@ -339,6 +339,21 @@ class RunLog:
         return RunRecord.model_validate_json(text)
 
 
+def not_resumable(runlog: RunLog, run_id: str) -> str | None:
+    """Why ``run_id`` cannot be resumed (one line with a hint), or None when it can."""
+    try:
+        state = runlog.load_state(run_id)
+    except ValueError:
+        return f"{run_id!r} is not a run id (hint: `runs --session DIR` lists the session's runs)"
+    except RunNotFound:
+        return f"no run {run_id} in {runlog.session_dir} (hint: `runs --session DIR` lists the session's runs)"
+    if runlog.is_live(run_id):
+        return f"run {run_id} is running in another process right now (hint: wait for it, or stop that process)"
+    if state.status in ("answered", "partial"):
+        return f"run {run_id} already ended ({state.status}); nothing to resume (hint: ask a new question with --follow-up)"
+    return None
+
+
 def _checked(run_id: str) -> str:
     if not RUN_ID.match(run_id or ""):
         raise ValueError(f"not a run id: {run_id!r}")

@@ -8,7 +8,10 @@ The planner asks :func:`require_identified` before its first plan. It raises :cl
 - no area of interest and none of the user's layers named, no disaster resolved, and either nothing
   points at any disaster ("ignore previous instructions and ..."), or the question names a place (a town
   or country of the offline gazetteer) that lies in none of the candidate disasters' areas ("the Lisbon
-  earthquake"), or a year none of the candidates happened in ("the 2019 earthquake").
+  earthquake"), or a year none of the candidates happened in ("the 2019 earthquake"). A place is read in
+  any letter case where it names the disaster ("the lisbon earthquake", "THE LISBON EARTHQUAKE", "the fire
+  in atlantis", "terremoto de lisboa"); elsewhere only capitalised names are (most lower-case words are
+  some town's name somewhere).
 
 A question that names only a kind of disaster of which the table holds one ("the earthquake") or
 several ("the flood": the model chooses among those, as before) is not refused here.
@@ -23,7 +26,98 @@ from ..domain.events import DisasterEvent, load_events
 from ..engines.geocode import NamedPlace, country_code, places_named
 from ..errors import InputError
 from .facts import PrepassFacts
-from .prepass import DATE_RE, event_spellings, extract_dates, extract_years, normalise
+from .prepass import DATE_RE, TYPE_WORDS, event_spellings, extract_dates, extract_years, normalise
+
+_TYPE_RE = re.compile("|".join(rf"\b(?:{p})\b" for p in TYPE_WORDS))
+_WORD = r"[a-z][a-z'-]+"
+#: the one or two words between an article and a disaster word ("the lisbon earthquake"), or after the
+#: disaster word and a preposition ("the earthquake in lisbon", "terremoto em lisboa")
+_BEFORE_RE = re.compile(rf"(?:^|\s)(?:the|el|la|le|o|a)\s+(?P<place>(?:{_WORD}\s+)?{_WORD})\s+$")
+_AFTER_RE = re.compile(rf"\s+(?:in|at|near|around|de|du|da|do|en|em)\s+(?P<place>{_WORD}(?:\s+{_WORD})?)")
+#: words that stand before a disaster word as its kind or a common adjective, and are also some town's name
+_NOT_PLACES = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "same",
+        "last",
+        "latest",
+        "recent",
+        "big",
+        "great",
+        "major",
+        "huge",
+        "forest",
+        "bush",
+        "wild",
+        "tropical",
+        "el",
+        "la",
+        "los",
+        "las",
+        "le",
+        "les",
+        "o",
+        "os",
+        "as",
+        "um",
+        "uma",
+        "un",
+        "une",
+        "of",
+        "in",
+        "at",
+        "on",
+        "near",
+        "by",
+        "around",
+        "de",
+        "del",
+        "du",
+        "da",
+        "do",
+        "en",
+        "em",
+        "na",
+        "no",
+        "to",
+        "for",
+        "from",
+        "with",
+        "and",
+        "or",
+        "my",
+        "your",
+        "our",
+        "their",
+        "each",
+        "every",
+        "all",
+        "any",
+    ]
+)
+
+
+def places_in_disaster_phrase(question: str) -> list[NamedPlace]:
+    """Places of the gazetteer named next to a disaster word, in any letter case (module docstring)."""
+    found: list[NamedPlace] = []
+    plain = normalise(question)
+    for kind in _TYPE_RE.finditer(plain):
+        if kind.group().startswith("burn"):  # a verb: "mobile homes burned" names no place
+            continue
+        before = _BEFORE_RE.search(plain, 0, kind.start())
+        after = _AFTER_RE.match(plain, kind.end())
+        for m in (before, after):
+            words = [w for w in m.group("place").split() if w not in _NOT_PLACES] if m else []
+            if words and not _TYPE_RE.search(" ".join(words)):
+                found += places_named(". " + " ".join(w.capitalize() for w in words))
+    return found
+
 
 #: how far (degrees) outside a disaster's box a named town may lie and still be read as that disaster's area
 NEAR_DEG = 1.0
@@ -91,7 +185,11 @@ def check_identified(facts: PrepassFacts, *, has_aoi: bool, events: list[Disaste
     if not candidates:
         raise InputError("I could not identify the disaster or the area of the question", hint=known_disasters_hint())
     spellings = set().union(*map(event_spellings, events))
-    named = [p for p in places_named(facts.question) if normalise(p.name) not in spellings]
+    named = [
+        p
+        for p in places_named(facts.question) + places_in_disaster_phrase(facts.question)
+        if normalise(p.name) not in spellings
+    ]
     if named and not any(_in_area(p, e) for p in named for e in candidates):
         raise InputError(
             f"I could not identify the disaster: {named[0].name} is not in the area of any disaster GeoFaham knows",

@@ -360,6 +360,15 @@ def _cell(v: Any, kind: str) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
+def query_timed_out(timeout_s: float) -> ToolFailed:
+    """A typed query (damage counts, features inside or within a distance) stopped at its deadline."""
+    return ToolFailed(
+        f"the database query was stopped after {timeout_s:g} s (the step's time limit, GEOFAHAM_STEP_DEADLINE_S)",
+        kind="timeout",
+        hint="use a smaller area of interest or fewer features, or raise GEOFAHAM_STEP_DEADLINE_S",
+    )
+
+
 def area_union(parts: str) -> str:
     """One-row query: the union of ``parts`` (a query with a ``geom`` column). A single geometry is used
     as it is: dissolving the 249-part EMSR773 flood polygon alone costs a quarter of a second."""
@@ -428,10 +437,13 @@ class SpatialEngine(ABC):
 
     # --- typed queries (the Vector agent's tools) -----------------------------------------------------
     @abstractmethod
-    def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
+    def count_damage(
+        self, event_id: int, area: ArtifactFile | None = None, *, timeout_s: float | None = None
+    ) -> DamageCount:
         """Damage records of the layers serving ``event_id`` intersecting ``area`` (a polygon artifact)
         or, without one, the event's hazard (union of the burn perimeters and flood extents serving it),
-        counted by class."""
+        counted by class. Every typed query stops within about a second of ``timeout_s`` (None: no limit)
+        with ``ToolFailed(kind="timeout")`` (:func:`query_timed_out`), a long GEOS call included."""
 
     @abstractmethod
     def select_inside(
@@ -443,6 +455,7 @@ class SpatialEngine(ABC):
         feature_class: str | None = None,
         damage_classes: Sequence[str] | None = None,
         source_layer: str | None = None,
+        timeout_s: float | None = None,
     ) -> gpd.GeoDataFrame:
         """Rows of ``damage`` or ``features`` of the layers serving the event (for features also those
         serving every event) that intersect ``area`` or the event's hazard, as a GeoDataFrame in EPSG:4326."""
@@ -458,6 +471,7 @@ class SpatialEngine(ABC):
         feature_class: str | None = None,
         damage_classes: Sequence[str] | None = None,
         source_layer: str | None = None,
+        timeout_s: float | None = None,
     ) -> gpd.GeoDataFrame:
         """Rows within ``distance_m`` metres of ``area`` or the event's hazard, with a geodesic
         ``distance_m`` column (0 inside), nearest first."""

@@ -56,6 +56,7 @@ from .base import (
     hazard_sources,
     is_null,
     prepare_sql,
+    query_timed_out,
     read_artifact,
     result_too_large,
     served,
@@ -336,6 +337,52 @@ class PostGISEngine(SpatialEngine):
                 cur.close()
 
     @contextmanager
+    def _limited_cursor(self, timeout_s: float | None) -> Iterator[_Cursor]:
+        """A cursor whose statements stop after ``timeout_s`` (None: no limit): a typed query stopped there
+        is ``query_timed_out``. ``statement_timeout`` alone does not reach a long GEOS call (PostGIS
+        interrupts GEOS on a cancel request's SIGINT, not on the timeout), so a watchdog also sends cancel
+        requests from the deadline on (one can land between two GEOS calls) until the query returns. The connection is in autocommit mode: the limit is set for the session and
+        put back afterwards."""
+        if timeout_s is None:
+            with self._cursor() as cur:
+                yield cur
+            return
+        with self._cursor() as cur:
+            conn = self._conn
+            cur.execute("SET statement_timeout = %s", (max(1, int(timeout_s * 1000)),))
+
+            fired, done = threading.Event(), threading.Event()
+
+            def cancel() -> None:  # at the deadline, then every half second until the query returns
+                if done.wait(max(timeout_s, 0.0)):
+                    return
+                fired.set()
+                while not done.is_set():
+                    with suppress(psycopg2.Error):
+                        conn.cancel()
+                    done.wait(0.5)
+
+            watchdog = threading.Thread(target=cancel, name="gf-pg-watchdog", daemon=True)
+            watchdog.start()
+            try:
+                yield cur
+            except psycopg2.Error as exc:  # cancelled, or GEOS's "InterruptedException" the cancel caused
+                if isinstance(exc, psycopg2.errors.QueryCanceled) or fired.is_set():
+                    raise query_timed_out(timeout_s) from exc
+                raise
+            finally:
+                done.set()
+                watchdog.join()
+                for _ in range(2):  # a cancel request that arrived late may cancel the first reset
+                    try:
+                        cur.execute("SET statement_timeout = 0")
+                        break
+                    except psycopg2.errors.QueryCanceled:
+                        continue
+                    except psycopg2.Error:  # the backend was ended: the connection is gone with its setting
+                        break
+
+    @contextmanager
     def _tx(self, read_only: bool = False) -> Iterator[_Cursor]:
         with self._cursor() as cur:
             cur.execute("BEGIN READ ONLY" if read_only else "BEGIN")
@@ -565,9 +612,11 @@ class PostGISEngine(SpatialEngine):
         return ", ".join(f"t.{c}::text" if c in ("attrs", "tags") else f"t.{c}" for c in OUTPUT_COLUMNS[table])
 
     # ----------------------------------------------------------------------------------- queries
-    def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
+    def count_damage(
+        self, event_id: int, area: ArtifactFile | None = None, *, timeout_s: float | None = None
+    ) -> DamageCount:
         params = {"event": event_id}
-        with self._area(event_id, area) as (area_sql, label), self._cursor() as cur:
+        with self._area(event_id, area) as (area_sql, label), self._limited_cursor(timeout_s) as cur:
             cur.execute(
                 f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM damage d, area a "
@@ -587,11 +636,12 @@ class PostGISEngine(SpatialEngine):
         feature_class: str | None = None,
         damage_classes: Sequence[str] | None = None,
         source_layer: str | None = None,
+        timeout_s: float | None = None,
     ) -> gpd.GeoDataFrame:
         self._check_table(table)
         classes = self._check_classes(damage_classes)
         params = {"event": event_id, "fclass": feature_class, "classes": classes, "source": source_layer}
-        with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
+        with self._area(event_id, area) as (area_sql, _), self._limited_cursor(timeout_s) as cur:
             cur.execute(
                 f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
                 f"SELECT {self._columns(table)}, ST_AsBinary(t.geom) FROM {table} t, area a "
@@ -612,6 +662,7 @@ class PostGISEngine(SpatialEngine):
         feature_class: str | None = None,
         damage_classes: Sequence[str] | None = None,
         source_layer: str | None = None,
+        timeout_s: float | None = None,
     ) -> gpd.GeoDataFrame:
         self._check_table(table)
         if not distance_m >= 0:
@@ -624,7 +675,7 @@ class PostGISEngine(SpatialEngine):
             "source": source_layer,
             "dist": float(distance_m),
         }
-        with self._area(event_id, area) as (area_sql, _), self._cursor() as cur:
+        with self._area(event_id, area) as (area_sql, _), self._limited_cursor(timeout_s) as cur:
             # geography: spheroid distances in metres; the GIST index on geom::geography serves ST_DWithin
             cur.execute(
                 f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608

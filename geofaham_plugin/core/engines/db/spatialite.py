@@ -63,6 +63,7 @@ from .base import (
     hazard_sources,
     is_null,
     prepare_sql,
+    query_timed_out,
     quote_ident,
     read_artifact,
     result_too_large,
@@ -145,6 +146,26 @@ def _temp_table(artifact_id: str) -> str:
 
 def _row_bytes(row: Sequence[Any]) -> int:
     return sum(len(v) if isinstance(v, (bytes, str)) else 8 for v in row)
+
+
+@contextmanager
+def _limited(conn: sqlite3.Connection, timeout_s: float | None) -> Iterator[None]:
+    """A typed query of ``conn`` under a deadline (None: none): the progress handler stops the VM, the
+    watchdog a long GEOS call; stopped, it is ``query_timed_out``."""
+    if timeout_s is None:
+        yield
+        return
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 2_000)
+    try:
+        with _Watchdog(conn, max(timeout_s, 0.0)):
+            yield
+    except sqlite3.Error as exc:
+        if time.monotonic() > deadline or str(exc).strip() == "interrupted":
+            raise query_timed_out(timeout_s) from exc
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 def _driver_errors(fn: Callable[..., T]) -> Callable[..., T]:
@@ -486,9 +507,11 @@ class SpatiaLiteEngine(SpatialEngine):
 
     # ----------------------------------------------------------------------------------- queries
     @_driver_errors
-    def count_damage(self, event_id: int, area: ArtifactFile | None = None) -> DamageCount:
+    def count_damage(
+        self, event_id: int, area: ArtifactFile | None = None, *, timeout_s: float | None = None
+    ) -> DamageCount:
         params = {"event": event_id}
-        with self._area(event_id, area) as (conn, area_sql, label):
+        with self._area(event_id, area) as (conn, area_sql, label), _limited(conn, timeout_s):
             rows = self._exec(
                 conn,
                 f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
@@ -510,11 +533,12 @@ class SpatiaLiteEngine(SpatialEngine):
         feature_class: str | None = None,
         damage_classes: Sequence[str] | None = None,
         source_layer: str | None = None,
+        timeout_s: float | None = None,
     ) -> gpd.GeoDataFrame:
         self._check_table(table)
         where, params = self._filters(table, feature_class, self._check_classes(damage_classes), source_layer)
         params["event"] = event_id
-        with self._area(event_id, area) as (conn, area_sql, _):
+        with self._area(event_id, area) as (conn, area_sql, _), _limited(conn, timeout_s):
             rows = self._exec(
                 conn,
                 f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
@@ -536,6 +560,7 @@ class SpatiaLiteEngine(SpatialEngine):
         feature_class: str | None = None,
         damage_classes: Sequence[str] | None = None,
         source_layer: str | None = None,
+        timeout_s: float | None = None,
     ) -> gpd.GeoDataFrame:
         self._check_table(table)
         if not distance_m >= 0:
@@ -565,7 +590,7 @@ SELECT * FROM (
   FROM z {self._rtree(table, "t", "z.geom", "z.dx", "z.dy")}
   WHERE {where} AND ST_Distance(ST_Transform(t.geom, z.srid), z.gu) <= :pre)
 WHERE d <= :dist ORDER BY d, id"""  # our SQL; values are parameters  # nosec B608
-        with self._area(event_id, area) as (conn, area_sql, _):
+        with self._area(event_id, area) as (conn, area_sql, _), _limited(conn, timeout_s):
             rows = self._exec(conn, sql.replace("{area}", area_sql), params).fetchall()
         return self._frame(table, rows, extra=("distance_m",))
 
