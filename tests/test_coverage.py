@@ -378,3 +378,38 @@ def test_a_comparison_must_compute_every_disaster_it_names():
 )
 def test_one_disaster_is_no_comparison(question):
     assert "event" not in kinds(question)
+
+
+# ------------------------------------------------------------------ parts said that code once dropped
+def test_a_place_that_narrows_the_features_is_a_constraint_but_not_the_disasters_own_place():
+    assert kinds("What percentage of structures in Altadena were destroyed by the Eaton fire?")["place"] == "Altadena"
+    assert "place" not in kinds("How many hospitals lie within 5 km of the Eaton fire in Altadena?")
+    assert "place" not in kinds("How many buildings were damaged in Lahaina?")  # the Lahaina fire's own place
+    assert "place" not in kinds("Which hospitals are near the Altadena fire?")
+
+
+def test_no_farther_than_is_within_not_outside():
+    assert "relation:outside" not in kinds("list every hospital no farther than 5 km from the Eaton burn perimeter")
+    assert "relation:outside" in kinds("hospitals farther than 5 km from the Eaton burn perimeter")
+
+
+def test_excluded_damage_grades_are_taken_out():
+    def classes(question: str) -> list[str]:
+        return [c.value for c in prepass(question).damage_classes]
+
+    assert classes("How many buildings were damaged in Lahaina, excluding those with minor damage?") == [
+        "affected",
+        "major",
+        "destroyed",
+    ]
+    assert classes("Count the Eaton buildings except the destroyed ones") == ["none", "affected", "minor", "major"]
+    assert classes("¿Cuántos edificios dañados en Eaton, sin contar los destruidos?") == ["affected", "minor", "major"]
+
+
+def test_a_grade_asked_of_a_layer_without_grades_is_not_answered_with_a_number(store):
+    """Lahaina's labels say damaged or not: 'destroyed' cannot be told apart (it once answered 0)."""
+    script = {"progress": [{"action": "finish", "reason": "x"}] * 3, "planner": [{"template": "none fits"}] * 4}
+    record = Orchestrator(store, LLM(ScriptedModel(script))).run("How many buildings were destroyed in Lahaina?")
+    assert record.status != "answered"
+    assert "cannot be told apart" in record.answer
+    assert "**Not answered as asked.**" in record.answer.split("What was computed instead")[0]

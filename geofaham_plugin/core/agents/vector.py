@@ -93,6 +93,14 @@ def select_damage(ctx: ToolContext, args: SelectDamageArgs, damage: ArtifactReco
     if set(ANY_DAMAGE) <= set(args.damage_classes) and ungraded.any():  # "damaged" in general
         keep |= ungraded
         notes.append(f"{int(ungraded.sum())} buildings labelled damaged without a grade are included")
+    elif set(wanted) & {c.value for c in ANY_DAMAGE} and ungraded.any():
+        # "major or destroyed" of a layer that says only damaged or not: each ungraded building may be either
+        raise ToolFailed(
+            f"{int(ungraded.sum())} buildings of {damage.id} are labelled damaged without a grade, so the ones that "
+            f"are {' or '.join(wanted)} cannot be told apart",
+            kind="invalid_input",
+            hint="this layer answers damaged or not damaged only: ask for damaged buildings in general",
+        )
     out = gdf[keep]
     carried = _carry(damage)
     return ctx.store.register_vector(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..domain.damage import DamageClass
-from ..domain.events import load_events
+from ..domain.events import get_event, load_events
 from ..domain.feature_classes import class_words
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from ..domain.layer_names import user_layer_aliases
@@ -56,6 +56,7 @@ ConstraintKind = Literal[
     "attribute",
     "comparison",
     "each",
+    "place",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
@@ -99,6 +100,7 @@ class Constraint(BaseModel):
             "attribute": {"field": values[0], "values": ", ".join(values[1:])},
             "comparison": {"phrase": self.phrase},
             "each": {"layer": str(self.value).removeprefix("user:")},
+            "place": {"place": self.value},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
@@ -186,6 +188,8 @@ def question_constraints(
         found.append(Constraint(kind="damage_class", value=classes, phrase=", ".join(classes)))
     for cls in dict.fromkeys(facts.target_entities):
         found.append(Constraint(kind="feature_class", value=cls, phrase=cls))
+    for place in _subject_places(facts, text):
+        found.append(Constraint(kind="place", value=place, phrase=place))
     # an everyday operation asked of a layer of yours ("reproject", "dissolve by", "save as x.gpkg") must run; the
     # words inside its phrase are its own ("merge the overlapping buffers" asks no overlap relation)
     asked = operations_asked(facts.question) if facts.layers else []
@@ -225,6 +229,38 @@ _ASKS_VALUE = re.compile(
     r"(?<!\w)(?:area|length|size|distance|how\s+far|nearest|closest|centroids?|centre|center|km2|km²|hectares?"
     r"|square|superficie|aire|longitud|longueur|comprimento|distancia|cercan[oa]s?|proches?|proxim[oa]s?)(?!\w)"
 )
+
+
+# "the Eaton fire in Altadena", "the Altadena fire": the place says where the disaster was, not which features
+_PLACE_OF_DISASTER = re.compile(
+    r"(?:fire|wildfire|flood|flooding|dana|storm|hurricane|cyclone|typhoon|earthquake|quake|tornado|incendio|incendie"
+    r"|inundacion|inondation|inundacao|terremoto|seisme|huracan|ouragan|furacao|disaster|desastre|catastrophe)"
+    r"\s+(?:in|at|near|around|of|en|de|del|a|em|du|des|da|do|no|na)\s+(?:the\s+|la\s+|el\s+|le\s+|l')?$"
+)
+# "the Altadena fire", "the Horta Sud area of interest": the place names the disaster or an area layer
+_DISASTER_AFTER = re.compile(
+    r"\s*(?:'s\s+)?(?:fire|wildfire|flood|flooding|dana|storm|earthquake|quake|tornado|area|aoi|zone|region|boundary"
+    r"|extent|perimeter|layer|polygon)\b"
+)
+
+
+def _subject_places(facts: PrepassFacts, text: str) -> list[str]:
+    """Places the question names for its features ("structures in Altadena", "schools in Paiporta"): not the
+    disaster's own place (Lahaina of the Lahaina fire) nor a place that says where the disaster was."""
+    event = get_event(facts.event_id) if facts.event_id else None
+    own = {normalise(event.place)} if event else set()
+    found = []
+    for place in dict.fromkeys(facts.places):
+        said = normalise(place)
+        if said in own:
+            continue
+        m = re.search(rf"(?<!\w){re.escape(said)}(?!\w)", text)
+        if m is None or _PLACE_OF_DISASTER.search(text[max(0, m.start() - 40) : m.start()]):
+            continue
+        if _DISASTER_AFTER.match(text, m.end()):
+            continue
+        found.append(place)
+    return found
 
 
 def _value_constraints(
@@ -493,6 +529,12 @@ def _applies_each(c: Constraint, s: ExecutedStep) -> bool:
     return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs)) or bool(s.args.get("by"))
 
 
+def _applies_place(c: Constraint, s: ExecutedStep) -> bool:
+    """A step that took the features at that place (its name among the arguments: get_features_at place=...)."""
+    said = normalise(str(c.value))
+    return any(said in normalise(str(v)) for v in s.args.values() if isinstance(v, str | list))
+
+
 def _applies_aoi(c: Constraint, s: ExecutedStep) -> bool:
     return c.value in s.inputs.values()
 
@@ -512,6 +554,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "attribute": _applies_attribute,
     "comparison": _applies_comparison,
     "each": _applies_each,
+    "place": _applies_place,
 }
 
 

@@ -299,6 +299,14 @@ DAMAGE_RE = re.compile(
     + "|".join(f"(?P<d{i}>{pattern})" for i, (pattern, _) in enumerate(DAMAGE_WORDS))
     + r")\b"
 )
+# "excluding those with minor damage", "except the destroyed ones", "sin contar los destruidos", "sauf les détruits"
+EXCLUDING_RE = re.compile(
+    r"\b(?:excluding|exclude|except(?:\s+for)?|other\s+than|apart\s+from|but\s+not|not\s+counting|leaving\s+out"
+    r"|without\s+counting|sin\s+contar|excepto|salvo|excluyendo|sauf|hormis|a\s+l'exception\s+de|en\s+dehors\s+de"
+    r"|exceto|excluindo|sem\s+contar)\s+(?:(?:those|the\s+ones|ones|the|any|all|buildings?|structures?|homes?|los|las"
+    r"|les|os|as|edificios|batiments|edificios)\s+){0,2}(?:(?:with|that\s+(?:had|have|were|are|was|is)|con|avec|com"
+    r"|que)\s+)?(?:(?:only|just|solo|seulement|apenas)\s+)?$"
+)
 GROUP_RE = re.compile(
     r"\b(?:by|per|(?:for|in|of|within)\s+(?:each|every)|en\s+cada|por\s+cada|dans\s+chaque|pour\s+chaque|em\s+cada|grouped\s+by|broken\s+down\s+by|split\s+(?:by|across|into|among)"
     r"|broken\s+down\s+(?:across|into)|por|par|segun|selon)\s+(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+|a\s+|o\s+|les\s+|los\s+|las\s+|os\s+|as\s+)?(?:"
@@ -418,9 +426,15 @@ def extract_damage_classes(text: str) -> list[DamageClass]:
     if graded:
         return _unique(grade for _, grade in graded)
     classes: list[DamageClass] = []
+    excluded: list[DamageClass] = []
     for m in DAMAGE_RE.finditer(text):
         named = DAMAGE_WORDS[int(_alternative(m)[1:])][1]
+        if EXCLUDING_RE.search(text[max(0, m.start() - 48) : m.start()]):
+            excluded += named  # "damaged, excluding those with minor damage": taken out of the rest
+            continue
         classes += [c for c in DamageClass if c not in named] if m["neg"] else named
+    if excluded:
+        classes = [c for c in (classes or list(DamageClass)) if c not in excluded]
     return _unique(classes)
 
 
