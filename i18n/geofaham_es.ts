@@ -711,5 +711,9 @@
             <source>{name} is not a shapefile (.shp); other formats keep their full field names</source>
             <translation>{name} no es un shapefile (.shp); los demás formatos conservan sus nombres de campo completos</translation>
         </message>
+        <message>
+            <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
+            <translation>La capa de entrada no tiene SRC, así que no se puede reproyectar (defínalo antes en las propiedades de la capa)</translation>
+        </message>
     </context>
 </TS>

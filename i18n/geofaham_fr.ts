@@ -711,5 +711,9 @@
             <source>{name} is not a shapefile (.shp); other formats keep their full field names</source>
             <translation>{name} n'est pas un shapefile (.shp) ; les autres formats gardent leurs noms de champs complets</translation>
         </message>
+        <message>
+            <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
+            <translation>La couche d'entrée n'a pas de SCR et ne peut donc pas être reprojetée (définissez-le d'abord dans les propriétés de la couche)</translation>
+        </message>
     </context>
 </TS>

@@ -184,6 +184,11 @@ def test_reproject_to_degrees_splits_at_the_antimeridian_and_an_unknown_crs_is_o
         processing, "geofaham:reprojectnamed", {"INPUT": path, "TARGET": "mercator-ish", "OUTPUT": "memory:"}
     )
     assert "unknown CRS 'mercator-ish'" in message and "equal-area" in message and "\n" not in message
+    from qgis.core import QgsVectorLayer
+
+    nowhere = QgsVectorLayer("Polygon?crs=", "no crs", "memory")
+    message = _fails(processing, "geofaham:reprojectnamed", {"INPUT": nowhere, "TARGET": "utm", "OUTPUT": "memory:"})
+    assert message.startswith("The input layer has no CRS")
 
 
 def test_area_weighted_grid_shares_a_count_by_the_area_in_each_cell(processing, tmp_path):

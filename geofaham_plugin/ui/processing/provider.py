@@ -355,6 +355,10 @@ class ReprojectNamed(_Transform):
         target = self.parameterAsString(parameters, "TARGET", context).strip()
         if not target:
             raise QgsProcessingException(tr("No target CRS given (an EPSG code, or utm, equal-area, polar-north ...)"))
+        if gdf.crs is None:
+            raise QgsProcessingException(
+                tr("The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)")
+            )
         out, changes = self._run(lambda: tf.reproject(gdf, target))
         self._changes(feedback, changes.notes)
         return {**self._emit(out, parameters, context), "CRS": changes.crs}
