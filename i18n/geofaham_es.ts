@@ -575,5 +575,145 @@
             <source>cancelled</source>
             <translation>cancelada</translation>
         </message>
+        <message>
+            <source>Reprojects a layer to an EPSG code (EPSG:3832, 32760 ...) or a CRS chosen for the data by name: utm (the layer's own UTM zone), equal-area (Lambert equal-area centred on the data; EASE-Grid 2.0 when it is wide), local (transverse Mercator centred on it), polar-north (EPSG:3413), polar-south (EPSG:3031). Edges are densified first; lines and polygons crossing the antimeridian are cut at ±180° and joined again where the target has no seam, so they stay valid instead of wrapping round the globe.</source>
+            <translation>Reproyecta una capa a un código EPSG (EPSG:3832, 32760 ...) o a un SRC elegido para los datos por su nombre: utm (la zona UTM de la capa), equal-area (acimutal equivalente de Lambert centrada en los datos; EASE-Grid 2.0 si son extensos), local (Mercator transversa centrada en ellos), polar-north (EPSG:3413), polar-south (EPSG:3031). Primero se densifican los bordes; las líneas y polígonos que cruzan el antimeridiano se cortan en ±180° y se vuelven a unir donde el destino no tiene costura, así siguen siendo válidos en vez de dar la vuelta al globo.</translation>
+        </message>
+        <message>
+            <source>Overlays polygons on a square grid of the given cell size in metres, in the layer's UTM zone (cell edges at whole multiples of the size). Each cell the polygons touch gets the geodesic area they cover (area_km2) and each chosen count field (people, buildings) shared out by the part of each polygon's area inside it. The output is in that UTM CRS.</source>
+            <translation>Superpone polígonos a una cuadrícula de celdas cuadradas del tamaño dado en metros, en la zona UTM de la capa (bordes de celda en múltiplos enteros del tamaño). Cada celda que tocan recibe el área geodésica que cubren (area_km2) y cada campo de recuento elegido (personas, edificios) repartido según la parte del área de cada polígono que cae en ella. La salida está en ese SRC UTM.</translation>
+        </message>
+        <message>
+            <source>Removes polygon parts smaller than an area in square metres or thinner than a compactness (Polsby-Popper 4πA/P²: 1 for a disc, 0.785 for a square, 0.03 for a 1 × 100 strip), both measured in an equal-area projection centred on the data whatever the layer's CRS. A feature left with no part is removed; points and lines are kept.</source>
+            <translation>Elimina las partes de polígonos menores que un área en metros cuadrados o más delgadas que una compacidad (Polsby-Popper 4πA/P²: 1 para un círculo, 0,785 para un cuadrado, 0,03 para una franja de 1 × 100), medidas en una proyección equivalente centrada en los datos sea cual sea el SRC de la capa. Una entidad sin partes restantes se elimina; puntos y líneas se conservan.</translation>
+        </message>
+        <message>
+            <source>Lists what a vector file holds, one row per layer: its name, CRS ('none' when the file names none: then longitude/latitude is assumed), geometry types, feature count and fields with their types, and for a shapefile the field names left cut to 10 characters. Reads every format GeoFaham reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML/KMZ, GeoParquet, CSV with a WKT, WKB or longitude/latitude column.</source>
+            <translation>Enumera lo que contiene un archivo vectorial, una fila por capa: su nombre, su SRC ('none' si el archivo no nombra ninguno: se supone longitud/latitud), sus tipos de geometría, su número de entidades, sus campos con su tipo y, para un shapefile, los nombres de campo que quedaron cortados a 10 caracteres. Lee todos los formatos que lee GeoFaham: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML/KMZ, GeoParquet, CSV con una columna WKT, WKB o longitud/latitud.</translation>
+        </message>
+        <message>
+            <source>Reads a shapefile with its field names cut to the DBF's 10 characters restored: from the mapping given (short=full, separated by commas), else from a &lt;name&gt;.fieldnames.json sidecar or the aliases of an ESRI &lt;name&gt;.shp.xml. Text read with the wrong encoding (UTF-8 as Latin-1) is repaired. The names still looking cut are listed in the log.</source>
+            <translation>Lee un shapefile restaurando los nombres de campo cortados a los 10 caracteres del DBF: desde la correspondencia dada (corto=completo, separados por comas), si no desde un archivo &lt;nombre&gt;.fieldnames.json o los alias de un &lt;nombre&gt;.shp.xml de ESRI. El texto leído con la codificación equivocada (UTF-8 leído como Latin-1) se repara. Los nombres que aún parecen cortados se listan en el registro.</translation>
+        </message>
+        <message>
+            <source>Field data</source>
+            <translation>Datos de campo</translation>
+        </message>
+        <message>
+            <source>Reproject to a named CRS (antimeridian-safe)</source>
+            <translation>Reproyectar a un SRC por nombre (seguro en el antimeridiano)</translation>
+        </message>
+        <message>
+            <source>Area-weighted grid (counts shared by area)</source>
+            <translation>Cuadrícula ponderada por área (recuentos repartidos por área)</translation>
+        </message>
+        <message>
+            <source>Remove sliver polygons (area in m², thinness)</source>
+            <translation>Eliminar polígonos residuales (área en m², delgadez)</translation>
+        </message>
+        <message>
+            <source>File manifest (layers, CRS, geometry, counts)</source>
+            <translation>Inventario de un archivo (capas, SRC, geometría, recuentos)</translation>
+        </message>
+        <message>
+            <source>Restore truncated shapefile field names</source>
+            <translation>Restaurar los nombres de campo cortados de un shapefile</translation>
+        </message>
+        <message>
+            <source>Target CRS (EPSG code, or utm, equal-area, local, polar-north, polar-south)</source>
+            <translation>SRC de destino (código EPSG, o utm, equal-area, local, polar-north, polar-south)</translation>
+        </message>
+        <message>
+            <source>Reprojected</source>
+            <translation>Reproyectada</translation>
+        </message>
+        <message>
+            <source>CRS used</source>
+            <translation>SRC usado</translation>
+        </message>
+        <message>
+            <source>No target CRS given (an EPSG code, or utm, equal-area, polar-north ...)</source>
+            <translation>No se indicó SRC de destino (un código EPSG, o utm, equal-area, polar-north ...)</translation>
+        </message>
+        <message>
+            <source>Polygon layer</source>
+            <translation>Capa de polígonos</translation>
+        </message>
+        <message>
+            <source>Cell size (metres)</source>
+            <translation>Tamaño de celda (metros)</translation>
+        </message>
+        <message>
+            <source>Count fields to share out by area</source>
+            <translation>Campos de recuento a repartir por área</translation>
+        </message>
+        <message>
+            <source>Grid</source>
+            <translation>Cuadrícula</translation>
+        </message>
+        <message>
+            <source>Minimum area (m²)</source>
+            <translation>Área mínima (m²)</translation>
+        </message>
+        <message>
+            <source>Minimum compactness (4πA/P², 0 to 1)</source>
+            <translation>Compacidad mínima (4πA/P², de 0 a 1)</translation>
+        </message>
+        <message>
+            <source>Without slivers</source>
+            <translation>Sin polígonos residuales</translation>
+        </message>
+        <message>
+            <source>Sliver parts removed</source>
+            <translation>Partes residuales eliminadas</translation>
+        </message>
+        <message>
+            <source>Features removed</source>
+            <translation>Entidades eliminadas</translation>
+        </message>
+        <message>
+            <source>Vector file</source>
+            <translation>Archivo vectorial</translation>
+        </message>
+        <message>
+            <source>Manifest</source>
+            <translation>Inventario</translation>
+        </message>
+        <message>
+            <source>Shapefile</source>
+            <translation>Shapefile</translation>
+        </message>
+        <message>
+            <source>Shapefiles (*.shp *.SHP)</source>
+            <translation>Shapefiles (*.shp *.SHP)</translation>
+        </message>
+        <message>
+            <source>Field mapping (short=full, ...)</source>
+            <translation>Correspondencia de campos (corto=completo, ...)</translation>
+        </message>
+        <message>
+            <source>With full field names</source>
+            <translation>Con los nombres de campo completos</translation>
+        </message>
+        <message>
+            <source>No field name was restored: give a mapping, a sidecar or an ESRI .shp.xml</source>
+            <translation>No se restauró ningún nombre de campo: indique una correspondencia, un archivo .fieldnames.json o un .shp.xml de ESRI</translation>
+        </message>
+        <message>
+            <source>{n} cells in {crs}</source>
+            <translation>{n} celdas en {crs}</translation>
+        </message>
+        <message>
+            <source>'{pair}' is not a field mapping (write short=full name, e.g. populati_1=population_male)</source>
+            <translation>'{pair}' no es una correspondencia de campo (escriba corto=nombre completo, p. ej. populati_1=population_male)</translation>
+        </message>
+        <message>
+            <source>{name} is not a shapefile (.shp); other formats keep their full field names</source>
+            <translation>{name} no es un shapefile (.shp); los demás formatos conservan sus nombres de campo completos</translation>
+        </message>
+        <message>
+            <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
+            <translation>La capa de entrada no tiene SRC, así que no se puede reproyectar (defínalo antes en las propiedades de la capa)</translation>
+        </message>
     </context>
 </TS>

@@ -575,5 +575,145 @@
             <source>cancelled</source>
             <translation>annulée</translation>
         </message>
+        <message>
+            <source>Reprojects a layer to an EPSG code (EPSG:3832, 32760 ...) or a CRS chosen for the data by name: utm (the layer's own UTM zone), equal-area (Lambert equal-area centred on the data; EASE-Grid 2.0 when it is wide), local (transverse Mercator centred on it), polar-north (EPSG:3413), polar-south (EPSG:3031). Edges are densified first; lines and polygons crossing the antimeridian are cut at ±180° and joined again where the target has no seam, so they stay valid instead of wrapping round the globe.</source>
+            <translation>Reprojette une couche vers un code EPSG (EPSG:3832, 32760 ...) ou vers un SCR choisi pour les données par son nom : utm (la zone UTM de la couche), equal-area (équivalente de Lambert centrée sur les données ; EASE-Grid 2.0 si elles sont étendues), local (Mercator transverse centrée sur elles), polar-north (EPSG:3413), polar-south (EPSG:3031). Les arêtes sont d'abord densifiées ; les lignes et polygones qui traversent l'antiméridien sont coupés à ±180° puis rejoints là où la cible n'a pas de couture : ils restent valides au lieu de faire le tour du globe.</translation>
+        </message>
+        <message>
+            <source>Overlays polygons on a square grid of the given cell size in metres, in the layer's UTM zone (cell edges at whole multiples of the size). Each cell the polygons touch gets the geodesic area they cover (area_km2) and each chosen count field (people, buildings) shared out by the part of each polygon's area inside it. The output is in that UTM CRS.</source>
+            <translation>Superpose des polygones à une grille carrée de la taille de cellule donnée en mètres, dans la zone UTM de la couche (bords des cellules aux multiples entiers de la taille). Chaque cellule touchée reçoit la surface géodésique couverte (area_km2) et chaque champ de comptage choisi (personnes, bâtiments) réparti selon la part de la surface de chaque polygone qui s'y trouve. La sortie est dans ce SCR UTM.</translation>
+        </message>
+        <message>
+            <source>Removes polygon parts smaller than an area in square metres or thinner than a compactness (Polsby-Popper 4πA/P²: 1 for a disc, 0.785 for a square, 0.03 for a 1 × 100 strip), both measured in an equal-area projection centred on the data whatever the layer's CRS. A feature left with no part is removed; points and lines are kept.</source>
+            <translation>Supprime les parties de polygones plus petites qu'une surface en mètres carrés ou plus minces qu'une compacité (Polsby-Popper 4πA/P² : 1 pour un disque, 0,785 pour un carré, 0,03 pour une bande de 1 × 100), mesurées dans une projection équivalente centrée sur les données quel que soit le SCR de la couche. Une entité sans partie restante est supprimée ; points et lignes sont conservés.</translation>
+        </message>
+        <message>
+            <source>Lists what a vector file holds, one row per layer: its name, CRS ('none' when the file names none: then longitude/latitude is assumed), geometry types, feature count and fields with their types, and for a shapefile the field names left cut to 10 characters. Reads every format GeoFaham reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML/KMZ, GeoParquet, CSV with a WKT, WKB or longitude/latitude column.</source>
+            <translation>Liste le contenu d'un fichier vecteur, une ligne par couche : son nom, son SCR ('none' si le fichier n'en nomme aucun : longitude/latitude est alors supposé), ses types de géométrie, son nombre d'entités, ses champs avec leur type et, pour un shapefile, les noms de champs restés tronqués à 10 caractères. Lit tous les formats que GeoFaham lit : GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML/KMZ, GeoParquet, CSV avec une colonne WKT, WKB ou longitude/latitude.</translation>
+        </message>
+        <message>
+            <source>Reads a shapefile with its field names cut to the DBF's 10 characters restored: from the mapping given (short=full, separated by commas), else from a &lt;name&gt;.fieldnames.json sidecar or the aliases of an ESRI &lt;name&gt;.shp.xml. Text read with the wrong encoding (UTF-8 as Latin-1) is repaired. The names still looking cut are listed in the log.</source>
+            <translation>Lit un shapefile en rétablissant les noms de champs tronqués aux 10 caractères du DBF : depuis la correspondance donnée (court=complet, séparés par des virgules), sinon depuis un fichier &lt;nom&gt;.fieldnames.json ou les alias d'un &lt;nom&gt;.shp.xml ESRI. Le texte lu avec le mauvais encodage (UTF-8 lu comme Latin-1) est réparé. Les noms qui semblent encore tronqués sont listés dans le journal.</translation>
+        </message>
+        <message>
+            <source>Field data</source>
+            <translation>Données de terrain</translation>
+        </message>
+        <message>
+            <source>Reproject to a named CRS (antimeridian-safe)</source>
+            <translation>Reprojeter vers un SCR nommé (sûr à l'antiméridien)</translation>
+        </message>
+        <message>
+            <source>Area-weighted grid (counts shared by area)</source>
+            <translation>Grille pondérée par la surface (comptages répartis par surface)</translation>
+        </message>
+        <message>
+            <source>Remove sliver polygons (area in m², thinness)</source>
+            <translation>Supprimer les polygones résiduels (surface en m², minceur)</translation>
+        </message>
+        <message>
+            <source>File manifest (layers, CRS, geometry, counts)</source>
+            <translation>Inventaire d'un fichier (couches, SCR, géométrie, nombres)</translation>
+        </message>
+        <message>
+            <source>Restore truncated shapefile field names</source>
+            <translation>Rétablir les noms de champs tronqués d'un shapefile</translation>
+        </message>
+        <message>
+            <source>Target CRS (EPSG code, or utm, equal-area, local, polar-north, polar-south)</source>
+            <translation>SCR cible (code EPSG, ou utm, equal-area, local, polar-north, polar-south)</translation>
+        </message>
+        <message>
+            <source>Reprojected</source>
+            <translation>Reprojetée</translation>
+        </message>
+        <message>
+            <source>CRS used</source>
+            <translation>SCR utilisé</translation>
+        </message>
+        <message>
+            <source>No target CRS given (an EPSG code, or utm, equal-area, polar-north ...)</source>
+            <translation>Aucun SCR cible donné (un code EPSG, ou utm, equal-area, polar-north ...)</translation>
+        </message>
+        <message>
+            <source>Polygon layer</source>
+            <translation>Couche de polygones</translation>
+        </message>
+        <message>
+            <source>Cell size (metres)</source>
+            <translation>Taille de cellule (mètres)</translation>
+        </message>
+        <message>
+            <source>Count fields to share out by area</source>
+            <translation>Champs de comptage à répartir par surface</translation>
+        </message>
+        <message>
+            <source>Grid</source>
+            <translation>Grille</translation>
+        </message>
+        <message>
+            <source>Minimum area (m²)</source>
+            <translation>Surface minimale (m²)</translation>
+        </message>
+        <message>
+            <source>Minimum compactness (4πA/P², 0 to 1)</source>
+            <translation>Compacité minimale (4πA/P², de 0 à 1)</translation>
+        </message>
+        <message>
+            <source>Without slivers</source>
+            <translation>Sans polygones résiduels</translation>
+        </message>
+        <message>
+            <source>Sliver parts removed</source>
+            <translation>Parties résiduelles supprimées</translation>
+        </message>
+        <message>
+            <source>Features removed</source>
+            <translation>Entités supprimées</translation>
+        </message>
+        <message>
+            <source>Vector file</source>
+            <translation>Fichier vecteur</translation>
+        </message>
+        <message>
+            <source>Manifest</source>
+            <translation>Inventaire</translation>
+        </message>
+        <message>
+            <source>Shapefile</source>
+            <translation>Shapefile</translation>
+        </message>
+        <message>
+            <source>Shapefiles (*.shp *.SHP)</source>
+            <translation>Shapefiles (*.shp *.SHP)</translation>
+        </message>
+        <message>
+            <source>Field mapping (short=full, ...)</source>
+            <translation>Correspondance des champs (court=complet, ...)</translation>
+        </message>
+        <message>
+            <source>With full field names</source>
+            <translation>Avec les noms de champs complets</translation>
+        </message>
+        <message>
+            <source>No field name was restored: give a mapping, a sidecar or an ESRI .shp.xml</source>
+            <translation>Aucun nom de champ rétabli : donnez une correspondance, un fichier .fieldnames.json ou un .shp.xml ESRI</translation>
+        </message>
+        <message>
+            <source>{n} cells in {crs}</source>
+            <translation>{n} cellules en {crs}</translation>
+        </message>
+        <message>
+            <source>'{pair}' is not a field mapping (write short=full name, e.g. populati_1=population_male)</source>
+            <translation>'{pair}' n'est pas une correspondance de champ (écrivez court=nom complet, p. ex. populati_1=population_male)</translation>
+        </message>
+        <message>
+            <source>{name} is not a shapefile (.shp); other formats keep their full field names</source>
+            <translation>{name} n'est pas un shapefile (.shp) ; les autres formats gardent leurs noms de champs complets</translation>
+        </message>
+        <message>
+            <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
+            <translation>La couche d'entrée n'a pas de SCR et ne peut donc pas être reprojetée (définissez-le d'abord dans les propriétés de la couche)</translation>
+        </message>
     </context>
 </TS>

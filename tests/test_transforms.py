@@ -113,6 +113,22 @@ def test_a_polygon_across_the_antimeridian_projects_as_the_small_box_it_is():
     assert geom.is_valid and geom.symmetric_difference(truth).area < 1e-4 * truth.area  # one box, not two touching
 
 
+@pytest.mark.parametrize("target", ["utm", "local", "EPSG:32760"])
+def test_utm_and_local_of_a_layer_across_the_antimeridian_are_centred_at_180_and_keep_one_polygon(target):
+    """The layer's own zone is the one at ±180° (zone 1 or 60), not zone 31 on the other side of the globe, and the
+    parts cut at ±180 are one polygon again once projected (not two a few nanometres apart)."""
+    naive = Polygon([(179, -17), (-179, -17), (-179, -16), (179, -16)])
+    out, _ = tf.reproject(gpd.GeoDataFrame(geometry=[naive], crs=4326), target)
+    if target == "utm":
+        assert out.crs.to_epsg() in (32701, 32760)
+    if target == "local":
+        assert abs(abs(out.crs.to_dict()["lon_0"]) - 180) < 1e-6
+    geom = out.geometry[0]
+    true_area = abs(GEOD.geometry_area_perimeter(Polygon([(179, -17), (181, -17), (181, -16), (179, -16)]))[0])
+    assert geom.geom_type == "Polygon" and geom.is_valid
+    assert math.isclose(geom.area, true_area, rel_tol=3e-3)  # UTM's scale error 2° off its meridian: < 0.3 %
+
+
 # --------------------------------------------------------------------------------------------- geometry
 def test_repair_fixes_bowties_and_keeps_them_polygons():
     bowtie = Polygon([(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)])  # two triangles of 1 unit² each, crossing

@@ -336,19 +336,7 @@ def file_manifest(ctx: ToolContext, args: ManifestArgs) -> ArtifactRecord:
         raise ToolFailed(f"'{args.layer_id}' is a sample layer, not a file of the user's", kind="invalid_input")
     path = entry.source_file if entry.source_file and Path(entry.source_file).exists() else entry.path
     found = formats.manifest(path)
-    table = pd.DataFrame(
-        [
-            {
-                "value": layer.name,
-                "crs": layer.crs or "none (EPSG:4326 assumed)",
-                "geometry": ", ".join(layer.geometry_types),
-                "count": layer.feature_count,
-                "fields": ", ".join(f"{k} ({v})" for k, v in layer.fields.items()),
-            }
-            for layer in found.layers
-        ],
-        columns=["value", "crs", "geometry", "count", "fields"],
-    )
+    table = formats.manifest_table(found)
     notes = [n for layer in found.layers for n in layer.notes]
     return ctx.store.register_table(
         table,

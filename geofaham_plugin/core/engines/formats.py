@@ -570,6 +570,24 @@ def manifest(path: str | Path) -> FileManifest:
     return FileManifest(path=str(path), format=driver, layers=layers)
 
 
+def manifest_table(found: FileManifest) -> pd.DataFrame:
+    """A manifest as a table, one row per layer: ``value`` (the layer's name), ``crs`` (``none (EPSG:4326
+    assumed)`` when the file names none), ``geometry`` (its types), ``count`` and ``fields`` (``name (type)``)."""
+    return pd.DataFrame(
+        [
+            {
+                "value": layer.name,
+                "crs": layer.crs or "none (EPSG:4326 assumed)",
+                "geometry": ", ".join(layer.geometry_types),
+                "count": layer.feature_count,
+                "fields": ", ".join(f"{k} ({v})" for k, v in layer.fields.items()),
+            }
+            for layer in found.layers
+        ],
+        columns=["value", "crs", "geometry", "count", "fields"],
+    )
+
+
 # ----------------------------------------------------------------------------------------- write
 class WriteReport(BaseModel):
     """A file written and read back: what the check found."""

@@ -118,8 +118,11 @@ def reproject(gdf: gpd.GeoDataFrame, to_crs: str) -> tuple[gpd.GeoDataFrame, Cha
     if gdf.empty:
         return gdf.to_crs(target), Changes(crs=crs_label(target))
     cut = Changes()
+    crossed = np.zeros(len(gdf), dtype=bool)
     if gdf.crs is not None and CRS.from_user_input(gdf.crs).is_geographic and not target.is_geographic:
+        before = gdf.geometry.to_numpy()
         gdf, cut = split_antimeridian(gdf)  # an edge from 179° to -179° is 2° long, not 358° across the map
+        crossed = ~shapely.equals_exact(before, gdf.geometry.to_numpy(), 0.0) & ~shapely.is_missing(before)
     try:
         out = gdf.set_geometry(_densified(gdf)).to_crs(target)
     except ProjError as exc:
@@ -127,9 +130,8 @@ def reproject(gdf: gpd.GeoDataFrame, to_crs: str) -> tuple[gpd.GeoDataFrame, Cha
         raise ToolFailed(
             f"cannot reproject to {crs_label(target)}: {first}", kind="invalid_input", hint=CRS_HINT
         ) from None
-    if cut.changed:  # the parts either side of ±180 meet again where the projection has no seam: one shape again
-        seamed = ~out.geometry.is_valid & out.geometry.notna()
-        out.loc[seamed, out.geometry.name] = [shapely.union_all(shapely.get_parts(g)) for g in out.geometry[seamed]]
+    if crossed.any():  # the parts either side of ±180 meet again where the projection has no seam: one shape again
+        out.loc[crossed, out.geometry.name] = [_seamed(g) for g in out.geometry[crossed]]
     changes = Changes(
         crs=crs_label(target), changed=cut.changed, notes=[*cut.notes, f"reprojected to {crs_label(target)}"]
     )
@@ -138,6 +140,18 @@ def reproject(gdf: gpd.GeoDataFrame, to_crs: str) -> tuple[gpd.GeoDataFrame, Cha
         changes.changed = split.changed
         changes.notes += split.notes
     return out, changes
+
+
+def _seamed(geom: shapely.Geometry, tolerance: float = 1e-6) -> shapely.Geometry:
+    """The projected parts of a geometry cut at ±180 joined where they meet again (their shared edge projected to
+    within ``tolerance`` of itself, a few nanometres apart, or overlapping); parts that do not meet stay apart."""
+    parts = list(shapely.get_parts(geom))
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = shapely.union(merged, shapely.snap(part, merged, tolerance))
+    if merged.geom_type == "MultiLineString":
+        merged = shapely.line_merge(merged)
+    return merged if merged.is_valid else shapely.make_valid(merged)
 
 
 # ---------------------------------------------------------------------------------------- antimeridian

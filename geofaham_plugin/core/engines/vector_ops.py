@@ -25,15 +25,28 @@ def _check_crs(*gdfs: gpd.GeoDataFrame) -> None:
             raise ToolFailed("a layer has no CRS; cannot measure distances", kind="invalid_input")
 
 
+def lonlat_centre(*gdfs: gpd.GeoDataFrame) -> tuple[float, float]:
+    """The centre (longitude, latitude) of the combined extent of ``gdfs``, the short way round: data on both
+    sides of the antimeridian (179°, -179°) is centred at ±180°, not at 0° on the other side of the globe."""
+    coords = [shapely.get_coordinates(g.to_crs(WGS84).geometry.to_numpy()) for g in gdfs if len(g)]
+    xy = np.concatenate(coords) if coords else np.empty((0, 2))
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    if not len(xy):
+        raise ToolFailed("no features to measure", kind="empty")
+    lon, lat = xy[:, 0], xy[:, 1]
+    x0, x1 = float(lon.min()), float(lon.max())
+    if x1 - x0 > 180:  # maybe across the antimeridian: measured on 0..360 the extent may be narrower
+        wrapped = lon % 360.0
+        if float(wrapped.max() - wrapped.min()) < x1 - x0:
+            x0, x1 = float(wrapped.min()), float(wrapped.max())
+    centre = ((x0 + x1) / 2 + 180.0) % 360.0 - 180.0
+    return centre, (float(lat.min()) + float(lat.max())) / 2
+
+
 def local_metric_crs(*gdfs: gpd.GeoDataFrame) -> CRS:
     """A transverse Mercator CRS (metres, k=1) centred on the combined extent of ``gdfs``."""
     _check_crs(*gdfs)
-    boxes = [g.to_crs(WGS84).total_bounds for g in gdfs if len(g)]
-    if not boxes:
-        raise ToolFailed("no features to measure", kind="empty")
-    b = np.array(boxes)
-    lon = (np.nanmin(b[:, 0]) + np.nanmax(b[:, 2])) / 2
-    lat = (np.nanmin(b[:, 1]) + np.nanmax(b[:, 3])) / 2
+    lon, lat = lonlat_centre(*gdfs)
     return CRS.from_proj4(
         f"+proj=tmerc +lat_0={lat:.6f} +lon_0={lon:.6f} +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs"
     )
@@ -231,8 +244,7 @@ def filter_values(gdf: gpd.GeoDataFrame, field: str, values: list[str]) -> gpd.G
 
 def utm_crs(gdf: gpd.GeoDataFrame) -> CRS:
     """The UTM zone (WGS84) of the layer's centre: the CRS whose metre grid a "250 m grid" is aligned to."""
-    x0, y0, x1, y1 = gdf.to_crs(WGS84).total_bounds
-    lon, lat = (x0 + x1) / 2, (y0 + y1) / 2
+    lon, lat = lonlat_centre(gdf)
     zone = int((lon + 180) // 6) % 60 + 1
     return CRS.from_epsg((32600 if lat >= 0 else 32700) + zone)
 

@@ -27,7 +27,7 @@ def source_to_geodataframe(source: QgsFeatureSource, feedback: QgsFeedback | Non
     crs = source.sourceCrs()
     data = pd.DataFrame(rows, columns=names) if rows else pd.DataFrame(columns=names)
     data = data.map(lambda v: None if (hasattr(v, "isNull") and v.isNull()) else v)
-    return gpd.GeoDataFrame(data, geometry=geoms, crs=crs.authid() or crs.toWkt())
+    return gpd.GeoDataFrame(data, geometry=geoms, crs=(crs.authid() or crs.toWkt()) if crs.isValid() else None)
 
 
 def fields_for(frame: pd.DataFrame, geometry_column: str | None = None) -> QgsFields:

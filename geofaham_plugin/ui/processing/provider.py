@@ -1,8 +1,11 @@
 """The GeoFaham Processing provider: buffer in metres, within-distance join with geodesic distances,
-k nearest, and building-damage counts by normalised class — the agents' own engine code."""
+k nearest, building-damage counts by normalised class, spectral index and burn severity, and the field-data
+transforms QGIS has no equivalent of (reprojection to a named CRS across the antimeridian, area-weighted grid,
+sliver removal, file manifest, truncated shapefile field names) — the agents' own engine code."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -22,6 +25,8 @@ from qgis.core import (
 )
 from qgis.PyQt.QtGui import QIcon
 
+from ...core.engines import formats
+from ...core.engines import transforms as tf
 from ...core.engines import vector_ops as ops
 from ...core.engines.layers import default_catalogue
 from ...core.errors import ToolFailed
@@ -81,7 +86,7 @@ class _Algorithm(QgsProcessingAlgorithm):
         geometry_column: str | None = "geometry",
     ) -> dict[str, Any]:
         fields = fields_for(gdf, geometry_column)
-        crs = getattr(gdf, "crs", None)
+        crs = getattr(gdf, "crs", None) if geometry_column else None  # a table may have a column named crs
         crs = QgsCoordinateReferenceSystem(crs.to_wkt()) if crs is not None else QgsCoordinateReferenceSystem()
         wkb = wkb_type_of(gdf) if geometry_column else QgsWkbTypes.NoGeometry
         sink, dest = self.parameterAsSink(parameters, "OUTPUT", context, fields, wkb, crs)
@@ -310,6 +315,223 @@ class BurnSeverity(_ToolChain):
         return self._write(parameters, context, record, data)
 
 
+class _Transform(_Algorithm):
+    """The transforms that make field data usable (core/engines/transforms.py and formats.py), where QGIS has no
+    equivalent: what the engine changed is reported in the log."""
+
+    def group(self) -> str:
+        return tr("Field data")
+
+    def groupId(self) -> str:  # noqa: N802
+        return "fielddata"
+
+    def _changes(self, feedback: QgsProcessingFeedback, notes: list[str]) -> None:
+        for note in notes:
+            feedback.pushInfo(note)
+
+
+class ReprojectNamed(_Transform):
+    NAME, TITLE = "reprojectnamed", N_("Reproject to a named CRS (antimeridian-safe)")
+    HELP = N_(
+        "Reprojects a layer to an EPSG code (EPSG:3832, 32760 ...) or a CRS chosen for the data by name: utm (the layer's own UTM zone), equal-area (Lambert equal-area centred on the data; EASE-Grid 2.0 when it is wide), local (transverse Mercator centred on it), polar-north (EPSG:3413), polar-south (EPSG:3031). Edges are densified first; lines and polygons crossing the antimeridian are cut at ±180° and joined again where the target has no seam, so they stay valid instead of wrapping round the globe."
+    )
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        from qgis.core import QgsProcessingOutputString, QgsProcessingParameterString
+
+        self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Input layer")))
+        self.addParameter(
+            QgsProcessingParameterString(
+                "TARGET", tr("Target CRS (EPSG code, or utm, equal-area, local, polar-north, polar-south)"), "utm"
+            )
+        )
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Reprojected")))
+        self.addOutput(QgsProcessingOutputString("CRS", tr("CRS used")))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        gdf = self._gdf(parameters, "INPUT", context, feedback)
+        target = self.parameterAsString(parameters, "TARGET", context).strip()
+        if not target:
+            raise QgsProcessingException(tr("No target CRS given (an EPSG code, or utm, equal-area, polar-north ...)"))
+        if gdf.crs is None:
+            raise QgsProcessingException(
+                tr("The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)")
+            )
+        out, changes = self._run(lambda: tf.reproject(gdf, target))
+        self._changes(feedback, changes.notes)
+        return {**self._emit(out, parameters, context), "CRS": changes.crs}
+
+
+class AreaWeightedGrid(_Transform):
+    NAME, TITLE = "areaweightedgrid", N_("Area-weighted grid (counts shared by area)")
+    HELP = N_(
+        "Overlays polygons on a square grid of the given cell size in metres, in the layer's UTM zone (cell edges at whole multiples of the size). Each cell the polygons touch gets the geodesic area they cover (area_km2) and each chosen count field (people, buildings) shared out by the part of each polygon's area inside it. The output is in that UTM CRS."
+    )
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        self.addParameter(
+            QgsProcessingParameterFeatureSource("INPUT", tr("Polygon layer"), [QgsProcessing.TypeVectorPolygon])
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "CELL", tr("Cell size (metres)"), QgsProcessingParameterNumber.Double, 1000.0, False, 1.0, 100_000.0
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterField(
+                "FIELDS",
+                tr("Count fields to share out by area"),
+                None,
+                "INPUT",
+                QgsProcessingParameterField.Numeric,
+                allowMultiple=True,
+                optional=True,
+            )
+        )
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Grid"), QgsProcessing.TypeVectorPolygon))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        gdf = self._gdf(parameters, "INPUT", context, feedback)
+        cell = self.parameterAsDouble(parameters, "CELL", context)
+        fields = self.parameterAsStrings(parameters, "FIELDS", context)
+        out, changes = self._run(lambda: tf.area_weighted_grid(gdf, cell, fields))
+        feedback.pushInfo(tr("{n} cells in {crs}").format(n=len(out), crs=changes.crs))
+        return self._emit(out, parameters, context)
+
+
+class RemoveSlivers(_Transform):
+    NAME, TITLE = "removeslivers", N_("Remove sliver polygons (area in m², thinness)")
+    HELP = N_(
+        "Removes polygon parts smaller than an area in square metres or thinner than a compactness (Polsby-Popper 4πA/P²: 1 for a disc, 0.785 for a square, 0.03 for a 1 × 100 strip), both measured in an equal-area projection centred on the data whatever the layer's CRS. A feature left with no part is removed; points and lines are kept."
+    )
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        from qgis.core import QgsProcessingOutputNumber
+
+        self.addParameter(
+            QgsProcessingParameterFeatureSource("INPUT", tr("Polygon layer"), [QgsProcessing.TypeVectorPolygon])
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "MIN_AREA", tr("Minimum area (m²)"), QgsProcessingParameterNumber.Double, 0.0, False, 0.0
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "MIN_COMPACTNESS",
+                tr("Minimum compactness (4πA/P², 0 to 1)"),
+                QgsProcessingParameterNumber.Double,
+                0.05,
+                False,
+                0.0,
+                0.99,
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink("OUTPUT", tr("Without slivers"), QgsProcessing.TypeVectorPolygon)
+        )
+        self.addOutput(QgsProcessingOutputNumber("PARTS_REMOVED", tr("Sliver parts removed")))
+        self.addOutput(QgsProcessingOutputNumber("FEATURES_REMOVED", tr("Features removed")))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        gdf = self._gdf(parameters, "INPUT", context, feedback)
+        min_area = self.parameterAsDouble(parameters, "MIN_AREA", context)
+        min_compactness = self.parameterAsDouble(parameters, "MIN_COMPACTNESS", context)
+        out, changes = self._run(lambda: tf.remove_slivers(gdf, min_area, min_compactness))
+        self._changes(feedback, changes.notes)
+        return {
+            **self._emit(out, parameters, context),
+            "PARTS_REMOVED": changes.changed,
+            "FEATURES_REMOVED": changes.removed,
+        }
+
+
+def _file_parameter(name: str, description: str, extensions: str = "") -> Any:
+    from qgis.core import QgsProcessingParameterFile
+
+    return QgsProcessingParameterFile(name, description, QgsProcessingParameterFile.File, fileFilter=extensions)
+
+
+class FileManifest(_Transform):
+    NAME, TITLE = "filemanifest", N_("File manifest (layers, CRS, geometry, counts)")
+    HELP = N_(
+        "Lists what a vector file holds, one row per layer: its name, CRS ('none' when the file names none: then longitude/latitude is assumed), geometry types, feature count and fields with their types, and for a shapefile the field names left cut to 10 characters. Reads every format GeoFaham reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML/KMZ, GeoParquet, CSV with a WKT, WKB or longitude/latitude column."
+    )
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        self.addParameter(_file_parameter("INPUT", tr("Vector file")))
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Manifest"), QgsProcessing.TypeVector))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        path = self.parameterAsFile(parameters, "INPUT", context)
+        found = self._run(lambda: formats.manifest(path))
+        table = formats.manifest_table(found).rename(columns={"value": "layer"})
+        table["truncated_fields"] = [", ".join(layer.truncated_fields) for layer in found.layers]
+        for layer in found.layers:
+            self._changes(feedback, [f"{layer.name}: {note}" for note in layer.notes])
+        return self._emit(table, parameters, context, geometry_column=None)
+
+
+def _field_mapping(text: str) -> dict[str, str]:
+    """``short=full`` pairs separated by commas, semicolons or new lines."""
+    mapping: dict[str, str] = {}
+    for pair in re.split(r"[,;\n]+", text):
+        if not pair.strip():
+            continue
+        short, sep, full = pair.partition("=")
+        if not sep or not short.strip() or not full.strip():
+            raise QgsProcessingException(
+                tr("'{pair}' is not a field mapping (write short=full name, e.g. populati_1=population_male)").format(
+                    pair=pair.strip()
+                )
+            )
+        mapping[short.strip()] = full.strip()
+    return mapping
+
+
+class RestoreFieldNames(_Transform):
+    NAME, TITLE = "restorefieldnames", N_("Restore truncated shapefile field names")
+    HELP = N_(
+        "Reads a shapefile with its field names cut to the DBF's 10 characters restored: from the mapping given (short=full, separated by commas), else from a <name>.fieldnames.json sidecar or the aliases of an ESRI <name>.shp.xml. Text read with the wrong encoding (UTF-8 as Latin-1) is repaired. The names still looking cut are listed in the log."
+    )
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        from qgis.core import QgsProcessingParameterString
+
+        self.addParameter(_file_parameter("INPUT", tr("Shapefile"), tr("Shapefiles (*.shp *.SHP)")))
+        self.addParameter(
+            QgsProcessingParameterString(
+                "MAPPING", tr("Field mapping (short=full, ...)"), multiLine=False, optional=True
+            )
+        )
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("With full field names")))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        path = self.parameterAsFile(parameters, "INPUT", context)
+        if Path(path).suffix.lower() != ".shp":
+            raise QgsProcessingException(
+                tr("{name} is not a shapefile (.shp); other formats keep their full field names").format(
+                    name=Path(path).name
+                )
+            )
+        mapping = _field_mapping(self.parameterAsString(parameters, "MAPPING", context) or "")
+        raw = self._run(lambda: formats.read_frame(path, field_map=mapping))
+        self._changes(feedback, raw.notes)
+        if not raw.renamed:
+            feedback.pushWarning(tr("No field name was restored: give a mapping, a sidecar or an ESRI .shp.xml"))
+        return self._emit(raw.gdf, parameters, context, geometry_column=raw.gdf.geometry.name)
+
+
 class GeoFahamProvider(QgsProcessingProvider):
     def id(self) -> str:
         return "geofaham"
@@ -328,5 +550,10 @@ class GeoFahamProvider(QgsProcessingProvider):
             DamageCounts(),
             SpectralIndex(),
             BurnSeverity(),
+            ReprojectNamed(),
+            AreaWeightedGrid(),
+            RemoveSlivers(),
+            FileManifest(),
+            RestoreFieldNames(),
         ):
             self.addAlgorithm(algorithm)
