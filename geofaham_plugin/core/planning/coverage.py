@@ -57,6 +57,7 @@ ConstraintKind = Literal[
     "comparison",
     "each",
     "place",
+    "rank",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
@@ -101,6 +102,7 @@ class Constraint(BaseModel):
             "comparison": {"phrase": self.phrase},
             "each": {"layer": str(self.value).removeprefix("user:")},
             "place": {"place": self.value},
+            "rank": {"phrase": self.phrase},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
@@ -190,6 +192,8 @@ def question_constraints(
         found.append(Constraint(kind="feature_class", value=cls, phrase=cls))
     for place in _subject_places(facts, text):
         found.append(Constraint(kind="place", value=place, phrase=place))
+    if m := _SUPERLATIVE.search(text):  # "the 5 largest", "which camp has the most": an order no count gives
+        found.append(Constraint(kind="rank", value=m.group(0), phrase=m.group(0)))
     # an everyday operation asked of a layer of yours ("reproject", "dissolve by", "save as x.gpkg") must run; the
     # words inside its phrase are its own ("merge the overlapping buffers" asks no overlap relation)
     asked = operations_asked(facts.question) if facts.layers else []
@@ -241,6 +245,16 @@ _PLACE_OF_DISASTER = re.compile(
 _DISASTER_AFTER = re.compile(
     r"\s*(?:'s\s+)?(?:fire|wildfire|flood|flooding|dana|storm|earthquake|quake|tornado|area|aoi|zone|region|boundary"
     r"|extent|perimeter|layer|polygon)\b"
+)
+
+
+# superlatives that order the features ("the largest footprint", "the most water points", "las 3 más grandes");
+# nearest and closest are the nearest relation, "at most" a bound
+_SUPERLATIVE = re.compile(
+    r"(?<!\w)(?:largest|biggest|smallest|highest|lowest|longest|shortest|widest|heaviest|oldest|newest|greatest"
+    r"|(?<!at\s)most(?!\s+of\b)(?=\s+\w)|fewest|(?<!at\s)least(?=\s+\w)(?<!at\s)|top\s+\d+|mas\s+grandes?|mas\s+pequen[oa]s?"
+    r"|mayor(?:es)?\s+(?:numero|superficie|area)|plus\s+grand(?:e|s|es)?|plus\s+petit(?:e|s|es)?|maior(?:es)?|menor(?:es)?)"
+    r"(?!\w)"
 )
 
 
@@ -529,6 +543,16 @@ def _applies_each(c: Constraint, s: ExecutedStep) -> bool:
     return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs)) or bool(s.args.get("by"))
 
 
+def _applies_rank(c: Constraint, s: ExecutedStep) -> bool:
+    """An ordering the steps made: groups or zones listed by their value, the nearest first, or free SQL with ORDER
+    BY (no typed tool ranks single features by a measure yet)."""
+    if s.tool in ("nearest", "nearest_neighbours") and re.match(r"(?:smallest|shortest|lowest|least)$", str(c.value)):
+        return True  # "the shortest distance to a hospital": the nearest one
+    if s.args.get("by") or s.tool in ("count_in_zones", "zonal_stats"):
+        return True  # "the townships with the most damaged buildings": groups are listed largest first
+    return "order by" in _sql(s)
+
+
 def _applies_place(c: Constraint, s: ExecutedStep) -> bool:
     """A step that took the features at that place (its name among the arguments: get_features_at place=...)."""
     said = normalise(str(c.value))
@@ -555,6 +579,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "comparison": _applies_comparison,
     "each": _applies_each,
     "place": _applies_place,
+    "rank": _applies_rank,
 }
 
 
