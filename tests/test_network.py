@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 from shapely.geometry import LineString, Point, box
 
@@ -86,3 +87,21 @@ def test_snap_beyond_limit_is_off_network():
     r = net.reachability(network, _points((0, 0)), _points((200, 900)), max_snap_m=500)
     assert r.pairs.iloc[0]["status"] == "off network"
     assert any("off network" in n for n in r.notes)
+
+
+def test_many_origins_to_one_target_equal_one_pair_at_a_time():
+    """With fewer targets than origins the engine searches from the targets on the reversed graph: every pair
+    must get what it gets when routed on its own (one origin, one target: searched from the origin)."""
+    network = net.build_network(_grid())
+    junctions = [(x, y) for x in (0, 100, 200) for y in (0, 100, 200)]
+    for target in [(0, 100), (200, 100), (100, 200)]:
+        many = net.reachability(network, _points(*junctions), _points(target), HAZARD).pairs
+        for i, origin in enumerate(junctions):
+            one = net.reachability(network, _points(origin), _points(target), HAZARD).pairs.iloc[0]
+            row = many.iloc[i]
+            for column in ("before_m", "after_m", "before_min", "after_min", "detour_ratio", "status"):
+                assert (row[column] == one[column]) or (pd.isna(row[column]) and pd.isna(one[column])), (
+                    origin,
+                    target,
+                    column,
+                )

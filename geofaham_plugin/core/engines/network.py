@@ -295,8 +295,33 @@ class Reachability:
     notes: list[str] = field(default_factory=list)
 
 
-def _distances(g: nx.DiGraph, sources: np.ndarray, weight: str, cutoff: float | None) -> dict[int, dict[int, float]]:
-    return {int(s): nx.single_source_dijkstra_path_length(g, int(s), cutoff=cutoff, weight=weight) for s in sources}
+class _PairCosts:
+    """Shortest-path costs from each origin node to each target node (inf: no route), from one Dijkstra per node of
+    the smaller side: per origin on the graph, or (fewer targets than origins: many schools, one fire station) per
+    target on the reversed graph, which gives the same origin-to-target costs. Only the origin x target matrix is
+    kept, not each search's costs to every node."""
+
+    def __init__(
+        self, g: nx.DiGraph, origins: np.ndarray, targets: np.ndarray, weight: str, cutoff: float | None
+    ) -> None:
+        self.row = {int(n): i for i, n in enumerate(origins)}
+        self.col = {int(n): j for j, n in enumerate(targets)}
+        self.matrix = np.full((len(origins), len(targets)), math.inf)
+        from_targets = len(targets) < len(origins)
+        graph = g.reverse(copy=False) if from_targets else g
+        sources, ends = (targets, self.row) if from_targets else (origins, self.col)
+        for k, s in enumerate(sources):
+            costs = nx.single_source_dijkstra_path_length(graph, int(s), cutoff=cutoff, weight=weight)
+            found = [(ends[n], c) for n, c in costs.items() if n in ends]
+            if found:
+                at, values = zip(*found, strict=True)
+                if from_targets:
+                    self.matrix[list(at), k] = values
+                else:
+                    self.matrix[k, list(at)] = values
+
+    def get(self, origin: int, target: int) -> float:
+        return float(self.matrix[self.row[int(origin)], self.col[int(target)]])
 
 
 def _main_network(
@@ -350,12 +375,19 @@ def reachability(
         )
         return Reachability(pairs, [int(i) for i in lost], [], cut, notes)
     o, t = snap(net, origins, max_snap_m), snap(net, targets, max_snap_m)
-    before = net.graph()
-    after = net.graph(~cut) if cut.any() else before
     cutoff = max_km * 1000.0 if max_km else None
     sources = np.unique(o["node"][o["node"] >= 0].to_numpy())
-    dist_b, dist_a = _distances(before, sources, "length", cutoff), _distances(after, sources, "length", cutoff)
-    time_b, time_a = _distances(before, sources, "time", None), _distances(after, sources, "time", None)
+    sinks = np.unique(t["node"][t["node"] >= 0].to_numpy())
+    # one graph at a time (the one before the cut is let go before the one after it is built)
+    before = net.graph()
+    dist_b, time_b = (_PairCosts(before, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
+    del before
+    if cut.any():
+        after = net.graph(~cut)
+        dist_a, time_a = (_PairCosts(after, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
+        del after
+    else:
+        dist_a, time_a = dist_b, time_b
     rows = []
     for i, (on, osnap) in enumerate(zip(o["node"], o["snap_m"], strict=True)):
         for j, (tn, tsnap) in enumerate(zip(t["node"], t["snap_m"], strict=True)):
@@ -364,8 +396,8 @@ def reachability(
                 b = a = tb = ta = math.inf
                 status: Status = "off network"
             else:
-                b, a = dist_b[on].get(tn, math.inf), dist_a[on].get(tn, math.inf)
-                tb, ta = time_b[on].get(tn, math.inf), time_a[on].get(tn, math.inf)
+                b, a = dist_b.get(on, tn), dist_a.get(on, tn)
+                tb, ta = time_b.get(on, tn), time_a.get(on, tn)
                 if math.isinf(b):
                     status = "unreachable before"
                 elif math.isinf(a):
