@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -120,28 +121,66 @@ class RoadNetwork:
     def node_count(self) -> int:
         return len(self.node_lonlat)
 
-    def graph(self, keep: np.ndarray | None = None) -> nx.DiGraph:
+    @cached_property
+    def node_tree(self) -> shapely.STRtree:
+        """The nodes (metric) in an STRtree, built once for every snap."""
+        return shapely.STRtree(shapely.points(self.node_xy))
+
+    def graph(self, keep: np.ndarray | None = None, cut: np.ndarray | None = None) -> nx.DiGraph:
         """The directed graph of the segments (all, or those where ``keep`` is true); between two nodes the
-        shortest piece counts. Edge attributes: ``length`` (m) and ``time`` (s)."""
-        seg = self.segments if keep is None else self.segments[keep]
-        d = seg["direction"].to_numpy()
-        fwd, back = d >= 0, d <= 0
-        edges = pd.DataFrame(
-            {
-                "u": np.concatenate([seg["u"].to_numpy()[fwd], seg["v"].to_numpy()[back]]),
-                "v": np.concatenate([seg["v"].to_numpy()[fwd], seg["u"].to_numpy()[back]]),
-                "length": np.concatenate([seg["length_m"].to_numpy()[fwd], seg["length_m"].to_numpy()[back]]),
-                "time": np.concatenate([seg["time_s"].to_numpy()[fwd], seg["time_s"].to_numpy()[back]]),
-            }
-        )
-        edges = edges.groupby(["u", "v"], sort=False, as_index=False).min()
+        shortest piece counts. Edge attributes: ``length`` (m) and ``time`` (s); with ``cut`` (a mask of cut
+        segments) also ``length_after`` and ``time_after``, the same over the pieces the cut leaves, absent where
+        it cuts them all: one graph for before and after (route after with ``after_weight``)."""
+        edges = _directed(self.segments if keep is None else self.segments[keep])
+        if cut is not None:
+            after = _directed(self.segments[~cut]).rename(columns={"length": "length_after", "time": "time_after"})
+            edges = edges.merge(after, on=["u", "v"], how="left")
         g = nx.DiGraph()
         g.add_nodes_from(range(self.node_count))
+        if cut is None:
+            g.add_edges_from(
+                (u, v, {"length": length, "time": time})
+                for u, v, length, time in zip(*_columns(edges, "u", "v", "length", "time"), strict=True)
+            )
+            return g
+        columns = _columns(edges, "u", "v", "length", "time", "length_after", "time_after")
         g.add_edges_from(
-            (int(u), int(v), {"length": float(length), "time": float(time)})
-            for u, v, length, time in edges.itertuples(index=False, name=None)
+            (
+                u,
+                v,
+                {"length": length, "time": time}
+                if math.isnan(la)
+                else {"length": length, "time": time, "length_after": la, "time_after": ta},
+            )
+            for u, v, length, time, la, ta in zip(*columns, strict=True)
         )
         return g
+
+
+def after_weight(weight: str) -> Callable[[int, int, dict], float | None]:
+    """The Dijkstra weight of ``RoadNetwork.graph(cut=...)`` after the cut: None hides an edge the cut removed."""
+    key = f"{weight}_after"
+    return lambda u, v, data: data.get(key)
+
+
+def _directed(seg: pd.DataFrame) -> pd.DataFrame:
+    """One row per direction a segment can be travelled (u to v), the shortest piece between two nodes."""
+    d = seg["direction"].to_numpy()
+    fwd, back = d >= 0, d <= 0
+    edges = pd.DataFrame(
+        {
+            "u": np.concatenate([seg["u"].to_numpy()[fwd], seg["v"].to_numpy()[back]]),
+            "v": np.concatenate([seg["v"].to_numpy()[fwd], seg["u"].to_numpy()[back]]),
+            "length": np.concatenate([seg["length_m"].to_numpy()[fwd], seg["length_m"].to_numpy()[back]]),
+            "time": np.concatenate([seg["time_s"].to_numpy()[fwd], seg["time_s"].to_numpy()[back]]),
+        }
+    )
+    return edges.groupby(["u", "v"], sort=False, as_index=False).min()
+
+
+def _columns(frame: pd.DataFrame, *names: str) -> list[list]:
+    """Columns as Python lists (ints and floats), the fastest way to feed networkx."""
+    return [frame[n].to_numpy().tolist() for n in names]
 
 
 def build_network(roads: gpd.GeoDataFrame, vehicle: Vehicle = "drivable", snap_tolerance_m: float = 0.5) -> RoadNetwork:
@@ -266,7 +305,7 @@ def snap(net: RoadNetwork, features: gpd.GeoDataFrame, max_snap_m: float) -> pd.
     points = features.to_crs(WGS84).geometry.representative_point()
     lon, lat = points.x.to_numpy(), points.y.to_numpy()
     x, y = net.to_metric.transform(lon, lat)
-    tree = shapely.STRtree(shapely.points(net.node_xy))
+    tree = net.node_tree
     (which, node), _ = tree.query_nearest(
         shapely.points(np.column_stack([x, y])), max_distance=max_snap_m * 1.01, return_distance=True, all_matches=False
     )
@@ -302,7 +341,12 @@ class _PairCosts:
     kept, not each search's costs to every node."""
 
     def __init__(
-        self, g: nx.DiGraph, origins: np.ndarray, targets: np.ndarray, weight: str, cutoff: float | None
+        self,
+        g: nx.DiGraph,
+        origins: np.ndarray,
+        targets: np.ndarray,
+        weight: str | Callable[[int, int, dict], float | None],
+        cutoff: float | None,
     ) -> None:
         self.row = {int(n): i for i, n in enumerate(origins)}
         self.col = {int(n): j for j, n in enumerate(targets)}
@@ -312,7 +356,7 @@ class _PairCosts:
         sources, ends = (targets, self.row) if from_targets else (origins, self.col)
         for k, s in enumerate(sources):
             costs = nx.single_source_dijkstra_path_length(graph, int(s), cutoff=cutoff, weight=weight)
-            found = [(ends[n], c) for n, c in costs.items() if n in ends]
+            found = [(at, costs[n]) for n, at in ends.items() if n in costs]
             if found:
                 at, values = zip(*found, strict=True)
                 if from_targets:
@@ -378,16 +422,15 @@ def reachability(
     cutoff = max_km * 1000.0 if max_km else None
     sources = np.unique(o["node"][o["node"] >= 0].to_numpy())
     sinks = np.unique(t["node"][t["node"] >= 0].to_numpy())
-    # one graph at a time (the one before the cut is let go before the one after it is built)
-    before = net.graph()
-    dist_b, time_b = (_PairCosts(before, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
-    del before
+    # one graph for before and after the cut (edges the cut removes hidden by the weight after)
+    g = net.graph(cut=cut) if cut.any() else net.graph()
+    dist_b, time_b = (_PairCosts(g, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
     if cut.any():
-        after = net.graph(~cut)
-        dist_a, time_a = (_PairCosts(after, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
-        del after
+        pairs_after = ((after_weight("length"), cutoff), (after_weight("time"), None))
+        dist_a, time_a = (_PairCosts(g, sources, sinks, w, c) for w, c in pairs_after)
     else:
         dist_a, time_a = dist_b, time_b
+    del g
     rows = []
     for i, (on, osnap) in enumerate(zip(o["node"], o["snap_m"], strict=True)):
         for j, (tn, tsnap) in enumerate(zip(t["node"], t["snap_m"], strict=True)):
