@@ -19,10 +19,11 @@ Paths, each given the same selected lines (the drivable classes of ``osm_classes
   same local projection; the segments touching the hazard (not bridges) removed from a copy; one Dijkstra per
   target on the reversed graph, by length and by time, before and after.
 
-Per case and path: build time and query time (medians of ``--repeats`` runs, no tracing), peak traced Python
-memory (tracemalloc: numpy arrays and Python objects such as the graphs; not GEOS) of one build + query, and the
-peak RSS rise of a fresh child process doing the build + query (``--no-rss`` skips the children); then
-engine / networkx ratios (goal: <= 1.5x) and, for the grid, whether the engine's build + query stays under 30 s.
+Per case and path: build time and query time (medians of ``--repeats`` runs, no tracing, the two paths
+alternating), peak traced Python memory (tracemalloc: numpy arrays and Python objects such as the graphs; not
+GEOS) of one build + query, and the peak RSS rise of a fresh child process doing the build + query (``--no-rss``
+skips the children); then engine / networkx ratios (goal: <= 1.5x) and, for the grid, whether the engine's build +
+query stays under 30 s.
 The engine's and the baseline's distances are compared pair by pair (they agree except where the engine joins
 vertices of different ways closer than its 0.5 m snap tolerance). Not a test (tests/test_bench_network.py runs it
 on a tiny input); run with ``.venv/bin/python bench/bench_network.py``. Results also go to
@@ -358,11 +359,18 @@ def run_case(key: str, case: Case, args: argparse.Namespace) -> dict[str, Any]:
         f"{len(case.targets)} targets",
         flush=True,
     )
-    rows: dict[str, dict[str, float | None]] = {}
+    paths = _paths(case)
+    times: dict[str, dict[str, list[float]]] = {name: {"build_s": [], "query_s": []} for name in paths}
     results: dict[str, Any] = {}
-    for name, (build, query) in _paths(case).items():
-        build_s, built = _median_s(build, args.repeats)
-        query_s, results[name] = _median_s(lambda build=build, query=query, built=built: query(built), args.repeats)
+    for _ in range(args.repeats):  # the paths alternate, so a load change on the machine hits both alike
+        for name, (build, query) in paths.items():
+            seconds, built = _median_s(build, 1)
+            times[name]["build_s"].append(seconds)
+            seconds, results[name] = _median_s(lambda query=query, built=built: query(built), 1)
+            times[name]["query_s"].append(seconds)
+    rows: dict[str, dict[str, float | None]] = {}
+    for name, (build, query) in paths.items():
+        build_s, query_s = (statistics.median(times[name][k]) for k in ("build_s", "query_s"))
         traced = _traced_mib(lambda build=build, query=query: query(build()))
         rss = rss_child(args, key, name) if args.rss else None
         rows[name] = {"build_s": build_s, "query_s": query_s, "total_s": build_s + query_s, "traced_mib": traced}
@@ -405,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", type=int, default=5, help="targets of both cases")
     parser.add_argument("--grid", type=int, default=225, help="junctions per side of the grid case (0: no grid)")
     parser.add_argument("--grid-origins", type=int, default=2000, help="origins of the grid case")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-rss", dest="rss", action="store_false", help="no child processes for peak RSS")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "network.json"))
     parser.add_argument("--child", help=argparse.SUPPRESS)
