@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import geopandas as gpd
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -37,14 +36,6 @@ def _network_facts(roads: ArtifactRecord) -> dict:
         "network_date": str(roads.extra.get("date") or (dated[0] if dated else "date not stated")),
         "network_coverage": float(coverage) if isinstance(coverage, (int, float)) else None,
     }
-
-
-def _name(gdf: gpd.GeoDataFrame, i: int, field: str | None = None) -> str:
-    """The feature's name (its layer's name field, else ``name``), else its position: "#3"."""
-    for column in (field, "name"):
-        if column and column in gdf.columns and isinstance(gdf[column].iloc[i], str) and gdf[column].iloc[i]:
-            return str(gdf[column].iloc[i])
-    return f"#{i + 1}"
 
 
 class ReachabilityArgs(BaseModel):
@@ -94,8 +85,8 @@ def road_reachability(
     result = net.reachability(network, o_gdf, t_gdf, h_gdf, args.max_km, args.max_snap_m)
     table = result.pairs.copy()
     o_field, t_field = origins.extra.get("name_field"), targets.extra.get("name_field") if targets else None
-    table.insert(1, "origin_name", [_name(o_gdf, i, o_field) for i in table["origin"]])
-    names = [_name(t_gdf, i, t_field) if t_gdf is not None else "main road network" for i in table["target"]]
+    table.insert(1, "origin_name", [net.feature_name(o_gdf, i, o_field) for i in table["origin"]])
+    names = [net.feature_name(t_gdf, i, t_field) if t_gdf is not None else "main road network" for i in table["target"]]
     table.insert(3, "target_name", names)
     counts = table["status"].value_counts().to_dict()
     n_targets = len(t_gdf) if t_gdf is not None else 1
@@ -114,8 +105,8 @@ def road_reachability(
             **_carry(origins),
             **facts,
             "statuses": counts,
-            "isolated_origins": [_name(o_gdf, i, o_field) for i in result.isolated_origins],
-            "isolated_targets": [_name(t_gdf, i, t_field) for i in result.isolated_targets]
+            "isolated_origins": [net.feature_name(o_gdf, i, o_field) for i in result.isolated_origins],
+            "isolated_targets": [net.feature_name(t_gdf, i, t_field) for i in result.isolated_targets]
             if t_gdf is not None
             else [],
             "cut_segments": int(result.cut.sum()),

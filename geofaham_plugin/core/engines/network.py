@@ -321,6 +321,14 @@ def snap(net: RoadNetwork, features: gpd.GeoDataFrame, max_snap_m: float) -> pd.
     return pd.DataFrame({"node": nodes, "snap_m": dist})
 
 
+def feature_name(gdf: gpd.GeoDataFrame, i: int, field: str | None = None) -> str:
+    """The feature's name (the layer's name field, else ``name``), else its position: "#3"."""
+    for column in (field, "name"):
+        if column and column in gdf.columns and isinstance(gdf[column].iloc[i], str) and gdf[column].iloc[i]:
+            return str(gdf[column].iloc[i])
+    return f"#{i + 1}"
+
+
 @dataclass
 class Reachability:
     """``pairs``: one row per origin x target (``origin``, ``target`` positions, snap distances, ``before_m``,
