@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from conftest import SHARED_DATA
 
 PBF = SHARED_DATA / "osm" / "test.osm.pbf"
