@@ -3,7 +3,7 @@ network (engines/network.py), and the cut roads as a layer."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, Field
@@ -82,7 +82,13 @@ def road_reachability(
             summary="no origins to route from",
             extra={**_carry(origins), **facts, "statuses": {}, "isolated_origins": [], "cut_segments": None},
         )
-    result = net.reachability(network, o_gdf, t_gdf, h_gdf, args.max_km, args.max_snap_m)
+    engine, router, routed_by = _router(ctx)
+    try:
+        result = net.reachability(network, o_gdf, t_gdf, h_gdf, args.max_km, args.max_snap_m, router=router)
+    finally:
+        if engine is not None:
+            engine.close()
+    result.notes.append(routed_by)
     table = result.pairs.copy()
     o_field, t_field = origins.extra.get("name_field"), targets.extra.get("name_field") if targets else None
     table.insert(1, "origin_name", [net.feature_name(o_gdf, i, o_field) for i in table["origin"]])
@@ -115,6 +121,24 @@ def road_reachability(
             "limitations": _carry(origins).get("limitations", []) + [n for n in result.notes if not _restated(n)],
         },
     )
+
+
+def _router(ctx: ToolContext) -> tuple[Any, net.Router | None, str]:
+    """(engine to close, router, how routes were computed): pgRouting when the database is PostGIS and has it,
+    else networkx in process."""
+    if not ctx.settings.database.pg_dsn:
+        return None, None, "routes computed with networkx (Dijkstra) in process"
+    from ..engines.db import open_engine
+    from ..errors import ToolFailed
+
+    try:
+        engine = open_engine("postgis", settings=ctx.settings)
+    except ToolFailed as exc:
+        return None, None, f"routes computed with networkx in process (PostGIS not reachable: {exc})"
+    if not engine.has_pgrouting():  # type: ignore[attr-defined]
+        engine.close()
+        return None, None, "routes computed with networkx in process (the PostGIS database has no pgRouting)"
+    return engine, engine.route_costs, "routes computed by pgRouting (pgr_dijkstraCost) on PostGIS"  # type: ignore[attr-defined]
 
 
 def _restated(note: str) -> bool:

@@ -45,6 +45,8 @@ from .vector_ops import WGS84, local_metric_crs
 SPEEDS_FILE = Path(__file__).resolve().parents[1] / "data" / "road_speeds.json"
 Vehicle = Literal["drivable", "all"]
 Status = Literal["reachable", "detour", "cut off", "unreachable before", "off network"]
+#: least costs outside networkx: (directed edges (u, v, cost), sources, targets) -> (source, target, cost) per route
+Router = Callable[[list[tuple[int, int, float]], list[int], list[int]], list[tuple[int, int, float]]]
 _YES = {"yes", "true", "1"}
 _REVERSE = {"-1", "reverse"}
 
@@ -372,6 +374,36 @@ class _PairCosts:
                 else:
                     self.matrix[k, list(at)] = values
 
+    @classmethod
+    def routed(
+        cls,
+        router: Router,
+        edges: pd.DataFrame,
+        weight: str,
+        origins: np.ndarray,
+        targets: np.ndarray,
+        cutoff: float | None,
+    ) -> _PairCosts:
+        """The same costs from an outside router (pgRouting) given the directed edges (``u``, ``v``, ``weight``):
+        searched from the smaller side as above (the edges reversed to search from the targets); a node reaches
+        itself at 0; a cost beyond ``cutoff`` is no route, as networkx's cutoff has it."""
+        costs = cls.__new__(cls)
+        costs.row = {int(n): i for i, n in enumerate(origins)}
+        costs.col = {int(n): j for j, n in enumerate(targets)}
+        costs.matrix = np.full((len(origins), len(targets)), math.inf)
+        from_targets = len(targets) < len(origins)
+        u, v = (edges["v"], edges["u"]) if from_targets else (edges["u"], edges["v"])
+        triples = list(zip(u.tolist(), v.tolist(), edges[weight].tolist(), strict=True))
+        sources, ends = (targets, origins) if from_targets else (origins, targets)
+        found = router(triples, [int(n) for n in sources], [int(n) for n in ends])
+        found += [(int(n), int(n), 0.0) for n in set(sources.tolist()) & set(ends.tolist())]
+        for a, b, cost in found:
+            if cutoff is not None and cost > cutoff:
+                continue
+            o, t = (b, a) if from_targets else (a, b)
+            costs.matrix[costs.row[o], costs.col[t]] = cost
+        return costs
+
     def get(self, origin: int, target: int) -> float:
         return float(self.matrix[self.row[int(origin)], self.col[int(target)]])
 
@@ -409,10 +441,13 @@ def reachability(
     hazard: gpd.GeoDataFrame | None = None,
     max_km: float | None = None,
     max_snap_m: float = 500.0,
+    router: Router | None = None,
 ) -> Reachability:
     """Network distance (m) and fastest time (min) from each origin to each target, on the whole network and
     with the hazard's cut segments removed. ``max_km`` bounds the distance searched (beyond it: not reachable).
-    Without ``targets``: whether each origin is still joined to the main network (no distances)."""
+    Without ``targets``: whether each origin is still joined to the main network (no distances). ``router``
+    (e.g. ``PostGISEngine.route_costs``: pgRouting) computes the least costs instead of networkx, on the same
+    edges."""
     if origins.empty or (targets is not None and targets.empty):
         raise ToolFailed("no origins or no targets to route between", kind="empty")
     cut = hazard_cuts(net, hazard) if hazard is not None else np.zeros(len(net.segments), dtype=bool)
@@ -430,15 +465,30 @@ def reachability(
     cutoff = max_km * 1000.0 if max_km else None
     sources = np.unique(o["node"][o["node"] >= 0].to_numpy())
     sinks = np.unique(t["node"][t["node"] >= 0].to_numpy())
-    # one graph for before and after the cut (edges the cut removes hidden by the weight after)
-    g = net.graph(cut=cut) if cut.any() else net.graph()
-    dist_b, time_b = (_PairCosts(g, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
-    if cut.any():
-        pairs_after = ((after_weight("length"), cutoff), (after_weight("time"), None))
-        dist_a, time_a = (_PairCosts(g, sources, sinks, w, c) for w, c in pairs_after)
+    if router is not None:  # the same directed edges (shortest piece between two nodes), routed outside
+        before_edges = _directed(net.segments)
+        dist_b, time_b = (
+            _PairCosts.routed(router, before_edges, w, sources, sinks, c)
+            for w, c in (("length", cutoff), ("time", None))
+        )
+        if cut.any():
+            after_edges = _directed(net.segments[~cut])
+            dist_a, time_a = (
+                _PairCosts.routed(router, after_edges, w, sources, sinks, c)
+                for w, c in (("length", cutoff), ("time", None))
+            )
+        else:
+            dist_a, time_a = dist_b, time_b
     else:
-        dist_a, time_a = dist_b, time_b
-    del g
+        # one graph for before and after the cut (edges the cut removes hidden by the weight after)
+        g = net.graph(cut=cut) if cut.any() else net.graph()
+        dist_b, time_b = (_PairCosts(g, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
+        if cut.any():
+            pairs_after = ((after_weight("length"), cutoff), (after_weight("time"), None))
+            dist_a, time_a = (_PairCosts(g, sources, sinks, w, c) for w, c in pairs_after)
+        else:
+            dist_a, time_a = dist_b, time_b
+        del g
     rows = []
     for i, (on, osnap) in enumerate(zip(o["node"], o["snap_m"], strict=True)):
         for j, (tn, tsnap) in enumerate(zip(t["node"], t["snap_m"], strict=True)):
