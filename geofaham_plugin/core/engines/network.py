@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +45,8 @@ from .vector_ops import WGS84, local_metric_crs
 SPEEDS_FILE = Path(__file__).resolve().parents[1] / "data" / "road_speeds.json"
 Vehicle = Literal["drivable", "all"]
 Status = Literal["reachable", "detour", "cut off", "unreachable before", "off network"]
+#: least costs outside networkx: (directed edges (u, v, cost), sources, targets) -> (source, target, cost) per route
+Router = Callable[[list[tuple[int, int, float]], list[int], list[int]], list[tuple[int, int, float]]]
 _YES = {"yes", "true", "1"}
 _REVERSE = {"-1", "reverse"}
 
@@ -120,28 +123,66 @@ class RoadNetwork:
     def node_count(self) -> int:
         return len(self.node_lonlat)
 
-    def graph(self, keep: np.ndarray | None = None) -> nx.DiGraph:
+    @cached_property
+    def node_tree(self) -> shapely.STRtree:
+        """The nodes (metric) in an STRtree, built once for every snap."""
+        return shapely.STRtree(shapely.points(self.node_xy))
+
+    def graph(self, keep: np.ndarray | None = None, cut: np.ndarray | None = None) -> nx.DiGraph:
         """The directed graph of the segments (all, or those where ``keep`` is true); between two nodes the
-        shortest piece counts. Edge attributes: ``length`` (m) and ``time`` (s)."""
-        seg = self.segments if keep is None else self.segments[keep]
-        d = seg["direction"].to_numpy()
-        fwd, back = d >= 0, d <= 0
-        edges = pd.DataFrame(
-            {
-                "u": np.concatenate([seg["u"].to_numpy()[fwd], seg["v"].to_numpy()[back]]),
-                "v": np.concatenate([seg["v"].to_numpy()[fwd], seg["u"].to_numpy()[back]]),
-                "length": np.concatenate([seg["length_m"].to_numpy()[fwd], seg["length_m"].to_numpy()[back]]),
-                "time": np.concatenate([seg["time_s"].to_numpy()[fwd], seg["time_s"].to_numpy()[back]]),
-            }
-        )
-        edges = edges.groupby(["u", "v"], sort=False, as_index=False).min()
+        shortest piece counts. Edge attributes: ``length`` (m) and ``time`` (s); with ``cut`` (a mask of cut
+        segments) also ``length_after`` and ``time_after``, the same over the pieces the cut leaves, absent where
+        it cuts them all: one graph for before and after (route after with ``after_weight``)."""
+        edges = _directed(self.segments if keep is None else self.segments[keep])
+        if cut is not None:
+            after = _directed(self.segments[~cut]).rename(columns={"length": "length_after", "time": "time_after"})
+            edges = edges.merge(after, on=["u", "v"], how="left")
         g = nx.DiGraph()
         g.add_nodes_from(range(self.node_count))
+        if cut is None:
+            g.add_edges_from(
+                (u, v, {"length": length, "time": time})
+                for u, v, length, time in zip(*_columns(edges, "u", "v", "length", "time"), strict=True)
+            )
+            return g
+        columns = _columns(edges, "u", "v", "length", "time", "length_after", "time_after")
         g.add_edges_from(
-            (int(u), int(v), {"length": float(length), "time": float(time)})
-            for u, v, length, time in edges.itertuples(index=False, name=None)
+            (
+                u,
+                v,
+                {"length": length, "time": time}
+                if math.isnan(la)
+                else {"length": length, "time": time, "length_after": la, "time_after": ta},
+            )
+            for u, v, length, time, la, ta in zip(*columns, strict=True)
         )
         return g
+
+
+def after_weight(weight: str) -> Callable[[int, int, dict], float | None]:
+    """The Dijkstra weight of ``RoadNetwork.graph(cut=...)`` after the cut: None hides an edge the cut removed."""
+    key = f"{weight}_after"
+    return lambda u, v, data: data.get(key)
+
+
+def _directed(seg: pd.DataFrame) -> pd.DataFrame:
+    """One row per direction a segment can be travelled (u to v), the shortest piece between two nodes."""
+    d = seg["direction"].to_numpy()
+    fwd, back = d >= 0, d <= 0
+    edges = pd.DataFrame(
+        {
+            "u": np.concatenate([seg["u"].to_numpy()[fwd], seg["v"].to_numpy()[back]]),
+            "v": np.concatenate([seg["v"].to_numpy()[fwd], seg["u"].to_numpy()[back]]),
+            "length": np.concatenate([seg["length_m"].to_numpy()[fwd], seg["length_m"].to_numpy()[back]]),
+            "time": np.concatenate([seg["time_s"].to_numpy()[fwd], seg["time_s"].to_numpy()[back]]),
+        }
+    )
+    return edges.groupby(["u", "v"], sort=False, as_index=False).min()
+
+
+def _columns(frame: pd.DataFrame, *names: str) -> list[list]:
+    """Columns as Python lists (ints and floats), the fastest way to feed networkx."""
+    return [frame[n].to_numpy().tolist() for n in names]
 
 
 def build_network(roads: gpd.GeoDataFrame, vehicle: Vehicle = "drivable", snap_tolerance_m: float = 0.5) -> RoadNetwork:
@@ -266,7 +307,7 @@ def snap(net: RoadNetwork, features: gpd.GeoDataFrame, max_snap_m: float) -> pd.
     points = features.to_crs(WGS84).geometry.representative_point()
     lon, lat = points.x.to_numpy(), points.y.to_numpy()
     x, y = net.to_metric.transform(lon, lat)
-    tree = shapely.STRtree(shapely.points(net.node_xy))
+    tree = net.node_tree
     (which, node), _ = tree.query_nearest(
         shapely.points(np.column_stack([x, y])), max_distance=max_snap_m * 1.01, return_distance=True, all_matches=False
     )
@@ -282,6 +323,14 @@ def snap(net: RoadNetwork, features: gpd.GeoDataFrame, max_snap_m: float) -> pd.
     return pd.DataFrame({"node": nodes, "snap_m": dist})
 
 
+def feature_name(gdf: gpd.GeoDataFrame, i: int, field: str | None = None) -> str:
+    """The feature's name (the layer's name field, else ``name``), else its position: "#3"."""
+    for column in (field, "name"):
+        if column and column in gdf.columns and isinstance(gdf[column].iloc[i], str) and gdf[column].iloc[i]:
+            return str(gdf[column].iloc[i])
+    return f"#{i + 1}"
+
+
 @dataclass
 class Reachability:
     """``pairs``: one row per origin x target (``origin``, ``target`` positions, snap distances, ``before_m``,
@@ -295,8 +344,68 @@ class Reachability:
     notes: list[str] = field(default_factory=list)
 
 
-def _distances(g: nx.DiGraph, sources: np.ndarray, weight: str, cutoff: float | None) -> dict[int, dict[int, float]]:
-    return {int(s): nx.single_source_dijkstra_path_length(g, int(s), cutoff=cutoff, weight=weight) for s in sources}
+class _PairCosts:
+    """Shortest-path costs from each origin node to each target node (inf: no route), from one Dijkstra per node of
+    the smaller side: per origin on the graph, or (fewer targets than origins: many schools, one fire station) per
+    target on the reversed graph, which gives the same origin-to-target costs. Only the origin x target matrix is
+    kept, not each search's costs to every node."""
+
+    def __init__(
+        self,
+        g: nx.DiGraph,
+        origins: np.ndarray,
+        targets: np.ndarray,
+        weight: str | Callable[[int, int, dict], float | None],
+        cutoff: float | None,
+    ) -> None:
+        self.row = {int(n): i for i, n in enumerate(origins)}
+        self.col = {int(n): j for j, n in enumerate(targets)}
+        self.matrix = np.full((len(origins), len(targets)), math.inf)
+        from_targets = len(targets) < len(origins)
+        graph = g.reverse(copy=False) if from_targets else g
+        sources, ends = (targets, self.row) if from_targets else (origins, self.col)
+        for k, s in enumerate(sources):
+            costs = nx.single_source_dijkstra_path_length(graph, int(s), cutoff=cutoff, weight=weight)
+            found = [(at, costs[n]) for n, at in ends.items() if n in costs]
+            if found:
+                at, values = zip(*found, strict=True)
+                if from_targets:
+                    self.matrix[list(at), k] = values
+                else:
+                    self.matrix[k, list(at)] = values
+
+    @classmethod
+    def routed(
+        cls,
+        router: Router,
+        edges: pd.DataFrame,
+        weight: str,
+        origins: np.ndarray,
+        targets: np.ndarray,
+        cutoff: float | None,
+    ) -> _PairCosts:
+        """The same costs from an outside router (pgRouting) given the directed edges (``u``, ``v``, ``weight``):
+        searched from the smaller side as above (the edges reversed to search from the targets); a node reaches
+        itself at 0; a cost beyond ``cutoff`` is no route, as networkx's cutoff has it."""
+        costs = cls.__new__(cls)
+        costs.row = {int(n): i for i, n in enumerate(origins)}
+        costs.col = {int(n): j for j, n in enumerate(targets)}
+        costs.matrix = np.full((len(origins), len(targets)), math.inf)
+        from_targets = len(targets) < len(origins)
+        u, v = (edges["v"], edges["u"]) if from_targets else (edges["u"], edges["v"])
+        triples = list(zip(u.tolist(), v.tolist(), edges[weight].tolist(), strict=True))
+        sources, ends = (targets, origins) if from_targets else (origins, targets)
+        found = router(triples, [int(n) for n in sources], [int(n) for n in ends])
+        found += [(int(n), int(n), 0.0) for n in set(sources.tolist()) & set(ends.tolist())]
+        for a, b, cost in found:
+            if cutoff is not None and cost > cutoff:
+                continue
+            o, t = (b, a) if from_targets else (a, b)
+            costs.matrix[costs.row[o], costs.col[t]] = cost
+        return costs
+
+    def get(self, origin: int, target: int) -> float:
+        return float(self.matrix[self.row[int(origin)], self.col[int(target)]])
 
 
 def _main_network(
@@ -332,10 +441,13 @@ def reachability(
     hazard: gpd.GeoDataFrame | None = None,
     max_km: float | None = None,
     max_snap_m: float = 500.0,
+    router: Router | None = None,
 ) -> Reachability:
     """Network distance (m) and fastest time (min) from each origin to each target, on the whole network and
     with the hazard's cut segments removed. ``max_km`` bounds the distance searched (beyond it: not reachable).
-    Without ``targets``: whether each origin is still joined to the main network (no distances)."""
+    Without ``targets``: whether each origin is still joined to the main network (no distances). ``router``
+    (e.g. ``PostGISEngine.route_costs``: pgRouting) computes the least costs instead of networkx, on the same
+    edges."""
     if origins.empty or (targets is not None and targets.empty):
         raise ToolFailed("no origins or no targets to route between", kind="empty")
     cut = hazard_cuts(net, hazard) if hazard is not None else np.zeros(len(net.segments), dtype=bool)
@@ -350,12 +462,33 @@ def reachability(
         )
         return Reachability(pairs, [int(i) for i in lost], [], cut, notes)
     o, t = snap(net, origins, max_snap_m), snap(net, targets, max_snap_m)
-    before = net.graph()
-    after = net.graph(~cut) if cut.any() else before
     cutoff = max_km * 1000.0 if max_km else None
     sources = np.unique(o["node"][o["node"] >= 0].to_numpy())
-    dist_b, dist_a = _distances(before, sources, "length", cutoff), _distances(after, sources, "length", cutoff)
-    time_b, time_a = _distances(before, sources, "time", None), _distances(after, sources, "time", None)
+    sinks = np.unique(t["node"][t["node"] >= 0].to_numpy())
+    if router is not None:  # the same directed edges (shortest piece between two nodes), routed outside
+        before_edges = _directed(net.segments)
+        dist_b, time_b = (
+            _PairCosts.routed(router, before_edges, w, sources, sinks, c)
+            for w, c in (("length", cutoff), ("time", None))
+        )
+        if cut.any():
+            after_edges = _directed(net.segments[~cut])
+            dist_a, time_a = (
+                _PairCosts.routed(router, after_edges, w, sources, sinks, c)
+                for w, c in (("length", cutoff), ("time", None))
+            )
+        else:
+            dist_a, time_a = dist_b, time_b
+    else:
+        # one graph for before and after the cut (edges the cut removes hidden by the weight after)
+        g = net.graph(cut=cut) if cut.any() else net.graph()
+        dist_b, time_b = (_PairCosts(g, sources, sinks, w, c) for w, c in (("length", cutoff), ("time", None)))
+        if cut.any():
+            pairs_after = ((after_weight("length"), cutoff), (after_weight("time"), None))
+            dist_a, time_a = (_PairCosts(g, sources, sinks, w, c) for w, c in pairs_after)
+        else:
+            dist_a, time_a = dist_b, time_b
+        del g
     rows = []
     for i, (on, osnap) in enumerate(zip(o["node"], o["snap_m"], strict=True)):
         for j, (tn, tsnap) in enumerate(zip(t["node"], t["snap_m"], strict=True)):
@@ -364,8 +497,8 @@ def reachability(
                 b = a = tb = ta = math.inf
                 status: Status = "off network"
             else:
-                b, a = dist_b[on].get(tn, math.inf), dist_a[on].get(tn, math.inf)
-                tb, ta = time_b[on].get(tn, math.inf), time_a[on].get(tn, math.inf)
+                b, a = dist_b.get(on, tn), dist_a.get(on, tn)
+                tb, ta = time_b.get(on, tn), time_a.get(on, tn)
                 if math.isinf(b):
                     status = "unreachable before"
                 elif math.isinf(a):

@@ -1,7 +1,8 @@
 """The GeoFaham Processing provider: buffer in metres, within-distance join with geodesic distances,
-k nearest, building-damage counts by normalised class, spectral index and burn severity, and the field-data
-transforms QGIS has no equivalent of (reprojection to a named CRS across the antimeridian, area-weighted grid,
-sliver removal, file manifest, truncated shapefile field names) — the agents' own engine code."""
+k nearest, building-damage counts by normalised class, spectral index and burn severity, road reachability through
+a hazard, and the field-data transforms QGIS has no equivalent of (reprojection to a named CRS across the
+antimeridian, area-weighted grid, sliver removal, file manifest, truncated shapefile field names) — the agents' own
+engine code."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from qgis.core import QgsProcessingContext, QgsProcessingFeedback
 
+    from ...core.engines.network import Vehicle
     from ...core.store.models import ArtifactRecord
 
 T = TypeVar("T")
@@ -84,14 +86,17 @@ class _Algorithm(QgsProcessingAlgorithm):
         parameters: dict[str, Any],
         context: QgsProcessingContext,
         geometry_column: str | None = "geometry",
+        output: str = "OUTPUT",
+        wkb: Any = None,
     ) -> dict[str, Any]:
         fields = fields_for(gdf, geometry_column)
         crs = getattr(gdf, "crs", None) if geometry_column else None  # a table may have a column named crs
         crs = QgsCoordinateReferenceSystem(crs.to_wkt()) if crs is not None else QgsCoordinateReferenceSystem()
-        wkb = wkb_type_of(gdf) if geometry_column else QgsWkbTypes.NoGeometry
-        sink, dest = self.parameterAsSink(parameters, "OUTPUT", context, fields, wkb, crs)
+        if wkb is None:
+            wkb = wkb_type_of(gdf) if geometry_column else QgsWkbTypes.NoGeometry
+        sink, dest = self.parameterAsSink(parameters, output, context, fields, wkb, crs)
         write_rows(sink, gdf, fields, geometry_column)
-        return {"OUTPUT": dest}
+        return {output: dest}
 
     def _run(self, fn: Callable[[], T]) -> T:
         try:
@@ -194,6 +199,96 @@ class DamageCounts(_Algorithm):
         gdf["damage_class"] = default_catalogue().damage_class_series(gdf, field).fillna("unknown")
         table = ops.count_by(gdf, "damage_class").rename(columns={"value": "damage_class"})
         return self._emit(table, parameters, context, geometry_column=None)
+
+
+class RoadReachability(_Algorithm):
+    NAME, TITLE = "roadreachability", N_("Road reachability through a hazard")
+    HELP = N_(
+        "Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads."
+    )
+    VEHICLES: tuple[Vehicle, ...] = ("drivable", "all")
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        from qgis.core import QgsProcessingOutputNumber, QgsProcessingOutputString, QgsProcessingParameterEnum
+
+        self.addParameter(
+            QgsProcessingParameterFeatureSource("ROADS", tr("Roads (OSM lines)"), [QgsProcessing.TypeVectorLine])
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSource("HAZARD", tr("Hazard polygons"), [QgsProcessing.TypeVectorPolygon])
+        )
+        self.addParameter(QgsProcessingParameterFeatureSource("ORIGINS", tr("Origins")))
+        self.addParameter(QgsProcessingParameterFeatureSource("TARGETS", tr("Targets"), optional=True))
+        self.addParameter(
+            QgsProcessingParameterEnum(
+                "VEHICLE", tr("Roads"), [tr("Drivable roads"), tr("All roads and paths")], defaultValue=0
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "MAX_KM", tr("Longest route (km, 0: any)"), QgsProcessingParameterNumber.Double, 0.0, False, 0.0, 500.0
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "MAX_SNAP_M",
+                tr("Farthest a feature may be from a road (metres)"),
+                QgsProcessingParameterNumber.Double,
+                500.0,
+                False,
+                1.0,
+                5000.0,
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink("OUTPUT", tr("Reachability"), QgsProcessing.TypeVectorPoint)
+        )
+        self.addParameter(QgsProcessingParameterFeatureSink("CUT_ROADS", tr("Cut roads"), QgsProcessing.TypeVectorLine))
+        self.addOutput(QgsProcessingOutputNumber("CUT_SEGMENTS", tr("Road segments cut")))
+        self.addOutput(QgsProcessingOutputNumber("ISOLATED_ORIGINS", tr("Origins that lose every target")))
+        self.addOutput(QgsProcessingOutputString("SUMMARY", tr("Summary")))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        import geopandas as gpd
+
+        from ...core.engines import network as net
+
+        roads = self._gdf(parameters, "ROADS", context, feedback)
+        hazard = self._gdf(parameters, "HAZARD", context, feedback)
+        origins = self._gdf(parameters, "ORIGINS", context, feedback)
+        targets = self._gdf(parameters, "TARGETS", context, feedback) if parameters.get("TARGETS") else None
+        vehicle = self.VEHICLES[self.parameterAsEnum(parameters, "VEHICLE", context)]
+        max_km = self.parameterAsDouble(parameters, "MAX_KM", context) or None
+        max_snap_m = self.parameterAsDouble(parameters, "MAX_SNAP_M", context)
+        network = self._run(lambda: net.build_network(roads, vehicle))
+        feedback.pushInfo(f"{len(network.roads)} roads, {network.node_count} nodes, {len(network.segments)} segments")
+        result = self._run(lambda: net.reachability(network, origins, targets, hazard, max_km, max_snap_m))
+        for note in result.notes:
+            feedback.pushInfo(note)
+        table = result.pairs.copy()
+        table.insert(1, "origin_name", [net.feature_name(origins, i) for i in table["origin"]])
+        names = [net.feature_name(targets, i) if targets is not None else "main road network" for i in table["target"]]
+        table.insert(3, "target_name", names)
+        table["origin_isolated"] = table["origin"].isin(result.isolated_origins)
+        for column in ("before_m", "after_m", "before_min", "after_min", "detour_ratio"):
+            table[column] = table[column].astype(float)
+        at = origins.geometry.representative_point().to_numpy()
+        points = gpd.GeoDataFrame(table, geometry=at[table["origin"].to_numpy()], crs=origins.crs)
+        out = self._emit(points, parameters, context, wkb=QgsWkbTypes.MultiPoint)
+        cut = net.cut_roads(network, result.cut)
+        keep = [c for c in roads.columns if c != roads.geometry.name and c in cut.columns]
+        cut = cut[[*keep, "cut_segments", "cut_m", cut.geometry.name]]
+        out |= self._emit(cut, parameters, context, output="CUT_ROADS", wkb=QgsWkbTypes.MultiLineString)
+        counts = table["status"].value_counts().to_dict()
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items()) + f"; {len(cut)} roads cut"
+        feedback.pushInfo(summary)
+        return out | {
+            "CUT_SEGMENTS": int(result.cut.sum()),
+            "ISOLATED_ORIGINS": len(result.isolated_origins),
+            "SUMMARY": summary,
+        }
 
 
 class _ToolChain(_Algorithm):
@@ -548,6 +643,7 @@ class GeoFahamProvider(QgsProcessingProvider):
             WithinDistance(),
             NearestK(),
             DamageCounts(),
+            RoadReachability(),
             SpectralIndex(),
             BurnSeverity(),
             ReprojectNamed(),

@@ -611,6 +611,33 @@ class PostGISEngine(SpatialEngine):
     def _columns(table: str) -> str:
         return ", ".join(f"t.{c}::text" if c in ("attrs", "tags") else f"t.{c}" for c in OUTPUT_COLUMNS[table])
 
+    # --------------------------------------------------------------------------------------- routing
+    def has_pgrouting(self) -> bool:
+        """Whether the pgRouting extension is installed in the database (``scripts/setup.sh`` creates it)."""
+        with self._cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'pgrouting'")
+            return cur.fetchone() is not None
+
+    def route_costs(
+        self, edges: Sequence[tuple[int, int, float]], sources: Sequence[int], targets: Sequence[int]
+    ) -> list[tuple[int, int, float]]:
+        """Least cost from each source to each target node over the directed ``edges`` (u, v, cost) with pgRouting
+        (``pgr_dijkstraCost``, directed): (source, target, cost) for every pair with a route."""
+        if not edges or not sources or not targets:
+            return []
+        with self._tx() as cur:
+            cur.execute(
+                "CREATE TEMP TABLE gf_route_edges (id bigint, source bigint, target bigint, cost float8) ON COMMIT DROP"
+            )
+            buf = io.StringIO("".join(f"{i}\t{u}\t{v}\t{c!r}\n" for i, (u, v, c) in enumerate(edges)))
+            cur.copy_expert("COPY gf_route_edges (id, source, target, cost) FROM STDIN", buf)
+            cur.execute(
+                "SELECT start_vid, end_vid, agg_cost FROM pgr_dijkstraCost("
+                "'SELECT id, source, target, cost FROM gf_route_edges', %s::bigint[], %s::bigint[], directed := true)",
+                ([int(s) for s in sources], [int(t) for t in targets]),
+            )
+            return [(int(a), int(b), float(c)) for a, b, c in cur.fetchall()]
+
     # ----------------------------------------------------------------------------------- queries
     def count_damage(
         self, event_id: int, area: ArtifactFile | None = None, *, timeout_s: float | None = None
