@@ -106,3 +106,23 @@ def test_a_question_typed_into_the_dock_is_answered_in_real_qgis(tmp_path):
     assert len(q["groups"]) == 1 and q["groups"][0].startswith("GeoFaham — ")
     assert [count for _, count in q["layers"]] == [1, 7, 7]
     assert r["returncode"] == 0
+
+
+def test_a_road_access_question_typed_into_the_dock_is_answered_in_real_qgis(tmp_path):
+    """The headline kind of question, in the dock of the real application: which schools can still reach the fire
+    station by road once the EMSR773 flood cuts the Catarroja network (code plans it; the numbers are checked
+    against networkx in tests/test_road_access.py)."""
+    r = run_real_qgis(
+        tmp_path,
+        QUESTION="After the DANA flood, which schools in Catarroja can still reach the fire station by road?",
+        GEOFAHAM_SESSIONS=str(tmp_path / "sessions"),
+    )
+    assert r["errors"] == []
+    q = r["question"]
+    assert q["status"] == "answered", q["transcript"]
+    assert "0 of 15 can still reach it" in q["transcript"] and "13 cut off" in q["transcript"]
+    assert "Parc de Bombers de Catarroja" in q["transcript"]
+    assert "a cut is a model" in q["transcript"]  # the limits are said in the dock too
+    counts = dict(q["layers"])
+    assert any(n == 15 for n in counts.values()), counts  # the schools with their status, on the map
+    assert r["returncode"] == 0
