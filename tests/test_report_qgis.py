@@ -99,7 +99,8 @@ def test_report_of_a_scripted_run_is_one_page_with_the_numbers_sources_and_map(s
     assert layout is report.layout and layout.pageCollection().pageCount() == 1
     maps = [i for i in layout.items() if isinstance(i, QgsLayoutItemMap)]
     assert len(maps) == 2  # the map and its overview
-    ids = {lyr.customProperty("geofaham/artifact_id") for lyr in maps[0].layers()}
+    ids = {lyr.customProperty("geofaham/artifact_id") for lyr in maps[0].layers()} - {None}
+    assert [lyr.customProperty("geofaham/context") for lyr in maps[0].layers()][len(ids) :] == ["towns", "hazard"]
     assert ids == {s.artifact_id for s in record.steps if s.tool in ("load_event_layer", "select_damage")}
     assert any(isinstance(i, QgsLayoutItemLegend) for i in layout.items())
     assert any(isinstance(i, QgsLayoutItemScaleBar) for i in layout.items())
