@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from qgis.core import (
     QgsApplication,
+    QgsDataSourceUri,
     QgsFeature,
     QgsGeometry,
     QgsLayerTreeGroup,
@@ -26,7 +27,7 @@ from qgis.core import (
     QgsTask,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QCoreApplication, QUrl
+from qgis.PyQt.QtCore import QCoreApplication
 
 from .layers import GROUP_PREFIX
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from ..core.engines.context import ContextLayer, MapContext
 
 CONTEXT_PREFIX = "GeoFaham context — "
+CREDIT_PROPERTY = "geofaham/credit"  # the attribution alone, as the map shows it
 KIND_PROPERTY = "geofaham/context"  # the context kind of a layer (roads, water ...)
 KEY_PROPERTY = "geofaham/context_key"  # what it shows (kind, source, filter): the same layer is added once
 EVENT_PROPERTY = "geofaham/context_event"  # the event it was chosen for ("" for the basemap)
@@ -76,8 +78,10 @@ def make_layer(layer: ContextLayer) -> QgsMapLayer | None:
 
     made: QgsMapLayer
     if layer.kind == "basemap":
-        url = bytes(QUrl.toPercentEncoding(layer.source)).decode()
-        made = QgsRasterLayer(f"type=xyz&url={url}&zmin=0&zmax={layer.zmax}", layer.title, "wms")
+        uri = QgsDataSourceUri()
+        for key, value in (("type", "xyz"), ("url", layer.source), ("zmin", "0"), ("zmax", str(layer.zmax))):
+            uri.setParam(key, value)
+        made = QgsRasterLayer(bytes(uri.encodedUri()).decode(), layer.title, "wms")
     elif layer.points:
         memory = QgsVectorLayer(
             "Point?crs=EPSG:4326&field=name:string(120)&field=population:integer", layer.title, "memory"
@@ -100,6 +104,7 @@ def make_layer(layer: ContextLayer) -> QgsMapLayer | None:
         return None
     made.setCustomProperty(KIND_PROPERTY, layer.kind)
     made.setCustomProperty(KEY_PROPERTY, _key(layer))
+    made.setCustomProperty(CREDIT_PROPERTY, layer.attribution)
     made.setCustomProperty(EVENT_PROPERTY, "" if layer.event_id is None else str(layer.event_id))
     attribution = layer.attribution + (f" ({layer.licence})" if layer.licence else "")
     made.serverProperties().setAttribution(attribution)
@@ -129,15 +134,20 @@ def context_layers(group: QgsLayerTreeGroup | None) -> list[QgsMapLayer]:
 
 
 def add_context(project: QgsProject, results_group: QgsLayerTreeGroup, layers: list[QgsMapLayer]) -> list[QgsMapLayer]:
-    """Add made context layers (bottom to top) under the results group, those not there yet. Main thread."""
+    """Add made context layers under the results group, those not there yet, each at its place in the drawing
+    order (the basemap at the bottom, names on top). Main thread."""
+    from ..core.engines.context import ORDER
+
     group = context_group(project, results_group)
     present = {layer.customProperty(KEY_PROPERTY) for layer in context_layers(group)}
     added = []
-    for layer in layers:  # bottom to top: each new one goes on top of the group
+    for layer in layers:
         if layer.customProperty(KEY_PROPERTY) in present:
             continue
+        rank = ORDER.index(layer.customProperty(KIND_PROPERTY))
+        above = [lyr for lyr in context_layers(group) if ORDER.index(lyr.customProperty(KIND_PROPERTY)) >= rank]
         project.addMapLayer(layer, False)
-        group.insertLayer(0, layer)
+        group.insertLayer(len(above), layer)
         added.append(layer)
     return added
 
@@ -147,7 +157,7 @@ class ContextLoad:
     """A context being loaded off the main thread: its task, then what was added and how long the main
     thread spent adding it."""
 
-    task: QgsTask
+    task: QgsTask | None  # until it ends (the task manager deletes it then: no reference is kept)
     context: MapContext | None = None
     added: list[QgsMapLayer] = field(default_factory=list)
     error: BaseException | None = None
@@ -186,6 +196,7 @@ def load_context_async(
         finally:
             load.main_thread_s = time.monotonic() - started
             load.done = True
+            load.task = None
             if on_done is not None:
                 on_done(load)
 

@@ -342,7 +342,7 @@ def build_layout(
 
     basemap = [c for c in context or [] if c.customProperty("geofaham/context") == "basemap"]
     if basemap:  # the tiles' attribution, on the map itself as the tile licence asks
-        credit = _label(layout, basemap[0].serverProperties().attribution(), 120, 145.5, 69, 4, size=6)
+        credit = _label(layout, str(basemap[0].customProperty("geofaham/credit")), 149, 145.5, 40, 4, size=6)
         credit.setHAlign(Qt.AlignRight)
         credit.setId("basemap attribution")
         credit.setBackgroundEnabled(True)

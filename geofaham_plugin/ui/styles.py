@@ -79,7 +79,7 @@ def label_facilities(layer: QgsVectorLayer, record: ArtifactRecord) -> bool:
     name = facility_name_field(layer, record)
     if name is None:
         return False
-    label_layer(layer, name, size=7.5, colour="#202020", bold=True, buffer=0.8)
+    label_layer(layer, name, size=7.5, colour="#202020", bold=True, buffer=0.8, priority=10)
     layer.triggerRepaint()
     return True
 
@@ -198,8 +198,10 @@ def label_layer(
     bold: bool = False,
     italic: bool = False,
     buffer: float = 0.6,
+    priority: int = 5,
 ) -> None:
-    """Label ``layer`` with ``field``: small text with a white halo, placed around points, never overlapping."""
+    """Label ``layer`` with ``field``: small text with a white halo, placed around points, never overlapping
+    (``priority`` 0-10: which label wins a place another wants)."""
     from qgis.core import (
         Qgis,
         QgsPalLayerSettings,
@@ -225,9 +227,12 @@ def label_layer(
     settings = QgsPalLayerSettings()
     settings.fieldName = field
     settings.setFormat(fmt)
+    settings.priority = priority
     if layer.geometryType() == QgsWkbTypes.PointGeometry:
         settings.placement = Qgis.LabelPlacement.OrderedPositionsAroundPoint
         settings.dist = 0.8
+    elif layer.geometryType() == QgsWkbTypes.PolygonGeometry:
+        settings.placement = Qgis.LabelPlacement.Horizontal  # level text, not along the outline
     layer.setLabeling(QgsVectorLayerSimpleLabeling(settings))
     layer.setLabelsEnabled(True)
 
@@ -264,5 +269,7 @@ def style_context(layer: QgsMapLayer, context: ContextLayer) -> None:
         symbol = QgsMarkerSymbol.createSimple(
             {"name": "circle", "color": "150,150,150", "outline_style": "no", "size": "1.0"}
         )
-        label_layer(layer, context.label or "name", size=6.5 if kind == "places" else 7.5, italic=kind == "places")
+        label_layer(
+            layer, context.label or "name", size=6.5 if kind == "places" else 7.5, italic=kind == "places", priority=2
+        )
     layer.setRenderer(QgsSingleSymbolRenderer(symbol))

