@@ -547,5 +547,9 @@
             <source>PARTIAL: not the answer to the question (see Limitations).</source>
             <translation>PARCIAL: no es la respuesta a la pregunta (ver Limitaciones).</translation>
         </message>
+        <message>
+            <source>OpenStreetMap basemap behind the results (online only)</source>
+            <translation>Mapa base de OpenStreetMap bajo los resultados (solo en línea)</translation>
+        </message>
     </context>
 </TS>

@@ -547,5 +547,9 @@
             <source>PARTIAL: not the answer to the question (see Limitations).</source>
             <translation>PARTIEL : pas la réponse à la question (voir Limites).</translation>
         </message>
+        <message>
+            <source>OpenStreetMap basemap behind the results (online only)</source>
+            <translation>Fond de carte OpenStreetMap sous les résultats (en ligne seulement)</translation>
+        </message>
     </context>
 </TS>

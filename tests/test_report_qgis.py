@@ -168,9 +168,15 @@ def test_the_dock_report_link_of_an_answered_run_writes_the_report(qgis_iface, t
         assert "2,722" in pdf_text(pdf)
         assert "Situation report written" in dock.transcript_text()
         assert QgsProject.instance().layoutManager().layoutByName(LAYOUT_PREFIX + record.run_id) is not None
-        # the report reuses the layers the session added for the run (none loaded twice)
-        ids = [lyr.customProperty("geofaham/artifact_id") for lyr in QgsProject.instance().mapLayers().values()]
-        assert len(ids) == len(set(ids))
+        # the report reuses the layers the session added for the run and its map context (none loaded twice)
+        layers = QgsProject.instance().mapLayers().values()
+        ids = [
+            lyr.customProperty("geofaham/artifact_id") for lyr in layers if lyr.customProperty("geofaham/artifact_id")
+        ]
+        context = [
+            lyr.customProperty("geofaham/context_key") for lyr in layers if lyr.customProperty("geofaham/context")
+        ]
+        assert len(ids) == len(set(ids)) and len(context) == len(set(context)) == 2  # Eaton: towns, hazard outline
 
         dock.transcript.anchorClicked.emit(QUrl(f"{REPORT_SCHEME}:r_unknown1"))
         assert "No finished run r_unknown1 in this session." in dock.transcript_text()

@@ -108,6 +108,7 @@ class Session(QObject):
         self.worker: RunWorker | None = None
         self.layers: list[QgsMapLayer] = []
         self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
+        self._closed = False
         self.records: list[RunRecord] = []
         dock.artifactActivated.connect(self.show_artifact)
         dock.transcriptChanged.connect(self.save_transcript)
@@ -120,6 +121,9 @@ class Session(QObject):
         for signal in self._project_signals:
             signal.connect(self.refresh_layers)
         self.refresh_layers()
+        from .styles import warm_up_labels
+
+        warm_up_labels()  # the answer's labels then cost nothing on the main thread
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -290,6 +294,8 @@ class Session(QObject):
         return load
 
     def _on_context(self, load: ContextLoad) -> None:  # main thread
+        if self._closed:
+            return
         if load.error is not None:
             QgsMessageLog.logMessage(f"map context not shown: {load.error}", LOG_TAG, Qgis.Warning)
         for note in load.context.notes if load.context else []:
@@ -458,6 +464,11 @@ class Session(QObject):
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait(30000)
+        self._closed = True
+        for load in self.context_loads:  # a context still loading: its thread ends before the session does
+            if load.task is not None and not load.done:
+                load.task.waitForFinished(30000)
+        self.context_loads = []
         if self._llm is not None:
             self._llm.close()
         self.store.close()

@@ -237,6 +237,14 @@ def label_layer(
     layer.setLabelsEnabled(True)
 
 
+def warm_up_labels() -> None:
+    """Make one label format now: the first in a process loads the font database (about 0.1 s), which a session
+    does when it starts rather than when its first answer arrives. QGIS itself has usually done it already."""
+    from qgis.core import QgsVectorLayer
+
+    label_layer(QgsVectorLayer("Point?field=name:string", "warm-up", "memory"), "name")
+
+
 def style_context(layer: QgsMapLayer, context: ContextLayer) -> None:
     """The quiet style of a context layer: pale blue water, thin grey roads, small grey labels, outlines only."""
     from qgis.core import QgsLineSymbol, QgsProperty, QgsSymbolLayer, QgsVectorLayer
