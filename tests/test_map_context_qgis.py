@@ -327,3 +327,35 @@ def test_the_context_loads_off_the_main_thread(qgis_app):
     finally:
         timer.stop()
         project.clear()
+
+
+def test_every_damage_feature_is_drawn_the_ungraded_lahaina_labels_too(qgis_app, tmp_path):
+    from qgis.core import QgsCategorizedSymbolRenderer, QgsRenderContext
+
+    from geofaham_plugin.ui.layers import add_artifact_layer
+
+    store = ResponseStore(tmp_path / "session")
+    try:
+        record = Orchestrator(store, LLM(ScriptedModel({}))).run("How many buildings were damaged in the Lahaina fire?")
+        assert record.status == "answered"
+        project = QgsProject.instance()
+        (loaded,) = [s.artifact_id for s in record.steps if s.tool == "load_event_layer"]
+        layer = add_artifact_layer(project, session_group(project, "lahaina"), store.get(loaded), store)
+        renderer = layer.renderer()
+        assert isinstance(renderer, QgsCategorizedSymbolRenderer)
+        labels = [c.label() for c in renderer.categories()]
+        assert labels[:5] == ["none", "affected", "minor", "major", "destroyed"]  # the standard order
+        assert "damaged (grade unknown)" in labels
+        context = QgsRenderContext()
+        renderer.startRender(context, layer.fields())
+        drawn = {}
+        for feature in layer.getFeatures():
+            context.expressionContext().setFeature(feature)
+            symbol = renderer.symbolForFeature(feature, context)
+            assert symbol is not None, feature.attributes()  # no feature left undrawn
+            drawn[symbol.color().name()] = drawn.get(symbol.color().name(), 0) + 1
+        renderer.stopRender(context)
+        assert drawn == {"#1a9641": 44, "#7a0177": 35}  # 44 buildings, 35 damaged ones without a grade
+    finally:
+        store.close()
+        QgsProject.instance().clear()

@@ -29,6 +29,10 @@ DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
     "destroyed": "#b2182b",
 }
 
+#: damage without a grade (binary labels: "Damaged Building") and without any class ("Inaccessible")
+UNGRADED_COLOURS = {"damaged": "#7a0177", "unknown": "#bdbdbd"}
+UNGRADED_LABELS = {"damaged": "damaged (grade unknown)", "unknown": "not assessed"}
+
 
 def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
     kind = record.kind.value
@@ -51,12 +55,20 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
             )
         )
     elif "damage_class" in fields:
+        colours = dict(DAMAGE_COLOURS)
+        classified = "damage_class"
+        if "is_damaged" in fields:  # a class for buildings without a grade too (binary labels): never left undrawn
+            colours.update(UNGRADED_COLOURS)
+            classified = (
+                'CASE WHEN "damage_class" IS NOT NULL THEN "damage_class" '
+                "WHEN lower(to_string(\"is_damaged\")) IN ('true', '1') THEN 'damaged' ELSE 'unknown' END"
+            )
         categories = []
-        for value, colour in DAMAGE_COLOURS.items():
+        for value, colour in colours.items():
             symbol = QgsSymbol.defaultSymbol(geometry)
             symbol.setColor(_qcolor(colour))
-            categories.append(QgsRendererCategory(value, symbol, value))
-        layer.setRenderer(QgsCategorizedSymbolRenderer("damage_class", categories))
+            categories.append(QgsRendererCategory(value, symbol, UNGRADED_LABELS.get(value, value)))
+        layer.setRenderer(QgsCategorizedSymbolRenderer(classified, categories))
     elif record.extra.get("role") == "hazard" and geometry == QgsWkbTypes.PolygonGeometry:
         flood = "flood" in (record.summary or "").lower()
         fill = "60,130,220,90" if flood else "220,60,30,70"
