@@ -776,6 +776,12 @@
         <message>
             <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
             <translation>Quelles origines peuvent encore atteindre quelles destinations par la route quand un aléa coupe le réseau : distance sur le réseau (m) et temps en circulation libre (min) avant et après, rapport de détour et statut (accessible, détour, coupé, inaccessible avant, hors réseau), une ligne par origine et destination, à l'origine. Sans destinations : si chaque origine reste reliée au réseau routier principal. Les routes sont des lignes OpenStreetMap avec un champ highway (oneway, maxspeed, bridge lus s'ils existent) ; une route qui touche l'aléa est coupée, les ponts au-dessus restent ouverts, les tunnels sont coupés. Écrit aussi les routes coupées.</translation>
+            <source>OpenStreetMap basemap behind the results (online only)</source>
+            <translation>Fond de carte OpenStreetMap sous les résultats (en ligne seulement)</translation>
+        </message>
+        <message>
+            <source>OpenStreetMap basemap behind the results (online only)</source>
+            <translation>Fond de carte OpenStreetMap sous les résultats (en ligne seulement)</translation>
         </message>
     </context>
 </TS>

@@ -119,7 +119,7 @@ def _sample(annotation, default):
     )
     kind = options[0]
     if kind is bool:
-        return "yes", True
+        return ("no", False) if default else ("yes", True)
     if kind in (int, float):
         return str(default + 7), default + 7
     if get_origin(kind) is Literal:
@@ -213,3 +213,16 @@ def test_cli_prints_the_variable_table_and_one_line_for_a_bad_value():
     assert bad.stderr.strip().splitlines() == [
         "error: GEOFAHAM_OFFLINE='perhaps' is not a yes/no value; hint: use 1/true/yes/on or 0/false/no/off"
     ]
+
+
+@pytest.mark.parametrize(
+    "env, shown",
+    [
+        ({}, True),
+        ({"GEOFAHAM_OFFLINE": "1"}, False),
+        ({"GEOFAHAM_BASEMAP": "off"}, False),
+        ({"GEOFAHAM_BASEMAP": "on", "GEOFAHAM_OFFLINE": "yes"}, False),
+    ],
+)
+def test_the_basemap_is_never_on_when_offline(env, shown):
+    assert settings_from_env(env).basemap_on is shown

@@ -99,7 +99,8 @@ def test_report_of_a_scripted_run_is_one_page_with_the_numbers_sources_and_map(s
     assert layout is report.layout and layout.pageCollection().pageCount() == 1
     maps = [i for i in layout.items() if isinstance(i, QgsLayoutItemMap)]
     assert len(maps) == 2  # the map and its overview
-    ids = {lyr.customProperty("geofaham/artifact_id") for lyr in maps[0].layers()}
+    ids = {lyr.customProperty("geofaham/artifact_id") for lyr in maps[0].layers()} - {None}
+    assert [lyr.customProperty("geofaham/context") for lyr in maps[0].layers()][len(ids) :] == ["towns", "hazard"]
     assert ids == {s.artifact_id for s in record.steps if s.tool in ("load_event_layer", "select_damage")}
     assert any(isinstance(i, QgsLayoutItemLegend) for i in layout.items())
     assert any(isinstance(i, QgsLayoutItemScaleBar) for i in layout.items())
@@ -167,9 +168,15 @@ def test_the_dock_report_link_of_an_answered_run_writes_the_report(qgis_iface, t
         assert "2,722" in pdf_text(pdf)
         assert "Situation report written" in dock.transcript_text()
         assert QgsProject.instance().layoutManager().layoutByName(LAYOUT_PREFIX + record.run_id) is not None
-        # the report reuses the layers the session added for the run (none loaded twice)
-        ids = [lyr.customProperty("geofaham/artifact_id") for lyr in QgsProject.instance().mapLayers().values()]
-        assert len(ids) == len(set(ids))
+        # the report reuses the layers the session added for the run and its map context (none loaded twice)
+        layers = QgsProject.instance().mapLayers().values()
+        ids = [
+            lyr.customProperty("geofaham/artifact_id") for lyr in layers if lyr.customProperty("geofaham/artifact_id")
+        ]
+        context = [
+            lyr.customProperty("geofaham/context_key") for lyr in layers if lyr.customProperty("geofaham/context")
+        ]
+        assert len(ids) == len(set(ids)) and len(context) == len(set(context)) == 2  # Eaton: towns, hazard outline
 
         dock.transcript.anchorClicked.emit(QUrl(f"{REPORT_SCHEME}:r_unknown1"))
         assert "No finished run r_unknown1 in this session." in dock.transcript_text()

@@ -223,3 +223,25 @@ def test_offline_and_sandbox_limits_set_in_qgis_reach_the_engines(qgis_iface, st
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_the_basemap_checkbox_is_stored_and_offline_turns_the_basemap_off(qgis_iface, monkeypatch):
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "0")
+    monkeypatch.delenv("GEOFAHAM_BASEMAP", raising=False)
+    dialog = SettingsDialog(qgis_iface.mainWindow())
+    assert dialog.basemap.isChecked() and dialog.basemap.isEnabled()
+    assert settings_from_qgis().basemap_on
+    dialog.basemap.setChecked(False)
+    dialog.save()
+    assert QgsSettings().value("geofaham/map/basemap", type=bool) is False
+    assert not settings_from_qgis().map.basemap and not settings_from_qgis().basemap_on
+    again = SettingsDialog(qgis_iface.mainWindow())
+    assert not again.basemap.isChecked()
+    again.basemap.setChecked(True)
+    again.offline.setChecked(True)  # working offline: the basemap cannot be asked for
+    assert not again.basemap.isEnabled()
+    again.save()
+    assert not QgsSettings().contains("geofaham/map/basemap")  # the environment's value again
+    assert settings_from_qgis().map.basemap and not settings_from_qgis().basemap_on
+    again.offline.setChecked(False)
+    again.save()

@@ -21,6 +21,8 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_LLM_API_KEY                   API key of that server, read at run time and never written to disk (default: none)
     GEOFAHAM_LLM_<ROLE>_BASE_URL           the same for one role (PLANNER, PROGRESS, VECTOR, MAPS, STAC, RASTER); also _MODEL, _API_KEY (default: the all-roles value)
     GEOFAHAM_OFFLINE                       no network source is asked (Overpass, Nominatim, STAC APIs); local layers, extracts and gazetteers only (default: off)
+    GEOFAHAM_BASEMAP                       an OpenStreetMap basemap (XYZ tiles) behind the results; never asked when GEOFAHAM_OFFLINE is on (the local context layers are shown instead) (default: on (off when offline))
+    GEOFAHAM_BASEMAP_URL                   XYZ tile URL template of that basemap ({z}/{x}/{y}; a local tile server or a file:// template works too) (default: https://tile.openstreetmap.org/{z}/{x}/{y}.png)
     GEOFAHAM_OVERPASS_URL                  Overpass API endpoint (default: https://overpass-api.de/api/interpreter)
     GEOFAHAM_OVERPASS_TIMEOUT              seconds one Overpass query may run (default: 180)
     GEOFAHAM_OVERPASS_RETRIES              further attempts after HTTP 429/502/503/504 (default: 3)
@@ -71,6 +73,7 @@ DEFAULT_STAC_URL = "https://earth-search.aws.element84.com/v1"
 DEFAULT_OVERPASS_URL = "https://overpass-api.de/api/interpreter"
 DEFAULT_NOMINATIM_URL = "https://nominatim.openstreetmap.org/search"
 PC_SAS_URL = "https://planetarycomputer.microsoft.com/api/sas/v1/token"
+DEFAULT_BASEMAP_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
@@ -152,6 +155,23 @@ class NetworkSettings(SettingsGroup):
         "no network source is asked (Overpass, Nominatim, STAC APIs); local layers, extracts and gazetteers only",
         False,
         shown="off",
+    )
+
+
+class MapSettings(SettingsGroup):
+    """What the map shows behind a run's results (the QGIS side and the situation report)."""
+
+    basemap: bool = setting(
+        "GEOFAHAM_BASEMAP",
+        "an OpenStreetMap basemap (XYZ tiles) behind the results; never asked when GEOFAHAM_OFFLINE is on "
+        "(the local context layers are shown instead)",
+        True,
+        shown="on (off when offline)",
+    )
+    basemap_url: str = setting(
+        "GEOFAHAM_BASEMAP_URL",
+        "XYZ tile URL template of that basemap ({z}/{x}/{y}; a local tile server or a file:// template works too)",
+        DEFAULT_BASEMAP_URL,
     )
 
 
@@ -311,6 +331,7 @@ class ModelEndpoint(BaseModel):
 #: the groups of :class:`Settings`, by field name
 GROUPS: dict[str, type[SettingsGroup]] = {
     "network": NetworkSettings,
+    "map": MapSettings,
     "overpass": OverpassSettings,
     "nominatim": NominatimSettings,
     "stac": StacSettings,
@@ -330,6 +351,7 @@ class Settings(BaseModel):
 
     models: dict[Role, ModelEndpoint]
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    map: MapSettings = Field(default_factory=MapSettings)
     overpass: OverpassSettings = Field(default_factory=OverpassSettings)
     nominatim: NominatimSettings = Field(default_factory=NominatimSettings)
     stac: StacSettings = Field(default_factory=StacSettings)
@@ -347,6 +369,11 @@ class Settings(BaseModel):
     @property
     def test_model_path(self) -> Path:
         return self.paths.cache_dir / "models" / TEST_GGUF
+
+    @property
+    def basemap_on(self) -> bool:
+        """The online basemap is shown: asked for (GEOFAHAM_BASEMAP) and not working offline."""
+        return self.map.basemap and not self.network.offline
 
     def endpoint(self, role: Role | str) -> ModelEndpoint:
         return self.models[Role(role)]

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from qgis.core import QgsMapLayer
     from qgis.gui import QgsMapCanvas
 
+    from ..core.orchestrator.runlog import RunRecord
     from ..core.store.models import ArtifactRecord
     from ..core.store.store import ResponseStore
 
@@ -80,3 +81,44 @@ def add_artifact_layer(
     project.addMapLayer(layer, False)
     group.addLayer(layer)
     return layer
+
+
+def label_answer(project: QgsProject, record: RunRecord, store: ResponseStore) -> list[QgsMapLayer]:
+    """Label the named facilities of a run's answer: the layers it cites, and the facilities a road access check
+    routed (origins and targets); returns the layers labelled. Main thread."""
+    from .styles import label_facilities
+
+    ids = list(record.cited_artifacts)
+    for step in record.steps:
+        if step.tool == "road_reachability":
+            ids += [step.inputs[k] for k in ("origins", "targets") if step.inputs.get(k)]
+    labelled = []
+    for artifact_id in dict.fromkeys(ids):
+        layer = find_artifact_layer(project, artifact_id) if artifact_id in store else None
+        if isinstance(layer, QgsVectorLayer) and label_facilities(layer, store.get(artifact_id)):
+            labelled.append(layer)
+    return labelled
+
+
+def style_road_access(project: QgsProject, record: RunRecord, store: ResponseStore) -> list[QgsMapLayer]:
+    """Highlight the facilities a run's road access check found cut off (its ``road_reachability`` steps'
+    isolated origins and targets) on their layers; returns the layers changed. Main thread."""
+    from .styles import highlight_cut_off
+
+    changed = []
+    for step in record.steps:
+        if step.tool != "road_reachability" or not step.artifact_id or step.artifact_id not in store:
+            continue
+        extra = store.get(step.artifact_id).extra
+        for role, key in (("origins", "isolated_origins"), ("targets", "isolated_targets")):
+            artifact_id = step.inputs.get(role)
+            names = [str(n) for n in extra.get(key) or [] if not str(n).startswith("#")]
+            if not names or not artifact_id or artifact_id not in store:
+                continue
+            layer = find_artifact_layer(project, artifact_id)
+            if not isinstance(layer, QgsVectorLayer):
+                continue
+            declared = store.get(artifact_id).extra.get("name_field")
+            highlight_cut_off(layer, declared if isinstance(declared, str) else "name", names)
+            changed.append(layer)
+    return changed

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,11 +47,19 @@ from qgis.PyQt.QtGui import QColor, QFont, QImage
 from ..core.errors import GeoFahamError, InputError
 from .dock import UNITS, format_number
 from .i18n import tr
-from .layers import add_artifact_layer, find_artifact_layer, session_group
+from .layers import (
+    GROUP_PREFIX,
+    add_artifact_layer,
+    find_artifact_layer,
+    label_answer,
+    session_group,
+    style_road_access,
+)
 
 if TYPE_CHECKING:
     from qgis.core import QgsMapLayer
 
+    from ..core.config import Settings
     from ..core.engines.layers import LayerCatalogue
     from ..core.orchestrator.runlog import RunRecord
     from ..core.store.store import ResponseStore
@@ -69,6 +77,7 @@ class Report:
     pdf: Path
     png: Path
     layers: list[QgsMapLayer]
+    context: list[QgsMapLayer] = field(default_factory=list)  # the map context under them, top to bottom
 
 
 class ReportError(InputError):
@@ -89,6 +98,30 @@ def run_layers(record: RunRecord, store: ResponseStore, project: QgsProject, gro
         if layer is not None:
             found.append(layer)
     return found
+
+
+def run_context(
+    record: RunRecord,
+    store: ResponseStore,
+    project: QgsProject,
+    group_name: str,
+    catalogue: LayerCatalogue | None,
+    settings: Settings,
+) -> list[QgsMapLayer]:
+    """The map context under the run's layers, top to bottom: the session's context group when the dock already
+    added it (or is adding it), completed here with what the run's events need (headless: all of it)."""
+    from ..core.engines.context import map_context, run_events
+    from .context import add_context, context_group, context_layers, make_layers, shown_for
+
+    results = project.layerTreeRoot().findGroup(GROUP_PREFIX + group_name)
+    if results is None:
+        return []
+    extras = [store.get(a).extra for a in record.artifact_ids() if a in store]
+    events = run_events(record.facts.event_id if record.facts else None, extras)
+    wanted = {str(e) for e in events} | ({""} if settings.basemap_on else set())
+    if wanted - shown_for(context_group(project, results)) and catalogue is not None:
+        add_context(project, results, make_layers(map_context(catalogue, events, settings)))
+    return context_layers(context_group(project, results))
 
 
 def sources(record: RunRecord, store: ResponseStore, catalogue: LayerCatalogue | None = None) -> list[str]:
@@ -174,9 +207,10 @@ def _map_item(
     box: tuple[float, float, float, float],
     crs: QgsCoordinateReferenceSystem,
     layers: list[QgsMapLayer],
+    context: list[QgsMapLayer] | None = None,
 ) -> QgsLayoutItemMap:
     """A framed map item at ``box`` (x, y, width, height in mm) showing ``layers``, the run's last (the
-    answer) on top, its layer set kept."""
+    answer) on top, over ``context`` (top to bottom), its layer set kept."""
     item = QgsLayoutItemMap(layout)
     item.setId(item_id)
     layout.addLayoutItem(item)
@@ -185,7 +219,7 @@ def _map_item(
     item.attemptResize(QgsLayoutSize(width, height, QgsUnitTypes.LayoutMillimeters))
     item.setFrameEnabled(True)
     item.setCrs(crs)
-    item.setLayers(list(reversed(layers)))
+    item.setLayers(list(reversed(layers)) + list(context or []))
     item.setKeepLayerSet(True)
     return item
 
@@ -244,6 +278,7 @@ def build_layout(
     *,
     source_lines: list[str],
     limit_lines: list[str],
+    context: list[QgsMapLayer] | None = None,
 ) -> QgsPrintLayout:
     """The one-page (A4 landscape) situation report of ``record`` over ``layers``."""
     layout = QgsPrintLayout(project)
@@ -283,7 +318,7 @@ def build_layout(
     )
 
     # the map, its north arrow and scale bar
-    main = _map_item(layout, "main map", (10, 32, 180, 118), crs, layers)
+    main = _map_item(layout, "main map", (10, 32, 180, 118), crs, layers, context)
     extent = _extent(layers, crs, project, set(record.cited_artifacts))
     if not extent.isNull():
         main.zoomToExtent(extent)
@@ -305,8 +340,16 @@ def build_layout(
     layout.addLayoutItem(scale)
     scale.attemptMove(QgsLayoutPoint(12, 151, QgsUnitTypes.LayoutMillimeters))
 
+    basemap = [c for c in context or [] if c.customProperty("geofaham/context") == "basemap"]
+    if basemap:  # the tiles' attribution, on the map itself as the tile licence asks
+        credit = _label(layout, str(basemap[0].customProperty("geofaham/credit")), 149, 145.5, 40, 4, size=6)
+        credit.setHAlign(Qt.AlignRight)
+        credit.setId("basemap attribution")
+        credit.setBackgroundEnabled(True)
+        credit.setBackgroundColor(QColor(255, 255, 255, 200))
+
     # overview (locator) map: wider, with the main map's frame on it
-    overview = _map_item(layout, "overview map", (195, 6, 92, 48), crs, layers)
+    overview = _map_item(layout, "overview map", (195, 6, 92, 48), crs, layers, context)
     if not extent.isNull():
         wide = QgsRectangle(extent)
         wide.scale(4.0)
@@ -428,6 +471,7 @@ def situation_report(
     pdf: Path | None = None,
     group_name: str = "report",
     catalogue: LayerCatalogue | None = None,
+    settings: Settings | None = None,
 ) -> Report:
     """Build, export and keep the report of a finished run. ``pdf`` defaults to
     ``<session>/reports/<run_id>.pdf``; the PNG is written beside it. The layout replaces an earlier
@@ -440,9 +484,26 @@ def situation_report(
     project = project or QgsProject.instance()
     if catalogue is None:
         catalogue = _catalogue()
+    if settings is None:
+        from ..core.config import settings_from_env
+
+        settings = settings_from_env()
     layers = run_layers(record, store, project, group_name)
+    style_road_access(project, record, store)
+    label_answer(project, record, store)
+    context = run_context(record, store, project, group_name, catalogue, settings)
+    source_lines = sources(record, store, catalogue)
+    for layer in context:  # the context's sources after the run's, each once
+        credit = layer.serverProperties().attribution()
+        if credit and not any(line.startswith(credit.split(" (")[0]) for line in source_lines):
+            source_lines.append(credit)
     layout = build_layout(
-        record, layers, project, source_lines=sources(record, store, catalogue), limit_lines=limitations(record, store)
+        record,
+        layers,
+        project,
+        source_lines=source_lines,
+        limit_lines=limitations(record, store),
+        context=context,
     )
     pdf = Path(pdf) if pdf is not None else store.session_dir / REPORTS_DIR / f"{record.run_id}.pdf"
     png = pdf.with_suffix(".png")
@@ -452,7 +513,7 @@ def situation_report(
     if old is not None:
         manager.removeLayout(old)
     manager.addLayout(layout)
-    return Report(layout, pdf, png, layers)
+    return Report(layout, pdf, png, layers, context)
 
 
 def _catalogue() -> LayerCatalogue | None:

@@ -27,7 +27,7 @@ from ..core.orchestrator.events import (
 )
 from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
-from .layers import add_artifact_layer, session_group
+from .layers import add_artifact_layer, label_answer, session_group, style_road_access
 from .user_layers import USER_LAYERS_DIR, UserLayerFile, project_layer_choices, write_user_layers
 from .worker import RunWorker
 
@@ -38,11 +38,13 @@ if TYPE_CHECKING:
     from qgis.core import QgsCoordinateReferenceSystem, QgsGeometry, QgsMapLayer
     from qgis.gui import QgisInterface
 
+    from ..core.engines.context import MapContext
     from ..core.llm import LLM
     from ..core.orchestrator.events import EventCallback
     from ..core.orchestrator.orchestrator import Orchestrator
     from ..core.store.models import ArtifactRecord
     from .aoi import PolygonTool
+    from .context import ContextLoad
     from .dock import ChatDock
     from .report import Report
 
@@ -74,6 +76,7 @@ class Session(QObject):
     runFinished = pyqtSignal(object)  # noqa: N815  core RunRecord, None after a crash
     layerAdded = pyqtSignal(object)  # noqa: N815
     runEvent = pyqtSignal(object)  # noqa: N815  core RunEvent, after the dock and the layer tree have shown it
+    contextAdded = pyqtSignal(object)  # noqa: N815  ui.context.ContextLoad, once its layers are in the tree
 
     def __init__(
         self,
@@ -104,6 +107,8 @@ class Session(QObject):
         self._llm: LLM | None = None
         self.worker: RunWorker | None = None
         self.layers: list[QgsMapLayer] = []
+        self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
+        self._closed = False
         self.records: list[RunRecord] = []
         dock.artifactActivated.connect(self.show_artifact)
         dock.transcriptChanged.connect(self.save_transcript)
@@ -117,6 +122,9 @@ class Session(QObject):
         for signal in self._project_signals:
             signal.connect(self.refresh_layers)
         self.refresh_layers()
+        from .styles import warm_up_labels
+
+        warm_up_labels()  # the answer's labels then cost nothing on the main thread
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -266,7 +274,10 @@ class Session(QObject):
             if record.structured is not None:
                 self.dock.append_structured(record.structured)
             self.dock.append_constraints(constraint_rows(record))
+            style_road_access(QgsProject.instance(), record, self.store)
+            label_answer(QgsProject.instance(), record, self.store)
             self._zoom_to_answer(record)
+            self.show_context(record)
         else:
             self.dock.append_error(record.answer)
             if record.status in ("timed_out", "cancelled"):  # kept what it computed: it can go on
@@ -296,6 +307,38 @@ class Session(QObject):
         )
         self.runFinished.emit(None)
 
+    # ---------------------------------------------------------------------------- map context
+    def show_context(self, record: RunRecord) -> ContextLoad | None:
+        """Load the map context of a run's events (and the basemap, online) under the session's group, off the
+        main thread; None when there is nothing to show (no event, offline)."""
+        from ..core.engines.context import map_context, run_events
+        from .context import load_context_async
+
+        extras = [self.store.get(a).extra for a in record.artifact_ids() if a in self.store]
+        events = run_events(record.facts.event_id if record.facts else None, extras)
+        if not events and not self.settings.basemap_on:
+            return None
+        settings = self.settings
+
+        def prepare() -> MapContext:  # the task's thread
+            from ..core.engines.layers import LayerCatalogue
+
+            return map_context(LayerCatalogue(settings.paths.data_dir), events, settings)
+
+        group = session_group(QgsProject.instance(), self.name)
+        load = load_context_async(QgsProject.instance(), group, prepare, on_done=self._on_context)
+        self.context_loads.append(load)
+        return load
+
+    def _on_context(self, load: ContextLoad) -> None:  # main thread
+        if self._closed:
+            return
+        if load.error is not None:
+            QgsMessageLog.logMessage(f"map context not shown: {load.error}", LOG_TAG, Qgis.Warning)
+        for note in load.context.notes if load.context else []:
+            QgsMessageLog.logMessage(f"map context: {note}", LOG_TAG, Qgis.Info)
+        self.contextAdded.emit(load)
+
     def make_report(self, run_id: str) -> Report | None:
         """The situation report of one of this session's answered runs (main thread): PDF and PNG in the
         session's reports/ folder, the layout in the project's layouts; a problem is one line in the dock."""
@@ -307,7 +350,7 @@ class Session(QObject):
             self.dock.append_error(tr("No finished run {run} in this session.").format(run=run_id))
             return None
         try:
-            report = situation_report(record, self.store, group_name=self.name)
+            report = situation_report(record, self.store, group_name=self.name, settings=self.settings)
         except Exception as exc:  # noqa: BLE001 - the user's problem is one line; ours goes to the log too
             import traceback
 
@@ -459,6 +502,11 @@ class Session(QObject):
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait(30000)
+        self._closed = True
+        for load in self.context_loads:  # a context still loading: its thread ends before the session does
+            if load.task is not None and not load.done:
+                load.task.waitForFinished(30000)
+        self.context_loads = []
         if self._llm is not None:
             self._llm.close()
         self.store.close()

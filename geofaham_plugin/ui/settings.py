@@ -41,6 +41,7 @@ PREFIX = "geofaham/"
 #: values the dialog may set on top of the environment: QgsSettings key (under PREFIX) -> (group, field)
 OVERRIDES: dict[str, tuple[str, str]] = {
     "network/offline": ("network", "offline"),
+    "map/basemap": ("map", "basemap"),
     "stac/url": ("stac", "url"),
     "overpass/url": ("overpass", "url"),
     "nominatim/url": ("nominatim", "url"),
@@ -242,6 +243,10 @@ class SettingsDialog(QDialog):
         self.postgis.setCurrentIndex(max(index, 0))
         self.offline = QCheckBox(tr("Work offline: no requests to Overpass, Nominatim or STAC APIs"))
         self.offline.setChecked(stored.get("network", {}).get("offline", env.network.offline))
+        self.basemap = QCheckBox(tr("OpenStreetMap basemap behind the results (online only)"))
+        self.basemap.setChecked(stored.get("map", {}).get("basemap", env.map.basemap))
+        self.basemap.setEnabled(not self.offline.isChecked())
+        self.offline.toggled.connect(lambda offline: self.basemap.setEnabled(not offline))
         self.stac = self._url_field(s, "stac/url", env.stac.url)
         self.overpass = self._url_field(s, "overpass/url", env.overpass.url)
         self.nominatim = self._url_field(s, "nominatim/url", env.nominatim.url)
@@ -251,6 +256,7 @@ class SettingsDialog(QDialog):
         self.data_dir.lineEdit().setPlaceholderText(str(env.paths.data_dir))
         form.addRow(tr("PostGIS connection"), self.postgis)
         form.addRow(self.offline)
+        form.addRow(self.basemap)
         form.addRow(tr("STAC API"), self.stac)
         form.addRow(tr("Overpass API"), self.overpass)
         form.addRow(tr("Nominatim (place names)"), self.nominatim)
@@ -318,6 +324,7 @@ class SettingsDialog(QDialog):
         s.setValue(_key("postgis", "connection"), self.postgis.currentData() or "")
         env = settings_from_env()
         _save_override(s, "network/offline", self.offline.isChecked(), env.network.offline)
+        _save_override(s, "map/basemap", self.basemap.isChecked(), env.map.basemap)
         _save_override(s, "stac/url", self.stac.text().strip(), env.stac.url)
         _save_override(s, "overpass/url", self.overpass.text().strip(), env.overpass.url)
         _save_override(s, "nominatim/url", self.nominatim.text().strip(), env.nominatim.url)

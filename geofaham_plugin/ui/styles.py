@@ -15,9 +15,10 @@ from qgis.core import (
 )
 
 if TYPE_CHECKING:
-    from qgis.core import QgsRasterLayer, QgsVectorLayer
+    from qgis.core import QgsMapLayer, QgsRasterLayer, QgsVectorLayer
     from qgis.PyQt.QtGui import QColor
 
+    from ..core.engines.context import ContextLayer
     from ..core.store.models import ArtifactRecord
 
 DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
@@ -27,6 +28,10 @@ DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
     "major": "#f46d43",
     "destroyed": "#b2182b",
 }
+
+#: damage without a grade (binary labels: "Damaged Building") and without any class ("Inaccessible")
+UNGRADED_COLOURS = {"damaged": "#7a0177", "unknown": "#bdbdbd"}
+UNGRADED_LABELS = {"damaged": "damaged (grade unknown)", "unknown": "not assessed"}
 
 
 def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
@@ -41,13 +46,29 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
                 )
             )
         )
+    elif record.extra.get("style") == "cut_roads" and geometry == QgsWkbTypes.LineGeometry:
+        from qgis.core import QgsLineSymbol
+
+        layer.setRenderer(
+            QgsSingleSymbolRenderer(
+                QgsLineSymbol.createSimple({"line_color": CUT_RED, "line_width": "0.9", "capstyle": "round"})
+            )
+        )
     elif "damage_class" in fields:
+        colours = dict(DAMAGE_COLOURS)
+        classified = "damage_class"
+        if "is_damaged" in fields:  # a class for buildings without a grade too (binary labels): never left undrawn
+            colours.update(UNGRADED_COLOURS)
+            classified = (
+                'CASE WHEN "damage_class" IS NOT NULL THEN "damage_class" '
+                "WHEN lower(to_string(\"is_damaged\")) IN ('true', '1') THEN 'damaged' ELSE 'unknown' END"
+            )
         categories = []
-        for value, colour in DAMAGE_COLOURS.items():
+        for value, colour in colours.items():
             symbol = QgsSymbol.defaultSymbol(geometry)
             symbol.setColor(_qcolor(colour))
-            categories.append(QgsRendererCategory(value, symbol, value))
-        layer.setRenderer(QgsCategorizedSymbolRenderer("damage_class", categories))
+            categories.append(QgsRendererCategory(value, symbol, UNGRADED_LABELS.get(value, value)))
+        layer.setRenderer(QgsCategorizedSymbolRenderer(classified, categories))
     elif record.extra.get("role") == "hazard" and geometry == QgsWkbTypes.PolygonGeometry:
         flood = "flood" in (record.summary or "").lower()
         fill = "60,130,220,90" if flood else "220,60,30,70"
@@ -61,6 +82,62 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
                 {"name": "star", "color": "255,215,0", "outline_color": "60,60,60", "size": "4.5"}
             )
         )
+    layer.triggerRepaint()
+
+
+def label_facilities(layer: QgsVectorLayer, record: ArtifactRecord) -> bool:
+    """Label the named facilities of an answer's layer (dark bold names with a white halo); False when it is
+    no layer of named facilities (see :func:`facility_name_field`)."""
+    name = facility_name_field(layer, record)
+    if name is None:
+        return False
+    label_layer(layer, name, size=7.5, colour="#202020", bold=True, buffer=0.8, priority=10)
+    layer.triggerRepaint()
+    return True
+
+
+#: a layer of named features with at most this many is labelled (facilities, not a town's every building)
+MAX_LABELLED = 300
+CUT_RED = "#d7191c"
+
+
+def facility_name_field(layer: QgsVectorLayer, record: ArtifactRecord) -> str | None:
+    """The name field of a layer of named facilities (points or polygons of features, not damage, hazard, AOI or
+    roads), when it has at most MAX_LABELLED features; else None."""
+    if record.kind.value != "vector" or record.extra.get("role") == "hazard":
+        return None
+    fields = [f.name() for f in layer.fields()]
+    if "damage_class" in fields or layer.geometryType() not in (QgsWkbTypes.PointGeometry, QgsWkbTypes.PolygonGeometry):
+        return None
+    declared = record.extra.get("name_field")
+    name = declared if isinstance(declared, str) and declared in fields else ("name" if "name" in fields else None)
+    return name if name is not None and 0 < layer.featureCount() <= MAX_LABELLED else None
+
+
+def highlight_cut_off(layer: QgsVectorLayer, field: str, names: list[str]) -> None:
+    """Facilities that lost road access (``names`` in ``field``) drawn as large red markers with a dark ring over
+    the layer's own symbol; the others keep it."""
+    from qgis.core import QgsRuleBasedRenderer
+
+    if not names or field not in [f.name() for f in layer.fields()]:
+        return
+    base = layer.renderer().clone() if layer.renderer() is not None else None
+    base_symbol = (
+        base.symbol() if isinstance(base, QgsSingleSymbolRenderer) else QgsSymbol.defaultSymbol(layer.geometryType())
+    )
+    quoted = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
+    test = f'"{field}" IN ({quoted})'
+    root = QgsRuleBasedRenderer.Rule(None)
+    if layer.geometryType() == QgsWkbTypes.PointGeometry:
+        cut: QgsSymbol = QgsMarkerSymbol.createSimple(
+            {"name": "circle", "color": CUT_RED, "outline_color": "40,0,0", "outline_width": "0.6", "size": "5"}
+        )
+    else:
+        cut = QgsFillSymbol.createSimple({"color": CUT_RED, "outline_color": "40,0,0", "outline_width": "0.6"})
+    root.appendChild(QgsRuleBasedRenderer.Rule(base_symbol.clone(), 0, 0, f"NOT ({test})", "not cut off"))
+    root.appendChild(QgsRuleBasedRenderer.Rule(cut, 0, 0, test, "cut off by the hazard"))
+    layer.setRenderer(QgsRuleBasedRenderer(root))
+    layer.setCustomProperty("geofaham/cut_off", names)
     layer.triggerRepaint()
 
 
@@ -113,3 +190,106 @@ def style_raster(layer: QgsRasterLayer, record: ArtifactRecord) -> None:
         shader.setRasterShaderFunction(shader_fn)
         layer.setRenderer(QgsSingleBandPseudoColorRenderer(layer.dataProvider(), 1, shader))
     layer.triggerRepaint()
+
+
+# ------------------------------------------------------------------------------------------- map context
+CONTEXT_GREY = "#9a9a9a"  # roads
+CONTEXT_LABEL = "#5a5a5a"  # place names
+WATER_FILL = "#d4e6f5"
+WATER_LINE = "#9ec5e8"
+#: roads drawn a little wider (mm); every other road 0.2 mm
+MAJOR_ROADS = ("motorway", "trunk", "primary", "secondary", "motorway_link", "trunk_link", "primary_link")
+
+
+def label_layer(
+    layer: QgsVectorLayer,
+    field: str,
+    *,
+    size: float = 7.0,
+    colour: str = CONTEXT_LABEL,
+    bold: bool = False,
+    italic: bool = False,
+    buffer: float = 0.6,
+    priority: int = 5,
+) -> None:
+    """Label ``layer`` with ``field``: small text with a white halo, placed around points, never overlapping
+    (``priority`` 0-10: which label wins a place another wants)."""
+    from qgis.core import (
+        Qgis,
+        QgsPalLayerSettings,
+        QgsTextBufferSettings,
+        QgsTextFormat,
+        QgsVectorLayerSimpleLabeling,
+    )
+    from qgis.PyQt.QtGui import QFont
+
+    fmt = QgsTextFormat()
+    font = QFont("Open Sans")
+    font.setBold(bold)
+    font.setItalic(italic)
+    fmt.setFont(font)
+    fmt.setSize(size)
+    fmt.setSizeUnit(Qgis.RenderUnit.Points)
+    fmt.setColor(_qcolor(colour))
+    halo = QgsTextBufferSettings()
+    halo.setEnabled(True)
+    halo.setSize(buffer)
+    halo.setColor(_qcolor("#ffffff"))
+    fmt.setBuffer(halo)
+    settings = QgsPalLayerSettings()
+    settings.fieldName = field
+    settings.setFormat(fmt)
+    settings.priority = priority
+    if layer.geometryType() == QgsWkbTypes.PointGeometry:
+        settings.placement = Qgis.LabelPlacement.OrderedPositionsAroundPoint
+        settings.dist = 0.8
+    elif layer.geometryType() == QgsWkbTypes.PolygonGeometry:
+        settings.placement = Qgis.LabelPlacement.Horizontal  # level text, not along the outline
+    layer.setLabeling(QgsVectorLayerSimpleLabeling(settings))
+    layer.setLabelsEnabled(True)
+
+
+def warm_up_labels() -> None:
+    """Make one label format now: the first in a process loads the font database (about 0.1 s), which a session
+    does when it starts rather than when its first answer arrives. QGIS itself has usually done it already."""
+    from qgis.core import QgsVectorLayer
+
+    label_layer(QgsVectorLayer("Point?field=name:string", "warm-up", "memory"), "name")
+
+
+def style_context(layer: QgsMapLayer, context: ContextLayer) -> None:
+    """The quiet style of a context layer: pale blue water, thin grey roads, small grey labels, outlines only."""
+    from qgis.core import QgsLineSymbol, QgsProperty, QgsSymbolLayer, QgsVectorLayer
+
+    if not isinstance(layer, QgsVectorLayer):
+        layer.setOpacity(0.75 if context.kind == "basemap" else 1.0)  # the basemap, a little faded
+        return
+    kind = context.kind
+    symbol: QgsSymbol
+    if kind == "water_areas":
+        symbol = QgsFillSymbol.createSimple({"color": WATER_FILL, "outline_color": WATER_LINE, "outline_width": "0.1"})
+    elif kind == "water":
+        symbol = QgsLineSymbol.createSimple({"line_color": WATER_LINE, "line_width": "0.3"})
+    elif kind == "roads":
+        symbol = QgsLineSymbol.createSimple({"line_color": CONTEXT_GREY, "line_width": "0.2", "capstyle": "round"})
+        major = ", ".join(f"'{c}'" for c in MAJOR_ROADS)
+        symbol.symbolLayer(0).setDataDefinedProperty(
+            QgsSymbolLayer.PropertyStrokeWidth,
+            QgsProperty.fromExpression(f'CASE WHEN "highway" IN ({major}) THEN 0.45 ELSE 0.2 END'),
+        )
+    elif kind == "area":
+        symbol = QgsFillSymbol.createSimple(
+            {"color": "0,0,0,0", "outline_color": "120,120,120", "outline_width": "0.35", "outline_style": "dash"}
+        )
+    elif kind == "hazard":
+        symbol = QgsFillSymbol.createSimple(
+            {"color": "0,0,0,0", "outline_color": "150,90,90", "outline_width": "0.3", "outline_style": "dot"}
+        )
+    else:  # places, towns: a small grey dot under a small grey name
+        symbol = QgsMarkerSymbol.createSimple(
+            {"name": "circle", "color": "150,150,150", "outline_style": "no", "size": "1.0"}
+        )
+        label_layer(
+            layer, context.label or "name", size=6.5 if kind == "places" else 7.5, italic=kind == "places", priority=2
+        )
+    layer.setRenderer(QgsSingleSymbolRenderer(symbol))

