@@ -118,10 +118,12 @@ def bare_query(engine: SpatialEngine) -> Callable[[], int]:
     return run_lite
 
 
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any, float]:
-    """(median seconds, result, peak traced MiB) over ``repeats`` runs."""
+def timed(fn: Callable[[], Any], repeats: int, before: Callable[[], Any] | None = None) -> tuple[float, Any, float]:
+    """(median seconds, result, peak traced MiB) over ``repeats`` runs (``before`` runs untimed before each)."""
     times, result, peak = [], None, 0
     for _ in range(repeats):
+        if before is not None:
+            before()
         tracemalloc.start()
         t0 = time.perf_counter()
         result = fn()

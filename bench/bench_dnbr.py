@@ -9,7 +9,14 @@ its peak is its own).
 The windowed pass includes decoding the COGs and writing the float32 result; the numpy pass is the
 arithmetic only (its arrays are read before the clock starts), so the ratio is a conservative bound
 on what the lazy path costs. Goal for 10980²: peak RSS under 1 GB for the windowed pass. The numpy
-pass needs about 4.5 GB at that size."""
+pass needs about 4.5 GB at that size.
+
+Against the machine (issue 16): a child measures this machine's copy bandwidth in the same run (``np.copyto``
+of the same number of bytes the band math touches: 4 uint16 inputs + 1 float32 output = 12 B per pixel, through
+a 256 MiB buffer so it runs from RAM, not cache), and each band-math pass is printed as a share of it
+(share = copy time / pass time; goal >= 50 %). Two more in-memory passes: ``numexpr`` (multithreaded, the
+expression over float32 blocks of rows, no full-size temporaries) and ``blocks`` (the numpy expression over the
+same row blocks: cache-friendly temporaries), both checked pixel for pixel against numpy."""
 
 from __future__ import annotations
 
@@ -122,8 +129,59 @@ def run_numpy(pre: Path, post: Path, out: Path) -> dict:
     return {"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "max_abs_diff": diff, "mean_dnbr": float(dnbr.mean())}
 
 
-def child(mode: str, folder: Path, chunk: int) -> dict:
-    cmd = [sys.executable, __file__, "--mode", mode, "--dir", str(folder), "--chunk", str(chunk)]
+BYTES_PER_PIXEL = 4 * 2 + 4  # four uint16 inputs read, one float32 output written
+ROWS = 64  # rows per block of the numexpr / blocks passes (64 x 10980 float32 = 2.8 MB per temporary)
+
+
+def run_copy(size: int) -> dict:
+    """Seconds for ``np.copyto`` of BYTES_PER_PIXEL * size² bytes through a 256 MiB buffer (best of 3)."""
+    total = BYTES_PER_PIXEL * size * size
+    src = np.ones(256 * 2**20, dtype=np.uint8)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)  # fault the pages in
+    best = float("inf")
+    for _ in range(3):
+        left = total
+        t0 = time.perf_counter()
+        while left > 0:
+            n = min(left, src.size)
+            np.copyto(dst[:n], src[:n])
+            left -= n
+        best = min(best, time.perf_counter() - t0)
+    return {"seconds": best, "bytes": total, "peak_rss_mb": peak_rss_mb()}
+
+
+def run_blocks(pre: Path, post: Path, mode: str) -> dict:
+    """The expression over blocks of ROWS rows, in memory: numexpr (threads) or numpy."""
+    import rasterio
+
+    with rasterio.open(pre) as s:
+        pre_nir, pre_swir = s.read(1), s.read(2)
+    with rasterio.open(post) as s:
+        post_nir, post_swir = s.read(1), s.read(2)
+    out = np.empty(pre_nir.shape, dtype="float32")
+    t0 = time.perf_counter()
+    if mode == "numexpr":
+        import numexpr as ne
+
+        for r in range(0, out.shape[0], ROWS):
+            pn, ps = pre_nir[r : r + ROWS].astype("float32"), pre_swir[r : r + ROWS].astype("float32")
+            qn, qs = post_nir[r : r + ROWS].astype("float32"), post_swir[r : r + ROWS].astype("float32")
+            ne.evaluate("(pn - ps) / (pn + ps) - (qn - qs) / (qn + qs)", out=out[r : r + ROWS])
+    else:
+        for r in range(0, out.shape[0], ROWS):
+            pn, ps = pre_nir[r : r + ROWS].astype("float32"), pre_swir[r : r + ROWS].astype("float32")
+            qn, qs = post_nir[r : r + ROWS].astype("float32"), post_swir[r : r + ROWS].astype("float32")
+            out[r : r + ROWS] = (pn - ps) / (pn + ps) - (qn - qs) / (qn + qs)
+    seconds = time.perf_counter() - t0
+    pn, ps = pre_nir.astype("float32"), pre_swir.astype("float32")  # the reference, not timed
+    qn, qs = post_nir.astype("float32"), post_swir.astype("float32")
+    want = (pn - ps) / (pn + ps) - (qn - qs) / (qn + qs)
+    return {"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "max_abs_diff": float(np.nanmax(np.abs(out - want)))}
+
+
+def child(mode: str, folder: Path, chunk: int, size: int) -> dict:
+    cmd = [sys.executable, __file__, "--mode", mode, "--dir", str(folder), "--chunk", str(chunk), "--size", str(size)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -132,12 +190,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10980, help="pixels per side (10980 = a Sentinel-2 tile at 10 m)")
     parser.add_argument("--chunk", type=int, default=1024, help="window size of the lazy reads")
-    parser.add_argument("--mode", choices=("windowed", "numpy"), help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=("windowed", "numpy", "copy", "numexpr", "blocks"), help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mode:  # a child: one measurement, one JSON line
         pre, post, out = args.dir / "pre.tif", args.dir / "post.tif", args.dir / "dnbr.tif"
-        result = run_windowed(pre, post, out, args.chunk) if args.mode == "windowed" else run_numpy(pre, post, out)
+        if args.mode == "copy":
+            result = run_copy(args.size)
+        elif args.mode in ("numexpr", "blocks"):
+            result = run_blocks(pre, post, args.mode)
+        else:
+            result = run_windowed(pre, post, out, args.chunk) if args.mode == "windowed" else run_numpy(pre, post, out)
         print(json.dumps(result))
         return
     pixels = args.size * args.size
@@ -152,8 +215,12 @@ def main() -> None:
         write_stack(folder / "post.tif", args.size, 2, burned=True)
         mb = sum(p.stat().st_size for p in folder.glob("*.tif")) / 1e6
         print(f"  wrote 2 COGs ({mb:.0f} MB) in {time.perf_counter() - t0:.1f} s")
-        windowed = child("windowed", folder, args.chunk)
-        plain = child("numpy", folder, args.chunk)
+        copy = child("copy", folder, args.chunk, args.size)
+        windowed = child("windowed", folder, args.chunk, args.size)
+        plain = child("numpy", folder, args.chunk, args.size)
+        numexpr = child("numexpr", folder, args.chunk, args.size)
+        blocks = child("blocks", folder, args.chunk, args.size)
+        copy_again = child("copy", folder, args.chunk, args.size)  # the machine's load changes: before and after
     w_rate, n_rate = pixels / windowed["seconds"] / 1e6, pixels / plain["seconds"] / 1e6
     print(
         f"  windowed from COGs (read + compute + write): {windowed['seconds']:7.2f} s  {w_rate:7.1f} Mpx/s  "
@@ -169,6 +236,24 @@ def main() -> None:
         f"(goal for 10980²: windowed < 1024 MB -> {'met' if windowed['peak_rss_mb'] < 1024 else 'NOT met'})"
     )
     print(f"  results agree: max |windowed - numpy| = {plain['max_abs_diff']:.2e}; mean dNBR {plain['mean_dnbr']:.4f}")
+    copy_s = min(copy["seconds"], copy_again["seconds"])
+    gbps = copy["bytes"] / copy_s / 1e9
+    print(
+        f"  copy bandwidth (np.copyto of the same {copy['bytes'] / 1e9:.2f} GB, 12 B/px): {gbps:.2f} GB/s "
+        f"(best of the runs before and after: {copy['seconds']:.2f} s / {copy_again['seconds']:.2f} s)"
+    )
+    for name, run in (
+        ("windowed from COGs", windowed),
+        ("numpy in memory", plain),
+        ("numexpr, row blocks", numexpr),
+        ("numpy, row blocks", blocks),
+    ):
+        share = copy_s / run["seconds"]
+        print(
+            f"  {name:22} {run['seconds']:7.2f} s  {pixels * BYTES_PER_PIXEL / run['seconds'] / 1e9:5.2f} GB/s  "
+            f"{100 * share:5.1f} % of copy bandwidth  peak RSS {run['peak_rss_mb']:6.0f} MB"
+            + (f"  max |diff| {run['max_abs_diff']:.1e}" if "max_abs_diff" in run and run is not plain else "")
+        )
 
 
 if __name__ == "__main__":

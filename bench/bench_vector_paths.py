@@ -6,7 +6,11 @@ more; generated here, never committed) around the ~2,300-vertex multipolygon haz
 ``bench_damage_join.py``. Operations and paths:
 
 - inside + class breakdown: ``tool`` (the inside and count tools as they run: GeoPackage artifacts read and
-  written through the Response Store), ``ops`` (vector_ops.inside + count_by in memory), ``prepared``
+  written through the Response Store; the time until the count table is registered, while big artifacts may
+  still be written in the background), ``tool+flush`` (the same, then waiting until every artifact is written
+  and indexed: what a run waits for before it saves its record), ``tool/nomem`` (the tools through a store
+  without its frame memory and background writes: every artifact written, read back and re-read synchronously,
+  as before issue 16's store work), ``ops`` (vector_ops.inside + count_by in memory), ``prepared``
   (prepared hazard, ``intersects_xy`` + ``np.unique``: the reference), ``strtree`` (points in an STRtree queried
   by the hazard), ``spatialite`` / ``postgis`` (``engine.count_damage`` with the hazard as an artifact; PostGIS
   when GEOFAHAM_PG_DSN is set);
@@ -98,7 +102,7 @@ def reference_paths(points: gpd.GeoDataFrame, hazard: shapely.Geometry) -> dict[
     }
 
 
-def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
+def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) -> list[dict]:
     join.N_POINTS = n
     points, hazard = join.synthetic(np.random.default_rng(join.SEED))
     hazard_gdf = gpd.GeoDataFrame({"name": ["bench hazard"]}, geometry=[hazard], crs=4326)
@@ -107,12 +111,27 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
     t0 = time.perf_counter()
     points_rec = store.register_vector(points, source="bench", summary=f"{n} synthetic buildings")
     hazard_rec = store.register_vector(hazard_gdf, source="bench", summary="synthetic hazard")
-    print(f"\n{n:,} points: registered in the store in {time.perf_counter() - t0:.1f} s")
+    registered = time.perf_counter() - t0
+    store.flush()
+    print(
+        f"\n{n:,} points: registered in the store in {registered:.1f} s, "
+        f"written and indexed after {time.perf_counter() - t0:.1f} s"
+    )
+    plain = ResponseStore(work / f"session_{n}_nomem", cache_bytes=0, background_min_features=None)
+    plain_ctx = ToolContext(store=plain, layers=ctx.layers, settings=ctx.settings)
+    if n <= nomem_max:
+        plain_points = plain.register_vector(points, source="bench", summary=f"{n} synthetic buildings")
+        plain_hazard = plain.register_vector(hazard_gdf, source="bench", summary="synthetic hazard")
 
-    def inside_tool() -> dict[str, int]:
-        inside = tools.inside(ctx, tools.NoArgs(), features=points_rec, mask=hazard_rec)
-        table = store.read_table(tools.count(ctx, tools.CountArgs(by="damage_class"), layer=inside).id)
+    def inside_tool(on: ToolContext = ctx, pts: Any = points_rec, haz: Any = hazard_rec) -> dict[str, int]:
+        inside = tools.inside(on, tools.NoArgs(), features=pts, mask=haz)
+        table = on.store.read_table(tools.count(on, tools.CountArgs(by="damage_class"), layer=inside).id)
         return dict(zip(table["value"], table["count"].astype(int), strict=True))
+
+    def inside_tool_flushed() -> dict[str, int]:
+        counts = inside_tool()
+        store.flush()
+        return counts
 
     def inside_ops() -> dict[str, int]:
         table = ops.count_by(ops.inside(points, hazard_gdf), "damage_class")
@@ -130,12 +149,15 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
 
     paths: dict[str, Callable[[], Any]] = {
         "inside/tool": inside_tool,
+        "inside/tool+flush": inside_tool_flushed,
         "inside/ops": inside_ops,
         "within/tool": within_tool,
         "within/ops": lambda: len(ops.within_distance(points, hazard_gdf, DISTANCE_M)),
         "nearest/tool": nearest_tool,
         "nearest/ops": lambda: sorted(ops.nearest_k(points, hazard_gdf, K)["distance_m"].round().tolist()),
     }
+    if n <= nomem_max:
+        paths["inside/tool/nomem"] = lambda: inside_tool(plain_ctx, plain_points, plain_hazard)
     if n <= direct_max:
         paths["within/direct"] = lambda: len(ops.within_distance(points, hazard_gdf, DISTANCE_M, method="direct"))
         paths["nearest/direct"] = lambda: sorted(
@@ -164,10 +186,11 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
     rows: list[dict[str, Any]] = []
     try:
         results: dict[str, Any] = {}
-        order = sorted(paths, key=lambda p: (not p.endswith("prepared"), p.endswith("/tool")))  # tools last
+        order = sorted(paths, key=lambda p: (not p.endswith("prepared"), "/tool" in p))  # tools last
         for name in order:
-            slow = name.endswith(("/direct", "/tool", "/spatialite"))
-            seconds, result, peak = join.timed(paths[name], 1 if slow else repeats)
+            slow = name.endswith(("/direct", "/spatialite", "/nomem")) or name in ("within/tool", "nearest/tool")
+            # the writes an earlier path left in the background finish before the next timing starts
+            seconds, result, peak = join.timed(paths[name], 1 if slow else repeats, before=store.flush)
             op = name.split("/")[0]
             results[name] = result
             expected = results[f"{op}/prepared"]
@@ -187,6 +210,7 @@ def run_size(n: int, repeats: int, direct_max: int, work: Path) -> list[dict]:
                 engine.drop_schema()  # type: ignore[attr-defined]
             engine.close()
         store.close()
+        plain.close()
     for row in rows:
         ref = next(r for r in rows if r["path"] == row["path"].split("/")[0] + "/prepared")
         row["ratio_to_prepared"] = round(row["seconds"] / max(ref["seconds"], 1e-6), 2)
@@ -198,13 +222,16 @@ def main() -> int:
     parser.add_argument("--sizes", default="100000,1000000", help="comma-separated point counts")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--direct-max", type=int, default=20_000, help="largest size the direct path runs at")
+    parser.add_argument(
+        "--nomem-max", type=int, default=100_000, help="largest size the tool/nomem path runs at (slow to set up)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     work = Path(tempfile.mkdtemp(prefix="gf_bench_paths_"))
     rows: list[dict] = []
     try:
         for n in sizes:
-            rows += run_size(n, args.repeats, args.direct_max, work)
+            rows += run_size(n, args.repeats, args.direct_max, args.nomem_max, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\n{'path':20} " + " ".join(f"{f'{n:,} s':>12} {'x ref':>7}" for n in sizes) + f" {'growth':>8}")

@@ -28,6 +28,17 @@ DAMAGE_COLOURS = {  # none -> destroyed: green to dark red (CAL FIRE DINS-like)
     "major": "#f46d43",
     "destroyed": "#b2182b",
 }
+#: point layers with more features than this are drawn with small stroke-less dots (cheap to draw; at 10^5-10^6
+#: points a symbol's outline costs as much as its fill and hides the density anyway)
+MANY_POINTS = 100_000
+
+
+def _point_symbol(layer: QgsVectorLayer, colour: str) -> QgsSymbol | None:
+    """A small dot without outline for a big point layer; None for other layers (their default symbol)."""
+    if layer.geometryType() != QgsWkbTypes.PointGeometry or layer.featureCount() <= MANY_POINTS:
+        return None
+    return QgsMarkerSymbol.createSimple({"name": "circle", "color": colour, "outline_style": "no", "size": "1.0"})
+
 
 #: damage without a grade (binary labels: "Damaged Building") and without any class ("Inaccessible")
 UNGRADED_COLOURS = {"damaged": "#7a0177", "unknown": "#bdbdbd"}
@@ -65,7 +76,7 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
             )
         categories = []
         for value, colour in colours.items():
-            symbol = QgsSymbol.defaultSymbol(geometry)
+            symbol = _point_symbol(layer, colour) or QgsSymbol.defaultSymbol(geometry)
             symbol.setColor(_qcolor(colour))
             categories.append(QgsRendererCategory(value, symbol, UNGRADED_LABELS.get(value, value)))
         layer.setRenderer(QgsCategorizedSymbolRenderer(classified, categories))
@@ -82,6 +93,10 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
                 {"name": "star", "color": "255,215,0", "outline_color": "60,60,60", "size": "4.5"}
             )
         )
+    else:
+        dot = _point_symbol(layer, "70,70,70")
+        if dot is not None and isinstance(layer.renderer(), QgsSingleSymbolRenderer):
+            layer.renderer().setSymbol(dot)
     layer.triggerRepaint()
 
 

@@ -22,7 +22,7 @@ from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
-from ..errors import Cancelled, DeadlineReached, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
+from ..errors import Cancelled, DeadlineReached, GeoFahamError, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
 from ..llm import LLM, Message
 from ..planning.chain import made_from
 from ..planning.coverage import (
@@ -103,6 +103,9 @@ class Orchestrator:
         )
         self.runlog = RunLog(store.session_dir)
         self._deadline: float | None = None  # monotonic time the current run must stop by (between steps)
+        #: artifacts the store still writes in the background: their ArtifactEvent (a layer in QGIS) waits for the
+        #: file, so the main thread never opens a file being written
+        self._unwritten: list[tuple[RunRecord, str]] = []
 
     # ------------------------------------------------------------------------------- public API
     def run(self, question: str, *, aoi_artifact_id: str | None = None, previous: RunRecord | None = None) -> RunRecord:
@@ -333,7 +336,7 @@ class Orchestrator:
             return failure, None
         record.notes += [n for n in ctx.notes if n not in record.notes]
         self.runlog.remember(signature, artifact.id)
-        self._emit(record, ArtifactEvent(artifact=artifact))
+        self._emit_written(record, artifact.id)
         empty = _is_empty(artifact)
         self._log_step(record, step, StepStatus.done, records=records, artifact=artifact, seconds=seconds)
         self._emit(record, StepFinishedEvent(step=step.id, status="done", artifact_id=artifact.id, empty=empty))
@@ -503,6 +506,7 @@ class Orchestrator:
                     not_applied=[c.describe() for c in unapplied(record.constraints)],
                     cited=record.cited_artifacts,
                 )
+        self._flush_artifacts(record)  # the record is saved once every artifact it cites is on disk
         record.finished_at = datetime.now(UTC)
         record.seconds = round(time.monotonic() - t0, 3)
         record.usage = RunUsage.from_ledger(self.llm.usage)
@@ -683,6 +687,28 @@ class Orchestrator:
 
     def _emit(self, record: RunRecord, payload: RunEventPayload) -> None:
         self.on_event(RunEvent(run_id=record.run_id, payload=payload))
+
+    def _emit_written(self, record: RunRecord, artifact_id: str | None = None) -> None:
+        """The ArtifactEvent of ``artifact_id`` and of earlier artifacts whose background write has finished since;
+        the ones still being written wait (:meth:`_flush_artifacts` emits them at the end of the run)."""
+        if artifact_id is not None:
+            self._unwritten.append((record, artifact_id))
+        waiting = []
+        for owner, pending in self._unwritten:
+            if self.store.is_pending(pending):
+                waiting.append((owner, pending))
+            elif pending in self.store:
+                self._emit(owner, ArtifactEvent(artifact=self.store.get(pending)))
+        self._unwritten = waiting
+
+    def _flush_artifacts(self, record: RunRecord) -> None:
+        """Wait for the store's background writes; emit the ArtifactEvents that waited for them. A write that
+        failed is a note of the run (the value computed from memory stands; its artifact is not on disk)."""
+        try:
+            self.store.flush()
+        except GeoFahamError as exc:
+            record.notes.append(str(exc))
+        self._emit_written(record)
 
 
 def inherit_facts(facts: PrepassFacts, previous: RunRecord | None) -> PrepassFacts:

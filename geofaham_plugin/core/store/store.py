@@ -26,6 +26,19 @@ Before an artifact is reused (the orchestrator's memo), :meth:`ResponseStore.ver
 file opens and matches the fingerprint taken when it was written (``integrity.py``); a damaged one is
 quarantined and computed again.
 
+Big vector artifacts (:data:`BACKGROUND_MIN_FEATURES` features or more, with columns of types a GeoPackage
+gives back unchanged) are written in the background: ``register_vector`` returns the record at once (metadata
+from the frame) and one writer thread takes the same crash-safe path; until its row is inserted the artifact is
+*pending*: :meth:`ResponseStore.get` and ``in`` know it, :meth:`ResponseStore.read_vector` serves its frame from
+memory, and whatever needs its file (:meth:`ResponseStore.abs_path`, :meth:`ResponseStore.verify`) or the whole
+index (listings) waits for the write. :meth:`ResponseStore.flush` waits for every pending write (the orchestrator
+flushes before it saves a run record; :meth:`ResponseStore.close` does too). The writer checks that the file holds
+exactly the frame that was served (same content fingerprint); if not, later reads come from the file and
+:attr:`ResponseStore.notes` says so.
+
+Vector frames just written or read are kept in memory (an LRU bounded by an estimate of their bytes,
+:data:`CACHE_BYTES`), so the next step does not read the GeoPackage again; every read returns a copy.
+
 Test hook: the environment variable ``GEOFAHAM_STORE_CRASH_AT`` (``staged`` | ``moved``, read through
 ``config.TestHooks`` at each registration) makes the process ``os._exit(86)`` right after the staged
 file is written, or right after it was moved into ``artifacts/`` but before the record insert. It
@@ -42,7 +55,9 @@ import shutil
 import sqlite3
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,7 +68,7 @@ from ..config import TestHooks
 from ..domain.files import atomic_write_text, fsync_dir, fsync_file, lock, set_aside, try_lock
 from ..errors import GeoFahamError
 from .describe import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
-from .integrity import ArtifactDamaged, fingerprint
+from .integrity import ArtifactDamaged, fingerprint, frame_digest, vector_fingerprint
 from .integrity import verify as verify_file
 from .models import ArtifactKind, ArtifactMeta, ArtifactRecord, Bounds, ItemSetMeta
 
@@ -65,6 +80,10 @@ QUARANTINE_DIR = "quarantine"
 CRASH_ENV = TestHooks.env_of("store_crash_at")
 CRASH_EXIT_CODE = 86
 _VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
+#: vector artifacts of at least this many features are written in the background (see the module docstring)
+BACKGROUND_MIN_FEATURES = 50_000
+#: the in-memory frame cache's bound, in (estimated) bytes
+CACHE_BYTES = 768 * 2**20
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS artifacts (
@@ -164,13 +183,120 @@ def _times(meta: Any) -> tuple[datetime | None, datetime | None]:
     return to_utc(start), to_utc(end)
 
 
+def _frame_bytes(gdf: Any) -> int:
+    """An estimate of a GeoDataFrame's memory (numeric columns exactly; object columns and geometries from a
+    sample of rows): cheap enough to take at every cache insert."""
+    import numpy as np
+    import shapely
+
+    n = len(gdf)
+    if n == 0:
+        return 1024
+    sample = gdf.iloc[np.linspace(0, n - 1, min(n, 1000)).astype(int)]
+    total = 0
+    for name, col in gdf.items():
+        if name == gdf.geometry.name:
+            geoms = np.asarray(sample[name].values)
+            coords = shapely.get_num_coordinates(geoms).sum()
+            total += int((len(geoms) * 200 + coords * 24) * n / len(geoms))  # GEOS object + coordinates
+        elif col.dtype == object:
+            total += int(sample[name].memory_usage(deep=True, index=False) * n / len(sample))
+        else:
+            total += int(col.memory_usage(deep=False, index=False))
+    return total
+
+
+class _FrameCache:
+    """Vector frames by artifact id, least recently used dropped first, bounded by estimated bytes. Frames
+    of pending artifacts are pinned (their file does not exist yet). Thread-safe."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._frames: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._pinned: set[str] = set()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def put(self, artifact_id: str, gdf: Any, *, pin: bool = False) -> None:
+        size = _frame_bytes(gdf)
+        with self._lock:
+            self._drop(artifact_id)
+            if size > self.max_bytes and not pin:
+                return
+            self._frames[artifact_id] = (gdf, size)
+            self._bytes += size
+            if pin:
+                self._pinned.add(artifact_id)
+            for old in [k for k in self._frames if k not in self._pinned]:
+                if self._bytes <= self.max_bytes:
+                    break
+                self._drop(old)
+
+    def unpin(self, artifact_id: str) -> None:
+        with self._lock:
+            self._pinned.discard(artifact_id)
+
+    def get(self, artifact_id: str) -> Any:
+        """A copy of the cached frame (callers may change theirs), or None."""
+        with self._lock:
+            found = self._frames.get(artifact_id)
+            if found is None:
+                return None
+            self._frames.move_to_end(artifact_id)
+        return found[0].copy()
+
+    def discard(self, artifact_id: str) -> None:
+        with self._lock:
+            self._drop(artifact_id)
+
+    def _drop(self, artifact_id: str) -> None:
+        found = self._frames.pop(artifact_id, None)
+        if found is not None:
+            self._bytes -= found[1]
+        self._pinned.discard(artifact_id)
+
+
+def _round_trips(gdf: Any) -> bool:
+    """Whether a GeoPackage gives this frame back unchanged (so a pending artifact's frame can be served before
+    its file is read back): a RangeIndex, and only bool, int64, int32, float64 and text columns (object columns
+    of str or None). Dates, categories, nullable and mixed columns take the synchronous path."""
+    import pandas as pd
+
+    if not isinstance(gdf.index, pd.RangeIndex) or gdf.index.start != 0 or gdf.index.step != 1:
+        return False
+    if list(gdf.columns).count(gdf.geometry.name) != 1 or gdf.columns.has_duplicates:
+        return False
+    for name, col in gdf.items():
+        if name == gdf.geometry.name:
+            continue
+        if not isinstance(name, str) or name.lower() in ("fid", "geom", "geometry"):
+            return False
+        if col.dtype == object:
+            if pd.api.types.infer_dtype(col, skipna=True) not in ("string", "empty"):
+                return False
+        elif str(col.dtype) not in ("bool", "int64", "int32", "float64"):
+            return False
+    return True
+
+
 class ResponseStore:
     """Every tool output of one session, registered with an id, metadata computed from the data,
     and lineage. Thread-safe: one sqlite connection shared under a lock (the worker thread writes
     while the main thread reads). Open it on a session folder; it recovers from crashes on open."""
 
-    def __init__(self, session_dir: Path | str) -> None:
+    def __init__(
+        self,
+        session_dir: Path | str,
+        *,
+        cache_bytes: int = CACHE_BYTES,
+        background_min_features: int | None = BACKGROUND_MIN_FEATURES,
+    ) -> None:
         self.session_dir = Path(session_dir).resolve()
+        self._frames = _FrameCache(cache_bytes)
+        #: None: every write synchronous
+        self.background_min_features = background_min_features
+        self._pending: dict[str, tuple[ArtifactRecord, Future[ArtifactRecord]]] = {}
+        self._writer: ThreadPoolExecutor | None = None
         self.artifacts_dir = self.session_dir / "artifacts"
         self.staging_dir = self.session_dir / ".staging"
         self.quarantine_dir = self.session_dir / QUARANTINE_DIR
@@ -338,6 +464,7 @@ class ResponseStore:
         """None when the artifact's file is intact: it opens and matches the fingerprint taken when it
         was written. Otherwise the artifact is quarantined (its files moved to ``quarantine/``, its
         record out of the index) and the one-line reason is returned (and added to :attr:`notes`)."""
+        self._settle(str(artifact_id), wait=True)
         record = self.get(artifact_id)
         try:
             verify_file(self.session_dir / record.path, record.kind, record.id, record.fingerprint)
@@ -345,6 +472,7 @@ class ResponseStore:
         except ArtifactDamaged as exc:
             with self._lock, self._transaction():
                 self._db.execute("DELETE FROM artifacts WHERE id = ?", (record.id,))
+            self._frames.discard(record.id)
             self._quarantine(record.id)
             message = (
                 f"store: artifact {record.id} failed its integrity check ({exc}); quarantined in {self.quarantine_dir}"
@@ -353,10 +481,61 @@ class ResponseStore:
             return message
 
     def close(self) -> None:
-        """Close the index and release the folder lock."""
+        """Finish the pending writes, close the index and release the folder lock."""
+        try:
+            self.flush()
+        finally:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+                self._writer = None
+            with self._lock:
+                self._db.close()
+                self._lock_file.close()
+
+    # ------------------------------------------------------------------------------ background writes
+    def is_pending(self, artifact_id: str) -> bool:
+        """Whether ``artifact_id`` is still being written in the background (its file not in ``artifacts/`` yet)."""
         with self._lock:
-            self._db.close()
-            self._lock_file.close()
+            found = self._pending.get(str(artifact_id))
+        return found is not None and not found[1].done()
+
+    def pending_ids(self) -> list[str]:
+        """Ids still being written, in registration order."""
+        with self._lock:
+            return [i for i, (_, f) in self._pending.items() if not f.done()]
+
+    def _settle(self, artifact_id: str, wait: bool) -> ArtifactRecord | None:
+        """The pending record of ``artifact_id`` while it is written (``wait=False``); once written (or after
+        waiting), None, and the pending entry is gone. A failed write raises :class:`GeoFahamError`."""
+        with self._lock:
+            found = self._pending.get(artifact_id)
+        if found is None:
+            return None
+        record, future = found
+        if not wait and not future.done():
+            return record
+        try:
+            future.result()
+        except Exception as exc:
+            raise GeoFahamError(f"artifact {artifact_id} could not be written to the store: {exc}") from exc
+        finally:
+            with self._lock:
+                self._pending.pop(artifact_id, None)
+        return None
+
+    def flush(self) -> None:
+        """Wait until every pending artifact is written and indexed; the first failed write raises (after all
+        have finished)."""
+        with self._lock:
+            ids = list(self._pending)
+        first: GeoFahamError | None = None
+        for artifact_id in ids:
+            try:
+                self._settle(artifact_id, wait=True)
+            except GeoFahamError as exc:
+                first = first or exc
+        if first is not None:
+            raise first
 
     def __enter__(self) -> ResponseStore:
         return self
@@ -400,12 +579,18 @@ class ResponseStore:
         summary: str,
         inputs: Iterable[str],
         extra: dict | None,
+        fingerprint_of: Callable[[Path], str] | None = None,
+        artifact_id: str | None = None,
+        created_at: datetime | None = None,
     ) -> ArtifactRecord:
-        """The one crash-safe path every ``register_*`` takes (see module docstring)."""
+        """The one crash-safe path every ``register_*`` takes (see module docstring). ``fingerprint_of`` (called
+        after ``inspect``) may take the fingerprint from what ``inspect`` read; ``artifact_id`` is an id already
+        reserved (a background write)."""
         inputs = list(inputs)
-        for parent in inputs:
-            self.get(parent)  # lineage must point at real artifacts
-        artifact_id = self._new_id()
+        if artifact_id is None:
+            for parent in inputs:
+                self.get(parent)  # lineage must point at real artifacts
+            artifact_id = self._new_id()
         staged = self.staging_dir / f"{artifact_id}.{ext}"
         final = self.artifacts_dir / f"{artifact_id}.{ext}"
         committed = False
@@ -422,9 +607,9 @@ class ResponseStore:
                 path=final.relative_to(self.session_dir).as_posix(),
                 metadata=inspect(staged),  # from the file as written, not from the caller's object
                 inputs=inputs,
-                created_at=datetime.now(UTC),
+                created_at=created_at or datetime.now(UTC),
                 extra=extra or {},
-                fingerprint=fingerprint(staged, kind, artifact_id),
+                fingerprint=fingerprint_of(staged) if fingerprint_of else fingerprint(staged, kind, artifact_id),
             )
             self._write_sidecar(record)  # before the file: a file in artifacts/ always has its sidecar
             os.replace(staged, final)
@@ -481,13 +666,104 @@ class ResponseStore:
         if gdf.crs is None:
             raise ValueError("refusing a vector layer without CRS; set or assign the CRS first")
 
+        inputs = list(inputs)
+        if self.background_min_features is not None and len(gdf) >= self.background_min_features and _round_trips(gdf):
+            return self._register_vector_background(
+                gdf, kind, source=source, summary=summary, inputs=inputs, extra=extra
+            )
+        read_back: dict[str, Any] = {}
+
         def write(path: Path, layer: str) -> None:
             gdf.to_file(path, driver="GPKG", layer=layer, engine="pyogrio")
 
-        def inspect(path: Path) -> ArtifactMeta:
-            return vector_metadata(gpd.read_file(path, layer=path.stem, engine="pyogrio"))
+        def inspect(path: Path) -> ArtifactMeta:  # the file read once: metadata, fingerprint and the cached frame
+            read_back["gdf"] = gpd.read_file(path, layer=path.stem, engine="pyogrio")
+            return vector_metadata(read_back["gdf"])
 
-        return self._register(kind, "gpkg", write, inspect, source=source, summary=summary, inputs=inputs, extra=extra)
+        record = self._register(
+            kind,
+            "gpkg",
+            write,
+            inspect,
+            source=source,
+            summary=summary,
+            inputs=inputs,
+            extra=extra,
+            fingerprint_of=lambda _path: vector_fingerprint(read_back["gdf"]),
+        )
+        self._frames.put(record.id, read_back["gdf"])
+        return record
+
+    def _register_vector_background(
+        self, gdf: Any, kind: ArtifactKind, *, source: str, summary: str, inputs: list[str], extra: dict | None
+    ) -> ArtifactRecord:
+        """Register a big vector frame now and write it in the writer thread (see the module docstring)."""
+        import geopandas as gpd
+
+        for parent in inputs:
+            self.get(parent)  # lineage must point at real artifacts
+        frame = gdf.copy()  # the caller's frame may change after we return
+        artifact_id = self._new_id()
+        created_at = datetime.now(UTC)
+        try:
+            record = ArtifactRecord(
+                id=artifact_id,
+                kind=kind,
+                source=source,
+                summary=summary,
+                path=f"{self.artifacts_dir.name}/{artifact_id}.gpkg",
+                metadata=vector_metadata(frame),
+                inputs=inputs,
+                created_at=created_at,
+                extra=extra or {},
+            )
+        except BaseException:
+            with self._lock:
+                self._reserved.discard(artifact_id)
+            raise
+        read_back: dict[str, Any] = {}
+
+        def write(path: Path, layer: str) -> None:
+            frame.to_file(path, driver="GPKG", layer=layer, engine="pyogrio")
+
+        def inspect(path: Path) -> ArtifactMeta:
+            read_back["gdf"] = gpd.read_file(path, layer=path.stem, engine="pyogrio")
+            return vector_metadata(read_back["gdf"])
+
+        def job() -> ArtifactRecord:
+            try:
+                written = self._register(
+                    kind,
+                    "gpkg",
+                    write,
+                    inspect,
+                    source=source,
+                    summary=summary,
+                    inputs=inputs,
+                    extra=extra,
+                    fingerprint_of=lambda _path: vector_fingerprint(read_back["gdf"]),
+                    artifact_id=artifact_id,
+                    created_at=created_at,
+                )
+            except BaseException:
+                self._frames.discard(artifact_id)
+                raise
+            if written.fingerprint != "content-sha256:" + frame_digest(frame):
+                self._frames.put(artifact_id, read_back["gdf"])  # from now on reads give the file's frame
+                self._note(
+                    f"store: artifact {artifact_id} as written differs from the frame served while it was written "
+                    "(field types); later reads come from its file"
+                )
+            else:
+                self._frames.unpin(artifact_id)
+            return written
+
+        self._frames.put(artifact_id, frame, pin=True)
+        with self._lock:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="geofaham-store-writer")
+            self._pending[artifact_id] = (record, self._writer.submit(job))
+        return record
 
     def register_raster_file(
         self, path: Path | str, *, source: str, summary: str, inputs: Iterable[str] = (), extra: dict | None = None
@@ -573,6 +849,8 @@ class ResponseStore:
 
     # ------------------------------------------------------------------------------------- lookup
     def _query(self, where: str = "", params: Sequence[Any] = ()) -> list[ArtifactRecord]:
+        if where != "WHERE id = ?":  # a listing: every artifact registered so far, written
+            self.flush()
         with self._lock:
             # the constant column list and WHERE clauses of fixed text; every value is a ? parameter
             query = f"SELECT {_COLUMNS} FROM artifacts {where} ORDER BY seq"  # nosec B608
@@ -594,7 +872,11 @@ class ResponseStore:
         ]
 
     def get(self, artifact_id: str) -> ArtifactRecord:
-        """The record of ``artifact_id``; :class:`UnknownArtifact` (a ``KeyError``) if there is none."""
+        """The record of ``artifact_id``; :class:`UnknownArtifact` (a ``KeyError``) if there is none. A pending
+        artifact's record is the one its registration returned (no fingerprint yet)."""
+        pending = self._settle(str(artifact_id), wait=False)
+        if pending is not None:
+            return pending
         found = self._query("WHERE id = ?", (str(artifact_id),))
         if not found:
             raise UnknownArtifact(str(artifact_id), self.ids())
@@ -602,14 +884,18 @@ class ResponseStore:
 
     def __contains__(self, artifact_id: object) -> bool:
         with self._lock:
+            if str(artifact_id) in self._pending:
+                return True
             return self._db.execute("SELECT 1 FROM artifacts WHERE id = ?", (str(artifact_id),)).fetchone() is not None
 
     def __len__(self) -> int:
+        self.flush()
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM artifacts").fetchone()[0])
 
     def ids(self) -> list[str]:
         """All ids, in creation order."""
+        self.flush()
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT id FROM artifacts ORDER BY seq")]
 
@@ -674,7 +960,9 @@ class ResponseStore:
 
     # -------------------------------------------------------------------------------------- reading
     def abs_path(self, artifact_id: str) -> Path:
-        """Absolute path of the artifact's file (for QGIS layers, engines reading rasters)."""
+        """Absolute path of the artifact's file (for QGIS layers, engines reading rasters); waits for a pending
+        write of it."""
+        self._settle(str(artifact_id), wait=True)
         return self.session_dir / self.get(artifact_id).path
 
     def read_vector(self, artifact_id: str) -> Any:
@@ -684,7 +972,13 @@ class ResponseStore:
         rec = self.get(artifact_id)
         if rec.kind not in _VECTOR_KINDS:
             raise ValueError(f"artifact {artifact_id} is a {rec.kind.value}, not a vector layer")
-        return gpd.read_file(self.session_dir / rec.path, layer=rec.id, engine="pyogrio")
+        cached = self._frames.get(rec.id)
+        if cached is not None:
+            return cached
+        self._settle(rec.id, wait=True)
+        gdf = gpd.read_file(self.session_dir / rec.path, layer=rec.id, engine="pyogrio")
+        self._frames.put(rec.id, gdf)
+        return gdf.copy()
 
     def read_table(self, artifact_id: str) -> pd.DataFrame:
         """The DataFrame of a table artifact, with its dtypes restored."""

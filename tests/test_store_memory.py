@@ -1,0 +1,133 @@
+"""Response Store at scale: frames kept in memory after a write or a read (copies, bounded by bytes), big vector
+artifacts written in the background (pending until written, every read identical to the file's), and the
+orchestrator's layer events waiting for the file. Small frames with a low threshold stand in for big ones."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import pytest
+import shapely
+
+from geofaham_plugin.core.store import ResponseStore
+from geofaham_plugin.core.store.integrity import fingerprint
+
+
+def _points(n: int, seed: int = 1) -> gpd.GeoDataFrame:
+    rng = np.random.default_rng(seed)
+    return gpd.GeoDataFrame(
+        {
+            "damage_class": rng.choice(["none", "minor", "destroyed"], n),
+            "is_damaged": rng.integers(0, 2, n).astype(bool),
+            "n": np.arange(n, dtype="int64"),
+            "share": rng.uniform(0, 1, n),
+            "note": [None if i % 3 else "x" for i in range(n)],
+        },
+        geometry=shapely.points(rng.uniform(-118.2, -118.0, n), rng.uniform(34.1, 34.3, n)),
+        crs=4326,
+    )
+
+
+def _from_file(store: ResponseStore, artifact_id: str) -> gpd.GeoDataFrame:
+    return gpd.read_file(store.abs_path(artifact_id), layer=artifact_id, engine="pyogrio")
+
+
+def test_background_write_serves_the_frame_then_indexes_the_file(tmp_path):
+    store = ResponseStore(tmp_path, background_min_features=100)
+    gdf = _points(500)
+    record = store.register_vector(gdf, source="test", summary="points")
+    assert record.id in store and store.get(record.id).metadata.feature_count == 500  # known while pending
+    served = store.read_vector(record.id)
+    gdf.loc[0, "damage_class"] = "changed after registering"  # the store holds its own copy
+    served.loc[1, "damage_class"] = "changed by a reader"
+    store.flush()
+    assert not store.is_pending(record.id)
+    indexed = store.get(record.id)
+    assert indexed.fingerprint and indexed.fingerprint.startswith("content-sha256:")
+    assert indexed.metadata == record.metadata
+    assert store.verify(record.id) is None
+    on_disk = _from_file(store, record.id)
+    pd.testing.assert_frame_equal(store.read_vector(record.id), on_disk)
+    assert on_disk.loc[0, "damage_class"] != "changed after registering"
+    assert on_disk.loc[1, "damage_class"] != "changed by a reader"
+    assert fingerprint(store.abs_path(record.id), record.kind, record.id) == indexed.fingerprint
+    assert (tmp_path / "artifacts" / f"{record.id}.record.json").is_file()
+    assert not store.notes
+    store.close()
+    again = ResponseStore(tmp_path)  # a new process sees it as any artifact
+    assert again.ids() == [record.id] and again.verify(record.id) is None
+    pd.testing.assert_frame_equal(again.read_vector(record.id), on_disk)
+    again.close()
+
+
+def test_the_tool_path_gives_the_same_frames_with_and_without_memory(tmp_path):
+    """Every read, from memory or a pending write, equals the read of the file a store without either gives."""
+    gdf = _points(400, seed=3)
+    fast = ResponseStore(tmp_path / "fast", background_min_features=100)
+    slow = ResponseStore(tmp_path / "slow", cache_bytes=0, background_min_features=None)
+    for store in (fast, slow):
+        rec = store.register_vector(gdf, source="test", summary="points")
+        sub = store.read_vector(rec.id)
+        sub = sub[sub["damage_class"] != "none"].reset_index(drop=True)
+        rec2 = store.register_vector(sub, source="test", summary="damaged", inputs=[rec.id])
+        store.frames = (store.read_vector(rec.id), store.read_vector(rec2.id))  # type: ignore[attr-defined]
+        store.flush()
+    for a, b in zip(fast.frames, slow.frames, strict=True):  # type: ignore[attr-defined]
+        pd.testing.assert_frame_equal(a, b)
+    assert [r.fingerprint for r in fast.records()] == [r.fingerprint for r in slow.records()]
+    fast.close()
+    slow.close()
+
+
+def test_frames_that_a_geopackage_changes_are_written_at_once(tmp_path):
+    store = ResponseStore(tmp_path, background_min_features=10)
+    dated = _points(50).assign(when=pd.Timestamp("2025-01-07", tz="UTC"))
+    shuffled = _points(50).iloc[::-1]  # not a RangeIndex: a file read gives 0..n-1
+    for gdf in (dated, shuffled):
+        rec = store.register_vector(gdf, source="test", summary="x")
+        assert not store.is_pending(rec.id)
+        pd.testing.assert_frame_equal(store.read_vector(rec.id), _from_file(store, rec.id))
+    store.close()
+
+
+def test_the_cache_is_bounded_and_reads_come_back_from_the_file(tmp_path):
+    from geofaham_plugin.core.store.store import _frame_bytes
+
+    bound = int(2.5 * _frame_bytes(_points(1000)))
+    store = ResponseStore(tmp_path, cache_bytes=bound, background_min_features=None)
+    ids = [store.register_vector(_points(1000, seed=i), source="test", summary=str(i)).id for i in range(4)]
+    cached = list(store._frames._frames)  # noqa: SLF001
+    assert len(cached) < 4 and cached[-1] == ids[-1]  # the oldest went first
+    assert store._frames._bytes <= bound  # noqa: SLF001
+    for artifact_id in ids:
+        pd.testing.assert_frame_equal(store.read_vector(artifact_id), _from_file(store, artifact_id))
+    store.close()
+
+
+def test_a_failed_background_write_is_an_error_at_flush(tmp_path, monkeypatch):
+    store = ResponseStore(tmp_path, background_min_features=10)
+
+    def broken(*_args, **_kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(gpd.GeoDataFrame, "to_file", broken)
+    rec = store.register_vector(_points(20), source="test", summary="x")
+    with pytest.raises(Exception, match="could not be written"):
+        store.flush()
+    assert rec.id not in store
+    assert not list((tmp_path / "artifacts").glob(rec.id + ".*"))
+    monkeypatch.undo()
+    store.close()
+
+
+def test_pyogrio_reader_matches_geopandas_reader_for_the_fingerprint(tmp_path):
+    """The fingerprint of a written artifact is taken from the frame the store reads (geopandas over pyogrio);
+    verification reads with pyogrio directly: both must hash the same."""
+    store = ResponseStore(tmp_path, background_min_features=None)
+    rec = store.register_vector(_points(30), source="test", summary="x")
+    raw = pyogrio.read_dataframe(store.abs_path(rec.id), layer=rec.id)
+    pd.testing.assert_frame_equal(pd.DataFrame(raw), pd.DataFrame(_from_file(store, rec.id)))
+    assert store.verify(rec.id) is None
+    store.close()
