@@ -413,3 +413,28 @@ def test_a_grade_asked_of_a_layer_without_grades_is_not_answered_with_a_number(s
     assert record.status != "answered"
     assert "cannot be told apart" in record.answer
     assert "**Not answered as asked.**" in record.answer.split("What was computed instead")[0]
+
+
+@pytest.mark.parametrize(
+    "question, event, grades",
+    [
+        ("How many homes burned in the Palisades fire?", 14, ["Affected (1-9%)", "Minor (10-25%)", "Major (26-50%)", "Destroyed (>50%)"]),
+        ("How many houses were destroyed by the Eaton fire?", 11, ["Destroyed (>50%)"]),
+    ],
+)  # fmt: skip
+def test_homes_that_burned_are_residential_damaged_buildings(store, question, event, grades):
+    """'homes' keeps the residential structure types, 'burned' said of buildings is damage (it once counted every
+    inspected building: 11,988 for the Palisades question)."""
+    import geopandas as gpd
+
+    from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
+
+    dins = gpd.read_file(data_dir() / default_catalogue().find(event_id=event, role="damage")[0].path)
+    homes = dins["STRUCTURETYPE"].str.contains("Residen|Mobile Home") & dins["DAMAGE"].isin(grades)
+    record = Orchestrator(store, LLM(ScriptedModel({}))).run(question)
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.value == int(homes.sum())
+    assert (
+        "burned area" not in question and not prepass("hospitals near the burned area of the Eaton fire").damage_classes
+    )

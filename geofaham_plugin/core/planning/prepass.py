@@ -149,6 +149,19 @@ ENTITY_WORDS: dict[str, tuple[str, ...]] = class_words()
 # Damage phrases, tried in this order at each position (specific before generic). Spanish, French and
 # Portuguese verbs in their usual forms, accents removed: destruyo/destruyeron/destruidas, detruit/a detruit/
 # detruites, destruiu/destruidas; dano/danaron/danadas, endommages/endommagea, danificou/danificadas.
+# "homes burned", "buildings that burned down", "casas quemadas": burned said of buildings is damage (any grade);
+# "the burned area", "where the fire burned" is the hazard
+_BURNED_NOUNS = ("homes", "houses", "buildings", "structures", "residences", "properties", "dwellings")
+_BURNED_AFTER = "|".join(
+    f"(?<={noun}\\s{link})"
+    for noun in _BURNED_NOUNS
+    for link in ("", "that\\s", "which\\s", "were\\s", "that\\sgot\\s")
+)
+BURNED = (
+    rf"(?:{_BURNED_AFTER})burn(?:ed|t)(?:\s+down)?"
+    r"|(?<=casas\s)quemadas|(?<=viviendas\s)quemadas|(?<=edificios\s)quemados|(?<=maisons\s)brulees"
+    r"|(?<=casas\s)queimadas"
+)
 DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
     (
         r"no\s+damage|undamaged|intact|unaffected|unharmed|survived|still\s+standing"
@@ -195,6 +208,7 @@ DAMAGE_WORDS: list[tuple[str, list[DamageClass]]] = [
         r"affected(?!\s+(?:by|areas?|regions?|zones?|population|people|communit(?:y|ies)|residents)\b)",
         [DamageClass.affected],
     ),
+    (BURNED, list(ANY_DAMAGE)),
 ]
 # "not destroyed", "no fueron destruidas", "n'ont pas ete detruits", "nao foram danificados": a negation word,
 # then up to two auxiliaries or adverbs.

@@ -50,7 +50,7 @@ from .templates import GROUP_BY_FIELDS
 from .values import PEOPLE as _PEOPLE
 from .values import POPULATION_FIELDS as _POPULATION_FIELDS
 from .values import ZONES_BEFORE as _ZONES_BEFORE
-from .values import WhereNotSaid, comparisons, field_pattern, narrows, where_said, yes_no_said
+from .values import WhereNotSaid, comparisons, field_pattern, narrows, residential_values, where_said, yes_no_said
 from .values import field_grouping as _field_grouping
 from .values import position as _position
 from .values import value_matches as _value_matches
@@ -1038,10 +1038,19 @@ def spec_from_facts(
     class_words_named = [
         w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())
     ]
-    if subject_what == "damage" and events:
-        domain = _damage_domain(events[0], layers)
+
+    def damage_filters(event: int | None) -> dict[str, list[str]]:
+        """The structure types the question names, as the event's own damage layer spells them (each disaster of a
+        comparison has its own list: Palisades has triple-wide mobile homes, Eaton none)."""
+        domain = _damage_domain(event, layers)
         if domain and (matched := _value_matches(text, domain[1], exclude=class_words_named)):
-            filters[domain[0]] = matched
+            return {domain[0]: matched}
+        if domain and (homes := residential_values(text, domain[1])):  # "how many homes burned"
+            return {domain[0]: homes}
+        return {}
+
+    if subject_what == "damage" and events:
+        filters = damage_filters(events[0])
     elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
         filters = _layer_filters(text, entry, names=False)
     # "water points holding more than 5000 litres": a condition on the field of the subject or the reference it names
@@ -1060,7 +1069,7 @@ def spec_from_facts(
     for ev, how in [(e, k) for e in events or [None] for k in relation_kinds]:
         subject = _set_ref(subject_what, ev, facts).model_copy(
             update={
-                "filters": filters,
+                "filters": damage_filters(ev) if subject_what == "damage" and ev is not None else filters,
                 "kinds": kinds,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
                 "raster": raster,

@@ -246,3 +246,19 @@ def field_grouping(text: str, entry: UserLayer, each: bool = False) -> str | Non
             if word in names or word.rstrip("s") in names or f"{word}s" in names:
                 return f.name
     return None
+
+
+# "homes", "houses", "viviendas": the residential values of a structure-type field, when no value is named itself
+RESIDENTIAL_SAID = re.compile(
+    r"(?<!\w)(?:homes?|houses?|residences?|residential|dwellings?|viviendas?|casas?|hogares|maisons?|logements?"
+    r"|habitations?|moradias?|residencias?)(?!\w)"
+)
+_RESIDENTIAL_VALUE = re.compile(r"residen|(?<!motor )\bhomes?\b|dwelling|house|apartment|condo", re.IGNORECASE)
+
+
+def residential_values(text: str, values: Sequence[str]) -> list[str]:
+    """The residential values of a structure-type domain ("Single Family Residence ...", "Mobile Home ...") when the
+    question says homes, houses or dwellings; [] otherwise."""
+    if not RESIDENTIAL_SAID.search(EXAMPLES.sub(" ", text)):  # "(single-family homes, mobile homes and so on)"
+        return []
+    return [v for v in values if _RESIDENTIAL_VALUE.search(v)]
