@@ -70,8 +70,9 @@ REQUIRED: tuple[Dependency, ...] = (
 
 #: what pip would otherwise pull in newer than the system's compiled packages allow, pinned as requirements.txt
 #: pins them and added to every pip command: numpy 2 breaks Debian's numpy extensions (GDAL's bindings,
-#: scipy, bottleneck) inside QGIS, geopandas 1.0 predates pandas 3, affine 3 needs a newer attrs than Debian's
-PIP_CONSTRAINTS = ("numpy<2", "pandas>=2.2,<3", "affine>=2.4,<3")
+#: scipy, bottleneck) inside QGIS, geopandas 1.0 predates pandas 3, affine 3 needs a newer attrs than Debian's;
+#: pandas 2.2 warns at every import about Debian's numexpr 2.8 and bottleneck 1.3.5 (python3-geopandas brings them)
+PIP_CONSTRAINTS = ("numpy<2", "pandas>=2.2,<3", "affine>=2.4,<3", "numexpr>=2.10.2", "bottleneck>=1.4.2")
 
 #: PyPI wheels that bundle their own GEOS/GDAL/PROJ: pip must build these from source, never fetch the wheel
 BUNDLING_WHEELS = ("shapely", "pyproj", "rasterio", "pyogrio", "fiona")

@@ -19,7 +19,7 @@ from geofaham_plugin.deps import (
     pip_command,
 )
 
-CONSTRAINTS = ' "numpy<2" "pandas>=2.2,<3" "affine>=2.4,<3"'
+CONSTRAINTS = ' "numpy<2" "pandas>=2.2,<3" "affine>=2.4,<3" "numexpr>=2.10.2" "bottleneck>=1.4.2"'
 
 
 def test_all_dependencies_present_in_the_project_venv():
@@ -110,10 +110,11 @@ def test_installing_inside_qgis_on_debian_12_apt_for_geo_libraries_and_pip_only_
     # what pip pulls in is held to the system's compiled stack: numpy < 2 (Debian's numpy extensions and
     # QGIS's GDAL bindings), pandas < 3 (geopandas 1.0), affine < 3 (Debian's attrs), as requirements.txt pins them
     pinned = _quoted(pip)
-    assert pinned[-3:] == list(PIP_CONSTRAINTS) == ["numpy<2", "pandas>=2.2,<3", "affine>=2.4,<3"]
+    assert pinned[-5:] == list(PIP_CONSTRAINTS)
+    assert PIP_CONSTRAINTS[:3] == ("numpy<2", "pandas>=2.2,<3", "affine>=2.4,<3")
     for constraint in PIP_CONSTRAINTS:
         assert requirements[re.split(r"[<>=]", constraint, maxsplit=1)[0]] == constraint
-    pinned = pinned[:-3]
+    pinned = pinned[:-5]
     assert {p.split(">")[0].split("=")[0] for p in pinned} == {
         "pydantic",
         "openai",
