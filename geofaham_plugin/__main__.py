@@ -1,7 +1,16 @@
-"""``python -m geofaham_plugin``: the headless command line (see ``core/cli.py``)."""
+"""``python -m geofaham_plugin``: the headless command line (see ``core/cli.py``).
+
+With a dependency missing the core cannot even be imported: every command then prints what is missing and
+how to install it (what ``check`` prints) and exits with 1, instead of a traceback.
+"""
 
 import sys
 
-from .core.cli import main
+from .deps import missing_dependencies, print_check
+
+if missing_dependencies():
+    sys.exit(print_check())
+
+from .core.cli import main  # noqa: E402 - only once the dependencies are there
 
 sys.exit(main())

@@ -16,10 +16,12 @@ pyogrio), a separate line builds them from source against Debian's libraries, as
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,19 @@ class Dependency:
     compiled: bool = False  # links GEOS/GDAL/PROJ/libpq: never from pip's wheels
     #: compiled, and Debian 12's package is missing or older than ``requirement``: built from source by pip
     build_on_debian12: bool = False
+    #: the version found when it is older than ``requirement`` (set by :func:`missing_dependencies`)
+    installed: str | None = None
 
     @property
     def pip_requirement(self) -> str:
         return self.distribution + self.requirement
+
+    @property
+    def label(self) -> str:
+        """The name a message shows: ``shapely``, or ``shapely 1.8.5 (needs >=2.0,<2.2)`` when too old."""
+        if self.installed is None:
+            return self.distribution
+        return f"{self.distribution} {self.installed} (needs {self.requirement})"
 
 
 REQUIRED: tuple[Dependency, ...] = (
@@ -56,6 +67,12 @@ REQUIRED: tuple[Dependency, ...] = (
     Dependency("osmnx", "osmnx", "OpenStreetMap features", ">=2.0"),
     Dependency("psycopg2", "psycopg2-binary", "PostGIS databases", ">=2.9", "python3-psycopg2", True),
 )
+
+#: what pip would otherwise pull in newer than the system's compiled packages allow, pinned as requirements.txt
+#: pins them and added to every pip command: numpy 2 breaks Debian's numpy extensions (GDAL's bindings,
+#: scipy, bottleneck) inside QGIS, geopandas 1.0 predates pandas 3, affine 3 needs a newer attrs than Debian's;
+#: pandas 2.2 warns at every import about Debian's numexpr 2.8 and bottleneck 1.3.5 (python3-geopandas brings them)
+PIP_CONSTRAINTS = ("numpy<2", "pandas>=2.2,<3", "affine>=2.4,<3", "numexpr>=2.10.2", "bottleneck>=1.4.2")
 
 #: PyPI wheels that bundle their own GEOS/GDAL/PROJ: pip must build these from source, never fetch the wheel
 BUNDLING_WHEELS = ("shapely", "pyproj", "rasterio", "pyogrio", "fiona")
@@ -77,9 +94,41 @@ def _is_available(module: str) -> bool:
         return False
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """``"2.0.1"`` -> (2, 0, 1); ``"1.8.5+dfsg"`` -> (1, 8, 5)."""
+    match = re.match(r"\d+(\.\d+)*", version.strip())
+    return tuple(int(part) for part in match.group(0).split(".")) if match else ()
+
+
+def _installed_version(dep: Dependency) -> str | None:
+    for name in (re.sub(r"\[.*\]", "", dep.distribution), dep.module):  # Debian's psycopg2 is not -binary
+        try:
+            return importlib.metadata.version(name)
+        except (importlib.metadata.PackageNotFoundError, ValueError):
+            continue
+    return None
+
+
+def _too_old(dep: Dependency) -> str | None:
+    """The installed version when it is below the requirement's lower bound (``>=X`` or ``==X``), else None.
+    Upper bounds are not enforced at start-up: a newer system package may well work."""
+    lower = re.search(r"(?:>=|==)\s*([\w.]+)", dep.requirement)
+    version = _installed_version(dep) if lower else None
+    if lower is None or version is None or not _release(version):
+        return None
+    return version if _release(version) < _release(lower.group(1)) else None
+
+
 def missing_dependencies(required: tuple[Dependency, ...] = REQUIRED) -> list[Dependency]:
-    """The dependencies that cannot be imported, in declaration order."""
-    return [dep for dep in required if not _is_available(dep.module)]
+    """The dependencies that cannot be imported or are older than required (Debian 12's shapely 1.8,
+    geopandas 0.12, rasterio 1.3 import fine and then fail), in declaration order."""
+    missing = []
+    for dep in required:
+        if not _is_available(dep.module):
+            missing.append(dep)
+        elif old := _too_old(dep):
+            missing.append(replace(dep, installed=old))
+    return missing
 
 
 def _python() -> str:
@@ -89,7 +138,7 @@ def _python() -> str:
 
 
 def _quoted(deps: list[Dependency]) -> str:
-    return " ".join(f'"{d.pip_requirement}"' for d in deps)
+    return " ".join(f'"{r}"' for r in [*(d.pip_requirement for d in deps), *PIP_CONSTRAINTS])
 
 
 def pip_command(missing: list[Dependency]) -> str:
@@ -99,19 +148,37 @@ def pip_command(missing: list[Dependency]) -> str:
     return f"{_python()} -m pip {PIP_OPTIONS} {_quoted(pure)}" if pure else ""
 
 
+def debian_commands(missing: list[Dependency]) -> list[str]:
+    """The shell commands of the Debian/Ubuntu route for ``missing``, in the order they are run: the system's
+    packages, the source builds Debian 12 needs, pip for the pure-Python ones. :func:`install_instructions`
+    prints them verbatim; ``scripts/check_plugin_install.py`` runs them in a throw-away user base."""
+    commands = []
+    if debian := [d.debian for d in missing if d.debian]:
+        commands.append(f"sudo apt install {' '.join(debian)}")
+    if builds := [d for d in missing if d.compiled and d.build_on_debian12]:
+        commands.append(
+            f"sudo apt install {' '.join(DEBIAN_BUILD_PACKAGES)} && {_python()} -m pip {PIP_OPTIONS} {_quoted(builds)}"
+        )
+    if pip := pip_command(missing):
+        commands.append(pip)
+    return commands
+
+
 def install_instructions(missing: list[Dependency]) -> list[str]:
     """One line per route: the system's packages for the compiled ones (Debian/Ubuntu, OSGeo4W, conda),
     the source builds Debian 12 needs, then pip for the pure-Python ones."""
     compiled = [d for d in missing if d.compiled]
+    builds = [d for d in compiled if d.build_on_debian12]
+    commands = debian_commands(missing)
     lines = []
-    if debian := [d.debian for d in missing if d.debian]:
-        lines.append(f"Debian/Ubuntu: sudo apt install {' '.join(debian)}")
-    if builds := [d for d in compiled if d.build_on_debian12]:
+    if any(d.debian for d in missing):
+        lines.append(f"Debian/Ubuntu: {commands.pop(0)}")
+    if builds:
         lines.append(
             "  Debian 12's shapely, rasterio and geopandas are too old and it has no pyogrio: build "
             + ", ".join(d.distribution for d in builds)
             + " against the system's GEOS/GDAL (never PyPI's wheels, which bundle their own): "
-            f"sudo apt install {' '.join(DEBIAN_BUILD_PACKAGES)} && {_python()} -m pip {PIP_OPTIONS} {_quoted(builds)}"
+            + commands.pop(0)
         )
     if compiled:
         lines.append(
@@ -121,6 +188,18 @@ def install_instructions(missing: list[Dependency]) -> list[str]:
         lines.append(
             "conda (QGIS from conda-forge): conda install -c conda-forge " + " ".join(d.module for d in compiled)
         )
-    if pip := pip_command(missing):
-        lines.append(f"then the pure-Python packages: {pip}" if lines else pip)
+    if commands:
+        lines.append(f"then the pure-Python packages: {commands[0]}" if lines else commands[0])
     return lines
+
+
+def print_check() -> int:
+    """``python -m geofaham_plugin check``: what is missing and how to install it; 0 when nothing is. Needs
+    nothing beyond the standard library, so it runs before any dependency is installed."""
+    missing = missing_dependencies()
+    if missing:
+        print("missing: " + ", ".join(d.label for d in missing))
+        print("install with:\n  " + "\n  ".join(install_instructions(missing)))
+        return 1
+    print("all dependencies present")
+    return 0

@@ -9,7 +9,17 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from geofaham_plugin.deps import REQUIRED, install_instructions, missing_dependencies, pip_command
+from geofaham_plugin import deps
+from geofaham_plugin.deps import (
+    PIP_CONSTRAINTS,
+    REQUIRED,
+    debian_commands,
+    install_instructions,
+    missing_dependencies,
+    pip_command,
+)
+
+CONSTRAINTS = ' "numpy<2" "pandas>=2.2,<3" "affine>=2.4,<3" "numexpr>=2.10.2" "bottleneck>=1.4.2"'
 
 
 def test_all_dependencies_present_in_the_project_venv():
@@ -24,7 +34,7 @@ def test_hidden_module_is_reported_with_its_pip_name(monkeypatch):
     # psycopg2 links libpq: the system's package, not pip's; pip only for the pure-Python one, pinned
     assert pip_command(missing).endswith(
         "-m pip install --user --break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona "
-        '"pystac-client>=0.8"'
+        '"pystac-client>=0.8"' + CONSTRAINTS
     )
     assert "Debian/Ubuntu: sudo apt install python3-psycopg2" in install_instructions(missing)
 
@@ -97,7 +107,14 @@ def test_installing_inside_qgis_on_debian_12_apt_for_geo_libraries_and_pip_only_
     # wheel that bundles GEOS/GDAL, into the user's site of a system Python (PEP 668: --break-system-packages)
     pip = next(line for line in lines if line.startswith("then the pure-Python packages: "))
     assert " -m pip install --user --break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona " in pip
+    # what pip pulls in is held to the system's compiled stack: numpy < 2 (Debian's numpy extensions and
+    # QGIS's GDAL bindings), pandas < 3 (geopandas 1.0), affine < 3 (Debian's attrs), as requirements.txt pins them
     pinned = _quoted(pip)
+    assert pinned[-5:] == list(PIP_CONSTRAINTS)
+    assert PIP_CONSTRAINTS[:3] == ("numpy<2", "pandas>=2.2,<3", "affine>=2.4,<3")
+    for constraint in PIP_CONSTRAINTS:
+        assert requirements[re.split(r"[<>=]", constraint, maxsplit=1)[0]] == constraint
+    pinned = pinned[:-5]
     assert {p.split(">")[0].split("=")[0] for p in pinned} == {
         "pydantic",
         "openai",
@@ -118,7 +135,12 @@ def test_installing_inside_qgis_on_debian_12_apt_for_geo_libraries_and_pip_only_
     build = next(line for line in lines if "against the system's GEOS/GDAL" in line)
     assert "sudo apt install libgdal-dev libgeos-dev libproj-dev python3-dev g++ && " in build
     assert "--break-system-packages --no-binary shapely,pyproj,rasterio,pyogrio,fiona" in build
-    assert _quoted(build) == [requirements["shapely"], requirements["pyogrio"], requirements["rasterio"]]
+    assert _quoted(build) == [
+        requirements["shapely"],
+        requirements["pyogrio"],
+        requirements["rasterio"],
+        *PIP_CONSTRAINTS,
+    ]
     for name in ("libgdal-dev", "libgeos-dev", "libproj-dev", "python3-dev", "g++"):
         assert _is_debian_package(name), name
 
@@ -130,7 +152,58 @@ def test_only_pure_python_packages_missing_is_one_pip_line(monkeypatch):
     for module in ("pydantic", "osmnx"):
         monkeypatch.setitem(sys.modules, module, None)
     assert install_instructions(missing_dependencies()) == [f"{pip_command(missing_dependencies())}"]
-    assert pip_command(missing_dependencies()).endswith('"pydantic>=2.6,<3" "osmnx>=2.0"')
+    assert pip_command(missing_dependencies()).endswith('"pydantic>=2.6,<3" "osmnx>=2.0"' + CONSTRAINTS)
+
+
+def test_the_debian_commands_are_what_the_message_prints(monkeypatch):
+    # scripts/check_plugin_install.py runs debian_commands(); the user reads install_instructions()
+    for dep in REQUIRED:
+        monkeypatch.setitem(sys.modules, dep.module, None)
+    missing = missing_dependencies()
+    commands = debian_commands(missing)
+    text = "\n".join(install_instructions(missing))
+    assert len(commands) == 3 and all(command in text for command in commands)
+    assert commands[0].startswith("sudo apt install ") and commands[1].startswith("sudo apt install libgdal-dev")
+    assert commands[2] == pip_command(missing)
+
+
+def test_a_package_older_than_required_is_reported_with_its_version(monkeypatch):
+    # Debian 12's python3-shapely 1.8 imports fine, then the plugin fails: it counts as missing
+    versions = {"shapely": "1.8.5", "geopandas": "0.12.2", "pyproj": "3.4.1", "psycopg2": "2.9.5 (dt dec pq3 ext lo64)"}
+    real = deps.importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name in versions:
+            return versions[name]
+        if name == "psycopg2-binary":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(deps.importlib.metadata, "version", version)
+    missing = missing_dependencies()
+    assert [d.label for d in missing] == [
+        "shapely 1.8.5 (needs >=2.0,<2.2)",
+        "geopandas 0.12.2 (needs >=1.0.1,<1.1)",
+    ]
+    lines = install_instructions(missing)
+    assert '"shapely>=2.0,<2.2"' in lines[1] and '"geopandas>=1.0.1,<1.1"' in lines[-1]
+    # a newer one than the upper bound is not refused at start-up
+    versions["shapely"] = "2.3.0"
+    assert [d.module for d in missing_dependencies()] == ["geopandas"]
+
+
+def test_the_command_line_names_missing_packages_instead_of_a_traceback():
+    # the core imports pydantic at once: `python -m geofaham_plugin ...` checks first
+    code = (
+        "import runpy, sys\n"
+        "sys.modules['pydantic'] = None\n"
+        "sys.argv = ['geofaham_plugin', 'ask', 'How many?']\n"
+        "runpy.run_module('geofaham_plugin', run_name='__main__')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout.startswith("missing: pydantic\ninstall with:\n  ")
+    assert '"pydantic>=2.6,<3"' in out.stdout
 
 
 def test_core_imports_no_qt_or_qgis():

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..deps import install_instructions, missing_dependencies
+from ..deps import print_check
 from .config import PathSettings, settings_from_env, variables_markdown
 from .domain.secrets import mask_secrets
 from .errors import ConfigError, InputError, user_line
@@ -31,13 +31,7 @@ DbCommand = Callable[["SpatialEngine", argparse.Namespace], int]
 
 
 def _cmd_check(_args: argparse.Namespace) -> int:
-    missing = missing_dependencies()
-    if missing:
-        print("missing: " + ", ".join(d.distribution for d in missing))
-        print("install with:\n  " + "\n  ".join(install_instructions(missing)))
-        return 1
-    print("all dependencies present")
-    return 0
+    return print_check()
 
 
 def _cmd_config(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def missing_dependencies_message(missing: list[Dependency]) -> str:
-    names = ", ".join(dep.distribution for dep in missing)
+    names = ", ".join(dep.label for dep in missing)
     return tr(
         "GeoFaham cannot start because these Python packages are missing: {names}. "
         'Install them with: {command} (or run "{setup}" in the GeoFaham source folder), '
