@@ -103,9 +103,7 @@ def where_clause(selectors: Iterable[Mapping[str, Any]], columns: Iterable[str])
 
 
 def _selectors(kind: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    if "class" in kind:
-        return list(feature_class_specs()[kind["class"]].selectors)
-    return list(kind.get("selectors", []))
+    return list(feature_class_specs()[kind["class"]].selectors)  # the one class file says what a kind draws
 
 
 def _file_info(path: Path) -> tuple[Geometry | None, list[str]]:
