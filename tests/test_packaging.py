@@ -1,10 +1,12 @@
 """The plugin as QGIS's plugin repository sees it: metadata fields and the pb_tool zip."""
 
 import configparser
+import json
 import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -59,6 +61,30 @@ def test_pb_tool_zip_contains_the_plugin_and_nothing_else(tmp_path):
     assert any(n.startswith("geofaham/geofaham_plugin/core/") for n in names)
     assert not [n for n in names if n.startswith(("geofaham/tests", "geofaham/.venv", "geofaham/bench"))]
     assert not [n for n in names if "__pycache__" in n]
+
+    # the plugin repository's upload scan: Bandit (critical = high severity blocks) and a secrets scanner, run on
+    # what the zip holds, with none of our own configuration
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(target).extractall(unpacked)
+    bin_dir = ROOT / ".venv" / "bin"
+    bandit = subprocess.run(
+        [str(bin_dir / "bandit"), "-r", "-q", "-lll", "-f", "json", str(unpacked)],
+        capture_output=True,
+        text=True,
+    )
+    found = json.loads(bandit.stdout)["results"]
+    assert not found, [f"{r['filename']}:{r['line_number']} {r['test_id']}" for r in found]
+    files = [str(p) for p in unpacked.rglob("*") if p.is_file()]
+    scan = subprocess.run([str(bin_dir / "detect-secrets"), "scan", *files], capture_output=True, text=True, check=True)
+    baseline = json.loads((ROOT / ".secrets.baseline").read_text(encoding="utf-8"))
+    audited = {s["hashed_secret"] for found in baseline["results"].values() for s in found}
+    secrets = [
+        f"{Path(f).relative_to(unpacked)}:{s['line_number']} ({s['type']})"
+        for f, hits in json.loads(scan.stdout)["results"].items()
+        for s in hits
+        if s["hashed_secret"] not in audited
+    ]
+    assert not secrets, secrets
 
 
 def test_translation_sources_are_in_sync_with_the_ui_code():
