@@ -714,8 +714,6 @@
         <message>
             <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
             <translation>La capa de entrada no tiene SRC, así que no se puede reproyectar (defínalo antes en las propiedades de la capa)</translation>
-            <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
-            <translation>Qué orígenes pueden aún llegar a qué destinos por carretera cuando una amenaza corta la red: distancia por la red (m) y tiempo a flujo libre (min) antes y después, razón de desvío y estado (reachable, detour, cut off, unreachable before, off network), una fila por origen y destino, en el origen. Sin destinos: si cada origen sigue unido a la red vial principal. Las carreteras son líneas de OpenStreetMap con un campo highway (se leen oneway, maxspeed y bridge si existen); una carretera que toca la amenaza queda cortada, los puentes sobre ella siguen abiertos y los túneles se cortan. También escribe las carreteras cortadas.</translation>
         </message>
         <message>
             <source>Road reachability through a hazard</source>
@@ -776,8 +774,6 @@
         <message>
             <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
             <translation>Qué orígenes pueden aún llegar a qué destinos por carretera cuando un peligro corta la red: distancia por la red (m) y tiempo a flujo libre (min) antes y después, razón de desvío y estado (accesible, desvío, cortado, inaccesible antes, fuera de la red), una fila por origen y destino, en el origen. Sin destinos: si cada origen sigue unido a la red principal de carreteras. Las carreteras son líneas de OpenStreetMap con un campo highway (oneway, maxspeed, bridge leídos si existen); una carretera que toca el peligro queda cortada, los puentes sobre él siguen abiertos y los túneles se cortan. También escribe las carreteras cortadas.</translation>
-            <source>OpenStreetMap basemap behind the results (online only)</source>
-            <translation>Mapa base de OpenStreetMap bajo los resultados (solo en línea)</translation>
         </message>
         <message>
             <source>OpenStreetMap basemap behind the results (online only)</source>

@@ -714,8 +714,6 @@
         <message>
             <source>The input layer has no CRS, so it cannot be reprojected (set it in the layer's properties first)</source>
             <translation>La couche d'entrée n'a pas de SCR et ne peut donc pas être reprojetée (définissez-le d'abord dans les propriétés de la couche)</translation>
-            <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
-            <translation>Quelles origines peuvent encore atteindre quelles cibles par la route quand un aléa coupe le réseau : distance sur le réseau (m) et temps en circulation libre (min) avant et après, rapport de détour et statut (reachable, detour, cut off, unreachable before, off network), une ligne par origine et cible, à l'origine. Sans cibles : si chaque origine reste reliée au réseau routier principal. Les routes sont des lignes OpenStreetMap avec un champ highway (oneway, maxspeed, bridge lus s'ils sont présents) ; une route qui touche l'aléa est coupée, les ponts qui le franchissent restent ouverts, les tunnels sont coupés. Écrit aussi les routes coupées.</translation>
         </message>
         <message>
             <source>Road reachability through a hazard</source>
@@ -776,8 +774,6 @@
         <message>
             <source>Which origins can still reach which targets by road when a hazard cuts the network: network distance (m) and free-flow time (min) before and after, detour ratio and status (reachable, detour, cut off, unreachable before, off network), one row per origin and target at the origin. Without targets: whether each origin stays joined to the main road network. Roads are OpenStreetMap lines with a highway field (oneway, maxspeed, bridge read when present); a road touching the hazard is cut, bridges over it kept open, tunnels cut. Also writes the cut roads.</source>
             <translation>Quelles origines peuvent encore atteindre quelles destinations par la route quand un aléa coupe le réseau : distance sur le réseau (m) et temps en circulation libre (min) avant et après, rapport de détour et statut (accessible, détour, coupé, inaccessible avant, hors réseau), une ligne par origine et destination, à l'origine. Sans destinations : si chaque origine reste reliée au réseau routier principal. Les routes sont des lignes OpenStreetMap avec un champ highway (oneway, maxspeed, bridge lus s'ils existent) ; une route qui touche l'aléa est coupée, les ponts au-dessus restent ouverts, les tunnels sont coupés. Écrit aussi les routes coupées.</translation>
-            <source>OpenStreetMap basemap behind the results (online only)</source>
-            <translation>Fond de carte OpenStreetMap sous les résultats (en ligne seulement)</translation>
         </message>
         <message>
             <source>OpenStreetMap basemap behind the results (online only)</source>

@@ -92,7 +92,11 @@ def test_translation_sources_are_in_sync_with_the_ui_code():
     assert out.returncode == 0, out.stdout
 
 
-def test_french_translation_is_complete_and_compiles(built_translations):
+def test_french_translation_is_complete_and_compiles(built_translations, tmp_path):
     text = (ROOT / "i18n" / "geofaham_fr.ts").read_text(encoding="utf-8")
     assert 'type="unfinished"' not in text
     assert (built_translations / "geofaham_fr.qm").stat().st_size > 1000
+    for ts in (ROOT / "i18n").glob("*.ts"):  # one message per source: a merged pair inside one is dropped by lrelease
+        out = subprocess.run(["lrelease", str(ts), "-qm", str(tmp_path / "x.qm")], capture_output=True, text=True)
+        assert "duplicate" not in out.stdout + out.stderr, out.stdout + out.stderr
+        assert text.count("<source>") == text.count("<message>") or ts.name != "geofaham_fr.ts"
