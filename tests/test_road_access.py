@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 import shapely
 from conftest import ROOT, SHARED_DATA
-from pyproj import Geod
+from pyproj import Geod, Transformer
 from shapely.geometry import LineString, Point, box, shape
+from shapely.ops import transform
 
 from geofaham_plugin.core.engines import network as net
 from geofaham_plugin.core.engines.layers import default_catalogue
@@ -264,3 +265,21 @@ def test_cli_answers_the_catarroja_question_offline(tmp_path):
     record = json.loads(Path(out.stdout.strip().splitlines()[-1].split("run record: ")[1]).read_text())
     assert record["status"] == "answered" and record["usage"]["calls"] == []
     assert record["plans"][0]["specs"][0]["access"]["targets"]["kinds"] == ["fire_station"]
+
+
+def test_a_named_kind_and_place_of_the_reference_are_applied(store):
+    """ "within 2 km of the Catarroja fire station": the fire station of Catarroja's extract, not every emergency
+    service (checked here in ETRS89 / UTM 30N with shapely, from each school's outline to the station)."""
+    record = Orchestrator(store, LLM(ScriptedModel({}))).run(
+        "How many schools are within 2 km of the Catarroja fire station?"
+    )
+    assert record.status == "answered", record.answer
+    assert {"feature_class": "emergency_services", "kinds": ["fire_station"]} in [s.args for s in record.steps]
+    education = set(_classes("education")["selectors"][0]["amenity"])
+    raw = [f for n in ("puntos", "poligonos") for f in _features(n)]
+    utm = Transformer.from_crs(4326, 25830, always_xy=True).transform
+    (station,) = [transform(utm, shape(f["geometry"])) for f in raw if f["properties"].get("amenity") == "fire_station"]
+    schools = [transform(utm, shape(f["geometry"])) for f in raw if f["properties"].get("amenity") in education]
+    near = [s for s in schools if s.distance(station) <= 2000]
+    (total,) = record.structured.totals()
+    assert total.value == len(near) > 0, (total.value, len(near))

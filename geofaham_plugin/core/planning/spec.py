@@ -1090,6 +1090,14 @@ def spec_from_facts(
                 reference = reference.model_copy(update={"raster": True})  # a mask raster: its polygons
             if reference.kind == "features" and _hit_by_hazard(text, reference.feature_class or ""):
                 reference = reference.model_copy(update={"in_hazard": True})
+            if reference.kind == "features" and reference.feature_class != subject.feature_class:
+                # "within 2 km of the Catarroja fire station": the reference's own kind and place
+                reference = reference.model_copy(
+                    update={
+                        "kinds": _kinds(text, reference.feature_class or "", ev, layers),
+                        "place": _named_place(facts, ev, reference_what, aoi_artifact_id),
+                    }
+                )
             relation = Relation(
                 kind=how,
                 reference=reference,
