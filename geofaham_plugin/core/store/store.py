@@ -659,7 +659,6 @@ class ResponseStore:
     ) -> ArtifactRecord:
         """Store a GeoDataFrame as a GeoPackage (layer named after the id), which keeps the CRS and
         the field types. A layer without CRS is refused: its metadata and areas would be guesses."""
-        import geopandas as gpd
 
         if kind not in _VECTOR_KINDS:
             raise ValueError(f"register_vector takes kind vector or aoi, not {kind.value}")
@@ -671,6 +670,25 @@ class ResponseStore:
             return self._register_vector_background(
                 gdf, kind, source=source, summary=summary, inputs=inputs, extra=extra
             )
+        record, read_back = self._write_vector(gdf, kind, source=source, summary=summary, inputs=inputs, extra=extra)
+        self._frames.put(record.id, read_back)
+        return record
+
+    def _write_vector(
+        self,
+        gdf: Any,
+        kind: ArtifactKind,
+        *,
+        source: str,
+        summary: str,
+        inputs: list[str],
+        extra: dict | None,
+        **ids: Any,
+    ) -> tuple[ArtifactRecord, Any]:
+        """Write ``gdf`` as the artifact's GeoPackage and register it (``ids``: an id and time reserved before), the
+        file read back once for its metadata and fingerprint: (the record, the frame as read back)."""
+        import geopandas as gpd
+
         read_back: dict[str, Any] = {}
 
         def write(path: Path, layer: str) -> None:
@@ -690,15 +708,14 @@ class ResponseStore:
             inputs=inputs,
             extra=extra,
             fingerprint_of=lambda _path: vector_fingerprint(read_back["gdf"]),
+            **ids,
         )
-        self._frames.put(record.id, read_back["gdf"])
-        return record
+        return record, read_back["gdf"]
 
     def _register_vector_background(
         self, gdf: Any, kind: ArtifactKind, *, source: str, summary: str, inputs: list[str], extra: dict | None
     ) -> ArtifactRecord:
         """Register a big vector frame now and write it in the writer thread (see the module docstring)."""
-        import geopandas as gpd
 
         for parent in inputs:
             self.get(parent)  # lineage must point at real artifacts
@@ -721,27 +738,16 @@ class ResponseStore:
             with self._lock:
                 self._reserved.discard(artifact_id)
             raise
-        read_back: dict[str, Any] = {}
-
-        def write(path: Path, layer: str) -> None:
-            frame.to_file(path, driver="GPKG", layer=layer, engine="pyogrio")
-
-        def inspect(path: Path) -> ArtifactMeta:
-            read_back["gdf"] = gpd.read_file(path, layer=path.stem, engine="pyogrio")
-            return vector_metadata(read_back["gdf"])
 
         def job() -> ArtifactRecord:
             try:
-                written = self._register(
+                written, read_back = self._write_vector(
+                    frame,
                     kind,
-                    "gpkg",
-                    write,
-                    inspect,
                     source=source,
                     summary=summary,
                     inputs=inputs,
                     extra=extra,
-                    fingerprint_of=lambda _path: vector_fingerprint(read_back["gdf"]),
                     artifact_id=artifact_id,
                     created_at=created_at,
                 )
@@ -749,7 +755,7 @@ class ResponseStore:
                 self._frames.discard(artifact_id)
                 raise
             if written.fingerprint != "content-sha256:" + frame_digest(frame):
-                self._frames.put(artifact_id, read_back["gdf"])  # from now on reads give the file's frame
+                self._frames.put(artifact_id, read_back)  # from now on reads give the file's frame
                 self._note(
                     f"store: artifact {artifact_id} as written differs from the frame served while it was written "
                     "(field types); later reads come from its file"
