@@ -13,8 +13,9 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import shapely
-from qgis.core import QgsFeatureSource, QgsMapRendererParallelJob, QgsMapSettings, QgsProject
-from qgis.PyQt.QtCore import QCoreApplication, QEvent, QSize, QTimer
+from qgis.core import QgsFeatureSource, QgsMapRendererParallelJob, QgsMapSettings
+from qgis.PyQt.QtCore import QSize, QTimer
+from test_session_qgis import close_session, wait_for
 
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.events import ArtifactEvent, RunEvent
@@ -23,15 +24,6 @@ from geofaham_plugin.ui.session import Session
 
 N = 1_000_000
 STALL_BOUND_MS = 1000  # generous on a loaded 2-core machine; the goal is 50 ms (printed against it)
-
-
-def _pump_until(predicate, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        QCoreApplication.processEvents()
-        time.sleep(0.001)
 
 
 @pytest.mark.slow
@@ -70,10 +62,10 @@ def test_a_million_point_result_is_added_and_drawn_without_stalling_the_main_thr
         timer = QTimer()
         timer.timeout.connect(tick)
         timer.start(10)
-        _pump_until(lambda: len(gaps) >= 20, 30)  # the heartbeat runs before anything happens
+        wait_for(lambda: len(gaps) >= 20, 30, pause=0.001)  # the heartbeat runs before anything happens
         idle = max(gaps)
         QTimer.singleShot(0, add)
-        _pump_until(lambda: added, 60)
+        wait_for(lambda: added, 60, pause=0.001)
         (layer,) = session.layers
         assert layer.isValid() and layer.featureCount() == N
         # drawn as the canvas draws: a parallel render job in worker threads, the main thread only waits for it
@@ -85,7 +77,7 @@ def test_a_million_point_result_is_added_and_drawn_without_stalling_the_main_thr
         job = QgsMapRendererParallelJob(settings)
         t_render = time.monotonic()
         job.start()
-        _pump_until(lambda: not job.isActive(), 300)
+        wait_for(lambda: not job.isActive(), 300, pause=0.001)
         render_s = time.monotonic() - t_render
         timer.stop()
         image = job.renderedImage()
@@ -99,8 +91,4 @@ def test_a_million_point_result_is_added_and_drawn_without_stalling_the_main_thr
         assert layer.hasSpatialIndex() == QgsFeatureSource.SpatialIndexPresent  # the GeoPackage R-tree
         assert worst < STALL_BOUND_MS
     finally:
-        session.close()
-        QgsProject.instance().clear()
-        dock.setParent(None)
-        dock.deleteLater()
-        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+        close_session(session)

@@ -24,8 +24,9 @@ from qgis.core import (
     QgsSingleSymbolRenderer,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QBuffer, QByteArray, QCoreApplication, QEvent, QIODevice, QTimer
+from qgis.PyQt.QtCore import QBuffer, QByteArray, QCoreApplication, QIODevice, QTimer
 from qgis.PyQt.QtGui import QColor, QImage
+from test_session_qgis import close_session
 
 from geofaham_plugin.core.config import settings_from_env
 from geofaham_plugin.core.engines.context import map_context
@@ -75,11 +76,7 @@ def dock_session(qgis_iface, tmp_path):
     dock = ChatDock(qgis_iface.mainWindow())
     session = Session(dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})), name="ctx")
     yield session
-    session.close()
-    QgsProject.instance().clear()
-    dock.setParent(None)
-    dock.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    close_session(session)
 
 
 def test_a_valencia_run_in_the_dock_gets_a_quiet_context_group_under_its_results(dock_session):

@@ -16,8 +16,9 @@ import unicodedata
 import pytest
 from conftest import ROOT
 from qgis.core import QgsLayoutItemLegend, QgsLayoutItemMap, QgsLayoutItemScaleBar, QgsProject
-from qgis.PyQt.QtCore import QCoreApplication, QEvent, QUrl
+from qgis.PyQt.QtCore import QCoreApplication, QUrl
 from qgis.PyQt.QtGui import QColor, QImage
+from test_session_qgis import close_session
 
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
@@ -181,11 +182,7 @@ def test_the_dock_report_link_of_an_answered_run_writes_the_report(qgis_iface, t
         dock.transcript.anchorClicked.emit(QUrl(f"{REPORT_SCHEME}:r_unknown1"))
         assert "No finished run r_unknown1 in this session." in dock.transcript_text()
     finally:
-        session.close()
-        QgsProject.instance().clear()
-        dock.setParent(None)
-        dock.deleteLater()
-        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+        close_session(session)
 
 
 def run_in_dock(session, question):

@@ -20,13 +20,22 @@ from geofaham_plugin.ui.session import Session
 RunEventPayloadTypes = typing.get_args(typing.get_args(RunEventPayload)[0])
 
 
-def wait_for(predicate, timeout=120.0):
+def wait_for(predicate, timeout=120.0, pause=0.002):
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
         QCoreApplication.processEvents()
-        time.sleep(0.002)
+        time.sleep(pause)
+
+
+def close_session(session) -> None:
+    """A test's session and dock gone: the session closed, the project cleared, the dock deleted now."""
+    session.close()
+    QgsProject.instance().clear()
+    session.dock.setParent(None)
+    session.dock.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
 
 
 @pytest.fixture()
@@ -37,11 +46,7 @@ def session(qgis_iface, tmp_path):
     dock.questionSubmitted.connect(s.ask)
     dock.cancelRequested.connect(s.cancel)
     yield s
-    s.close()
-    QgsProject.instance().clear()
-    dock.setParent(None)
-    dock.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    close_session(s)
 
 
 def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
@@ -388,8 +393,4 @@ def test_an_interrupted_run_is_offered_in_the_dock_and_resumed_by_its_link(qgis_
         assert not s.busy and "already ended (answered)" in dock.transcript_text()
         assert len(finished) == 1
     finally:
-        s.close()
-        QgsProject.instance().clear()
-        dock.setParent(None)
-        dock.deleteLater()
-        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+        close_session(s)
