@@ -119,16 +119,23 @@ def bare_query(engine: SpatialEngine) -> Callable[[], int]:
 
 
 def timed(fn: Callable[[], Any], repeats: int, before: Callable[[], Any] | None = None) -> tuple[float, Any, float]:
-    """(median seconds, result, peak traced MiB) over ``repeats`` runs (``before`` runs untimed before each)."""
-    times, result, peak = [], None, 0
+    """(median seconds, result, peak traced MiB) over ``repeats`` untraced runs (``before`` runs untimed before
+    each), then one more run under tracemalloc for the memory (tracing slows Python code several times over, so
+    it never runs while the clock does)."""
+    times, result = [], None
     for _ in range(repeats):
         if before is not None:
             before()
-        tracemalloc.start()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-        peak = max(peak, tracemalloc.get_traced_memory()[1])
+    if before is not None:
+        before()
+    tracemalloc.start()
+    try:
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
         tracemalloc.stop()
     return statistics.median(times), result, peak / 2**20
 

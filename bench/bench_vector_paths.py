@@ -59,10 +59,23 @@ from geofaham_plugin.core.store.store import ResponseStore  # noqa: E402
 
 DISTANCE_M = 500.0
 K = 10
+N_FACILITIES = 10_000  # the second reference: many points (10^6 x 10^4), as facilities or sites
+FACILITY_DISTANCE_M = 100.0  # 10^4 discs of 100 m cover about a third of the bench's box
 
 
-def reference_paths(points: gpd.GeoDataFrame, hazard: shapely.Geometry) -> dict[str, Callable[[], Any]]:
-    """The in-process references: prepared shapely / STRtree, planar in the local projection."""
+def facilities_layer(seed: int) -> gpd.GeoDataFrame:
+    """N_FACILITIES seeded points in the bench's box."""
+    rng = np.random.default_rng(seed)
+    x0, y0, x1, y1 = join.BBOX
+    xy = shapely.points(rng.uniform(x0, x1, N_FACILITIES), rng.uniform(y0, y1, N_FACILITIES))
+    return gpd.GeoDataFrame({"name": [f"site {i}" for i in range(N_FACILITIES)]}, geometry=xy, crs=4326)
+
+
+def reference_paths(
+    points: gpd.GeoDataFrame, hazard: shapely.Geometry, facilities: gpd.GeoDataFrame
+) -> dict[str, Callable[[], Any]]:
+    """The in-process references: prepared shapely / STRtree, planar in the local projection (the hazard's; for
+    the facilities, an STRtree of the facilities queried by every point)."""
     xs, ys = shapely.get_x(points.geometry.values), shapely.get_y(points.geometry.values)
     classes = points["damage_class"].to_numpy()
     hazard_gdf = gpd.GeoDataFrame(geometry=[hazard], crs=4326)
@@ -94,7 +107,22 @@ def reference_paths(points: gpd.GeoDataFrame, hazard: shapely.Geometry) -> dict[
         planar[index.intersects(geoms)] = 0.0
         return np.sort(np.partition(planar, K)[:K]).round().tolist()
 
+    def within_many_strtree() -> int:
+        xy = points.to_crs(metric).geometry.values
+        tree = shapely.STRtree(facilities.to_crs(metric).geometry.values)
+        return len(np.unique(tree.query(xy, predicate="dwithin", distance=FACILITY_DISTANCE_M)[0]))
+
+    def nearest_many_strtree() -> list[float]:
+        geoms = points.to_crs(metric).geometry.values
+        tree = shapely.STRtree(facilities.to_crs(metric).geometry.values)
+        (which, _), d = tree.query_nearest(geoms, return_distance=True, all_matches=False)
+        planar = np.full(len(geoms), np.inf)
+        planar[which] = d
+        return np.sort(np.partition(planar, K)[:K]).round().tolist()
+
     return {
+        "within10k/prepared": within_many_strtree,
+        "nearest10k/prepared": nearest_many_strtree,
         "inside/prepared": inside_prepared,
         "inside/strtree": inside_strtree,
         "within/prepared": within_prepared,
@@ -106,11 +134,13 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
     join.N_POINTS = n
     points, hazard = join.synthetic(np.random.default_rng(join.SEED))
     hazard_gdf = gpd.GeoDataFrame({"name": ["bench hazard"]}, geometry=[hazard], crs=4326)
+    facilities = facilities_layer(join.SEED + 1)
     store = ResponseStore(work / f"session_{n}")
     ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_env({"GEOFAHAM_OFFLINE": "1"}))
     t0 = time.perf_counter()
     points_rec = store.register_vector(points, source="bench", summary=f"{n} synthetic buildings")
     hazard_rec = store.register_vector(hazard_gdf, source="bench", summary="synthetic hazard")
+    facilities_rec = store.register_vector(facilities, source="bench", summary=f"{N_FACILITIES} sites")
     registered = time.perf_counter() - t0
     store.flush()
     print(
@@ -147,7 +177,20 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
         rec = tools.nearest(ctx, tools.NearestArgs(k=K), features=points_rec, reference=hazard_rec)
         return sorted(store.read_vector(rec.id)["distance_m"].round().tolist())
 
+    def within_many_tool() -> int:
+        args = tools.DistanceArgs(distance_m=FACILITY_DISTANCE_M)
+        rec = tools.within_distance(ctx, args, features=points_rec, reference=facilities_rec)
+        return int(rec.metadata.feature_count)  # type: ignore[union-attr]
+
+    def nearest_many_tool() -> list[float]:
+        rec = tools.nearest(ctx, tools.NearestArgs(k=K), features=points_rec, reference=facilities_rec)
+        return sorted(store.read_vector(rec.id)["distance_m"].round().tolist())
+
     paths: dict[str, Callable[[], Any]] = {
+        "within10k/tool": within_many_tool,
+        "within10k/ops": lambda: len(ops.within_distance(points, facilities, FACILITY_DISTANCE_M)),
+        "nearest10k/tool": nearest_many_tool,
+        "nearest10k/ops": lambda: sorted(ops.nearest_k(points, facilities, K)["distance_m"].round().tolist()),
         "inside/tool": inside_tool,
         "inside/tool+flush": inside_tool_flushed,
         "inside/ops": inside_ops,
@@ -182,13 +225,13 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
             )
 
         paths[f"inside/{engine.name}"] = count_db
-    paths |= reference_paths(points, hazard)
+    paths |= reference_paths(points, hazard, facilities)
     rows: list[dict[str, Any]] = []
     try:
         results: dict[str, Any] = {}
         order = sorted(paths, key=lambda p: (not p.endswith("prepared"), "/tool" in p))  # tools last
         for name in order:
-            slow = name.endswith(("/direct", "/spatialite", "/nomem")) or name in ("within/tool", "nearest/tool")
+            slow = name.endswith(("/direct", "/spatialite", "/nomem")) or "/tool" in name and "inside" not in name
             # the writes an earlier path left in the background finish before the next timing starts
             seconds, result, peak = join.timed(paths[name], 1 if slow else repeats, before=store.flush)
             op = name.split("/")[0]
@@ -196,9 +239,13 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
             expected = results[f"{op}/prepared"]
             if op == "inside":
                 result = {k: int(v) for k, v in result.items() if v}
-            if op == "within" and name != "within/prepared":  # geodesic vs planar: within the projection's error
+            if op.startswith("within") and not name.endswith(
+                "/prepared"
+            ):  # geodesic vs planar: within the projection's error
                 assert abs(result - expected) <= max(2, expected // 1000), (name, result, expected)
-            elif op == "nearest":  # the k distances (ties at 0 inside the hazard: any of them), geodesic vs planar
+            elif op.startswith(
+                "nearest"
+            ):  # the k distances (ties at 0 inside the hazard: any of them), geodesic vs planar
                 assert np.abs(np.subtract(result, expected)).max() <= 1.0, (name, result, expected)
             else:
                 assert result == expected, (name, result, expected)

@@ -84,11 +84,24 @@ def test_the_tool_path_gives_the_same_frames_with_and_without_memory(tmp_path):
 def test_frames_that_a_geopackage_changes_are_written_at_once(tmp_path):
     store = ResponseStore(tmp_path, background_min_features=10)
     dated = _points(50).assign(when=pd.Timestamp("2025-01-07", tz="UTC"))
-    shuffled = _points(50).iloc[::-1]  # not a RangeIndex: a file read gives 0..n-1
-    for gdf in (dated, shuffled):
+    named = _points(50).rename_axis("building")  # a named index is written as a column
+    for gdf in (dated, named):
         rec = store.register_vector(gdf, source="test", summary="x")
         assert not store.is_pending(rec.id)
         pd.testing.assert_frame_equal(store.read_vector(rec.id), _from_file(store, rec.id))
+    store.close()
+
+
+def test_a_filtered_frame_is_served_as_its_file_gives_it_back(tmp_path):
+    store = ResponseStore(tmp_path, background_min_features=10)
+    filtered = _points(80).iloc[::-1].iloc[5:60]  # an unnamed integer index, not 0..n-1: not written
+    rec = store.register_vector(filtered, source="test", summary="x")
+    served = store.read_vector(rec.id)
+    assert served.index.tolist() == list(range(55))
+    store.flush()
+    assert not store.is_pending(rec.id) and not store.notes
+    pd.testing.assert_frame_equal(served, _from_file(store, rec.id))
+    assert filtered.index[0] == 74  # the caller's frame is left as it was
     store.close()
 
 

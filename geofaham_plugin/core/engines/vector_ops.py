@@ -15,6 +15,7 @@ from pyproj import CRS, Transformer
 
 from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from ..errors import ToolFailed
+from .area_grid import intersects_area
 
 WGS84 = CRS.from_epsg(4326)
 
@@ -125,9 +126,16 @@ class _ReferenceIndex:
         segments = shapely.linestrings(np.stack([coords[:-1][same], coords[1:][same]], axis=1))
         self.parts = np.concatenate([segments, parts[dims == 0]])
         self.tree = shapely.STRtree(self.parts)
+        self.polygonal = bool((dims == 2).any())
 
     def intersects(self, geoms: np.ndarray) -> np.ndarray:
-        return shapely.intersects(self.geometry, geoms)
+        """Whether each geometry intersects the reference: an area's interior counts (the grid test); lines and
+        points only through their parts (the tree: a prepared multipoint tests its points one by one)."""
+        if self.polygonal:
+            return intersects_area(self.geometry, geoms)
+        hit = np.zeros(len(geoms), dtype=bool)
+        hit[self.tree.query(geoms, predicate="intersects")[0]] = True
+        return hit
 
     def nearest(
         self, geoms: np.ndarray, max_distance: float | None = None
@@ -223,8 +231,7 @@ def inside(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> gpd.GeoDataFra
     if features.empty:
         return features
     shape = shapely.union_all(mask.to_crs(features.crs).geometry.values)
-    shapely.prepare(shape)
-    return features[shapely.intersects(shape, features.geometry.values)].copy()
+    return features[intersects_area(shape, features.geometry.values)].copy()
 
 
 def count_by(gdf: gpd.GeoDataFrame, field: str | None) -> pd.DataFrame:
@@ -414,10 +421,9 @@ def outside(features: gpd.GeoDataFrame, mask: gpd.GeoDataFrame) -> tuple[gpd.Geo
     if features.empty:
         return features, 0
     shape = shapely.union_all(mask.to_crs(features.crs).geometry.values)
-    shapely.prepare(shape)
     geoms = features.geometry.to_numpy()
     located = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
-    keep = located & ~shapely.intersects(shape, geoms)
+    keep = located & ~intersects_area(shape, geoms)
     return features[keep].copy(), int((~located).sum())
 
 

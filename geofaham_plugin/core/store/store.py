@@ -258,12 +258,12 @@ class _FrameCache:
 
 def _round_trips(gdf: Any) -> bool:
     """Whether a GeoPackage gives this frame back unchanged (so a pending artifact's frame can be served before
-    its file is read back): a RangeIndex, and only bool, int64, int32, float64 and text columns (object columns
+    its file is read back): an unnamed integer index (served as 0, 1, 2 ...), and only bool, int64, int32, float64 and text columns (object columns
     of str or None). Dates, categories, nullable and mixed columns take the synchronous path."""
     import pandas as pd
 
-    if not isinstance(gdf.index, pd.RangeIndex) or gdf.index.start != 0 or gdf.index.step != 1:
-        return False
+    if gdf.index.name is not None or not pd.api.types.is_integer_dtype(gdf.index.dtype):
+        return False  # written as a column (an unnamed integer index is not written: read back 0, 1, 2 ...)
     if list(gdf.columns).count(gdf.geometry.name) != 1 or gdf.columns.has_duplicates:
         return False
     for name, col in gdf.items():
@@ -720,6 +720,7 @@ class ResponseStore:
         for parent in inputs:
             self.get(parent)  # lineage must point at real artifacts
         frame = gdf.copy()  # the caller's frame may change after we return
+        frame.index = pd.RangeIndex(len(frame))  # as the file gives it back (the index is not written)
         artifact_id = self._new_id()
         created_at = datetime.now(UTC)
         try:
