@@ -79,8 +79,17 @@ def read_window(source: Source, grid: Grid) -> np.ndarray:
         except RasterioIOError as exc:
             if attempt == 0 and source.sign is not None and _is_auth_error(exc):
                 continue
-            raise
+            failure = _read_failure(exc, source.href)
+        raise failure  # raised outside the handler: nothing chained that a Dask worker cannot pickle
     raise AssertionError("unreachable")
+
+
+def _read_failure(exc: RasterioIOError, href: str) -> RasterioIOError:
+    """A read error as one plain ``RasterioIOError`` naming the file (never a signed href) and GDAL's
+    own reason, which rasterio keeps in a chained exception that does not survive pickling."""
+    reason = " ".join(str(exc.__cause__ or exc).split())
+    shown = href.split("?", 1)[0]
+    return RasterioIOError(reason if shown in reason else f"{shown}: {reason}")
 
 
 def _read(src: rasterio.io.DatasetReader, source: Source, grid: Grid) -> np.ndarray:
