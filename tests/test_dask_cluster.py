@@ -15,7 +15,19 @@ import numpy as np
 import pytest
 import rasterio
 from affine import Affine
-from helpers.raster_scenes import BAND_ORDER, UTM, UTM_T, H, W, register_pair, run, scenes, write_scene
+from helpers.raster_scenes import (
+    BAND_ORDER,
+    UTM,
+    UTM_T,
+    H,
+    W,
+    ask_hurst,
+    register_hurst,
+    register_pair,
+    run,
+    scenes,
+    write_scene,
+)
 from shapely.geometry import box
 
 from geofaham_plugin.core.engines import raster as rx
@@ -242,6 +254,30 @@ def test_results_come_back_block_by_block(ctx, tmp_path, on_cluster):
     assert eventually(lambda: not c.futures)
 
 
+def test_an_orchestrated_raster_question_answers_the_same_on_the_cluster(tmp_path, on_cluster):
+    """The Hurst Fire question (dNBR, the fire mask polygonised, zonal statistics) run end to end by
+    the orchestrator, locally and on the cluster, each in a session of its own (no reuse between them)."""
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    def ask(folder):
+        store = ResponseStore(tmp_path / folder)
+        try:
+            record, _ = ask_hurst(store, *register_hurst(store))
+            assert record.status == "answered", record.answer
+            return record, store.get(record.cited_artifacts[0]).extra["zones"]
+        finally:
+            store.close()
+
+    local, local_zones = ask("local")
+    c = on_cluster()
+    with distributed.get_task_stream(client=c) as stream:
+        remote, remote_zones = ask("cluster")
+    assert any(str(t["key"]).startswith("('read-") for t in stream.data)  # the dNBR was read on the workers
+    assert [s.tool for s in remote.steps] == [s.tool for s in local.steps] == ["dnbr", "polygonize", "zonal_stats"]
+    assert remote_zones == local_zones and remote_zones[1]["pixels"] == 10_225
+    assert "1: mean 0.395" in remote.answer and "0: mean 0.016" in remote.answer
+
+
 class _CancelAfter:
     """A cancel flag that is set once ``n`` blocks have been written."""
 
@@ -289,6 +325,8 @@ def test_a_read_failing_in_a_worker_is_one_clear_tool_failure(ctx, tmp_path, on_
     assert str(remote.value).startswith("a Dask worker could not read the imagery: ")
     assert "\n" not in str(remote.value) and len(str(remote.value)) < 300
     assert remote.value.kind == "error" and "same paths" in remote.value.hint
+    for err in (local, remote):  # GDAL's own reason and the file, though rasterio chains them apart
+        assert "TIFFReadEncodedTile() failed" in str(err.value) and f"{bad.id}.tif" in str(err.value)
 
 
 def test_workers_without_the_code_give_one_clear_tool_failure(ctx, tmp_path, on_cluster, monkeypatch):

@@ -13,14 +13,16 @@ import pytest
 import rasterio
 import shapely
 from affine import Affine
-from conftest import SHARED_DATA
 from helpers.raster_scenes import (
     BAND_ORDER,
     GEO_T,
+    HURST,
     UTM,
     UTM_T,
     H,
     W,
+    ask_hurst,
+    register_hurst,
     register_pair,
     run,
     scenes,
@@ -34,9 +36,7 @@ from geofaham_plugin.core.engines import raster as rx
 from geofaham_plugin.core.engines.raster import ops
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.llm import LLM, ScriptedModel
-from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 
-HURST = SHARED_DATA / "raster" / "hurst-2025"
 GEOD = Geod(ellps="WGS84")
 
 
@@ -305,12 +305,7 @@ def test_a_cancelled_run_stops_between_windows(ctx, tmp_path):
 # ---------------------------------------------------------------------------- the Hurst Fire pair
 @pytest.fixture()
 def hurst(ctx):
-    reg = ctx.store.register_raster_file
-    return (
-        reg(HURST / "HURST_20250107_s2_pre_fire.tif", source="user.raster", summary="Hurst pre-fire S2"),
-        reg(HURST / "HURST_20250107_s2_post_fire.tif", source="user.raster", summary="Hurst post-fire S2"),
-        reg(HURST / "HURST_20250107_fire_mask.tif", source="user.raster", summary="Hurst FRAP fire mask"),
-    )
+    return register_hurst(ctx.store)
 
 
 def test_hurst_dnbr_matches_the_reference_and_the_mean_inside_the_mask(ctx, hurst):
@@ -331,41 +326,7 @@ def test_hurst_dnbr_matches_the_reference_and_the_mean_inside_the_mask(ctx, hurs
 
 def test_orchestrated_hurst_run_answers_with_the_mean_dnbr_inside_the_fire_mask(store, hurst):
     pre, post, mask = hurst
-    plan = {
-        "ledger": {"intent": "mean dNBR inside the Hurst fire perimeter", "requested_output": "answer"},
-        "plan": {
-            "steps": [
-                {
-                    "id": 1,
-                    "agent": "raster",
-                    "goal": "Compute dNBR from the pre- and post-fire scenes",
-                    "inputs": {"pre": pre.id, "post": post.id},
-                    "expected_output": "raster",
-                },
-                {
-                    "id": 2,
-                    "agent": "raster",
-                    "tool": "polygonize",
-                    "goal": "Trace the fire mask classes",
-                    "args": {"classes": [0, 1]},
-                    "inputs": {"raster": mask.id},
-                    "expected_output": "vector",
-                },
-                {
-                    "id": 3,
-                    "agent": "raster",
-                    "tool": "zonal_stats",
-                    "goal": "Mean dNBR inside and outside the mask",
-                    "args": {"by": "label"},
-                    "inputs": {"raster": "step:1", "zones": "step:2"},
-                    "expected_output": "text",
-                },
-            ]
-        },
-    }
-    model = ScriptedModel({"planner": [plan], "raster": [{"tool": "dnbr", "args": {}}]})
-    orch = Orchestrator(store, LLM(model), config=OrchestratorConfig(mode="free"))
-    record = orch.run("What is the mean dNBR inside the Hurst fire perimeter?")
+    record, model = ask_hurst(store, pre, post, mask)
     assert record.status == "answered", record.answer
     assert [s.tool for s in record.steps] == ["dnbr", "polygonize", "zonal_stats"]
     assert "1: mean 0.395" in record.answer and "0: mean 0.016" in record.answer

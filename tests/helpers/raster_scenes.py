@@ -8,9 +8,13 @@ from pathlib import Path
 import numpy as np
 import rasterio
 from affine import Affine
+from conftest import SHARED_DATA
 
 from geofaham_plugin.core.agents import TOOLS
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 
+HURST = SHARED_DATA / "raster" / "hurst-2025"
 UTM = "EPSG:32611"
 UTM_T = Affine(20, 0, 380_000, 0, -20, 3_800_000)
 GEO_T = Affine(0.0002, 0, -118.5, 0, -0.0002, 34.35)
@@ -83,3 +87,53 @@ def register_pair(ctx, tmp_path, crs, transform):
 
 def run(ctx, name: str, args: dict | None = None, **inputs):
     return TOOLS[name].run(ctx, args or {}, inputs)
+
+
+def register_hurst(store):
+    """The real Sentinel-2 Hurst Fire pair and its FRAP fire mask, registered as the user's rasters."""
+    reg = store.register_raster_file
+    return (
+        reg(HURST / "HURST_20250107_s2_pre_fire.tif", source="user.raster", summary="Hurst pre-fire S2"),
+        reg(HURST / "HURST_20250107_s2_post_fire.tif", source="user.raster", summary="Hurst post-fire S2"),
+        reg(HURST / "HURST_20250107_fire_mask.tif", source="user.raster", summary="Hurst FRAP fire mask"),
+    )
+
+
+def ask_hurst(store, pre, post, mask):
+    """The orchestrated question "mean dNBR inside the Hurst fire perimeter", with a scripted model
+    (plan: dNBR, polygonise the mask, zonal statistics); returns the run record and the model."""
+    plan = {
+        "ledger": {"intent": "mean dNBR inside the Hurst fire perimeter", "requested_output": "answer"},
+        "plan": {
+            "steps": [
+                {
+                    "id": 1,
+                    "agent": "raster",
+                    "goal": "Compute dNBR from the pre- and post-fire scenes",
+                    "inputs": {"pre": pre.id, "post": post.id},
+                    "expected_output": "raster",
+                },
+                {
+                    "id": 2,
+                    "agent": "raster",
+                    "tool": "polygonize",
+                    "goal": "Trace the fire mask classes",
+                    "args": {"classes": [0, 1]},
+                    "inputs": {"raster": mask.id},
+                    "expected_output": "vector",
+                },
+                {
+                    "id": 3,
+                    "agent": "raster",
+                    "tool": "zonal_stats",
+                    "goal": "Mean dNBR inside and outside the mask",
+                    "args": {"by": "label"},
+                    "inputs": {"raster": "step:1", "zones": "step:2"},
+                    "expected_output": "text",
+                },
+            ]
+        },
+    }
+    model = ScriptedModel({"planner": [plan], "raster": [{"tool": "dnbr", "args": {}}]})
+    orch = Orchestrator(store, LLM(model), config=OrchestratorConfig(mode="free"))
+    return orch.run("What is the mean dNBR inside the Hurst fire perimeter?"), model
