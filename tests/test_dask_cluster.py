@@ -55,6 +55,52 @@ def cluster():
         lc.close()
 
 
+@pytest.fixture(scope="module")
+def cli_scheduler(tmp_path_factory):
+    """A cluster started the README's way: ``dask scheduler`` and ``dask worker`` as separate programs
+    with the repository on their PYTHONPATH; unlike a LocalCluster, whose scheduler lives in this process,
+    this scheduler must unpickle the graphs itself. Yields the scheduler's address."""
+    import json
+    import subprocess
+
+    from conftest import ROOT
+
+    folder = tmp_path_factory.mktemp("dask-cli")
+    address_file = folder / "scheduler.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    dask_cli = [sys.executable, "-m", "dask"]
+    common = ["--scheduler-file", str(address_file), "--no-dashboard"]
+    procs = [
+        subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
+            [*dask_cli, "scheduler", "--host", "127.0.0.1", "--port", "0", *common],
+            env=env,
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        assert eventually(address_file.exists, 30), "dask scheduler did not start"
+        procs.append(
+            subprocess.Popen(  # noqa: S603
+                [*dask_cli, "worker", "--nworkers", "1", "--nthreads", "1", *common],
+                env=env,
+                cwd=folder,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        yield json.loads(address_file.read_text())["address"]
+    finally:
+        compute.close_clients()
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 @pytest.fixture()
 def on_cluster(cluster, monkeypatch):
     """Switch raster graphs to the cluster for what follows; returns the client the engine uses."""
@@ -278,6 +324,14 @@ def test_an_orchestrated_raster_question_answers_the_same_on_the_cluster(tmp_pat
     assert "1: mean 0.395" in remote.answer and "0: mean 0.016" in remote.answer
 
 
+def test_a_cluster_started_with_the_dask_commands_computes_the_same(ctx, tmp_path, cli_scheduler, monkeypatch):
+    pre, post, _, _ = register_pair(ctx, tmp_path, UTM, UTM_T)
+    local = run(ctx, "dnbr", pre=pre, post=post)
+    monkeypatch.setenv(compute.SCHEDULER_ENV, cli_scheduler)
+    compute.client().wait_for_workers(1, timeout=30)
+    assert_same_pixels(ctx, local, run(ctx, "dnbr", pre=pre, post=post))
+
+
 class _CancelAfter:
     """A cancel flag that is set once ``n`` blocks have been written."""
 
@@ -339,7 +393,7 @@ def test_workers_without_the_code_give_one_clear_tool_failure(ctx, tmp_path, on_
     on_cluster()
     compute.close_clients()  # the check runs when a client connects
     monkeypatch.setattr(compute, "WORKER_MODULE", "only_here_mod")
-    with pytest.raises(ToolFailed, match="^the Dask workers of tcp://.* cannot import only_here_mod") as err:
+    with pytest.raises(ToolFailed, match="^the Dask cluster tcp://.* cannot import only_here_mod") as err:
         compute.client()
     assert "every worker" in err.value.hint and "PYTHONPATH" in err.value.hint
     monkeypatch.undo()  # the real package imports on the workers

@@ -29,7 +29,8 @@ CONNECT_TIMEOUT_S = 10
 #: blocks a cluster computes ahead of the one being written, per worker thread: every worker stays
 #: busy, yet neither the cluster nor this client ever holds the whole raster
 AHEAD_PER_THREAD = 2
-#: the module whose window readers the graphs carry (pickled by reference): every worker must import it
+#: the module whose window readers the graphs carry (pickled by reference): the scheduler and every
+#: worker must import it
 WORKER_MODULE = __name__.rsplit(".", 1)[0] + ".io"
 _clients: dict[str, Client] = {}
 _lock = threading.Lock()
@@ -64,19 +65,21 @@ def client() -> Client | None:
 
 
 def _check_workers(c: Client, address: str) -> None:
-    """The workers must import the code the graphs carry, or each task would kill the worker it is
-    sent to (it cannot be unpickled): one clear failure now instead."""
+    """The scheduler and the workers must import the code the graphs carry (the scheduler unpickles
+    each graph too): one clear failure now, instead of a graph the scheduler refuses or tasks that kill
+    the workers they are sent to."""
     import importlib
 
     try:
+        c.run_on_scheduler(importlib.import_module, WORKER_MODULE)
         c.run(importlib.import_module, WORKER_MODULE)
     except ImportError as exc:
         c.close()
         raise ToolFailed(
-            f"the Dask workers of {address} cannot import {WORKER_MODULE}: {_line(exc)}",
+            f"the Dask cluster {address} cannot import {WORKER_MODULE}: {_line(exc)}",
             kind="error",
-            hint="install GeoFaham's dependencies on every worker and put its package on the workers' "
-            "PYTHONPATH (the QGIS plugins folder when run from QGIS)",
+            hint="install GeoFaham's dependencies on the scheduler and every worker, with its package on "
+            "their PYTHONPATH (the QGIS plugins folder when run from QGIS)",
         ) from exc
 
 
