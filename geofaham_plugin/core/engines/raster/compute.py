@@ -173,7 +173,8 @@ def store(arr: Array, write: Callable[[tuple[slice, ...], np.ndarray], None]) ->
 @contextmanager
 def _failures(on_cluster: bool) -> Iterator[None]:
     """What can fail around a computation without being our bug, as one clear :class:`ToolFailed`:
-    a raster a reader cannot read; on a cluster also a worker that died and a lost scheduler. Anything else (our own bugs) propagates unchanged."""
+    a raster a reader cannot read; on a cluster also a worker that died and a lost scheduler.
+    Anything else (our own bugs) propagates unchanged."""
     try:
         yield
     except GeoFahamError:
@@ -190,7 +191,8 @@ def _failure(exc: Exception, on_cluster: bool) -> ToolFailed | None:
 
     if isinstance(exc, RasterioError):
         hint = (
-            "every Dask worker must see the inputs at the same paths as this machine (a shared folder)"
+            "every Dask worker must see the inputs at the same paths as this machine (a shared folder); "
+            "else check the file"
             if on_cluster
             else "check that the file exists and is a readable raster"
         )
