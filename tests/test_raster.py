@@ -1,12 +1,11 @@
 """Raster engine and Raster agent: synthetic pre/post scenes with known burned and flooded pixels
 (areas exact to one pixel, in a projected and in a geographic CRS), zonal statistics against a hand
 computation, polygon areas against pixel counts, the real Sentinel-2 Hurst Fire pair against its
-reference dNBR, a Dask cluster run, and an orchestrated run that answers with the mean dNBR."""
+reference dNBR, and an orchestrated run that answers with the mean dNBR."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
@@ -14,91 +13,31 @@ import pytest
 import rasterio
 import shapely
 from affine import Affine
-from conftest import SHARED_DATA
+from helpers.raster_scenes import (
+    BAND_ORDER,
+    GEO_T,
+    HURST,
+    UTM,
+    UTM_T,
+    H,
+    W,
+    ask_hurst,
+    register_hurst,
+    register_pair,
+    run,
+    scenes,
+    write_scene,
+)
 from pyproj import Geod
 from shapely.geometry import Polygon, box
 
 from geofaham_plugin.core.agents import TOOLS
 from geofaham_plugin.core.engines import raster as rx
-from geofaham_plugin.core.engines.raster import compute, ops
+from geofaham_plugin.core.engines.raster import ops
 from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.llm import LLM, ScriptedModel
-from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 
-HURST = SHARED_DATA / "raster" / "hurst-2025"
-UTM = "EPSG:32611"
-UTM_T = Affine(20, 0, 380_000, 0, -20, 3_800_000)
-GEO_T = Affine(0.0002, 0, -118.5, 0, -0.0002, 34.35)
-H, W = 60, 80
 GEOD = Geod(ellps="WGS84")
-
-# reflectance x 10 000: vegetation, burned (by target NBR), water
-VEG = {"blue": 400.0, "green": 800.0, "red": 500.0, "nir": 3000.0, "swir16": 1800.0, "swir22": 1000.0}  # NBR 0.5
-WATER = {"blue": 900.0, "green": 1200.0, "red": 700.0, "nir": 400.0, "swir16": 200.0, "swir22": 150.0}
-POST_NBR = {0: 0.45, 1: 0.30, 2: 0.15, 3: -0.05, 4: -0.30}  # dNBR 0.05, 0.2, 0.35, 0.55, 0.8 -> USGS class 0..4
-BAND_ORDER = ["blue", "green", "red", "nir", "swir16", "swir22"]
-DESCRIPTIONS = ["B02", "B03", "B04", "B08", "B11", "B12"]  # Planetary-Computer-style names, normalised on read
-
-
-def _scenes() -> tuple[dict, dict, np.ndarray, np.ndarray]:
-    """Pre/post band arrays, the true severity class per pixel (255 = no data) and the true flood
-    class (0 dry, 1 flooded, 2 permanent water)."""
-    pre = {b: np.full((H, W), v, dtype="float32") for b, v in VEG.items()}
-    post = {b: a.copy() for b, a in pre.items()}
-    severity = np.zeros((H, W), dtype="uint8")
-    for cls, (c0, c1) in enumerate([(10, 20), (20, 32), (32, 43), (43, 51), (51, 57)]):
-        severity[8:30, c0:c1] = cls
-    severity[40, 5] = 4  # isolated pixels count too
-    severity[45, 70] = 2
-    for cls, nbr in POST_NBR.items():
-        sel = severity == cls
-        if cls:
-            post["nir"][sel], post["swir22"][sel] = 2000.0, 2000.0 * (1 - nbr) / (1 + nbr)
-    flood = np.zeros((H, W), dtype="uint8")
-    flood[40:52, 20:45] = 1
-    flood[50:58, 60:75] = 2
-    for b in BAND_ORDER:
-        post[b][flood > 0] = WATER[b]
-        pre[b][flood == 2] = WATER[b]
-    post["nir"][2, 3] = np.nan  # a no-data pixel
-    severity[2, 3] = 255
-    flood[2, 3] = 255
-    return pre, post, severity, flood
-
-
-def write_scene(
-    path: Path, bands: dict, crs: str, transform: Affine, descriptions=DESCRIPTIONS, time: str | None = None
-) -> Path:
-    profile = {
-        "driver": "GTiff",
-        "width": W,
-        "height": H,
-        "count": len(BAND_ORDER),
-        "dtype": "float32",
-        "crs": crs,
-        "transform": transform,
-        "nodata": float("nan"),
-    }
-    with rasterio.open(path, "w", **profile) as dst:
-        for i, (name, desc) in enumerate(zip(BAND_ORDER, descriptions, strict=False), start=1):
-            dst.write(bands[name], i)
-            dst.set_band_description(i, desc)
-        if time:
-            dst.update_tags(datetime=time)
-    return path
-
-
-def _register_pair(ctx, tmp_path, crs, transform):
-    pre, post, severity, flood = _scenes()
-    a = write_scene(tmp_path / "pre.tif", pre, crs, transform, time="2024-12-20T18:00:00Z")
-    b = write_scene(tmp_path / "post.tif", post, crs, transform, time="2025-01-20T18:00:00Z")
-    pre_r = ctx.store.register_raster_file(a, source="test", summary="pre")
-    post_r = ctx.store.register_raster_file(b, source="test", summary="post")
-    return pre_r, post_r, severity, flood
-
-
-def run(ctx, name: str, args: dict | None = None, **inputs):
-    return TOOLS[name].run(ctx, args or {}, inputs)
 
 
 def _row_cell_areas(transform: Affine, rows: int, cols: int = 1) -> np.ndarray:
@@ -154,7 +93,7 @@ def test_pixel_areas_are_geodesic_per_row_in_degrees_and_scale_corrected_in_web_
 
 
 def test_windowed_lazy_reads_resample_onto_a_common_grid(tmp_path):
-    pre, _, _, _ = _scenes()
+    pre, _, _, _ = scenes()
     path = write_scene(tmp_path / "pre.tif", pre, UTM, UTM_T)
     ds = rx.load_raster(path, chunks=16)  # 4 x 5 windows
     assert ds["nir"].data.numblocks == (4, 5) and list(ds.data_vars) == BAND_ORDER
@@ -189,7 +128,7 @@ def test_windowed_lazy_reads_resample_onto_a_common_grid(tmp_path):
 
 
 def test_item_set_composite_masks_clouds_with_scl_and_takes_the_median(tmp_path):
-    base = _scenes()[0]
+    base = scenes()[0]
     items = []
     for day, cloudy in (("2025-01-01", True), ("2025-01-06", False), ("2025-01-11", False)):
         scene = {b: a * (1.0 if day != "2025-01-11" else 1.02) for b, a in base.items()}
@@ -242,7 +181,7 @@ def test_write_cog_is_tiled_with_overviews(tmp_path):
 # ------------------------------------------------------------------------- tools on synthetic data
 @pytest.mark.parametrize("crs,transform", [(UTM, UTM_T), ("EPSG:4326", GEO_T)], ids=["utm", "epsg4326"])
 def test_burned_and_flooded_areas_are_exact_to_one_pixel(ctx, tmp_path, crs, transform):
-    pre, post, severity, flood = _register_pair(ctx, tmp_path, crs, transform)
+    pre, post, severity, flood = register_pair(ctx, tmp_path, crs, transform)
     pixel = 400.0 if crs == UTM else float(_row_cell_areas(transform, H).max())
     d = run(ctx, "dnbr", pre=pre, post=post)
     assert d.metadata.crs == crs and d.inputs == [pre.id, post.id] and d.extra["index"] == "dnbr"
@@ -274,7 +213,7 @@ def test_burned_and_flooded_areas_are_exact_to_one_pixel(ctx, tmp_path, crs, tra
 
 @pytest.mark.parametrize("crs,transform", [(UTM, UTM_T), ("EPSG:4326", GEO_T)], ids=["utm", "epsg4326"])
 def test_polygonised_area_equals_pixel_count_times_pixel_area(ctx, tmp_path, crs, transform):
-    pre, post, severity, _ = _register_pair(ctx, tmp_path, crs, transform)
+    pre, post, severity, _ = register_pair(ctx, tmp_path, crs, transform)
     sev = run(ctx, "burn_severity", dnbr=run(ctx, "dnbr", pre=pre, post=post))
     polys = run(ctx, "polygonize", {"classes": [1, 2, 3, 4]}, raster=sev)
     gdf = ctx.store.read_vector(polys.id)
@@ -330,9 +269,9 @@ def test_zonal_stats_match_a_hand_computation(ctx, tmp_path):
 
 
 def test_band_time_and_input_checks_fail_before_any_read(ctx, tmp_path):
-    pre, post, _, _ = _register_pair(ctx, tmp_path, UTM, UTM_T)
+    pre, post, _, _ = register_pair(ctx, tmp_path, UTM, UTM_T)
     only_rgb = write_scene(
-        tmp_path / "rgb.tif", _scenes()[0], UTM, UTM_T, descriptions=["B02", "B03", "B04", "B05", "B06", "B07"]
+        tmp_path / "rgb.tif", scenes()[0], UTM, UTM_T, descriptions=["B02", "B03", "B04", "B05", "B06", "B07"]
     )
     rgb = ctx.store.register_raster_file(only_rgb, source="test", summary="no nir")
     with pytest.raises(ToolFailed, match="lacks band.*nir.*swir22") as err:
@@ -348,7 +287,7 @@ def test_band_time_and_input_checks_fail_before_any_read(ctx, tmp_path):
         run(ctx, "polygonize", raster=ndvi)
     # mndwi without swir16 falls back to ndwi, with a note
     no_swir = write_scene(
-        tmp_path / "noswir.tif", _scenes()[1], UTM, UTM_T, descriptions=["B02", "B03", "B04", "B08", "B05", "B12"]
+        tmp_path / "noswir.tif", scenes()[1], UTM, UTM_T, descriptions=["B02", "B03", "B04", "B08", "B05", "B12"]
     )
     post_ns = ctx.store.register_raster_file(no_swir, source="test", summary="no swir16")
     out = run(ctx, "flood_extent", {"index": "mndwi"}, post=post_ns)
@@ -356,38 +295,17 @@ def test_band_time_and_input_checks_fail_before_any_read(ctx, tmp_path):
 
 
 def test_a_cancelled_run_stops_between_windows(ctx, tmp_path):
-    pre, post, _, _ = _register_pair(ctx, tmp_path, UTM, UTM_T)
+    pre, post, _, _ = register_pair(ctx, tmp_path, UTM, UTM_T)
     ctx.cancel.set()
     with pytest.raises(ToolFailed) as err:
         TOOLS["dnbr"].fn(ctx, TOOLS["dnbr"].args_model(), pre=pre, post=post)  # past the pre-dispatch check
     assert err.value.kind == "cancelled" and len(ctx.store) == 2
 
 
-def test_the_same_graph_runs_on_a_dask_cluster(ctx, tmp_path, monkeypatch):
-    distributed = pytest.importorskip("distributed")
-    pre, post, _, _ = _register_pair(ctx, tmp_path, UTM, UTM_T)
-    local = rasterio.open(ctx.store.abs_path(run(ctx, "dnbr", pre=pre, post=post).id)).read(1)
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster:
-        monkeypatch.setenv(compute.SCHEDULER_ENV, cluster.scheduler_address)
-        try:
-            assert compute.client() is not None
-            remote = run(ctx, "dnbr", pre=pre, post=post)
-        finally:
-            compute.close_clients()
-    assert np.array_equal(rasterio.open(ctx.store.abs_path(remote.id)).read(1), local, equal_nan=True)
-
-
 # ---------------------------------------------------------------------------- the Hurst Fire pair
 @pytest.fixture()
 def hurst(ctx):
-    reg = ctx.store.register_raster_file
-    return (
-        reg(HURST / "HURST_20250107_s2_pre_fire.tif", source="user.raster", summary="Hurst pre-fire S2"),
-        reg(HURST / "HURST_20250107_s2_post_fire.tif", source="user.raster", summary="Hurst post-fire S2"),
-        reg(HURST / "HURST_20250107_fire_mask.tif", source="user.raster", summary="Hurst FRAP fire mask"),
-    )
+    return register_hurst(ctx.store)
 
 
 def test_hurst_dnbr_matches_the_reference_and_the_mean_inside_the_mask(ctx, hurst):
@@ -408,41 +326,7 @@ def test_hurst_dnbr_matches_the_reference_and_the_mean_inside_the_mask(ctx, hurs
 
 def test_orchestrated_hurst_run_answers_with_the_mean_dnbr_inside_the_fire_mask(store, hurst):
     pre, post, mask = hurst
-    plan = {
-        "ledger": {"intent": "mean dNBR inside the Hurst fire perimeter", "requested_output": "answer"},
-        "plan": {
-            "steps": [
-                {
-                    "id": 1,
-                    "agent": "raster",
-                    "goal": "Compute dNBR from the pre- and post-fire scenes",
-                    "inputs": {"pre": pre.id, "post": post.id},
-                    "expected_output": "raster",
-                },
-                {
-                    "id": 2,
-                    "agent": "raster",
-                    "tool": "polygonize",
-                    "goal": "Trace the fire mask classes",
-                    "args": {"classes": [0, 1]},
-                    "inputs": {"raster": mask.id},
-                    "expected_output": "vector",
-                },
-                {
-                    "id": 3,
-                    "agent": "raster",
-                    "tool": "zonal_stats",
-                    "goal": "Mean dNBR inside and outside the mask",
-                    "args": {"by": "label"},
-                    "inputs": {"raster": "step:1", "zones": "step:2"},
-                    "expected_output": "text",
-                },
-            ]
-        },
-    }
-    model = ScriptedModel({"planner": [plan], "raster": [{"tool": "dnbr", "args": {}}]})
-    orch = Orchestrator(store, LLM(model), config=OrchestratorConfig(mode="free"))
-    record = orch.run("What is the mean dNBR inside the Hurst fire perimeter?")
+    record, model = ask_hurst(store, pre, post, mask)
     assert record.status == "answered", record.answer
     assert [s.tool for s in record.steps] == ["dnbr", "polygonize", "zonal_stats"]
     assert "1: mean 0.395" in record.answer and "0: mean 0.016" in record.answer

@@ -79,8 +79,18 @@ def read_window(source: Source, grid: Grid) -> np.ndarray:
         except RasterioIOError as exc:
             if attempt == 0 and source.sign is not None and _is_auth_error(exc):
                 continue
-            raise
+            failure = _read_failure(exc, href)
+        raise failure  # raised outside the handler: nothing chained that a Dask worker cannot pickle
     raise AssertionError("unreachable")
+
+
+def _read_failure(exc: RasterioIOError, href: str) -> RasterioIOError:
+    """A read error as one plain ``RasterioIOError`` naming the file and GDAL's own reason, which
+    rasterio keeps in a chained exception that does not survive pickling; a signature (the query of
+    a signed href) is never repeated."""
+    shown = href.split("?", 1)[0]
+    reason = " ".join(str(exc.__cause__ or exc).split()).replace(href, shown)
+    return RasterioIOError(reason if shown in reason else f"{shown}: {reason}")
 
 
 def _read(src: rasterio.io.DatasetReader, source: Source, grid: Grid) -> np.ndarray:
