@@ -1,9 +1,12 @@
 """A 10^6-point result added to QGIS through the plugin's own code (the session's ArtifactEvent handler, as a run
-delivers it) and drawn, while a 10 ms QTimer heartbeat on the main thread records the longest gap between ticks:
-the main thread's longest stall (issue 16: "the main thread never stalls more than 50 ms").
+delivers it) and drawn, while a 10 ms QTimer heartbeat on the main thread records each gap between ticks (issue 16:
+"the main thread never stalls more than 50 ms").
 
-The bound asserted is generous (this machine's 2 cores are shared with other work: a gap of a few hundred ms can
-come from the scheduler alone); the measured number is printed. The data is generated here, never committed."""
+Each gap is measured twice: on the wall clock, and as the CPU time the main thread itself spent in it
+(``time.thread_time``). A stall our code causes is work on the main thread, and shows in both; a gap the machine
+causes (this machine's 2 cores are shared with other work, and a process waits its turn for hundreds of ms) shows
+on the wall clock only. So the 50 ms goal is asserted on the main thread's own time per gap, and the wall-clock
+gaps get a generous bound; both are printed. The data is generated here, never committed."""
 
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ from geofaham_plugin.ui.dock import ChatDock
 from geofaham_plugin.ui.session import Session
 
 N = 1_000_000
-STALL_BOUND_MS = 1000  # generous on a loaded 2-core machine; the issue's goal is 50 ms (printed against it)
+STALL_MS = 50  # the issue's goal: main-thread time in any gap between two heartbeat ticks
+WALL_BOUND_MS = 1000  # wall-clock gaps: generous on a loaded 2-core machine
 
 
 @pytest.mark.slow
@@ -44,13 +48,15 @@ def test_a_million_point_result_is_added_and_drawn_without_stalling_the_main_thr
         record = session.store.get(record.id)
         del gdf
 
-        gaps: list[float] = []
-        last = [time.monotonic()]
+        gaps: list[float] = []  # wall clock
+        busy: list[float] = []  # the main thread's own CPU time in the same gap
+        last = [time.monotonic(), time.thread_time()]
 
         def tick() -> None:
-            now = time.monotonic()
+            now, cpu = time.monotonic(), time.thread_time()
             gaps.append((now - last[0]) * 1000)
-            last[0] = now
+            busy.append((cpu - last[1]) * 1000)
+            last[:] = [now, cpu]
 
         added: list[float] = []
 
@@ -63,7 +69,7 @@ def test_a_million_point_result_is_added_and_drawn_without_stalling_the_main_thr
         timer.timeout.connect(tick)
         timer.start(10)
         wait_for(lambda: len(gaps) >= 20, 30, pause=0.001)  # the heartbeat runs before anything happens
-        idle = max(gaps)
+        idle, idle_busy = max(gaps), max(busy)
         QTimer.singleShot(0, add)
         wait_for(lambda: added, 60, pause=0.001)
         (layer,) = session.layers
@@ -82,13 +88,15 @@ def test_a_million_point_result_is_added_and_drawn_without_stalling_the_main_thr
         timer.stop()
         image = job.renderedImage()
         assert not image.isNull()
-        worst = max(gaps)
+        worst, worst_busy = max(gaps), max(busy)
         print(
-            f"\n{N:,} points: layer added in {added[0]:.0f} ms, drawn in {render_s:.1f} s; longest main-thread gap "
-            f"{worst:.0f} ms over {len(gaps)} ticks of 10 ms (idle before: {idle:.0f} ms; goal 50 ms: "
-            f"{'met' if worst <= 50 else 'NOT met'}); spatial index: {layer.hasSpatialIndex()}"
+            f"\n{N:,} points: layer added in {added[0]:.0f} ms, drawn in {render_s:.1f} s over {len(gaps)} ticks of "
+            f"10 ms; longest gap: main-thread time {worst_busy:.0f} ms (goal {STALL_MS} ms: "
+            f"{'met' if worst_busy <= STALL_MS else 'NOT met'}), wall clock {worst:.0f} ms (idle before: "
+            f"{idle_busy:.0f} / {idle:.0f} ms); spatial index: {layer.hasSpatialIndex()}"
         )
         assert layer.hasSpatialIndex() == QgsFeatureSource.SpatialIndexPresent  # the GeoPackage R-tree
-        assert worst < STALL_BOUND_MS
+        assert worst_busy <= STALL_MS
+        assert worst < WALL_BOUND_MS
     finally:
         close_session(session)

@@ -29,10 +29,15 @@ def layer_for_artifact(record: ArtifactRecord, store: ResponseStore) -> QgsVecto
     path = store.abs_path(record.id)
     name = f"{record.id} · {record.summary}"[:120]
     kind = record.kind.value
+    # our own style follows; looking for a default one in the file costs most of the time a big layer takes to open
     if kind in ("vector", "aoi"):
-        layer = QgsVectorLayer(f"{path}|layername={record.id}", name, "ogr")
+        options = QgsVectorLayer.LayerOptions()
+        options.loadDefaultStyle = False
+        layer = QgsVectorLayer(f"{path}|layername={record.id}", name, "ogr", options)
     elif kind == "raster":
-        layer = QgsRasterLayer(str(path), name, "gdal")
+        raster_options = QgsRasterLayer.LayerOptions()
+        raster_options.loadDefaultStyle = False
+        layer = QgsRasterLayer(str(path), name, "gdal", raster_options)
     else:
         return None
     if not layer.isValid():
