@@ -18,10 +18,13 @@ more; generated here, never committed) around the ~2,300-vertex multipolygon haz
   --direct-max, it is O(n * hazard vertices)), ``prepared`` (the hazard buffered once in the local projection,
   prepared, ``intersects_xy``; planar, no geodesic distances: the reference);
 - nearest 10: ``tool``, ``ops`` (routed), ``direct`` (as above), ``prepared`` (planar ``query_nearest`` on an
-  STRtree of the hazard's segments + ``argpartition``, no geodesic distances: the reference).
+  STRtree of the hazard's segments + ``argpartition``, no geodesic distances: the reference);
+- within 100 m of any of 10^4 sites and the 10 nearest to them (``within10k`` / ``nearest10k``: 10^6 x 10^4 at the
+  default sizes): ``tool``, ``ops``, ``prepared`` (the best in-process method for points to points: a scipy k-d
+  tree of the sites queried with every point's planar coordinates; no geodesic distances: the reference).
 
-Prints, per size, each path's median time, peak traced Python memory (tracemalloc: numpy and Python objects, not
-GEOS) and its ratio to the reference, then how each path's time grows from the smallest to the largest size, and
+Prints, per size, each path's median time (untraced runs), peak traced Python memory (one more run under
+tracemalloc: numpy and Python objects, not GEOS) and its ratio to the reference, then how each path's time grows from the smallest to the largest size, and
 the process's peak RSS. Every path's result is checked against the reference. Not a test; run with
 ``.venv/bin/python bench/bench_vector_paths.py``. Results go to ``bench/results/vector_paths.json``.
 """
@@ -44,6 +47,7 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import shapely
+from scipy.spatial import cKDTree
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -74,8 +78,8 @@ def facilities_layer(seed: int) -> gpd.GeoDataFrame:
 def reference_paths(
     points: gpd.GeoDataFrame, hazard: shapely.Geometry, facilities: gpd.GeoDataFrame
 ) -> dict[str, Callable[[], Any]]:
-    """The in-process references: prepared shapely / STRtree, planar in the local projection (the hazard's; for
-    the facilities, an STRtree of the facilities queried by every point)."""
+    """The in-process references: prepared shapely / STRtree, planar in the local projection (the hazard's); for
+    the facilities (points to points), a k-d tree of the facilities queried by every point's coordinates."""
     xs, ys = shapely.get_x(points.geometry.values), shapely.get_y(points.geometry.values)
     classes = points["damage_class"].to_numpy()
     hazard_gdf = gpd.GeoDataFrame(geometry=[hazard], crs=4326)
@@ -107,22 +111,21 @@ def reference_paths(
         planar[index.intersects(geoms)] = 0.0
         return np.sort(np.partition(planar, K)[:K]).round().tolist()
 
-    def within_many_strtree() -> int:
-        xy = points.to_crs(metric).geometry.values
-        tree = shapely.STRtree(facilities.to_crs(metric).geometry.values)
-        return len(np.unique(tree.query(xy, predicate="dwithin", distance=FACILITY_DISTANCE_M)[0]))
+    def metric_xy(layer: gpd.GeoDataFrame) -> np.ndarray:
+        return shapely.get_coordinates(layer.to_crs(metric).geometry.values)
 
-    def nearest_many_strtree() -> list[float]:
-        geoms = points.to_crs(metric).geometry.values
-        tree = shapely.STRtree(facilities.to_crs(metric).geometry.values)
-        (which, _), d = tree.query_nearest(geoms, return_distance=True, all_matches=False)
-        planar = np.full(len(geoms), np.inf)
-        planar[which] = d
-        return np.sort(np.partition(planar, K)[:K]).round().tolist()
+    def within_many_kdtree() -> int:
+        tree = cKDTree(metric_xy(facilities))
+        d, _ = tree.query(metric_xy(points), k=1, distance_upper_bound=FACILITY_DISTANCE_M)
+        return int(np.isfinite(d).sum())
+
+    def nearest_many_kdtree() -> list[float]:
+        d, _ = cKDTree(metric_xy(facilities)).query(metric_xy(points), k=1)
+        return np.sort(np.partition(d, K)[:K]).round().tolist()
 
     return {
-        "within10k/prepared": within_many_strtree,
-        "nearest10k/prepared": nearest_many_strtree,
+        "within10k/prepared": within_many_kdtree,
+        "nearest10k/prepared": nearest_many_kdtree,
         "inside/prepared": inside_prepared,
         "inside/strtree": inside_strtree,
         "within/prepared": within_prepared,

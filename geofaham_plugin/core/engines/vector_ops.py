@@ -7,6 +7,8 @@ WGS84 ellipsoid between the nearest points — never in degrees, never in EPSG:3
 
 from __future__ import annotations
 
+from typing import Any
+
 import geopandas as gpd
 import numpy as np
 import pandas as pd
@@ -62,12 +64,44 @@ def geodesic_distances(geoms_metric: np.ndarray, reference_metric: shapely.Geome
 
 def _geodesic_lengths(lines: np.ndarray, metric_crs: CRS) -> np.ndarray:
     """Geodesic length (m) between the two ends of each two-point line given in ``metric_crs``."""
-    coords = shapely.get_coordinates(lines).reshape(-1, 2, 2)
+    return _geodesic_between(shapely.get_coordinates(lines).reshape(-1, 2, 2), metric_crs)
+
+
+def _geodesic_between(coords: np.ndarray, metric_crs: CRS) -> np.ndarray:
+    """Geodesic length (m) between the point pairs ``coords[i, 0]`` and ``coords[i, 1]`` given in ``metric_crs``."""
     back = Transformer.from_crs(metric_crs, WGS84, always_xy=True)
     lon1, lat1 = back.transform(coords[:, 0, 0], coords[:, 0, 1])
     lon2, lat2 = back.transform(coords[:, 1, 0], coords[:, 1, 1])
     _, _, dist = GEOD.inv(lon1, lat1, lon2, lat2)
     return np.asarray(dist, dtype=float)
+
+
+class _MetricPoints:
+    """Single 2D points by their coordinates in the metric CRS alone (no GEOS geometry built for each): what
+    the k-d tree of a point reference needs of a point layer."""
+
+    __slots__ = ("xy",)
+
+    def __init__(self, xy: np.ndarray) -> None:
+        self.xy = xy
+
+    def __len__(self) -> int:
+        return len(self.xy)
+
+    def __getitem__(self, index: np.ndarray) -> _MetricPoints:
+        return _MetricPoints(self.xy[index])
+
+
+def _metric_geoms(features: gpd.GeoDataFrame, metric_crs: CRS, coords_only: bool = False) -> Any:
+    """The features' geometries in ``metric_crs``, as ``to_crs`` gives them. A layer of single 2D points is
+    transformed by its coordinates alone (the same transformation); with ``coords_only`` they stay coordinates
+    (:class:`_MetricPoints`), else they become points again."""
+    geoms = features.geometry.to_numpy()
+    if not _all_points(geoms) or shapely.has_z(geoms).any():
+        return np.asarray(features.to_crs(metric_crs).geometry.values)
+    xy = shapely.get_coordinates(geoms)
+    x, y = Transformer.from_crs(features.crs, metric_crs, always_xy=True).transform(xy[:, 0], xy[:, 1])
+    return _MetricPoints(np.column_stack([x, y])) if coords_only else shapely.points(x, y)
 
 
 def _reference_union(reference: gpd.GeoDataFrame, metric_crs: CRS) -> shapely.Geometry:
@@ -107,6 +141,29 @@ def distance_method(geoms: np.ndarray) -> str:
     return "indexed"
 
 
+def _all_points(geoms: np.ndarray) -> bool:
+    """Every geometry a single, non-empty point (so its coordinates are one row each)."""
+    return bool(len(geoms)) and bool((shapely.get_type_id(geoms) == 0).all() and not shapely.is_empty(geoms).any())
+
+
+def _point_xy(geoms: Any) -> np.ndarray | None:
+    """The coordinates of a layer of single points (``_MetricPoints`` or geometries), else None."""
+    if isinstance(geoms, _MetricPoints):
+        return geoms.xy
+    return shapely.get_coordinates(geoms) if _all_points(geoms) else None
+
+
+def _kdtree(points: np.ndarray) -> Any:
+    """A k-d tree of points (scipy), or None without scipy or points (the STRtree answers instead)."""
+    if not _all_points(points):
+        return None
+    try:
+        from scipy.spatial import cKDTree
+    except ImportError:
+        return None
+    return cKDTree(shapely.get_coordinates(points))
+
+
 class _ReferenceIndex:
     """A reference geometry (metric CRS) prepared for many distance queries: the geometry prepared for
     ``intersects``, and its outline cut into segments (polygons: their rings; lines: their segments; points as
@@ -127,12 +184,15 @@ class _ReferenceIndex:
         self.parts = np.concatenate([segments, parts[dims == 0]])
         self.tree = shapely.STRtree(self.parts)
         self.polygonal = bool((dims == 2).any())
+        self.kdtree = _kdtree(self.parts) if (dims == 0).all() else None  # points only: a k-d tree of them
 
     def intersects(self, geoms: np.ndarray) -> np.ndarray:
         """Whether each geometry intersects the reference: an area's interior counts (the grid test); lines and
         points only through their parts (the tree: a prepared multipoint tests its points one by one)."""
         if self.polygonal:
             return intersects_area(self.geometry, geoms)
+        if self.kdtree is not None and (xy := _point_xy(geoms)) is not None:  # point meets point at distance 0
+            return self.kdtree.query(xy, k=1)[0] == 0.0
         hit = np.zeros(len(geoms), dtype=bool)
         hit[self.tree.query(geoms, predicate="intersects")[0]] = True
         return hit
@@ -141,14 +201,40 @@ class _ReferenceIndex:
         self, geoms: np.ndarray, max_distance: float | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each geometry (within ``max_distance`` when given): its index in ``geoms``, the index of its nearest
-        part, and the planar distance to it."""
+        part, and the planar distance to it. Points to points: the k-d tree (the STRtree's answer, ties aside, an
+        order of magnitude sooner)."""
+        if self.kdtree is not None and (xy := _point_xy(geoms)) is not None:
+            limit = np.inf if max_distance is None else max_distance
+            planar, part = self.kdtree.query(xy, k=1, distance_upper_bound=limit)
+            which = np.flatnonzero(np.isfinite(planar))
+            return which, part[which], planar[which]
         (which, part), planar = self.tree.query_nearest(
             geoms, max_distance=max_distance, return_distance=True, all_matches=False
         )
         return which, part, planar
 
-    def geodesic(self, geoms: np.ndarray, part: np.ndarray, metric_crs: CRS) -> np.ndarray:
+    def locate(
+        self, geoms: Any, max_distance: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(touching, which, part, planar)``: whether each geometry intersects the reference, and for the others
+        (within ``max_distance`` when given) their indices in ``geoms``, nearest parts and planar distances. Points
+        to points: one k-d tree query for both."""
+        if self.kdtree is not None and (xy := _point_xy(geoms)) is not None:
+            limit = np.inf if max_distance is None else max_distance
+            planar, part = self.kdtree.query(xy, k=1, distance_upper_bound=limit)
+            touching = planar == 0.0
+            which = np.flatnonzero(np.isfinite(planar) & ~touching)
+            return touching, which, part[which], planar[which]
+        touching = self.intersects(geoms)
+        apart = np.flatnonzero(~touching)
+        which, part, planar = self.nearest(geoms[apart], max_distance)
+        return touching, apart[which], part, planar
+
+    def geodesic(self, geoms: Any, part: np.ndarray, metric_crs: CRS) -> np.ndarray:
         """Geodesic distances (m) from geometries not intersecting the reference to their nearest parts."""
+        if self.kdtree is not None and (xy := _point_xy(geoms)) is not None:  # point to point: no line to build
+            ends = np.stack([xy, self.kdtree.data[part]], axis=1)
+            return _geodesic_between(ends, metric_crs)
         return _geodesic_lengths(shapely.shortest_line(geoms, self.parts[part]), metric_crs)
 
 
@@ -163,18 +249,17 @@ def within_distance(
         return features.iloc[0:0].assign(distance_m=pd.Series(dtype=float))
     metric = local_metric_crs(reference)  # centred on the hazard: only features near it matter
     ref = _reference_union(reference, metric)
-    geoms = features.to_crs(metric).geometry.values
     reach = distance_m * 1.01 + 10.0  # generous pre-filter in the local projection, exact geodesic test after
     dist = np.full(len(features), np.inf)
-    if (method or distance_method(geoms)) == "indexed":
+    if (method or distance_method(features.geometry.to_numpy())) == "indexed":
         index = _ReferenceIndex(ref)
-        touching = index.intersects(geoms)
+        geoms = _metric_geoms(features, metric, coords_only=index.kdtree is not None)
+        touching, which, part, _ = index.locate(geoms, max_distance=reach)
         dist[touching] = 0.0
-        apart = np.flatnonzero(~touching)
-        which, part, _ = index.nearest(geoms[apart], max_distance=reach)
         if len(which):
-            dist[apart[which]] = index.geodesic(geoms[apart[which]], part, metric)
+            dist[which] = index.geodesic(geoms[which], part, metric)
     else:
+        geoms = _metric_geoms(features, metric)
         candidates = shapely.dwithin(geoms, ref, reach)
         if candidates.any():
             dist[candidates] = geodesic_distances(geoms[candidates], ref, metric)
@@ -195,32 +280,32 @@ def nearest_k(
         raise ToolFailed("no features to rank", kind="empty")
     metric = local_metric_crs(reference)
     ref = _reference_union(reference, metric)
-    geoms = features.to_crs(metric).geometry.values
-    if (method or distance_method(geoms)) == "indexed":
-        dist = _nearest_geodesic(geoms, _ReferenceIndex(ref), k, metric)
+    if (method or distance_method(features.geometry.to_numpy())) == "indexed":
+        index = _ReferenceIndex(ref)
+        geoms = _metric_geoms(features, metric, coords_only=index.kdtree is not None)
+        dist = _nearest_geodesic(geoms, index, k, metric)
     else:
-        dist = geodesic_distances(geoms, ref, metric)
-    out = features.copy()
-    out["distance_m"] = np.round(dist, 1)
-    out = out.sort_values("distance_m", kind="stable").head(k)
+        dist = geodesic_distances(_metric_geoms(features, metric), ref, metric)
+    dist = np.round(dist, 1)
+    first = np.argsort(dist, kind="stable")[:k]  # a stable sort's first k: ties in layer order
+    out = features.iloc[first].copy()
+    out["distance_m"] = dist[first]
     out["rank"] = np.arange(1, len(out) + 1)
     return out
 
 
-def _nearest_geodesic(geoms: np.ndarray, index: _ReferenceIndex, k: int, metric: CRS) -> np.ndarray:
+def _nearest_geodesic(geoms: Any, index: _ReferenceIndex, k: int, metric: CRS) -> np.ndarray:
     """Geodesic distances of the features that can be among the ``k`` nearest (``inf`` for the others): planar
     distances from the index for all, geodesic ones only within a generous margin of the k-th planar distance
     (the local projection's scale error is far below 1 %)."""
     planar = np.zeros(len(geoms))
-    touching = index.intersects(geoms)
-    apart = np.flatnonzero(~touching)
-    which, part, d = index.nearest(geoms[apart])
-    planar[apart[which]] = d
+    touching, which, part, d = index.locate(geoms)
+    planar[which] = d
     kth = np.partition(planar, min(k, len(planar)) - 1)[min(k, len(planar)) - 1]
     dist = np.full(len(geoms), np.inf)
     dist[touching] = 0.0
     close = d <= kth * 1.01 + 10.0
-    dist[apart[which[close]]] = index.geodesic(geoms[apart[which[close]]], part[close], metric)
+    dist[which[close]] = index.geodesic(geoms[which[close]], part[close], metric)
     return dist
 
 
