@@ -81,7 +81,7 @@ CRASH_ENV = TestHooks.env_of("store_crash_at")
 CRASH_EXIT_CODE = 86
 _VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
 #: vector artifacts of at least this many features are written in the background (see the module docstring)
-BACKGROUND_MIN_FEATURES = 50_000
+BACKGROUND_MIN_FEATURES = 10_000
 #: the in-memory frame cache's bound, in (estimated) bytes
 CACHE_BYTES = 768 * 2**20
 

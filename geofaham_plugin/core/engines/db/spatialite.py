@@ -44,6 +44,7 @@ import shapely
 
 from ...domain.events import load_events
 from ...errors import ToolFailed
+from ..area_grid import intersects_area
 from ..sql_safety import QueryError, UnsafeSQL, denied_function
 from .base import (
     DEFAULT_BYTE_CAP,
@@ -80,6 +81,8 @@ from .schema import (
 )
 
 T = TypeVar("T")
+#: rows of R*Tree candidates tested at a time by ``count_damage`` (memory stays one chunk wide)
+COUNT_CHUNK = 200_000
 _SQLITE_TYPES = {"int": "INTEGER", "float": "REAL", "bool": "INTEGER", "time": "TEXT", "text": "TEXT"}
 _READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 _LAEA = (
@@ -510,18 +513,31 @@ class SpatiaLiteEngine(SpatialEngine):
     def count_damage(
         self, event_id: int, area: ArtifactFile | None = None, *, timeout_s: float | None = None
     ) -> DamageCount:
+        """The R*Tree gives the records whose box meets the area's; their exact test runs in process on the
+        area's grid (``area_grid``: GEOS's answer, an order of magnitude sooner than ``ST_Intersects`` row by row
+        at 10^6 records), a chunk of rows at a time."""
         params = {"event": event_id}
+        counts: dict[tuple[Any, Any, Any], int] = {}
         with self._area(event_id, area) as (conn, area_sql, label), _limited(conn, timeout_s):
-            rows = self._exec(
+            area_row = f"SELECT AsBinary(geom), SRID(geom) FROM ({area_sql})"  # our SQL  # nosec B608
+            wkb, srid = self._exec(conn, area_row, params if ":event" in area_sql else {}).fetchone()
+            if wkb is None:
+                return self._damage_count(event_id, label, [])
+            shape = shapely.from_wkb(wkb)
+            cursor = self._exec(
                 conn,
-                f"WITH area AS MATERIALIZED ({area_sql}) "  # our SQL; values are parameters  # nosec B608
-                "SELECT d.damage_class, d.raw_damage, d.is_damaged, count(*) FROM area a "
+                "WITH area AS (SELECT GeomFromWKB(:area, :srid) AS geom) "  # our SQL; values are parameters  # nosec B608
+                "SELECT d.damage_class, d.raw_damage, d.is_damaged, AsBinary(d.geom) FROM area a "
                 f"{self._rtree('damage', 'd', 'a.geom')} "
-                f"WHERE {served('damage', 'd.source_layer', ':event')} "
-                "AND ST_Intersects(d.geom, a.geom) = 1 GROUP BY 1, 2, 3",
-                params,
-            ).fetchall()
-        return self._damage_count(event_id, label, rows)
+                f"WHERE {served('damage', 'd.source_layer', ':event')}",
+                params | {"area": wkb, "srid": srid},
+            )
+            while rows := cursor.fetchmany(COUNT_CHUNK):
+                hits = intersects_area(shape, shapely.from_wkb([r[3] for r in rows]))
+                for i in np.flatnonzero(hits):
+                    key = rows[i][:3]
+                    counts[key] = counts.get(key, 0) + 1
+        return self._damage_count(event_id, label, [(*key, n) for key, n in counts.items()])
 
     @_driver_errors
     def select_inside(
