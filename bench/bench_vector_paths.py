@@ -47,6 +47,7 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import shapely
+from pyproj import Transformer
 from scipy.spatial import cKDTree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,8 +112,9 @@ def reference_paths(
         planar[index.intersects(geoms)] = 0.0
         return np.sort(np.partition(planar, K)[:K]).round().tolist()
 
-    def metric_xy(layer: gpd.GeoDataFrame) -> np.ndarray:
-        return shapely.get_coordinates(layer.to_crs(metric).geometry.values)
+    def metric_xy(layer: gpd.GeoDataFrame) -> np.ndarray:  # coordinates transformed as they are (no geometries)
+        xy = shapely.get_coordinates(layer.geometry.values)
+        return np.column_stack(Transformer.from_crs(layer.crs, metric, always_xy=True).transform(xy[:, 0], xy[:, 1]))
 
     def within_many_kdtree() -> int:
         tree = cKDTree(metric_xy(facilities))
