@@ -1,0 +1,84 @@
+"""Areas of many polygons at once (domain/geodesy.polygon_areas_m2, vector_ops.union_area_m2) equal the geodesic
+area of each polygon and of their union, computed one by one on the ellipsoid as before: small footprints near and
+far from the centre, across the antimeridian, big and invalid polygons, holes, overlapping, touching and nested
+polygons, missing geometries."""
+
+from __future__ import annotations
+
+import sys
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from shapely.geometry import Polygon
+
+from geofaham_plugin.core.domain.geodesy import geodesic_area_m2, polygon_areas_m2
+from geofaham_plugin.core.engines import vector_ops
+
+
+def _footprints(n: int, rng: np.random.Generator, box=(36.7, -1.42, 37.05, -1.18)) -> np.ndarray:
+    x, y = rng.uniform(box[0], box[2], n), rng.uniform(box[1], box[3], n)
+    size = rng.uniform(5e-5, 1.5e-4, n)
+    return shapely.box(x, y, x + size, y + size * 0.7)
+
+
+def _one_by_one(geoms) -> np.ndarray:
+    return np.array([geodesic_area_m2(g) for g in geoms])
+
+
+def test_each_polygon_as_the_geodesic_area():
+    rng = np.random.default_rng(1)
+    footprints = _footprints(1500, rng)
+    far = _footprints(200, rng, box=(-179.99, -70, 179.99, 70))  # far from the centre: geodesic, one by one
+    across = shapely.box(179.9999, 10.0, 180.0001, 10.0001)  # across the antimeridian in lon/lat: invalid-wide
+    big = Polygon([(36.0, -2.0), (37.5, -2.0), (37.5, -0.5), (36.0, -0.5)], [[(36.5, -1.5), (37, -1.5), (37, -1)]])
+    bowtie = Polygon([(36.8, -1.3), (36.801, -1.299), (36.801, -1.3), (36.8, -1.299)])  # invalid: made valid
+    multi = shapely.union_all(footprints[:3])
+    geoms = np.concatenate([footprints, far, [across, big, bowtie, multi, None, Polygon()]])
+    got, want = polygon_areas_m2(geoms), _one_by_one(geoms)
+    assert got[-2:].tolist() == [0.0, 0.0]
+    assert got[-5] == want[-5]  # big: measured geodesically, as it was
+    assert np.allclose(got, want, rtol=1e-8, atol=1e-6)
+    assert want[: len(footprints)].min() > 10  # real footprints, tens to hundreds of m²
+
+
+def test_the_union_counts_each_place_once():
+    rng = np.random.default_rng(2)
+    footprints = list(_footprints(3000, rng))
+    a = shapely.box(36.80, -1.30, 36.81, -1.29)
+    pieces = [
+        a,
+        shapely.box(36.805, -1.295, 36.815, -1.285),  # overlaps a
+        shapely.box(36.81, -1.30, 36.82, -1.29),  # touches a along an edge
+        shapely.box(36.801, -1.299, 36.802, -1.298),  # inside a
+        shapely.box(36.812, -1.288, 36.816, -1.284),  # overlaps the second: a chain of three
+        a,  # a duplicate
+    ]
+    polys = np.array(footprints + pieces + [None], dtype=object)
+    want = geodesic_area_m2(shapely.union_all([p for p in polys if p is not None]))
+    assert vector_ops.union_area_m2(polys) == pytest.approx(want, rel=1e-8)
+    assert vector_ops.union_area_m2(np.array(pieces[:3], dtype=object)) == pytest.approx(
+        geodesic_area_m2(shapely.union_all(pieces[:3])), rel=1e-9
+    )
+
+
+def test_without_scipy_the_union_is_merged_at_once(monkeypatch):
+    rng = np.random.default_rng(3)
+    polys = np.concatenate([_footprints(500, rng), _footprints(500, rng)])
+    with_scipy = vector_ops.union_area_m2(polys)
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.sparse", None)
+    assert vector_ops.union_area_m2(polys) == pytest.approx(with_scipy, rel=1e-8)
+
+
+def test_measure_by_group_on_many_footprints_matches_one_by_one():
+    rng = np.random.default_rng(4)
+    geoms = _footprints(4000, rng)
+    layer = gpd.GeoDataFrame({"cls": rng.choice(["destroyed", "major", "minor"], len(geoms))}, geometry=geoms, crs=4326)
+    table, total, what = vector_ops.measure(layer, "area", "cls")
+    assert what == "area"
+    for row in table.itertuples():
+        members = layer.geometry[layer["cls"] == row.value].to_numpy()
+        assert row.area_km2 == pytest.approx(geodesic_area_m2(shapely.union_all(members)) / 1e6, abs=2e-6)
+    assert total == pytest.approx(geodesic_area_m2(shapely.union_all(geoms)) / 1e6, abs=2e-6)
