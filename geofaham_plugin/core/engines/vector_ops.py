@@ -254,10 +254,13 @@ def within_distance(
     if (method or distance_method(features.geometry.to_numpy())) == "indexed":
         index = _ReferenceIndex(ref)
         geoms = _metric_geoms(features, metric, coords_only=index.kdtree is not None)
-        touching, which, part, _ = index.locate(geoms, max_distance=reach)
-        dist[touching] = 0.0
+        near = np.arange(len(features))
+        if index.kdtree is None and len(geoms) >= INDEXED_FROM:  # only features within reach of it are queried
+            near = np.flatnonzero(intersects_area(shapely.buffer(ref, reach, quad_segs=16), geoms))
+        touching, which, part, _ = index.locate(geoms[near], max_distance=reach)
+        dist[near[touching]] = 0.0
         if len(which):
-            dist[which] = index.geodesic(geoms[which], part, metric)
+            dist[near[which]] = index.geodesic(geoms[near[which]], part, metric)
     else:
         geoms = _metric_geoms(features, metric)
         candidates = shapely.dwithin(geoms, ref, reach)
