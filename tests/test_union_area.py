@@ -9,6 +9,7 @@ import sys
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 import shapely
 from shapely.geometry import Polygon
@@ -82,3 +83,20 @@ def test_measure_by_group_on_many_footprints_matches_one_by_one():
         members = layer.geometry[layer["cls"] == row.value].to_numpy()
         assert row.area_km2 == pytest.approx(geodesic_area_m2(shapely.union_all(members)) / 1e6, abs=2e-6)
     assert total == pytest.approx(geodesic_area_m2(shapely.union_all(geoms)) / 1e6, abs=2e-6)
+
+
+def test_dissolve_merges_only_what_meets_and_equals_geopandas():
+    rng = np.random.default_rng(5)
+    a = shapely.box(36.80, -1.30, 36.81, -1.29)
+    pieces = [a, shapely.box(36.81, -1.30, 36.82, -1.29), shapely.box(36.805, -1.295, 36.815, -1.285)]
+    geoms = np.concatenate([_footprints(3000, rng), pieces, [shapely.box(36.9, -1.3, 36.91, -1.29)]])
+    layer = gpd.GeoDataFrame({"cls": rng.choice(["x", "y"], len(geoms))}, geometry=geoms, crs=4326)
+    layer.loc[len(geoms) - 4 : len(geoms) - 2, "cls"] = "x"  # touching and overlapping pieces in one group
+    got = vector_ops.dissolve(layer, "cls")
+    want = layer.dissolve(by="cls", as_index=False)
+    assert got["cls"].tolist() == want["cls"].tolist() == ["x", "y"]
+    assert all(g.equals(w) and g.is_valid for g, w in zip(got.geometry, want.geometry, strict=True))
+    assert got["count"].tolist() == layer["cls"].value_counts().sort_index().tolist()
+    with_missing = pd.concat([layer, gpd.GeoDataFrame({"cls": ["x"]}, geometry=[None], crs=4326)], ignore_index=True)
+    again = vector_ops.dissolve(with_missing, "cls")  # geopandas' own path: the same shapes
+    assert all(g.equals(w) for g, w in zip(again.geometry, want.geometry, strict=True))

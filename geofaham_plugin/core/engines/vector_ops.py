@@ -15,7 +15,7 @@ import pandas as pd
 import shapely
 from pyproj import CRS, Transformer
 
-from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m, polygon_areas_m2
+from ..domain.geodesy import GEOD, geodesic_length_m, polygon_areas_m2
 from ..errors import ToolFailed
 from .area_grid import intersects_area
 
@@ -410,7 +410,16 @@ def dissolve(gdf: gpd.GeoDataFrame, by: str | None, parts: bool = False) -> gpd.
     if by is not None:
         _require_field(gdf, by)
     keyed = gdf.assign(_key=gdf[by].fillna("(none)").astype(str) if by else "all")
-    out = keyed[["_key", keyed.geometry.name]].dissolve(by="_key", as_index=False)
+    geoms = keyed.geometry.to_numpy()
+    located = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
+    polygons = located.any() and np.isin(shapely.get_type_id(geoms[located]), (3, 6)).all()
+    if polygons and shapely.is_valid(geoms[located]).all():
+        groups = keyed[located].groupby("_key", sort=True).indices  # polygons: merged only where they meet
+        out = gpd.GeoDataFrame(
+            {"_key": list(groups)}, geometry=[_dissolved(geoms[located][i]) for i in groups.values()], crs=gdf.crs
+        )
+    else:
+        out = keyed[["_key", keyed.geometry.name]].dissolve(by="_key", as_index=False)
     if parts:
         out = out.explode(index_parts=False).reset_index(drop=True)
         geoms = keyed.geometry.to_numpy()
@@ -610,30 +619,43 @@ def measure(gdf: gpd.GeoDataFrame, quantity: str, by: str | None) -> tuple[pd.Da
     return table, round(total / scale, 6), what
 
 
-def union_area_m2(polygons: np.ndarray) -> float:
-    """The geodesic area (m²) of the union of valid lon/lat polygons, each place counted once: polygons whose
-    interiors meet are merged group by group (an STRtree finds them), every other polygon is measured as it is
-    (:func:`polygon_areas_m2`, vectorised) — merging a million footprints that touch nothing would cost minutes."""
+def merge_overlapping(polygons: np.ndarray, touching: bool) -> np.ndarray:
+    """Valid polygons merged group by group: each set of polygons whose interiors meet (``touching``: or whose
+    outlines touch) is one union, every other polygon stays as it is. What ``union_all`` gives, part for part, with
+    GEOS merging only where something meets (merging a million footprints that touch nothing would cost minutes).
+    Without scipy: one union of all."""
     polys = polygons[~(shapely.is_missing(polygons) | shapely.is_empty(polygons))]
     try:
         from scipy.sparse import coo_matrix
         from scipy.sparse.csgraph import connected_components
     except ImportError:
-        return geodesic_area_m2(shapely.union_all(polys))
+        return np.array([shapely.union_all(polys)], dtype=object) if len(polys) else polys
     a, b = shapely.STRtree(polys).query(polys, predicate="intersects")
     a, b = a[a < b], b[a < b]
-    meet = ~shapely.touches(polys[a], polys[b])  # interiors meet, not only outlines
-    a, b = a[meet], b[meet]
+    if not touching:
+        meet = ~shapely.touches(polys[a], polys[b])  # interiors meet, not only outlines
+        a, b = a[meet], b[meet]
     if not len(a):
-        return float(polygon_areas_m2(polys).sum())
+        return polys
     n = len(polys)
     _, label = connected_components(coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)), directed=False)
-    sizes = np.bincount(label)
-    alone = sizes[label] == 1
+    alone = np.bincount(label)[label] == 1
     order = np.argsort(label[~alone], kind="stable")
-    grouped = np.split(polys[~alone][order], np.flatnonzero(np.diff(label[~alone][order])) + 1)
-    merged = np.array([shapely.union_all(group) for group in grouped], dtype=object)
-    return float(polygon_areas_m2(polys[alone]).sum() + polygon_areas_m2(merged).sum())
+    groups = np.split(polys[~alone][order], np.flatnonzero(np.diff(label[~alone][order])) + 1)
+    return np.concatenate([polys[alone], np.array([shapely.union_all(g) for g in groups], dtype=object)])
+
+
+def union_area_m2(polygons: np.ndarray) -> float:
+    """The geodesic area (m²) of the union of valid lon/lat polygons, each place counted once
+    (:func:`merge_overlapping`, then :func:`polygon_areas_m2`, vectorised)."""
+    return float(polygon_areas_m2(merge_overlapping(polygons, touching=False)).sum())
+
+
+def _dissolved(polygons: np.ndarray) -> shapely.Geometry:
+    """The union of valid polygons as one Polygon or MultiPolygon (parts of different groups never meet)."""
+    parts = shapely.get_parts(merge_overlapping(polygons, touching=True))
+    parts = parts[shapely.get_type_id(parts) == 3]
+    return parts[0] if len(parts) == 1 else shapely.multipolygons(parts)
 
 
 STATS = ("mean", "median", "min", "max", "sum")
