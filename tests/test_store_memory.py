@@ -144,3 +144,46 @@ def test_pyogrio_reader_matches_geopandas_reader_for_the_fingerprint(tmp_path):
     pd.testing.assert_frame_equal(pd.DataFrame(raw), pd.DataFrame(_from_file(store, rec.id)))
     assert store.verify(rec.id) is None
     store.close()
+
+
+def test_a_box_read_gives_the_features_that_meet_it_from_memory_or_file(tmp_path):
+    store = ResponseStore(tmp_path, background_min_features=None)
+    layer = _points(20_000)
+    layer.loc[5, "geometry"] = None  # no geometry: in no box
+    rec = store.register_vector(layer, source="test", summary="x")
+    box = (-118.15, 34.15, -118.1, 34.2)
+    b = layer.geometry.bounds
+    want = layer[(b.maxx >= box[0]) & (b.minx <= box[2]) & (b.maxy >= box[1]) & (b.miny <= box[3])]
+    from_memory = store.read_vector(rec.id, box)
+    store._frames.discard(rec.id)  # noqa: SLF001  (as after the memory's bound dropped it)
+    from_file = store.read_vector(rec.id, box)
+    assert rec.id not in store._frames._frames  # noqa: SLF001  (a part is not kept as the layer)
+    for got in (from_memory, from_file):
+        assert got["n"].tolist() == want["n"].tolist() and 0 < len(got) < len(layer) // 4
+        assert got.geometry.equals(want.geometry.reset_index(drop=True).set_axis(got.index))
+    assert len(store.read_vector(rec.id)) == len(layer)
+    store.close()
+
+
+def test_inside_on_a_big_layer_on_disk_reads_only_its_area(tmp_path, monkeypatch):
+    from geofaham_plugin.core.agents import ToolContext
+    from geofaham_plugin.core.agents import vector as tools
+    from geofaham_plugin.core.config import settings_from_env
+    from geofaham_plugin.core.engines.layers import default_catalogue
+
+    store = ResponseStore(tmp_path, background_min_features=None)
+    ctx = ToolContext(store=store, layers=default_catalogue(), settings=settings_from_env({"GEOFAHAM_OFFLINE": "1"}))
+    layer = _points(20_000)
+    zone = gpd.GeoDataFrame(geometry=[shapely.Point(-118.1, 34.2).buffer(0.02)], crs=4326).to_crs(32611)
+    features, mask = (store.register_vector(g, source="test", summary="x") for g in (layer, zone))
+    in_memory = store.read_vector(tools.inside(ctx, tools.NoArgs(), features=features, mask=mask).id)
+    store._frames.discard(features.id)  # noqa: SLF001
+    sizes = []
+    real = pyogrio.read_dataframe
+    monkeypatch.setattr(pyogrio, "read_dataframe", lambda *a, **k: sizes.append(len(out := real(*a, **k))) or out)
+    from_disk = store.read_vector(tools.inside(ctx, tools.NoArgs(), features=features, mask=mask).id)
+    expected = layer[layer.intersects(zone.to_crs(4326).geometry.iloc[0])]
+    assert from_disk["n"].tolist() == in_memory["n"].tolist() == expected["n"].tolist() and len(expected) > 100
+    assert sizes and sizes[0] < len(layer) // 10  # the area's part of the layer was read, not the layer
+    assert list(from_disk.columns) == list(in_memory.columns)  # no index written as a column
+    store.close()

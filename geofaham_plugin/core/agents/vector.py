@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -192,7 +192,8 @@ class NoArgs(BaseModel):
 )
 def inside(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: ArtifactRecord) -> ArtifactRecord:
     """Features that intersect an area (flood extent, burn area, AOI)."""
-    out = ops.inside(ctx.store.read_vector(features.id), ctx.store.read_vector(mask.id))
+    area = ctx.store.read_vector(mask.id)
+    out = ops.inside(ctx.store.read_vector(features.id, _bounds_in(area, features)), area)
     return ctx.store.register_vector(
         out,
         source="vector.inside",
@@ -200,6 +201,15 @@ def inside(ctx: ToolContext, args: NoArgs, features: ArtifactRecord, mask: Artif
         summary=f"{len(out)} features of {features.id} inside {mask.id}",
         extra=_carry(features),
     )
+
+
+def _bounds_in(area: Any, layer: ArtifactRecord) -> tuple[float, float, float, float] | None:
+    """The box of ``area``'s features in ``layer``'s CRS (what of the layer can meet them), or None when unknown."""
+    crs = getattr(layer.metadata, "crs", None)
+    if area.empty or not crs:
+        return None
+    minx, miny, maxx, maxy = (float(v) for v in area.to_crs(crs).total_bounds)
+    return (minx, miny, maxx, maxy) if np.isfinite([minx, miny, maxx, maxy]).all() else None
 
 
 class CountArgs(BaseModel):

@@ -236,14 +236,17 @@ class _FrameCache:
         with self._lock:
             self._pinned.discard(artifact_id)
 
-    def get(self, artifact_id: str) -> Any:
-        """A copy of the cached frame (callers may change theirs), or None."""
+    def get(self, artifact_id: str, bbox: tuple[float, float, float, float] | None = None) -> Any:
+        """A copy of the cached frame (callers may change theirs), or None; with ``bbox``, of its features whose
+        box meets it (and those without geometry left out)."""
         with self._lock:
             found = self._frames.get(artifact_id)
             if found is None:
                 return None
             self._frames.move_to_end(artifact_id)
-        return found[0].copy()
+        if bbox is None:
+            return found[0].copy()
+        return found[0][_meets(found[0], bbox)]  # a new frame of its own
 
     def discard(self, artifact_id: str) -> None:
         with self._lock:
@@ -254,6 +257,14 @@ class _FrameCache:
         if found is not None:
             self._bytes -= found[1]
         self._pinned.discard(artifact_id)
+
+
+def _meets(gdf: Any, bbox: tuple[float, float, float, float]) -> Any:
+    """Which features' boxes meet ``bbox`` (minx, miny, maxx, maxy; missing and empty geometries: none)."""
+    import shapely
+
+    b = shapely.bounds(gdf.geometry.to_numpy())
+    return (b[:, 2] >= bbox[0]) & (b[:, 0] <= bbox[2]) & (b[:, 3] >= bbox[1]) & (b[:, 1] <= bbox[3])
 
 
 def _round_trips(gdf: Any) -> bool:
@@ -972,18 +983,27 @@ class ResponseStore:
         self._settle(str(artifact_id), wait=True)
         return self.session_dir / self.get(artifact_id).path
 
-    def read_vector(self, artifact_id: str) -> Any:
-        """The GeoDataFrame of a vector or AOI artifact, as stored (CRS and field types kept)."""
+    def read_vector(self, artifact_id: str, bbox: tuple[float, float, float, float] | None = None) -> Any:
+        """The GeoDataFrame of a vector or AOI artifact, as stored (CRS and field types kept). With ``bbox``
+        (minx, miny, maxx, maxy in the layer's CRS), only the features whose box meets it, in layer order (and not
+        those without geometry): read through the GeoPackage's R-tree when the layer is not in memory, so a
+        step about one area of a big layer reads that area, not the layer (the subset is not kept in memory)."""
         import geopandas as gpd
 
         rec = self.get(artifact_id)
         if rec.kind not in _VECTOR_KINDS:
             raise ValueError(f"artifact {artifact_id} is a {rec.kind.value}, not a vector layer")
-        cached = self._frames.get(rec.id)
+        cached = self._frames.get(rec.id, bbox)
         if cached is not None:
             return cached
         self._settle(rec.id, wait=True)
-        gdf = gpd.read_file(self.session_dir / rec.path, layer=rec.id, engine="pyogrio")
+        path = self.session_dir / rec.path
+        if bbox is not None:
+            part = gpd.read_file(path, layer=rec.id, engine="pyogrio", bbox=bbox, fid_as_index=True).sort_index()
+            # in layer order (the R-tree gives its own), numbered as rows from 0
+            part.index = (part.index - 1).rename(None)
+            return part[_meets(part, bbox)]  # the driver's filter may keep more (boxes of its index)
+        gdf = gpd.read_file(path, layer=rec.id, engine="pyogrio")
         self._frames.put(rec.id, gdf)
         return gdf.copy()
 
