@@ -141,7 +141,7 @@ def index_change(
 ) -> ArtifactRecord:
     """Change of a spectral index between two dates, post − pre (negative NDVI change = vegetation loss)."""
     grid, a, b, inputs, tags = _pair(ctx, pre, post, aoi, ops.required_bands(args.index), args)
-    delta = ops.difference(ops.spectral_index(a, args.index), ops.spectral_index(b, args.index))
+    delta = ops.index_change(a, b, args.index)
     name = f"d{args.index.upper()}"
     return register_float(
         ctx,

@@ -35,6 +35,7 @@ from .ops import (  # noqa: F401
     dnbr,
     flood_classes,
     geometry_area_m2,
+    index_change,
     normalized_difference,
     polygonize,
     scl_valid,
