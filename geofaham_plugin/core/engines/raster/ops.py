@@ -53,10 +53,11 @@ def _xp(*arrays: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------- indices
-#: Elements per slab of the fused index kernels: 16 Ki float32 = 64 KiB per temporary, so a kernel's
-#: few temporaries stay in the core's cache instead of round-tripping block-sized arrays through RAM
-#: (bench/bench_dnbr.py: ~3x faster than whole-block numpy expressions on a 1024² block).
-SLAB = 16384
+#: Elements per slab of the fused index kernels: 64 Ki float32 = 256 KiB per temporary, so a kernel's
+#: few temporaries stay in the core's L2 cache instead of round-tripping block-sized arrays through RAM,
+#: while slabs stay long enough that numpy's per-call cost is small (~3x faster than whole-block numpy
+#: expressions on a 1024² block; smaller slabs were slower here: bench/README.md, raster).
+SLAB = 65536
 
 
 def normalized_difference(a: Any, b: Any) -> Any:
@@ -67,8 +68,8 @@ def normalized_difference(a: Any, b: Any) -> Any:
 def _nd_into(out: np.ndarray, a: np.ndarray, b: np.ndarray, total: np.ndarray) -> None:
     """``out`` = (a − b) / (a + b), NaN where a + b == 0 (``total`` is scratch). Division by a NaN sum
     gives NaN already; only a zero sum (x/0 = ±inf, 0/0) needs the mask."""
-    np.add(a, b, out=total)
-    np.subtract(a, b, out=out)
+    np.add(a, b, out=total, dtype=np.float32)  # integer inputs are cast slab by slab, never whole
+    np.subtract(a, b, out=out, dtype=np.float32)
     np.divide(out, total, out=out)
     np.copyto(out, np.float32(np.nan), where=total == 0)
 
@@ -96,12 +97,12 @@ def _fused(kernel: Callable[..., None], *arrays: Any) -> Any:
     """float32 ``kernel(out, *inputs, scratch, scratch)`` over numpy arrays, or block by block over
     dask arrays (lazy stays lazy), in cache-sized slabs: one pass, no block-sized temporaries."""
     if _xp(*arrays) is np:
-        return _slabs(*(np.asarray(a, dtype="float32") for a in arrays), kernel=kernel)
+        return _slabs(*(np.asarray(a) for a in arrays), kernel=kernel)
     import dask.array as da
 
-    lazy = [da.asarray(a).astype("float32") for a in arrays]
-    ndim = max(a.ndim for a in lazy)
-    return da.map_blocks(_slabs, *lazy, kernel=kernel, dtype="float32", meta=np.empty((0,) * ndim, dtype="float32"))
+    lazy = da.broadcast_arrays(*arrays)  # one shape, one chunking
+    meta = np.empty((0,) * lazy[0].ndim, dtype="float32")
+    return da.map_blocks(_slabs, *lazy, kernel=kernel, dtype="float32", meta=meta)
 
 
 def _slabs(*arrays: np.ndarray, kernel: Callable[..., None]) -> np.ndarray:
