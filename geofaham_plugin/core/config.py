@@ -47,6 +47,7 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_SESSIONS                      folder of QGIS sessions (default: next to the saved project, else ~/geofaham-sessions)
     GEOFAHAM_PG_DSN                        PostGIS database (libpq URI); unset: the embedded SpatiaLite engine (default: none)
     GEOFAHAM_DASK_SCHEDULER                Dask scheduler address (tcp://host:8786) for raster graphs; unset: local threads (default: none)
+    GEOFAHAM_RASTER_COMPRESS               compression of the GeoTIFFs raster tools write: zstd (fast), deflate (for a GDAL built without ZSTD) or none (default: zstd)
     GEOFAHAM_BLOCK_REAL_MODELS             test hook: refuse every request to a real model server (default: off)
     GEOFAHAM_STORE_CRASH_AT                test hook: the Response Store exits at staged or moved inside a registration (default: none)
 """
@@ -298,6 +299,11 @@ class ComputeSettings(SettingsGroup):
         "GEOFAHAM_DASK_SCHEDULER",
         "Dask scheduler address (tcp://host:8786) for raster graphs; unset: local threads",
         None,
+    )
+    raster_compress: Literal["zstd", "deflate", "none"] = setting(
+        "GEOFAHAM_RASTER_COMPRESS",
+        "compression of the GeoTIFFs raster tools write: zstd (fast), deflate (for a GDAL built without ZSTD) or none",
+        "zstd",
     )
 
 
