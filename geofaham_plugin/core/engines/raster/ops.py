@@ -71,7 +71,9 @@ def _nd_into(out: np.ndarray, a: np.ndarray, b: np.ndarray, total: np.ndarray) -
     np.add(a, b, out=total, dtype=np.float32)  # integer inputs are cast slab by slab, never whole
     np.subtract(a, b, out=out, dtype=np.float32)
     np.divide(out, total, out=out)
-    np.copyto(out, np.float32(np.nan), where=total == 0)
+    zero = total == 0
+    if zero.any():  # rare: skip the masked pass
+        np.copyto(out, np.float32(np.nan), where=zero)
 
 
 def _nd_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, total: np.ndarray, _: np.ndarray) -> None:
