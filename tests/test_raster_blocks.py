@@ -1,0 +1,160 @@
+"""The raster engine's fast paths give the pixels of a plain numpy reference: the fused index kernels
+(cache-sized slabs, numpy and dask, integer inputs cast slab by slab) with NaN, nodata and zero sums,
+and the window reads that skip the mask read, against the masked read they replace. Written GeoTIFFs
+throughout; no timing here (performance lives in bench/bench_dnbr.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from affine import Affine
+
+from geofaham_plugin.core.engines import raster as rx
+from geofaham_plugin.core.engines.raster import io, ops
+
+UTM = "EPSG:32611"
+T = Affine(10, 0, 300_000, 0, -10, 3_800_000)
+H, W = 300, 410  # not a multiple of the chunks below: partial blocks and a partial last slab
+
+
+def _nd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The definition, written the obvious way: float32, NaN where a + b is 0 or either is NaN."""
+    a, b = a.astype("float32"), b.astype("float32")
+    total = a + b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total != 0, (a - b) / np.where(total != 0, total, np.float32(1)), np.float32(np.nan))
+
+
+def _write(path: Path, bands: list[np.ndarray], nodata: float | None, names=("B08", "B12")) -> Path:
+    profile = {
+        "driver": "GTiff",
+        "width": W,
+        "height": H,
+        "count": len(bands),
+        "dtype": str(bands[0].dtype),
+        "crs": UTM,
+        "transform": T,
+        "nodata": nodata,
+        "tiled": True,
+        "blockxsize": 128,
+        "blockysize": 128,
+        "compress": "deflate",
+    }
+    with rasterio.open(path, "w", **profile) as dst:
+        for i, (band, name) in enumerate(zip(bands, names, strict=False), start=1):
+            dst.write(band, i)
+            dst.set_band_description(i, name)
+    return path
+
+
+def _pair(seed: int) -> list[np.ndarray]:
+    """nir, swir22 as uint16 with nodata (0) pixels, zero sums and values up to the type's limit."""
+    rng = np.random.default_rng(seed)
+    nir = rng.integers(1, 10_000, (H, W)).astype("uint16")
+    swir = rng.integers(1, 10_000, (H, W)).astype("uint16")
+    nir[5, :50] = 0  # nodata in one band
+    nir[6, :50], swir[6, :50] = 0, 0  # nodata in both (a + b == 0 too)
+    nir[7, :5], swir[7, :5] = 65_535, 65_535  # the largest values
+    return [nir, swir]
+
+
+@pytest.fixture(params=["small slabs", "default slabs"])
+def slabs(request, monkeypatch):
+    if request.param == "small slabs":
+        monkeypatch.setattr(ops, "SLAB", 1000)  # many slabs per block, the last one partial
+
+
+def test_fused_indices_match_numpy_on_float_arrays_with_nan_and_zero_sums(slabs):
+    rng = np.random.default_rng(0)
+    a1, b1, a2, b2 = (rng.normal(0, 1000, (H, W)).astype("float32") for _ in range(4))
+    a1[0, :10] = np.nan  # NaN in one input
+    b1[1, :10] = -a1[1, :10]  # a + b == 0 with a - b != 0: x / 0
+    a2[2, :10], b2[2, :10] = 0, 0  # 0 / 0
+    b2[3, 3] = np.inf
+    want = _nd(a1, b1) - _nd(a2, b2)
+    import dask.array as da
+
+    lazy = [da.from_array(x, chunks=(128, 100)) for x in (a1, b1, a2, b2)]
+    for got in (
+        ops.dnbr({"nir": a1, "swir22": b1}, {"nir": a2, "swir22": b2}),
+        ops.dnbr({"nir": lazy[0], "swir22": lazy[1]}, {"nir": lazy[2], "swir22": lazy[3]}).compute(),
+        -ops.index_change({"nir": a1, "swir22": b1}, {"nir": a2, "swir22": b2}, "nbr"),
+    ):
+        assert got.dtype == np.float32
+        assert np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(want[1, :10]).all() and np.isnan(want[2, :10]).all() and np.isnan(want[0, :10]).all()
+    for got in (ops.normalized_difference(a1, b1), ops.normalized_difference(lazy[0], b1).compute()):
+        assert np.array_equal(got, _nd(a1, b1), equal_nan=True)
+    # integer and float64 inputs are cast to float32 before the arithmetic, as the reference does
+    u = _pair(1)
+    assert np.array_equal(ops.normalized_difference(*u), _nd(*u), equal_nan=True)
+    f64 = [x.astype("float64") / 3 for x in u]
+    assert np.array_equal(ops.normalized_difference(*f64), _nd(*f64), equal_nan=True)
+
+
+def test_dnbr_through_written_geotiffs_matches_numpy_pixel_for_pixel(tmp_path, slabs):
+    pre, post = _pair(2), _pair(3)
+    post[1][100:150, 100:200] = 9_000  # a burn
+    a = rx.load_raster(_write(tmp_path / "pre.tif", pre, 0), bands=["nir", "swir22"], chunks=128)
+    b = rx.load_raster(_write(tmp_path / "post.tif", post, 0), bands=["nir", "swir22"], chunks=128)
+    out = rx.write_raster([ops.dnbr(a, b)], a.attrs["grid"], tmp_path / "dnbr.tif", nodata=float("nan"), chunk=128)
+
+    def valid(x: np.ndarray) -> np.ndarray:  # nodata (0) reads as NaN
+        return np.where(x == 0, np.float32(np.nan), x.astype("float32"))
+
+    want = _nd(*map(valid, pre)) - _nd(*map(valid, post))
+    with rasterio.open(out) as src:
+        got = src.read(1)
+        assert src.profile["tiled"] and np.isnan(src.nodata) and src.compression is not None
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(got[5, :50]).all() and np.isnan(got[6, :50]).all() and not np.isnan(got[7, :5]).any()
+
+
+@pytest.mark.parametrize("compress", ["zstd", "deflate", "none"])
+def test_every_output_compression_writes_the_same_pixels(tmp_path, compress, monkeypatch):
+    monkeypatch.setenv("GEOFAHAM_RASTER_COMPRESS", compress)
+    grid = rx.Grid(UTM, T, W, H)
+    values = np.random.default_rng(4).normal(0, 1, (H, W)).astype("float32")
+    values[:3] = np.nan
+    path = rx.write_raster([values], grid, tmp_path / "x.tif", nodata=float("nan"), chunk=128)
+    with rasterio.open(path) as src:
+        assert (src.compression.value if src.compression else "NONE") == compress.upper()
+        assert src.profile["tiled"] and np.isnan(src.nodata)
+        assert np.array_equal(src.read(1), values, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "nodata"),
+    [("uint16", 0), ("uint16", None), ("int16", -9999), ("uint8", 255), ("float32", -9999.0), ("int32", -1)],
+)
+def test_window_reads_without_the_mask_give_the_masked_reads_pixels(tmp_path, dtype, nodata, monkeypatch):
+    rng = np.random.default_rng(5)
+    band = rng.integers(0, 200, (H, W)).astype(dtype)
+    if nodata is not None:
+        band[10:20, 10:30] = nodata
+    path = _write(tmp_path / "x.tif", [band], nodata, names=("B04",))
+    grid = rx.raster_info(path).grid
+    windows = [grid.window(0, 0, 128, 128), grid.window(250, 380, 64, 64)]  # inside; over the edge
+    for override in (None, 7.0):  # a STAC nodata of its own, on top of the file's
+        source = rx.Source(str(path), 1, nodata=override)
+        fast = [rx.read_window(source, w) for w in windows]
+        monkeypatch.setattr(io, "_mask_is_nodata", lambda src, band: False)  # the masked read, always
+        masked = [rx.read_window(source, w) for w in windows]
+        monkeypatch.undo()
+        for f, m in zip(fast, masked, strict=True):
+            assert f.dtype == np.float32 and np.array_equal(f, m, equal_nan=True)
+        if nodata is not None:
+            assert np.isnan(fast[0][10:20, 10:30]).all()
+        assert np.isnan(fast[1][50:, :]).all() and np.isnan(fast[1][:, 30:]).all()  # off the file: NaN
+
+
+def test_scale_and_offset_apply_on_the_fast_path(tmp_path):
+    band = np.arange(H * W, dtype="uint16").reshape(H, W)
+    path = _write(tmp_path / "x.tif", [band], 0, names=("B04",))
+    grid = rx.raster_info(path).grid
+    got = rx.read_window(rx.Source(str(path), 1, scale=0.0001, offset=-0.1), grid)
+    want = np.where(band == 0, np.float32(np.nan), band.astype("float32") * np.float32(0.0001) + np.float32(-0.1))
+    assert np.array_equal(got, want, equal_nan=True)
