@@ -158,3 +158,18 @@ def test_scale_and_offset_apply_on_the_fast_path(tmp_path):
     got = rx.read_window(rx.Source(str(path), 1, scale=0.0001, offset=-0.1), grid)
     want = np.where(band == 0, np.float32(np.nan), band.astype("float32") * np.float32(0.0001) + np.float32(-0.1))
     assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_bands_of_one_file_are_read_through_one_open_per_window(tmp_path, monkeypatch):
+    """GDAL decodes a pixel-interleaved block once for every band of an open dataset: a window of nir
+    and swir22 costs one open (and one decode), not one per band."""
+    pre = _pair(6)
+    path = _write(tmp_path / "pre.tif", pre, 0)
+    ds = rx.load_raster(path, bands=["nir", "swir22"], chunks=128)
+    opened: list[str] = []
+    real_open = rasterio.open
+    monkeypatch.setattr(io.rasterio, "open", lambda href, *a, **k: opened.append(href) or real_open(href, *a, **k))
+    got = ops.spectral_index(ds, "nbr").compute(scheduler="threads")
+    assert len(opened) == 3 * 4  # 300 x 410 px in 128-px windows, both bands per open
+    valid = [np.where(x == 0, np.float32(np.nan), x.astype("float32")) for x in pre]
+    assert np.array_equal(got, _nd(*valid), equal_nan=True)

@@ -77,14 +77,21 @@ def _is_auth_error(exc: Exception) -> bool:
 
 
 def read_window(source: Source, grid: Grid) -> np.ndarray:
-    """The pixels of ``source`` on ``grid`` as float32, NaN where the source has no valid data. An
+    """The pixels of ``source`` on ``grid`` as float32, NaN where the source has no valid data."""
+    return read_windows([source], grid)[0]
+
+
+def read_windows(sources: Sequence[Source], grid: Grid) -> list[np.ndarray]:
+    """:func:`read_window` for bands of one file (the first source's href and signer), through one open
+    dataset: GDAL decodes a pixel-interleaved block once for all of them, not once per band. An
     authentication failure on a signed href is retried once with a fresh signature (SAS tokens
     expire while long jobs run)."""
+    source = sources[0]
     for attempt in (0, 1):
         href = source.sign(source.href, attempt == 1) if source.sign else source.href
         try:
             with rasterio.Env(**(GDAL_HTTP_ENV if "://" in href else {})), rasterio.open(href) as src:
-                return _read(src, source, grid)
+                return [_read(src, s, grid) for s in sources]
         except RasterioIOError as exc:
             if attempt == 0 and source.sign is not None and _is_auth_error(exc):
                 continue
@@ -173,12 +180,35 @@ class _Reader:
         self.shape = grid.shape
 
     def __getitem__(self, key: tuple[slice, slice]) -> np.ndarray:
-        rows, cols = key
-        r0, r1, _ = rows.indices(self.grid.height)
-        c0, c1, _ = cols.indices(self.grid.width)
-        if r1 <= r0 or c1 <= c0:
-            return np.empty((max(r1 - r0, 0), max(c1 - c0, 0)), dtype="float32")
-        return read_window(self.source, self.grid.window(r0, c0, r1 - r0, c1 - c0))
+        window, shape = _window(self.grid, *key)
+        return read_window(self.source, window) if window else np.empty(shape, dtype="float32")
+
+
+class _BandsReader:
+    """``reader[bands, rows, cols]``: bands of one file on a window of the target grid, read together."""
+
+    ndim = 3
+    dtype = np.dtype("float32")
+
+    def __init__(self, sources: Sequence[Source], grid: Grid) -> None:
+        self.sources, self.grid = tuple(sources), grid
+        self.shape = (len(self.sources), *grid.shape)
+
+    def __getitem__(self, key: tuple[slice, slice, slice]) -> np.ndarray:
+        bands, rows, cols = key
+        picked = self.sources[bands]
+        window, shape = _window(self.grid, rows, cols)
+        if window is None or not picked:
+            return np.empty((len(picked), *shape), dtype="float32")
+        return np.stack(read_windows(picked, window))
+
+
+def _window(grid: Grid, rows: slice, cols: slice) -> tuple[Grid | None, tuple[int, int]]:
+    """The sub-grid under ``grid[rows, cols]`` (``None`` when empty) and its shape."""
+    r0, r1, _ = rows.indices(grid.height)
+    c0, c1, _ = cols.indices(grid.width)
+    shape = (max(r1 - r0, 0), max(c1 - c0, 0))
+    return (grid.window(r0, c0, *shape) if all(shape) else None), shape
 
 
 def require_dask() -> Any:
@@ -200,27 +230,37 @@ def require_dask() -> Any:
 def lazy_band(source: Source, grid: Grid, chunks: int = DEFAULT_CHUNK) -> Any:
     """A dask array of ``source`` on ``grid``, read window by window when computed."""
     da = require_dask()
-    from dask.base import tokenize
-
-    name = "read-" + tokenize(
-        source.href,
-        source.band,
-        source.scale,
-        source.offset,
-        source.nodata,
-        source.resampling,
-        grid.crs,
-        tuple(grid.transform)[:6],
-        grid.shape,
-    )
     return da.from_array(
         _Reader(source, grid),
         chunks=(chunks, chunks),
-        name=name,
+        name="read-" + _token([source], grid),
         asarray=False,
         fancy=False,
         meta=np.empty((0, 0), dtype="float32"),
     )
+
+
+def lazy_bands(sources: Sequence[Source], grid: Grid, chunks: int = DEFAULT_CHUNK) -> list[Any]:
+    """Dask arrays of bands of one file on ``grid``; a window of all of them is read at once."""
+    if len(sources) < 2:
+        return [lazy_band(s, grid, chunks) for s in sources]
+    da = require_dask()
+    stack = da.from_array(
+        _BandsReader(sources, grid),
+        chunks=(len(sources), chunks, chunks),
+        name="read-" + _token(sources, grid),
+        asarray=False,
+        fancy=False,
+        meta=np.empty((0, 0, 0), dtype="float32"),
+    )
+    return [stack[i] for i in range(len(sources))]
+
+
+def _token(sources: Sequence[Source], grid: Grid) -> str:
+    from dask.base import tokenize
+
+    fields = [(s.href, s.band, s.scale, s.offset, s.nodata, s.resampling) for s in sources]
+    return tokenize(*fields, grid.crs, tuple(grid.transform)[:6], grid.shape)
 
 
 def aoi_mask(geom_4326: BaseGeometry, grid: Grid, chunks: int = DEFAULT_CHUNK) -> Any:
@@ -293,19 +333,16 @@ def load_raster(
     missing = [b for b in wanted if b not in info.bands]
     if missing:
         raise KeyError(f"{Path(path).name} has no band(s) {missing}; it has {info.bands}")
-    arrays = {
-        b: lazy_band(
-            Source(
-                str(path),
-                info.bands.index(b) + 1,
-                nodata=info.nodata,
-                resampling="nearest" if b in ("scl", "qa_pixel") else "bilinear",
-            ),
-            grid,
-            chunks,
+    sources = [
+        Source(
+            str(path),
+            info.bands.index(b) + 1,
+            nodata=info.nodata,
+            resampling="nearest" if b in ("scl", "qa_pixel") else "bilinear",
         )
         for b in wanted
-    }
+    ]
+    arrays = dict(zip(wanted, lazy_bands(sources, grid, chunks), strict=True))
     if aoi_4326 is not None:
         inside = aoi_mask(aoi_4326, grid, chunks)
         arrays = {b: _where(inside, a) for b, a in arrays.items()}
