@@ -108,16 +108,21 @@ def _fused(kernel: Callable[..., None], *arrays: Any) -> Any:
 
 
 def _slabs(*arrays: np.ndarray, kernel: Callable[..., None]) -> np.ndarray:
+    """Run ``kernel`` over slabs of about SLAB elements: runs of rows of 2-D blocks (views, so a strided
+    block is never copied), else runs of the flattened arrays."""
     same = np.broadcast_arrays(*arrays)
-    flat = [np.ascontiguousarray(a).reshape(-1) for a in same]
-    out = np.empty(flat[0].size, dtype="float32")
-    scratch = np.empty((2, min(SLAB, out.size)), dtype="float32")
+    out = np.empty(same[0].shape, dtype="float32")
+    if out.ndim == 2 and out.shape[1]:
+        views, target, step = list(same), out, max(1, SLAB // out.shape[1])
+    else:
+        views, target, step = [np.ascontiguousarray(a).reshape(-1) for a in same], out.reshape(-1), SLAB
+    scratch = np.empty((2, *target[:step].shape), dtype="float32")
     with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(0, out.size, SLAB):
-            part = slice(start, start + SLAB)
-            n = out[part].size
-            kernel(out[part], *(f[part] for f in flat), scratch[0, :n], scratch[1, :n])
-    return out.reshape(same[0].shape)
+        for start in range(0, len(target), step):
+            part = slice(start, start + step)
+            n = len(target[part])
+            kernel(target[part], *(v[part] for v in views), scratch[0, :n], scratch[1, :n])
+    return out
 
 
 def required_bands(index: str) -> tuple[str, str]:
