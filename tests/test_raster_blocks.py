@@ -126,6 +126,19 @@ def test_every_output_compression_writes_the_same_pixels(tmp_path, compress, mon
         assert np.array_equal(src.read(1), values, equal_nan=True)
 
 
+@pytest.mark.parametrize("compress", ["zstd", "deflate", "none"])
+def test_stored_cogs_and_sandbox_cogs_follow_the_compression_setting(tmp_path, store, compress, monkeypatch):
+    monkeypatch.setenv("GEOFAHAM_RASTER_COMPRESS", compress)
+    grid = rx.Grid(UTM, T, W, H)
+    values = np.random.default_rng(7).normal(0, 1, (H, W)).astype("float32")
+    cog = rx.write_cog([values], grid, tmp_path / "x.tif", nodata=float("nan"), chunk=128)
+    record = store.register_raster_file(cog, source="test", summary="x")
+    for path in (cog, store.abs_path(record.id)):
+        with rasterio.open(path) as src:
+            assert (src.compression.value if src.compression else "NONE") == compress.upper()
+            assert np.array_equal(src.read(1), values, equal_nan=True)
+
+
 @pytest.mark.parametrize(
     ("dtype", "nodata"),
     [("uint16", 0), ("uint16", None), ("int16", -9999), ("uint8", 255), ("float32", -9999.0), ("int32", -1)],

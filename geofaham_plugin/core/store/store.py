@@ -64,7 +64,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..config import TestHooks
+from ..config import ComputeSettings, TestHooks
 from ..domain.files import atomic_write_text, fsync_dir, fsync_file, lock, set_aside, try_lock
 from ..errors import GeoFahamError
 from .describe import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
@@ -787,7 +787,8 @@ class ResponseStore:
         self, path: Path | str, *, source: str, summary: str, inputs: Iterable[str] = (), extra: dict | None = None
     ) -> ArtifactRecord:
         """Copy a raster written by an engine into the store as a Cloud-Optimized GeoTIFF (tiled,
-        with overviews: QGIS displays it fast). The engine's file is left alone."""
+        with overviews: QGIS displays it fast; compressed as ``GEOFAHAM_RASTER_COMPRESS``). The
+        engine's file is left alone."""
         import rasterio
         import rasterio.shutil
 
@@ -796,8 +797,10 @@ class ResponseStore:
             if src.crs is None:
                 raise ValueError(f"refusing a raster without CRS: {src_path.name}")
 
+        options = ComputeSettings.from_env().cog_options
+
         def write(dst: Path, _id: str) -> None:
-            rasterio.shutil.copy(src_path, dst, driver="COG", COMPRESS="DEFLATE", BIGTIFF="IF_SAFER")
+            rasterio.shutil.copy(src_path, dst, driver="COG", BIGTIFF="IF_SAFER", **options)
 
         return self._register(
             ArtifactKind.raster,

@@ -581,16 +581,19 @@ def write_raster(
 
 
 def write_cog(layers: Sequence[Any], grid: Grid, path: str | Path, **kwargs: Any) -> Path:
-    """Write a Cloud-Optimized GeoTIFF (tiled, overviews, DEFLATE): the tiled GeoTIFF first, then
-    GDAL's COG driver, which builds the overviews in a streaming pass (compressed as ``compress``)."""
+    """Write a Cloud-Optimized GeoTIFF (tiled, overviews): the tiled GeoTIFF first, then GDAL's COG
+    driver, which builds the overviews in a streaming pass (compressed as ``compress``, default: the
+    ``GEOFAHAM_RASTER_COMPRESS`` setting)."""
     import rasterio.shutil
 
     path = Path(path)
     tmp = path.with_name(path.stem + ".tmp.tif")
-    codec = kwargs.get("compress") or ComputeSettings.from_env().raster_compress
+    settings = ComputeSettings.from_env()
+    if kwargs.get("compress"):
+        settings = settings.model_copy(update={"raster_compress": kwargs["compress"]})
     try:
         write_raster(layers, grid, tmp, **kwargs)
-        rasterio.shutil.copy(tmp, path, driver="COG", COMPRESS=codec.upper(), BIGTIFF="IF_SAFER")
+        rasterio.shutil.copy(tmp, path, driver="COG", BIGTIFF="IF_SAFER", **settings.cog_options)
     finally:
         tmp.unlink(missing_ok=True)
     return path
