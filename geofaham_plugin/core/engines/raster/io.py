@@ -593,7 +593,8 @@ def write_cog(layers: Sequence[Any], grid: Grid, path: str | Path, **kwargs: Any
         settings = settings.model_copy(update={"raster_compress": kwargs["compress"]})
     try:
         write_raster(layers, grid, tmp, **kwargs)
-        rasterio.shutil.copy(tmp, path, driver="COG", BIGTIFF="IF_SAFER", **settings.cog_options)
+        with rasterio.Env(GDAL_CACHEMAX=WRITE_CACHE_MB):  # as in write_raster: a tile's blocks pile up
+            rasterio.shutil.copy(tmp, path, driver="COG", BIGTIFF="IF_SAFER", **settings.cog_options)
     finally:
         tmp.unlink(missing_ok=True)
     return path
