@@ -1,12 +1,10 @@
 """The grid test of many features against one area (engines/area_grid.py) gives GEOS's answer feature for feature:
 on points inside, outside, on vertices, on edges and on the grid's own cell edges, on lines and polygons spanning
-cells, on holes, empty and missing geometries; with and without scipy. The distance index's intersects for point
+cells, on holes, empty and missing geometries. The distance index's intersects for point
 and line references (an STRtree, not a prepared multipoint) gives the same within/nearest results as the direct
 path."""
 
 from __future__ import annotations
-
-import sys
 
 import geopandas as gpd
 import numpy as np
@@ -68,14 +66,13 @@ def test_the_grid_answers_as_geos_feature_for_feature(name):
     assert 0 < expected.sum() < len(geoms)  # both answers occur
 
 
-def test_without_scipy_the_states_are_the_same(monkeypatch):
-    area = _areas()["jagged multipolygon"]
-    geoms = _features(area, 20_000, np.random.default_rng(3))
-    with_scipy = area_grid._Grid(area, 128).state
-    monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy fails
-    without = area_grid._Grid(area, 128).state
-    assert np.array_equal(with_scipy, without)
-    assert np.array_equal(intersects_area(area, geoms), shapely.intersects(area, geoms))
+def test_each_run_of_cells_takes_the_state_of_every_cell_in_it():
+    area = _areas()["square with a hole"]
+    grid = area_grid._Grid(area, 128)
+    j, i = np.nonzero(grid.state != area_grid._BOUNDARY)
+    centres = shapely.intersects_xy(area, grid.minx + (i + 0.5) * grid.w, grid.miny + (j + 0.5) * grid.h)
+    assert np.array_equal(grid.state[j, i] == area_grid._INSIDE, centres)  # every cell tested on its own
+    assert centres.any() and (~centres).any()
 
 
 def test_the_grid_leaves_no_cell_on_the_outline_with_a_state():

@@ -207,3 +207,40 @@ def test_the_area_of_each_camp_is_one_row_per_camp(store, catalogue):
         for m in re.finditer(r"\|\s*(Alpha|Bravo|Charlie)\s*\|[^|]*\|\s*([\d,.]+)\s*\|", record.answer)
     }
     assert rows == {"Alpha": 300.0, "Bravo": 150.0, "Charlie": 100.0}, record.answer  # boxes drawn in UTM 37N
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many of my buildings lie inside the flood zone, broken down by damage?",
+        "count my buildings in the flood area by damage level",
+    ],
+)
+def test_a_layer_with_its_own_damage_field_is_counted_by_it(store, tmp_path, question):
+    # "by damage" of a layer whose field is damage (not the disasters' damage_class): counted by that field,
+    # not replanned into some disaster's damage layer
+    import numpy as np
+    import shapely
+
+    rng = np.random.default_rng(17)
+    xy = rng.uniform(0, 1, (3000, 2))
+    buildings = gpd.GeoDataFrame(
+        {"damage": rng.choice(["none", "minor", "destroyed"], 3000)},
+        geometry=shapely.points(36.7 + 0.3 * xy[:, 0], -1.4 + 0.2 * xy[:, 1]),
+        crs=4326,
+    )
+    flood = gpd.GeoDataFrame(geometry=[Point(36.85, -1.3).buffer(0.05)], crs=4326)
+    buildings.to_file(tmp_path / "buildings.gpkg")
+    flood.to_file(tmp_path / "flood.gpkg")
+    c = LayerCatalogue(data_dir())
+    c.add_user_layer("buildings", tmp_path / "buildings.gpkg")
+    c.add_user_layer("flood", tmp_path / "flood.gpkg")
+    inside = buildings[buildings.intersects(flood.geometry.iloc[0])]
+    record = ask(store, c, question)
+    assert record.status == "answered", record.answer
+    rows = {
+        m[1]: int(m[2].replace(",", ""))
+        for m in re.finditer(r"\|\s*(none|minor|destroyed)\s*\|\s*([\d,]+)\s*\|", record.answer)
+    }
+    assert rows == inside["damage"].value_counts().to_dict() and sum(rows.values()) == len(inside) > 100
+    assert [s.tool for s in record.steps if s.status == "done"][-2:] == ["inside", "count"]

@@ -307,11 +307,40 @@ class ComputeSettings(SettingsGroup):
     )
 
     @property
+    def raster_codec(self) -> Literal["zstd", "deflate", "none"]:
+        """``raster_compress`` as this GDAL can write it: zstd falls back to deflate in a GDAL built without
+        ZSTD (a QGIS whose GDAL could not read the file back would show nothing)."""
+        if self.raster_compress == "zstd" and not _gdal_writes_zstd():
+            return "deflate"
+        return self.raster_compress
+
+    @property
     def cog_options(self) -> dict[str, str]:
-        """GDAL COG driver options for ``raster_compress``: the codec at level 1 (float rasters barely
+        """GDAL COG driver options for ``raster_codec``: the codec at level 1 (float rasters barely
         compress; level 1 is several times faster than the drivers' defaults, 6 and 9)."""
-        level = {} if self.raster_compress == "none" else {"LEVEL": "1"}
-        return {"COMPRESS": self.raster_compress.upper(), **level}
+        codec = self.raster_codec
+        level = {} if codec == "none" else {"LEVEL": "1"}
+        return {"COMPRESS": codec.upper(), **level}
+
+
+_ZSTD: list[bool] = []
+
+
+def _gdal_writes_zstd() -> bool:
+    """Whether this process's GDAL writes (and reads back) a ZSTD GeoTIFF: tried once, in memory."""
+    if not _ZSTD:
+        try:
+            import numpy as np
+            from rasterio.io import MemoryFile
+
+            with MemoryFile() as mem:
+                with mem.open(driver="GTiff", width=1, height=1, count=1, dtype="uint8", compress="zstd") as dst:
+                    dst.write(np.ones((1, 1, 1), dtype="uint8"))
+                with mem.open() as src:
+                    _ZSTD.append(src.compression is not None and src.compression.name == "zstd")
+        except Exception:  # noqa: BLE001 — no rasterio, or a GDAL that refuses the codec: deflate
+            _ZSTD.append(False)
+    return _ZSTD[0]
 
 
 class TestHooks(SettingsGroup):

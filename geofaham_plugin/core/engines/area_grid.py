@@ -2,13 +2,12 @@
 feature for feature, for a fraction of its time on big layers.
 
 A grid over the area's extent is classified once: cells the area's outline passes through (and their
-neighbours) are *boundary* cells; every other cell lies wholly inside or wholly outside the area, and cells
-connected without crossing a boundary cell share that state, so one exact test per connected region classifies
-them all. A feature whose bounding box falls in one non-boundary cell takes that cell's state; every other
+neighbours) are *boundary* cells; every other cell lies wholly inside or wholly outside the area, and a run of
+such cells along a row shares that state, so one exact test per run classifies them all (a few per row). A feature whose bounding box falls in one non-boundary cell takes that cell's state; every other
 feature (near the outline, spanning cells, outside the extent's grid but inside its box) gets the exact GEOS test.
 
 Why it is exact: two edge-adjacent cells not touched by the outline cannot lie on different sides of it, so a
-region's state is that of any point in it; a feature wholly inside one such cell is inside the area exactly when
+run's state is that of any point in it; a feature wholly inside one such cell is inside the area exactly when
 the cell is. The outline is cut into pieces shorter than a cell before it marks cells, and the marks are widened
 by one cell, so rounding in a cell index can only send a feature to the exact test, never to a wrong state.
 """
@@ -71,16 +70,14 @@ class _Grid:
         wide[:, 1:] |= rows[:, :-1]
         wide[:, :-1] |= rows[:, 1:]
         self.state = np.full((side, side), _BOUNDARY, dtype=np.int8)
-        labels, count = _regions(~wide)
-        if count:
-            first = np.zeros(count + 1, dtype=np.int64)  # one cell of each region (flat index)
-            flat = labels.ravel()
-            order = np.flatnonzero(flat)
-            first[flat[order[::-1]]] = order[::-1]  # any member is fine: the last write wins, the first cell
-            jj, ii = np.divmod(first[1:], side)
+        free = ~wide
+        first = free & ~np.concatenate([np.zeros((side, 1), dtype=bool), free[:, :-1]], axis=1)  # a run starts
+        run = np.cumsum(first.ravel()).reshape(side, side)  # 1, 2 ... along each row's runs of free cells
+        if first.any():
+            jj, ii = np.nonzero(first)  # one cell of each run, in run order
             cx, cy = self.minx + (ii + 0.5) * self.w, self.miny + (jj + 0.5) * self.h
             inside = np.concatenate([[False], shapely.intersects_xy(area, cx, cy)])
-            self.state[~wide] = np.where(inside[labels[~wide]], _INSIDE, _OUTSIDE)
+            self.state[free] = np.where(inside[run[free]], _INSIDE, _OUTSIDE)
 
     def cell(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Column and row of each point, clipped into the grid (a point past the last edge is in the last cell)."""
@@ -89,15 +86,3 @@ class _Grid:
         np.clip(i, 0, self.side - 1, out=i)
         np.clip(j, 0, self.side - 1, out=j)
         return i, j
-
-
-def _regions(free: np.ndarray) -> tuple[np.ndarray, int]:
-    """Edge-connected regions of the True cells: (labels, 0 for False cells, 1..count; count)."""
-    try:
-        from scipy import ndimage
-    except ImportError:  # every free cell its own region: one exact test each, the same states
-        labels = np.zeros(free.shape, dtype=np.int64)
-        labels[free] = np.arange(1, int(free.sum()) + 1)
-        return labels, int(free.sum())
-    labels, count = ndimage.label(free)
-    return labels, int(count)

@@ -428,7 +428,13 @@ def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
     )  # fmt: skip
     if not by or s.tool not in grouping_tools:
         return "group by" in _sql(s)
+    if c.value == "damage class" and _DAMAGE_FIELD.search(by):  # a layer of yours with its own damage field
+        return True
     return by == field if field else (by in str(c.value).lower().replace(" ", "_") or str(c.value).lower() in by)
+
+
+#: field names that hold a damage grade in layers of the user's ("damage", "dmg_level", "severity")
+_DAMAGE_FIELD = re.compile(r"damage|dmg|sever|grade|da[ñn]os?|d[ée]g[âa]ts?|danos?")
 
 
 _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ...]]] = {

@@ -1018,8 +1018,10 @@ def spec_from_facts(
         measure = "sum"  # "how many beds", "total beds": the sum of the field the question names, not a count
     field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") and not raster else None
     group_by = facts.group_by
-    if group_by is None and subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])):
-        group_by = _field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
+    if subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])):
+        own = _field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
+        if group_by is None or (own and GROUP_BY_FIELDS.get(group_by, group_by) not in {f.name for f in entry.fields}):
+            group_by = own or group_by  # "by damage" of a layer with a field damage, not the disasters' damage_class
     if group_by is None and subject_what.startswith("features:") and _type_grouping().search(text):
         keys = feature_class_specs()[subject_what[9:]].keys if subject_what[9:] in feature_class_specs() else ()
         group_by = keys[0] if keys else None  # "which land-use types, how many hectares of each": by landuse

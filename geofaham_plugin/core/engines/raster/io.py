@@ -540,7 +540,7 @@ def write_raster(
     windows: a cancelled run stops within one window's work. ``compress``: a key of
     :data:`COMPRESSION` (default: the ``GEOFAHAM_RASTER_COMPRESS`` setting)."""
     da = require_dask()
-    codec = COMPRESSION[compress or ComputeSettings.from_env().raster_compress]
+    codec = COMPRESSION[compress or ComputeSettings.from_env().raster_codec]
     path = Path(path)
     arrays = [a if hasattr(a, "dask") else da.from_array(np.asarray(a), chunks=(chunk, chunk)) for a in layers]
     stack = da.stack([a.astype(dtype) for a in arrays], axis=0).rechunk((len(arrays), chunk, chunk))
