@@ -37,7 +37,8 @@ exactly the frame that was served (same content fingerprint); if not, later read
 :attr:`ResponseStore.notes` says so.
 
 Vector frames just written or read are kept in memory (an LRU bounded by an estimate of their bytes,
-:data:`CACHE_BYTES`), so the next step does not read the GeoPackage again; every read returns a copy.
+:data:`CACHE_BYTES`: a quarter of the machine's memory, at least 768 MiB), so the next step does not read the
+GeoPackage again; every read returns a copy.
 
 Test hook: the environment variable ``GEOFAHAM_STORE_CRASH_AT`` (``staged`` | ``moved``, read through
 ``config.TestHooks`` at each registration) makes the process ``os._exit(86)`` right after the staged
@@ -82,8 +83,20 @@ CRASH_EXIT_CODE = 86
 _VECTOR_KINDS = (ArtifactKind.vector, ArtifactKind.aoi)
 #: vector artifacts of at least this many features are written in the background (see the module docstring)
 BACKGROUND_MIN_FEATURES = 10_000
+
+
 #: the in-memory frame cache's bound, in (estimated) bytes
-CACHE_BYTES = 768 * 2**20
+def _cache_bytes() -> int:
+    """768 MiB, or a quarter of the machine's memory when that is more (a 3·10^6-building layer takes about
+    1.5 GB in memory: above the floor it would be read from its file at every step)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not on POSIX
+        physical = 0
+    return max(768 * 2**20, physical // 4)
+
+
+CACHE_BYTES = _cache_bytes()
 #: GDAL's block cache while a raster is copied into the store as a COG (see register_raster_file)
 COPY_CACHE_MB = 256
 
@@ -259,6 +272,13 @@ class _FrameCache:
         if found is not None:
             self._bytes -= found[1]
         self._pinned.discard(artifact_id)
+
+
+def _background_priority() -> None:
+    """The writer thread yields the CPU to the steps (and the answer) that wait for nothing it writes: a lower
+    priority for this thread alone (Linux schedules threads apart; elsewhere nothing changes)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def _meets(gdf: Any, bbox: tuple[float, float, float, float]) -> Any:
@@ -781,7 +801,9 @@ class ResponseStore:
         self._frames.put(artifact_id, frame, pin=True)
         with self._lock:
             if self._writer is None:
-                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="geofaham-store-writer")
+                self._writer = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="geofaham-store-writer", initializer=_background_priority
+                )
             self._pending[artifact_id] = (record, self._writer.submit(job))
         return record
 
