@@ -136,7 +136,9 @@ def reference_paths(
     }
 
 
-def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) -> list[dict]:
+def run_size(
+    n: int, repeats: int, direct_max: int, nomem_max: int, work: Path, only: tuple[str, ...] = ()
+) -> list[dict]:
     join.N_POINTS = n
     points, hazard = join.synthetic(np.random.default_rng(join.SEED))
     hazard_gdf = gpd.GeoDataFrame({"name": ["bench hazard"]}, geometry=[hazard], crs=4326)
@@ -214,7 +216,9 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
             ops.nearest_k(points, hazard_gdf, K, method="direct")["distance_m"].round().tolist()
         )
     engines = [open_engine("spatialite", db_path=work / f"bench_{n}.sqlite")]
-    if os.environ.get("GEOFAHAM_PG_DSN"):
+    if only and not any(f"inside/{e}".startswith(only) for e in ("spatialite", "postgis")):
+        engines = []  # not asked for: the database loads are the slowest part of the set-up
+    elif os.environ.get("GEOFAHAM_PG_DSN"):
         engines.append(
             open_engine("postgis", dsn=os.environ["GEOFAHAM_PG_DSN"], schema=f"gf_bench_{uuid.uuid4().hex[:8]}")
         )
@@ -237,6 +241,8 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
     try:
         results: dict[str, Any] = {}
         order = sorted(paths, key=lambda p: (not p.endswith("prepared"), "/tool" in p))  # tools last
+        if only:  # the references always run: every result is checked against them
+            order = [p for p in order if p.endswith("/prepared") or p.startswith(only)]
         for name in order:
             slow = name.endswith(("/direct", "/spatialite", "/nomem")) or "/tool" in name and "inside" not in name
 
@@ -245,6 +251,8 @@ def run_size(n: int, repeats: int, direct_max: int, nomem_max: int, work: Path) 
                 store.flush()
                 if name.endswith("/disk"):
                     store._frames.discard(points_rec.id)  # noqa: SLF001  (as the memory's bound would drop it)
+                else:
+                    store.read_vector(points_rec.id)  # back in memory after a /disk path (untimed)
 
             seconds, result, peak = join.timed(paths[name], 1 if slow else repeats, before=before)
             op = name.split("/")[0]
@@ -285,13 +293,18 @@ def main() -> int:
     parser.add_argument(
         "--nomem-max", type=int, default=100_000, help="largest size the tool/nomem path runs at (slow to set up)"
     )
+    parser.add_argument(
+        "--only", default="", help="comma-separated path prefixes to run (within/tool,...); default all"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     work = Path(tempfile.mkdtemp(prefix="gf_bench_paths_"))
     rows: list[dict] = []
     try:
         for n in sizes:
-            rows += run_size(n, args.repeats, args.direct_max, args.nomem_max, work)
+            rows += run_size(
+                n, args.repeats, args.direct_max, args.nomem_max, work, tuple(filter(None, args.only.split(",")))
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\n{'path':20} " + " ".join(f"{f'{n:,} s':>12} {'x ref':>7}" for n in sizes) + f" {'growth':>8}")
