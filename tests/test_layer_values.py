@@ -209,6 +209,27 @@ def test_the_area_of_each_camp_is_one_row_per_camp(store, catalogue):
     assert rows == {"Alpha": 300.0, "Bravo": 150.0, "Charlie": 100.0}, record.answer  # boxes drawn in UTM 37N
 
 
+def _buildings_and_flood(folder):
+    """3,000 points with a damage field and a flood disc, written as the user's layers; the catalogue that has them."""
+    import numpy as np
+    import shapely
+
+    rng = np.random.default_rng(17)
+    xy = rng.uniform(0, 1, (3000, 2))
+    buildings = gpd.GeoDataFrame(
+        {"bid": [f"B{i}" for i in range(3000)], "damage": rng.choice(["none", "minor", "destroyed"], 3000)},
+        geometry=shapely.points(36.7 + 0.3 * xy[:, 0], -1.4 + 0.2 * xy[:, 1]),
+        crs=4326,
+    )
+    flood = gpd.GeoDataFrame(geometry=[Point(36.85, -1.3).buffer(0.05)], crs=4326)
+    buildings.to_file(folder / "buildings.gpkg")
+    flood.to_file(folder / "flood.gpkg")
+    c = LayerCatalogue(data_dir())
+    c.add_user_layer("buildings", folder / "buildings.gpkg")
+    c.add_user_layer("flood", folder / "flood.gpkg")
+    return buildings, flood, c
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -219,22 +240,7 @@ def test_the_area_of_each_camp_is_one_row_per_camp(store, catalogue):
 def test_a_layer_with_its_own_damage_field_is_counted_by_it(store, tmp_path, question):
     # "by damage" of a layer whose field is damage (not the disasters' damage_class): counted by that field,
     # not replanned into some disaster's damage layer
-    import numpy as np
-    import shapely
-
-    rng = np.random.default_rng(17)
-    xy = rng.uniform(0, 1, (3000, 2))
-    buildings = gpd.GeoDataFrame(
-        {"damage": rng.choice(["none", "minor", "destroyed"], 3000)},
-        geometry=shapely.points(36.7 + 0.3 * xy[:, 0], -1.4 + 0.2 * xy[:, 1]),
-        crs=4326,
-    )
-    flood = gpd.GeoDataFrame(geometry=[Point(36.85, -1.3).buffer(0.05)], crs=4326)
-    buildings.to_file(tmp_path / "buildings.gpkg")
-    flood.to_file(tmp_path / "flood.gpkg")
-    c = LayerCatalogue(data_dir())
-    c.add_user_layer("buildings", tmp_path / "buildings.gpkg")
-    c.add_user_layer("flood", tmp_path / "flood.gpkg")
+    buildings, flood, c = _buildings_and_flood(tmp_path)
     inside = buildings[buildings.intersects(flood.geometry.iloc[0])]
     record = ask(store, c, question)
     assert record.status == "answered", record.answer
@@ -244,3 +250,18 @@ def test_a_layer_with_its_own_damage_field_is_counted_by_it(store, tmp_path, que
     }
     assert rows == inside["damage"].value_counts().to_dict() and sum(rows.values()) == len(inside) > 100
     assert [s.tool for s in record.steps if s.status == "done"][-2:] == ["inside", "count"]
+
+
+def test_the_nearest_outside_an_area_are_taken_outside_it_first(store, tmp_path):
+    buildings, flood, c = _buildings_and_flood(tmp_path)
+    metric = buildings.to_crs(32737)
+    disc = flood.to_crs(32737).geometry.iloc[0]
+    outside = metric[~metric.intersects(disc)]
+    expected = outside.assign(d=outside.distance(disc)).sort_values("d").head(5)
+    assert expected["d"].min() > 0 and metric.intersects(disc).sum() > 100  # the nearest overall are inside
+    record = ask(store, c, "Which 5 of my buildings are closest to the flood zone but outside it?")
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps if s.status == "done"][-2:] == ["outside", "nearest"]
+    ranked = store.read_vector(record.steps[-1].artifact_id)
+    assert ranked["bid"].tolist() == expected["bid"].tolist(), record.answer
+    assert ranked["distance_m"].to_numpy() == pytest.approx(expected["d"].to_numpy(), abs=0.5)  # geodesic vs UTM

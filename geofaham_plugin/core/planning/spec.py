@@ -134,6 +134,8 @@ class Relation(BaseModel):
     reference: SetRef
     distance_m: float | None = Field(default=None, gt=0, le=200_000)
     k: int | None = Field(default=None, ge=1, le=100)
+    #: nearest among those outside the reference ("closest to the flood zone but outside it")
+    outside_only: bool = False
 
     @model_validator(mode="after")
     def _complete(self) -> Relation:
@@ -255,7 +257,7 @@ class AnalysisSpec(BaseModel):
                 "outside": "outside",
                 "within": f"within {distance} of",
                 "beyond": f"more than {distance} from",
-                "nearest": f"the {r.k or 1} nearest to",
+                "nearest": f"the {r.k or 1} nearest{' outside and' if r.outside_only else ''} to",
             }[r.kind]
             parts.append(f"{how} {r.reference.describe()}")
         if self.group_by:
@@ -575,6 +577,14 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 empty_is_answer=True,
             )
         elif relation.kind == "nearest":
+            if relation.outside_only:
+                s = b.add(
+                    "outside",
+                    f"Keep those outside {relation.reference.describe()}",
+                    {},
+                    {"features": s, "mask": r},
+                    empty_is_answer=True,
+                )
             s = b.add(
                 "nearest",
                 f"Rank the {relation.k or 1} nearest to {relation.reference.describe()}",
@@ -1105,6 +1115,7 @@ def spec_from_facts(
                 reference=reference,
                 distance_m=distance if how in ("within", "beyond") else None,
                 k=k if how == "nearest" else None,
+                outside_only=how == "nearest" and "outside" in relations,
             )
         try:
             spec = AnalysisSpec(
