@@ -54,6 +54,7 @@ a test keeps this docstring and README.md in step with the fields below)
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -323,24 +324,20 @@ class ComputeSettings(SettingsGroup):
         return {"COMPRESS": codec.upper(), **level}
 
 
-_ZSTD: list[bool] = []
-
-
+@functools.cache
 def _gdal_writes_zstd() -> bool:
     """Whether this process's GDAL writes (and reads back) a ZSTD GeoTIFF: tried once, in memory."""
-    if not _ZSTD:
-        try:
-            import numpy as np
-            from rasterio.io import MemoryFile
+    try:
+        import numpy as np
+        from rasterio.io import MemoryFile
 
-            with MemoryFile() as mem:
-                with mem.open(driver="GTiff", width=1, height=1, count=1, dtype="uint8", compress="zstd") as dst:
-                    dst.write(np.ones((1, 1, 1), dtype="uint8"))
-                with mem.open() as src:
-                    _ZSTD.append(src.compression is not None and src.compression.name == "zstd")
-        except Exception:  # noqa: BLE001 — no rasterio, or a GDAL that refuses the codec: deflate
-            _ZSTD.append(False)
-    return _ZSTD[0]
+        with MemoryFile() as mem:
+            with mem.open(driver="GTiff", width=1, height=1, count=1, dtype="uint8", compress="zstd") as dst:
+                dst.write(np.ones((1, 1, 1), dtype="uint8"))
+            with mem.open() as src:
+                return src.compression is not None and src.compression.name == "zstd"
+    except Exception:  # noqa: BLE001 — no rasterio, or a GDAL that refuses the codec: deflate
+        return False
 
 
 class TestHooks(SettingsGroup):

@@ -219,12 +219,12 @@ class _ReferenceIndex:
         """``(touching, which, part, planar)``: whether each geometry intersects the reference, and for the others
         (within ``max_distance`` when given) their indices in ``geoms``, nearest parts and planar distances. Points
         to points: one k-d tree query for both."""
-        if self.kdtree is not None and (xy := _point_xy(geoms)) is not None:
-            limit = np.inf if max_distance is None else max_distance
-            planar, part = self.kdtree.query(xy, k=1, distance_upper_bound=limit)
-            touching = planar == 0.0
-            which = np.flatnonzero(np.isfinite(planar) & ~touching)
-            return touching, which, part[which], planar[which]
+        if self.kdtree is not None and _point_xy(geoms) is not None:  # one query: at distance 0 is touching
+            which, part, planar = self.nearest(geoms, max_distance)
+            touching = np.zeros(len(geoms), dtype=bool)
+            touching[which[planar == 0.0]] = True
+            off = planar > 0.0
+            return touching, which[off], part[off], planar[off]
         touching = self.intersects(geoms)
         apart = np.flatnonzero(~touching)
         which, part, planar = self.nearest(geoms[apart], max_distance)
