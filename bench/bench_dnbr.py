@@ -21,6 +21,9 @@ Passes:
   scheduler) over the uint16 bands held in memory, stored into one float32 array: the band math alone, no
   I/O (the better of two runs in its process: the first also starts dask's thread pool). The bandwidth goal
   (>= 50 % of copy) is for this one.
+  It runs the per-pixel loops numba compiles (:mod:`geofaham_plugin.core.engines.raster.kernels`; the first of
+  the two runs also compiles them or loads numba's on-disk cache); ``the same, GEOFAHAM_RASTER_JIT=0`` runs
+  the numpy slabs the product falls back to without numba.
 * ``numpy``: the whole-array numpy expression; ``numexpr`` and ``numpy, row blocks``: the expression over
   blocks of ROWS rows (multithreaded numexpr; numpy with cache-sized temporaries). In-memory passes hold the
   four bands (~1 GB at 10980²) before the clock starts.
@@ -151,7 +154,10 @@ def run_band_math(pre: Path, post: Path, chunk: int) -> dict:
         t0, c0 = time.perf_counter(), cpu_seconds()
         da.store(ops.dnbr({"nir": lazy[0], "swir22": lazy[1]}, {"nir": lazy[2], "swir22": lazy[3]}), out, lock=False)
         runs.append(timed(t0, c0))
-    return min(runs, key=lambda r: r["seconds"]) | {"max_abs_diff": max_abs_diff(out, bands)}
+    from geofaham_plugin.core.engines.raster import kernels
+
+    compiled = kernels.compiled("nd_change") is not None  # numba installed, built, and the setting on
+    return min(runs, key=lambda r: r["seconds"]) | {"max_abs_diff": max_abs_diff(out, bands), "compiled": compiled}
 
 
 class Slices:
@@ -274,7 +280,8 @@ PASSES = {
     "product": "product from COGs, ZSTD out (decode + band math + encode)",
     "product-deflate": "product from COGs, DEFLATE out",
     "product-raw": "product, raw in + raw out (no codec)",
-    "band-math": "product band math in memory (ops.dnbr, dask)",
+    "band-math": "product band math in memory (ops.dnbr, dask; numba)",
+    "band-math-numpy": "  the same, GEOFAHAM_RASTER_JIT=0 (numpy slabs)",
     "numpy": "numpy, whole arrays",
     "numexpr": f"numexpr, {ROWS}-row blocks",
     "blocks": f"numpy, {ROWS}-row blocks",
@@ -289,7 +296,10 @@ def run_child(mode: str, folder: Path, chunk: int, size: int) -> dict:
         if mode == "product-raw":
             return run_product(folder / "pre.raw.tif", folder / "post.raw.tif", folder / f"{mode}.tif", chunk, "none")
         return run_product(pre, post, folder / f"{mode}.tif", chunk, "deflate" if mode.endswith("deflate") else "zstd")
-    if mode == "band-math":
+    if mode.startswith("band-math"):
+        import os
+
+        os.environ["GEOFAHAM_RASTER_JIT"] = "0" if mode == "band-math-numpy" else "1"
         return run_band_math(pre, post, chunk)
     if mode == "numpy":
         return run_numpy(pre, post, sorted(folder.glob("product*.tif")))
@@ -354,6 +364,8 @@ def main() -> None:
             )
     diffs = runs["numpy"]["product_diffs"]
     print(f"  product outputs vs numpy, max |diff|: {diffs}; mean dNBR {runs['numpy']['mean_dnbr']:.4f}")
+    if not runs["band-math"]["compiled"]:
+        print("  (numba is not installed or did not build here: the band math pass ran numpy's slabs)")
     share = 100 * copy_s / runs["band-math"]["seconds"]
     rss = max(runs[m]["peak_rss_mb"] for m in PASSES if m.startswith("product"))
     print(

@@ -68,6 +68,13 @@ REQUIRED: tuple[Dependency, ...] = (
     Dependency("psycopg2", "psycopg2-binary", "PostGIS databases", ">=2.9", "python3-psycopg2", True),
 )
 
+#: not needed to start or to answer, installed with the missing required ones (every install line adds them) and
+#: named by ``check``: the plugin runs without them, more slowly
+OPTIONAL: tuple[Dependency, ...] = (
+    # a wheel of its own LLVM (no GEOS/GDAL/PROJ); without it, numpy computes the same pixels ~5x slower
+    Dependency("numba", "numba", "raster band math compiled per pixel", ">=0.59,<0.69"),
+)
+
 #: what pip would otherwise pull in newer than the system's compiled packages allow, pinned as requirements.txt
 #: pins them and added to every pip command: numpy 2 breaks Debian's numpy extensions (GDAL's bindings,
 #: scipy, bottleneck) inside QGIS, geopandas 1.0 predates pandas 3, affine 3 needs a newer attrs than Debian's;
@@ -141,11 +148,18 @@ def _quoted(deps: list[Dependency]) -> str:
     return " ".join(f'"{r}"' for r in [*(d.pip_requirement for d in deps), *PIP_CONSTRAINTS])
 
 
+def missing_optional() -> list[Dependency]:
+    """The :data:`OPTIONAL` packages this Python lacks (or has older than required)."""
+    return missing_dependencies(OPTIONAL)
+
+
 def pip_command(missing: list[Dependency]) -> str:
-    """The pip command for the pure-Python packages of ``missing``, pinned as requirements.txt pins them (the
-    compiled ones come from the system: :func:`install_instructions`)."""
+    """The pip command for the pure-Python packages of ``missing`` and the optional ones this Python lacks,
+    pinned as requirements.txt pins them (the compiled ones come from the system: :func:`install_instructions`).
+    Empty when nothing is missing but optional packages: installing those is not required."""
     pure = [dep for dep in missing if not dep.compiled]
-    return f"{_python()} -m pip {PIP_OPTIONS} {_quoted(pure)}" if pure else ""
+    extra = [dep for dep in missing_optional() if dep not in missing] if missing else []
+    return f"{_python()} -m pip {PIP_OPTIONS} {_quoted(pure + extra)}" if pure or extra else ""
 
 
 def debian_commands(missing: list[Dependency]) -> list[str]:
@@ -196,10 +210,19 @@ def install_instructions(missing: list[Dependency]) -> list[str]:
 def print_check() -> int:
     """``python -m geofaham_plugin check``: what is missing and how to install it; 0 when nothing is. Needs
     nothing beyond the standard library, so it runs before any dependency is installed."""
-    missing = missing_dependencies()
+    missing, optional = missing_dependencies(), missing_optional()
     if missing:
         print("missing: " + ", ".join(d.label for d in missing))
+        if optional:
+            print("optional, also installed by the lines below: " + _optional_labels(optional))
         print("install with:\n  " + "\n  ".join(install_instructions(missing)))
         return 1
     print("all dependencies present")
+    if optional:
+        print("optional, not installed: " + _optional_labels(optional))
+        print("install with:\n  " + "\n  ".join(install_instructions(optional)))
     return 0
+
+
+def _optional_labels(optional: list[Dependency]) -> str:
+    return ", ".join(f"{d.label} ({d.purpose}; GeoFaham works without it, more slowly)" for d in optional)

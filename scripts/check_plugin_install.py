@@ -10,11 +10,12 @@ QGIS embeds (``/usr/bin/python3``):
    must appear verbatim in what ``check`` printed.
 2. ``install``: each command is run as printed (``sudo`` dropped when already root without sudo; apt gets
    its "yes"), pip's wheel cache in ``~/.cache/geofaham/pip-user-route`` so a second run is fast.
-3. ``versions``: nothing missing any more; numpy < 2; shapely, pyogrio and rasterio link Debian's GEOS 3.11
+3. ``versions``: nothing missing any more, the optional packages (numba) installed too; numpy < 2; shapely, pyogrio and rasterio link Debian's GEOS 3.11
    and GDAL 3.6 (the libraries QGIS loads), no bundled ``*.libs`` in the user site.
 4. ``qgis``: QGIS headless (``QgsApplication([], False)``, offscreen) loads the plugin from a plugin folder
    with ``qgis.utils.loadPlugin``/``startPlugin`` (a mocked ``iface``): the real plugin, not the
-   missing-packages one, and no critical message; then, in the same process (GEOS/GDAL of QGIS and of
+   missing-packages one, and no critical message; the band math compiled by numba gives numpy's pixels; then,
+   in the same process (GEOS/GDAL of QGIS and of
    shapely/pyogrio side by side), ``ask`` answers a question that code resolves (no model).
 5. ``cli``: ``python3 -m geofaham_plugin ask`` answers it too, offline, outside QGIS.
 
@@ -152,9 +153,9 @@ def stage_install(commands: list[str], env: dict[str, str], *, apt: bool) -> Non
 
 VERSIONS = """
 import json, pathlib, site, sys
-from geofaham_plugin.deps import missing_dependencies
+from geofaham_plugin.deps import missing_dependencies, missing_optional
 import numpy, shapely, pyogrio, rasterio, geopandas, pandas
-missing = [d.distribution for d in missing_dependencies()]
+missing = [d.distribution for d in missing_dependencies() + missing_optional()]
 assert not missing, f"still missing: {missing}"
 user = pathlib.Path(site.getusersitepackages())
 info = {
@@ -202,6 +203,17 @@ critical = [c for c in iface.messageBar().pushMessage.call_args_list if Qgis.Cri
 assert type(plugin).__name__ == "GeoFahamPlugin", critical
 assert not critical, critical
 assert plugin.dock is not None and iface.addDockWidget.called, "no dock"
+# numba's own LLVM beside QGIS's libraries in one process: the compiled band math builds and gives numpy's pixels
+import numpy as np
+from geofaham.geofaham_plugin.core.engines.raster import kernels, ops
+assert kernels.compiled("nd_change") is not None, "numba's raster kernels did not build inside QGIS"
+bands = [np.arange(k, k + 20_000, dtype="uint16").reshape(100, 200) for k in (1, 900, 50, 7_000)]
+jit = ops.dnbr({"nir": bands[0], "swir22": bands[1]}, {"nir": bands[2], "swir22": bands[3]})
+os.environ["GEOFAHAM_RASTER_JIT"] = "0"
+plain = ops.dnbr({"nir": bands[0], "swir22": bands[1]}, {"nir": bands[2], "swir22": bands[3]})
+del os.environ["GEOFAHAM_RASTER_JIT"]
+assert np.array_equal(jit, plain, equal_nan=True), "compiled and numpy band math differ inside QGIS"
+print("qgis: compiled band math equals numpy's", flush=True)
 from geofaham.geofaham_plugin.core import cli
 out = io.StringIO()
 with contextlib.redirect_stdout(out):

@@ -11,6 +11,7 @@ from conftest import ROOT
 
 from geofaham_plugin import deps
 from geofaham_plugin.deps import (
+    OPTIONAL,
     PIP_CONSTRAINTS,
     REQUIRED,
     debian_commands,
@@ -23,7 +24,38 @@ CONSTRAINTS = ' "numpy<2" "pandas>=2.2,<3" "affine>=2.4,<3" "numexpr>=2.10.2" "b
 
 
 def test_all_dependencies_present_in_the_project_venv():
-    assert missing_dependencies() == []
+    assert missing_dependencies() == [] and deps.missing_optional() == []
+
+
+def test_a_missing_optional_package_rides_along_with_the_required_ones_and_never_blocks(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)
+    assert missing_dependencies() == [] and [d.module for d in deps.missing_optional()] == ["numba"]
+    assert pip_command([]) == ""  # nothing required is missing: no install is demanded
+    monkeypatch.setitem(sys.modules, "pydantic", None)
+    assert pip_command(missing_dependencies()).endswith('"pydantic>=2.6,<3" "numba>=0.59,<0.69"' + CONSTRAINTS)
+
+
+def _check(*hidden: str) -> subprocess.CompletedProcess:
+    code = "import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in hidden)
+    code += "from geofaham_plugin.deps import print_check\nraise SystemExit(print_check())"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_check_names_a_missing_optional_package_with_its_install_line_and_passes():
+    out = _check("numba")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[:3] == [
+        "all dependencies present",
+        "optional, not installed: numba (raster band math compiled per pixel; GeoFaham works without it, more slowly)",
+        "install with:",
+    ]
+    assert lines[3].strip().endswith('"numba>=0.59,<0.69"' + CONSTRAINTS)
+    out = _check("numba", "osmnx")
+    assert out.returncode == 1 and out.stdout.splitlines()[1].startswith(
+        "optional, also installed by the lines below: numba"
+    )
+    assert out.stdout.rstrip().endswith('"osmnx>=2.0" "numba>=0.59,<0.69"' + CONSTRAINTS)
 
 
 def test_hidden_module_is_reported_with_its_pip_name(monkeypatch):
@@ -86,7 +118,7 @@ def _is_debian_package(name: str) -> bool:
 
 def test_every_package_is_pinned_as_requirements_txt_pins_it():
     requirements = _requirements()
-    for dep in REQUIRED:
+    for dep in REQUIRED + OPTIONAL:
         assert requirements[dep.distribution.split("[")[0]] == dep.pip_requirement, dep
 
 

@@ -50,4 +50,5 @@ def test_the_printed_commands_install_a_plugin_that_loads_in_qgis_and_answers(tm
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     assert "all stages passed" in out.stdout
     assert "plugin: GeoFahamPlugin" in out.stdout
+    assert "qgis: compiled band math equals numpy's" in out.stdout  # numba installed by the printed pip line
     assert out.stdout.count(check_plugin_install.EXPECTED + " in total") == 2  # inside QGIS, and the CLI

@@ -13,7 +13,7 @@ import rasterio
 from affine import Affine
 
 from geofaham_plugin.core.engines import raster as rx
-from geofaham_plugin.core.engines.raster import io, ops
+from geofaham_plugin.core.engines.raster import io, kernels, ops
 
 UTM = "EPSG:32611"
 T = Affine(10, 0, 300_000, 0, -10, 3_800_000)
@@ -61,10 +61,25 @@ def _pair(seed: int) -> list[np.ndarray]:
     return [nir, swir]
 
 
-@pytest.fixture(params=["small slabs", "default slabs"])
+@pytest.fixture(params=["compiled", "numpy, small slabs", "numpy, default slabs"])
 def slabs(request, monkeypatch):
-    if request.param == "small slabs":
+    """Each test under the numba loops (which must then have run) and under numpy's slabs."""
+    calls = []
+    if request.param == "compiled":
+        run = kernels.run
+        monkeypatch.setattr(kernels, "run", lambda *a: calls.append(run(*a)) or calls[-1])
+    else:
+        monkeypatch.setenv("GEOFAHAM_RASTER_JIT", "0")
+    if request.param == "numpy, small slabs":
         monkeypatch.setattr(ops, "SLAB", 1000)  # many slabs per block, the last one partial
+    yield
+    assert calls == ([True] * len(calls) if request.param == "compiled" else [])
+    assert calls or request.param != "compiled"
+
+
+def test_band_math_compiles_per_pixel_with_numba():
+    """numba is a requirement of the setup: the compiled loops must build here, not fall back quietly."""
+    assert kernels.compiled("nd_change") is not None
 
 
 def test_fused_indices_match_numpy_on_float_arrays_with_nan_and_zero_sums(slabs):
@@ -186,3 +201,53 @@ def test_bands_of_one_file_are_read_through_one_open_per_window(tmp_path, monkey
     assert len(opened) == 3 * 4  # 300 x 410 px in 128-px windows, both bands per open
     valid = [np.where(x == 0, np.float32(np.nan), x.astype("float32")) for x in pre]
     assert np.array_equal(got, _nd(*valid), equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["uint8", "int16", "int32", "uint16", "float32", "float64", "float16", "bool"], ids=str
+)
+def test_compiled_and_numpy_band_math_agree_bit_for_bit_on_every_input_type_and_shape(dtype, monkeypatch):
+    """The compiled loops against numpy's slabs on the same inputs (same float32 rounding, same NaN), for 1-D,
+    2-D (strided views too) and 3-D arrays; float16 and bool go to numpy, whose result is the reference."""
+    rng = np.random.default_rng(4)
+    bands = [rng.normal(300, 400, (3, 40, 50)).astype(dtype) for _ in range(4)]
+    if np.dtype(dtype).kind == "f":
+        bands[0][0, 0, :5] = np.nan
+        bands[1][0, 1, :5] = -bands[0][0, 1, :5]  # x / 0
+    bands[2][1, 2, :5], bands[3][1, 2, :5] = 0, 0  # 0 / 0
+    shapes = {
+        "3-D": lambda x: x,
+        "2-D": lambda x: x[0],
+        "strided 2-D": lambda x: x[:, ::2, 3],
+        "1-D": lambda x: x[1, 7],
+    }
+    for shape, view in shapes.items():
+        args = [view(b) for b in bands]
+        monkeypatch.setenv("GEOFAHAM_RASTER_JIT", "1")
+        fast = (
+            ops.dnbr({"nir": args[0], "swir22": args[1]}, {"nir": args[2], "swir22": args[3]}),
+            ops.normalized_difference(*args[:2]),
+        )
+        monkeypatch.setenv("GEOFAHAM_RASTER_JIT", "0")
+        slow = (
+            ops.dnbr({"nir": args[0], "swir22": args[1]}, {"nir": args[2], "swir22": args[3]}),
+            ops.normalized_difference(*args[:2]),
+        )
+        for got, want in zip(fast, slow, strict=True):
+            assert got.dtype == np.float32 and got.shape == want.shape, shape
+            assert np.array_equal(got, want, equal_nan=True), shape
+        assert np.array_equal(slow[1], _nd(*args[:2]), equal_nan=True), shape
+
+
+def test_a_numba_failure_falls_back_to_numpy_once_with_one_log_line(monkeypatch, caplog):
+    def broken() -> dict:
+        raise RuntimeError("cannot map executable memory")  # e.g. a hardened sandbox
+
+    monkeypatch.setattr(kernels, "_compiled", {})
+    monkeypatch.setattr(kernels, "_build", broken)
+    a, b = _pair(5)
+    with caplog.at_level("WARNING", logger=kernels.__name__):
+        for _ in range(3):
+            assert np.array_equal(ops.normalized_difference(a, b), _nd(a, b), equal_nan=True)
+    assert [r.getMessage() for r in caplog.records] == ["numba could not build the raster kernels; using numpy"]
+    assert kernels.compiled("nd") is None

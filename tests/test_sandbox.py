@@ -77,6 +77,14 @@ def test_forbidden_import_is_refused_by_the_precheck_and_at_run_time(session):
     contained(run("from numpy import _core", session, precheck=False), "violation", "private name")
 
 
+def test_generated_code_gets_no_jit_compiler_and_no_secrets():
+    from geofaham_plugin.core.config import ComputeSettings
+
+    env = sandbox._env()
+    assert ComputeSettings.from_env(env).raster_jit is False  # numpy's band math, no LLVM in the sandbox
+    assert not [k for k in env if "KEY" in k or "DSN" in k or k.startswith("GEOFAHAM_LLM")]
+
+
 def test_a_socket_is_refused(session):
     # numpy-only code cannot name socket; give it the module to prove the runtime layers stop it
     result = run(

@@ -48,6 +48,7 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_PG_DSN                        PostGIS database (libpq URI); unset: the embedded SpatiaLite engine (default: none)
     GEOFAHAM_DASK_SCHEDULER                Dask scheduler address (tcp://host:8786) for raster graphs; unset: local threads (default: none)
     GEOFAHAM_RASTER_COMPRESS               compression of the GeoTIFFs raster tools write: zstd (fast), deflate (for a GDAL built without ZSTD) or none (default: zstd)
+    GEOFAHAM_RASTER_JIT                    compile raster band math to one loop per pixel with numba when it is installed (off: numpy) (default: on)
     GEOFAHAM_BLOCK_REAL_MODELS             test hook: refuse every request to a real model server (default: off)
     GEOFAHAM_STORE_CRASH_AT                test hook: the Response Store exits at staged or moved inside a registration (default: none)
 """
@@ -306,6 +307,12 @@ class ComputeSettings(SettingsGroup):
         "compression of the GeoTIFFs raster tools write: zstd (fast), deflate (for a GDAL built without ZSTD) or none",
         "zstd",
     )
+    raster_jit: bool = setting(
+        "GEOFAHAM_RASTER_JIT",
+        "compile raster band math to one loop per pixel with numba when it is installed (off: numpy)",
+        True,
+        shown="on",
+    )
 
     @property
     def raster_codec(self) -> Literal["zstd", "deflate", "none"]:
@@ -328,10 +335,14 @@ class ComputeSettings(SettingsGroup):
 def _gdal_writes_zstd() -> bool:
     """Whether this process's GDAL writes (and reads back) a ZSTD GeoTIFF: tried once, in memory."""
     try:
+        import warnings
+
         import numpy as np
+        from rasterio.errors import NotGeoreferencedWarning
         from rasterio.io import MemoryFile
 
-        with MemoryFile() as mem:
+        with warnings.catch_warnings(), MemoryFile() as mem:
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)  # a 1-pixel probe has no place on Earth
             with mem.open(driver="GTiff", width=1, height=1, count=1, dtype="uint8", compress="zstd") as dst:
                 dst.write(np.ones((1, 1, 1), dtype="uint8"))
             with mem.open() as src:

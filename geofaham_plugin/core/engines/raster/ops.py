@@ -108,10 +108,13 @@ def _fused(kernel: Callable[..., None], *arrays: Any) -> Any:
 
 
 def _slabs(*arrays: np.ndarray, kernel: Callable[..., None]) -> np.ndarray:
-    """Run ``kernel`` over slabs of about SLAB elements: runs of rows of 2-D blocks (views, so a strided
-    block is never copied), else runs of the flattened arrays."""
+    """Run ``kernel`` compiled per pixel (:mod:`.kernels`, when numba is there), else over slabs of about SLAB
+    elements: runs of rows of 2-D blocks (views, so a strided block is never copied), else runs of the
+    flattened arrays."""
     same = np.broadcast_arrays(*arrays)
     out = np.empty(same[0].shape, dtype="float32")
+    if _compiled_into(out, same, kernel):
+        return out
     if out.ndim == 2 and out.shape[1]:
         views, target, step = list(same), out, max(1, SLAB // out.shape[1])
     else:
@@ -123,6 +126,27 @@ def _slabs(*arrays: np.ndarray, kernel: Callable[..., None]) -> np.ndarray:
             n = len(target[part])
             kernel(target[part], *(v[part] for v in views), scratch[0, :n], scratch[1, :n])
     return out
+
+
+#: the numpy kernels that :mod:`.kernels` also has compiled, by its name for them
+_COMPILED = {_nd_kernel: "nd", _nd_change_kernel: "nd_change"}
+
+
+def _compiled_into(out: np.ndarray, arrays: Sequence[np.ndarray], kernel: Callable[..., None]) -> bool:
+    """``out`` = the compiled twin of ``kernel`` over ``arrays`` (same shape as ``out``); False when there is
+    none, or for inputs it is not built for (float16, bool, object: numpy's slabs take those)."""
+    name = _COMPILED.get(kernel)
+    if name is None or not out.size or not all(a.dtype.kind in "ui" or a.dtype in _JIT_FLOATS for a in arrays):
+        return False
+    from . import kernels
+
+    if out.ndim == 2:
+        return kernels.run(name, out, *arrays)
+    shape = (-1, out.shape[-1]) if out.ndim > 2 else (1, -1)
+    return kernels.run(name, out.reshape(shape), *(a.reshape(shape) for a in arrays))
+
+
+_JIT_FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
 
 def required_bands(index: str) -> tuple[str, str]:

@@ -46,6 +46,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ...config import ComputeSettings
 from ...errors import ToolFailed
 from .sandbox_child import kill_tree
 
@@ -256,6 +257,9 @@ def _env() -> dict[str, str]:
         "MALLOC_ARENA_MAX": "2",
         "PYTHONDONTWRITEBYTECODE": "1",
         "GDAL_HTTP_TIMEOUT": "1",
+        # band math of generated code runs numpy's kernels: no JIT compiler (LLVM, executable memory) in the
+        # process that runs model-written code
+        ComputeSettings.env_of("raster_jit"): "0",
         **keep,
     }
 
