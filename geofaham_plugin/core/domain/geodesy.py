@@ -76,6 +76,24 @@ def geodesic_length_m(geom_4326: BaseGeometry | None) -> float:
     return float(sum(GEOD.geometry_length(p) for p in _parts(geom_4326, 1)))
 
 
+def line_lengths_m(geoms_4326: np.ndarray) -> np.ndarray:
+    """The geodesic length (m) of each lon/lat geometry's linear parts, as :func:`geodesic_length_m` (the sum of
+    the geodesics between consecutive vertices), in one vectorised call for all of them. Polygons and points
+    have length 0 here (measure a polygon's ``boundary`` for its perimeter)."""
+    geoms = np.asarray(geoms_4326, dtype=object)
+    out = np.zeros(len(geoms))
+    parts, owner = shapely.get_parts(geoms, return_index=True)
+    linear = np.isin(shapely.get_type_id(parts), (1, 2))  # LineString, LinearRing
+    parts, owner = parts[linear], owner[linear]
+    if not len(parts):
+        return out
+    xy, part = shapely.get_coordinates(parts, return_index=True)
+    same = part[1:] == part[:-1]  # a segment joins two vertices of one part
+    _, _, dist = GEOD.inv(xy[:-1, 0][same], xy[:-1, 1][same], xy[1:, 0][same], xy[1:, 1][same])
+    per_part = np.bincount(part[1:][same], weights=dist, minlength=len(parts))
+    return out + np.bincount(owner, weights=per_part, minlength=len(geoms))
+
+
 def bbox_area_km2(bbox: tuple[float, float, float, float], densify_deg: float = 0.05) -> float:
     """Geodesic area of a lon/lat box in km² (edges densified: a parallel is not a geodesic)."""
     poly = shapely.segmentize(box(*bbox), densify_deg)

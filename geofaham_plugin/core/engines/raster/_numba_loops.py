@@ -4,6 +4,7 @@ them on disk."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -37,4 +38,4 @@ def nd_change_kernel(out: Any, a1: Any, b1: Any, a2: Any, b2: Any) -> None:
             out[i, j] = first - nd(np.float32(a2[i, j]), np.float32(b2[i, j]))
 
 
-KERNELS = {"nd": nd_kernel, "nd_change": nd_change_kernel}
+KERNELS: dict[str, Callable[..., None]] = {"nd": nd_kernel, "nd_change": nd_change_kernel}
