@@ -168,3 +168,12 @@ def test_perimeter_of_touching_and_overlapping_polygons_is_the_outline_of_their_
     table, total, what = vector_ops.measure(layer, "length", None)
     assert what == "perimeter"
     assert total == pytest.approx(geodesic_length_m(shapely.union_all(polys).boundary) / 1e3, abs=1e-6)
+
+
+def test_the_measure_bench_finds_the_product_equal_to_merging_everything_first(capsys):
+    """bench/bench_measure.py at a small size: every operation agrees with its baseline (exit code 0)."""
+    from bench import bench_measure
+
+    assert bench_measure.main(["--sizes", "600"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("  yes") == 7 and " NO" not in out
