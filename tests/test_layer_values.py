@@ -265,3 +265,48 @@ def test_the_nearest_outside_an_area_are_taken_outside_it_first(store, tmp_path)
     ranked = store.read_vector(record.steps[-1].artifact_id)
     assert ranked["bid"].tolist() == expected["bid"].tolist(), record.answer
     assert ranked["distance_m"].to_numpy() == pytest.approx(expected["d"].to_numpy(), abs=0.5)  # geodesic vs UTM
+
+
+def _with_years(folder):
+    """The buildings with a year_built field; the catalogue that has them and the flood disc."""
+    import numpy as np
+
+    buildings, flood, _ = _buildings_and_flood(folder)
+    buildings["year_built"] = np.random.default_rng(3).integers(1900, 2024, len(buildings))
+    buildings.to_file(folder / "buildings_years.gpkg")
+    c = LayerCatalogue(data_dir())
+    c.add_user_layer("buildings", folder / "buildings_years.gpkg")
+    c.add_user_layer("flood", folder / "flood.gpkg")
+    return buildings, flood, c
+
+
+@pytest.mark.parametrize(
+    ("question", "keep"),
+    [
+        ("How many of my buildings inside the flood zone were built before 1990?", lambda y: y < 1990),
+        ("how many buildings of mine in the flood area were built since 2000", lambda y: y >= 2000),
+        ("Count my buildings within the flood zone constructed after 1975", lambda y: y > 1975),
+    ],
+)
+def test_a_year_compared_is_applied_to_the_layers_year_field(store, tmp_path, question, keep):
+    buildings, flood, c = _with_years(tmp_path)
+    inside = buildings[buildings.intersects(flood.geometry.iloc[0])]
+    want = int(keep(inside["year_built"]).sum())
+    assert 0 < want < len(inside)
+    record = ask(store, c, question)
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps if s.status == "done"][-3:] == ["filter_where", "inside", "count"]
+    assert re.search(rf"(?<![\d,]){want:,}(?![\d,])", record.answer) and "year_built" in record.answer, record.answer
+
+
+def test_a_year_compared_of_a_layer_without_years_is_said_not_applied_and_not_replanned_elsewhere(store, tmp_path):
+    # the condition cannot be applied: the answer says so; a replan would only have picked some disaster's layers
+    _, _, c = _buildings_and_flood(tmp_path)
+    model = ScriptedModel({"planner": [{"template": "count_damage", "event_id": 1}] * 4})
+    record = Orchestrator(store, LLM(model), layers=c).run(
+        "How many of my buildings inside the flood zone were built before 1990?"
+    )
+    assert record.status == "partial" and model.calls == [], record.answer
+    assert "Not answered as asked" in record.answer and "before 1990" in record.answer
+    assert "load_event_layer" not in [s.tool for s in record.steps] and "Saint Louis" not in record.answer
+    assert any("no other analysis applies this question to your layers" in n for n in record.notes)

@@ -43,6 +43,12 @@ class ModelOutputError(GeoFahamError):
         self.last_output = last_output
 
 
+class NoOtherPlan(GeoFahamError):
+    """Replanning has nothing better to offer: every plan it could choose would answer another question (a
+    disaster's layers for a question about the user's own). The run keeps what it computed and says what was not
+    applied; ``str(self)`` says why, for the run's notes."""
+
+
 class ModelHTTPError(GeoFahamError):
     def __init__(self, message: str, status_code: int | None = None, body: str = "") -> None:
         super().__init__(message)

@@ -22,7 +22,16 @@ from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
-from ..errors import Cancelled, DeadlineReached, GeoFahamError, ModelHTTPError, ModelOutputError, ModelRetry, ToolFailed
+from ..errors import (
+    Cancelled,
+    DeadlineReached,
+    GeoFahamError,
+    ModelHTTPError,
+    ModelOutputError,
+    ModelRetry,
+    NoOtherPlan,
+    ToolFailed,
+)
 from ..llm import LLM, Message
 from ..planning.chain import made_from
 from ..planning.coverage import (
@@ -427,7 +436,7 @@ class Orchestrator:
             self._emit(record, ReplanEvent(failures=failures, replans=progress.replans))
             try:
                 result = self._new_plan(record, failures)
-            except ModelOutputError as exc:
+            except (ModelOutputError, NoOtherPlan) as exc:
                 record.notes.append(f"replanning to apply the whole question failed: {exc}")
                 return
             if _same_plan(result.plan, record.plans[-1].plan):
@@ -462,7 +471,7 @@ class Orchestrator:
         self._emit(record, ReplanEvent(failures=failures, replans=progress.replans))
         try:
             result = self._new_plan(record, failures)
-        except ModelOutputError as exc:
+        except (ModelOutputError, NoOtherPlan) as exc:
             record.notes.append(f"replanning failed: {exc}")
             return False
         if _same_plan(result.plan, record.plans[-1].plan):

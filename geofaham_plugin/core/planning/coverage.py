@@ -34,7 +34,16 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import alias_hits, event_spellings, normalise, user_layer_hits
 from .templates import GROUP_BY_FIELDS
-from .values import ZONES_BEFORE, comparisons, field_grouping, field_pattern, narrows, value_matches, yes_no_said
+from .values import (
+    ZONES_BEFORE,
+    comparisons,
+    field_grouping,
+    field_pattern,
+    narrows,
+    value_matches,
+    year_comparisons,
+    yes_no_said,
+)
 
 if TYPE_CHECKING:
     from ..engines.layers import UserLayer
@@ -325,7 +334,8 @@ def _value_constraints(
                 found.append(Constraint(kind="measure", value="sum", phrase=text[m.start() : m.end() + len(f.name)]))
                 break
     said_numbers = [*facts.distances_m, *([facts.k] if facts.k is not None else [])]
-    for words, number in comparisons(text):
+    years = year_comparisons(text) if any(i in entries for i in facts.layers) else []  # of a layer of yours
+    for words, number in comparisons(text) + years:
         if not any(_close(number, float(n)) for n in said_numbers):
             found.append(Constraint(kind="comparison", value=number, phrase=words))
     return found

@@ -23,7 +23,7 @@ from ..domain.events import DisasterEvent, get_event, load_events
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue, default_catalogue
 from ..engines.raster.ops import INDEX_NAMES
-from ..errors import ModelRetry
+from ..errors import ModelRetry, NoOtherPlan
 from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
@@ -284,6 +284,14 @@ class Planner:
             specced = self._spec(facts, store, aoi_artifact_id, step)
             if specced is not None:
                 return specced
+        if failures and not facts.event_id and not facts.event_candidates and self._own_layers(facts):
+            # the templates analyse a disaster's layers: chosen for a question about yours, any of them (with any
+            # disaster the model picks) would answer another question
+            raise NoOtherPlan(
+                "no other analysis applies this question to your layers ("
+                + ", ".join(self._own_layers(facts))
+                + "); the analyses a replan chooses from work on a disaster's layers"
+            )
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
             ranked = sorted(
                 ((n, s + (FOLLOW_UP_BONUS if n == preferred_template else 0)) for n, s in ranked), key=lambda x: -x[1]
@@ -355,6 +363,10 @@ class Planner:
             model_called=True,
             failures=failures,
         )
+
+    def _own_layers(self, facts: PrepassFacts) -> list[str]:
+        """The titles of the user's layers the question names."""
+        return [e.title for i in facts.layers if (e := self.layers.user_layers.get(i)) is not None]
 
     def _chain(
         self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None = None

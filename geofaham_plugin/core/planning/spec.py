@@ -50,7 +50,16 @@ from .templates import GROUP_BY_FIELDS
 from .values import PEOPLE as _PEOPLE
 from .values import POPULATION_FIELDS as _POPULATION_FIELDS
 from .values import ZONES_BEFORE as _ZONES_BEFORE
-from .values import WhereNotSaid, comparisons, field_pattern, narrows, residential_values, where_said, yes_no_said
+from .values import (
+    WhereNotSaid,
+    comparisons,
+    field_pattern,
+    narrows,
+    residential_values,
+    where_said,
+    year_comparisons,
+    yes_no_said,
+)
 from .values import field_grouping as _field_grouping
 from .values import position as _position
 from .values import value_matches as _value_matches
@@ -1233,7 +1242,7 @@ def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer
 def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
     """The number comparison the question makes on a field of ``entry`` ("with more than 5000 inhabitants"), or
     None (no comparison, or a field of another layer: coverage reports a comparison no step applied)."""
-    if entry is None or entry.role == "values" or not comparisons(text):
+    if entry is None or entry.role == "values" or not (comparisons(text) or year_comparisons(text)):
         return None
     try:
         return WhereArgs.model_validate(where_said(text, entry))

@@ -120,6 +120,21 @@ _OPS = {
     "<=": ("at most", "no more than"),
 }  # fmt: skip
 _OP_OF = {" ".join(words.split()): op for op, said in _OPS.items() for words in said}
+#: a year compared ("built before 1990", "after 2005", "since 1985", "antes de 1990"): a number comparison of a
+#: layer of yours only (a disaster's imagery dates are the pre-pass's); a date ("after 2025-01-07") is not one
+YEAR_COMPARISON = re.compile(
+    r"(?<!\w)(?P<op>before|after|since|prior\s+to|earlier\s+than|later\s+than|antes\s+de|despues\s+de|desde"
+    r"|avant|apres|depuis|depois\s+de)\s+(?:the\s+year\s+|el\s+ano\s+|l'annee\s+|o\s+ano\s+)?"
+    r"(?P<n>1[5-9]\d\d|20\d\d)(?![\d/.-]\d|\d)"
+)
+_YEAR_OPS = {
+    "<": ("before", "prior to", "earlier than", "antes de", "avant"),
+    ">": ("after", "later than", "despues de", "apres", "depois de"),
+    ">=": ("since", "desde", "depuis"),
+}
+_OP_OF |= {" ".join(words.split()): op for op, said in _YEAR_OPS.items() for words in said}
+#: the words of a field that holds a year ("year_built", "construction_yr", "ano", "annee")
+YEAR_FIELD_WORDS = frozenset({"year", "yr", "built", "construction", "constructed", "ano", "annee", "anno", "jahr"})
 _EQUALS = re.compile(
     r"(?:whose|where|with|cuy[oa]s?|cuj[oa]s?|dont)\s+(?:the\s+|le\s+|la\s+|l')?(?P<field>[\w-]+(?:\s[\w-]+)?)\s+"
     r"(?P<neg>is\s+not|isn't|is|are|equals?|==?|es|est|e|sea|seja)\s+(?:['\"])?(?P<value>[\w-]+(?:\s[\w-]+)?)"
@@ -140,6 +155,22 @@ def comparisons(text: str) -> list[tuple[str, float]]:
         except ValueError:
             continue
     return out
+
+
+def year_comparisons(text: str) -> list[tuple[str, float]]:
+    """The years the question compares ("built before 1990" -> ("before 1990", 1990.0))."""
+    return [(text[m.start() : m.end("n")], float(m["n"])) for m in YEAR_COMPARISON.finditer(text)]
+
+
+def _year_field(text: str, entry: UserLayer, before: int) -> str | None:
+    """The field of ``entry`` a compared year is of: a numeric field said before it ("year built before 1990"),
+    else the one numeric field whose name says a year ("year_built" for "built before 1990")."""
+    if field := said_field(text, entry, True, before):
+        return field
+    years = [
+        f.name for f in entry.fields if f.type in ("integer", "real") and set(layer_words(f.name)) & YEAR_FIELD_WORDS
+    ]
+    return years[0] if len(years) == 1 else None
 
 
 # a unit a field's name ends with (capacity_l, weight_kg, area_ha) -> the words that say it
@@ -203,6 +234,15 @@ def where_said(text: str, entry: UserLayer) -> dict[str, object]:
                 f"say which field to compare with {m['n']}" + (f" (numbers: {', '.join(numeric)})" if numeric else "")
             )
         return {"field": field, "op": _OP_OF[" ".join(m["op"].split())], "value": value}
+    if m := YEAR_COMPARISON.search(text):
+        field = _year_field(text, entry, m.start())
+        if field is None:
+            numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
+            raise WhereNotSaid(
+                f"say which field holds the year to compare with {m['n']}"
+                + (f" (numbers: {', '.join(numeric)})" if numeric else " (the layer has no numeric field)")
+            )
+        return {"field": field, "op": _OP_OF[" ".join(m["op"].split())], "value": float(m["n"])}
     for m in _EQUALS.finditer(text):
         field = said_field(m["field"], entry, False, 0)
         if field is None:
