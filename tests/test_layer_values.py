@@ -286,6 +286,7 @@ def _with_years(folder):
         ("How many of my buildings inside the flood zone were built before 1990?", lambda y: y < 1990),
         ("how many buildings of mine in the flood area were built since 2000", lambda y: y >= 2000),
         ("Count my buildings within the flood zone constructed after 1975", lambda y: y > 1975),
+        ("Of my buildings in the flood zone, how many are newer than 2000?", lambda y: y > 2000),
     ],
 )
 def test_a_year_compared_is_applied_to_the_layers_year_field(store, tmp_path, question, keep):
@@ -309,4 +310,54 @@ def test_a_year_compared_of_a_layer_without_years_is_said_not_applied_and_not_re
     assert record.status == "partial" and model.calls == [], record.answer
     assert "Not answered as asked" in record.answer and "before 1990" in record.answer
     assert "load_event_layer" not in [s.tool for s in record.steps] and "Saint Louis" not in record.answer
-    assert any("no other analysis applies this question to your layers" in n for n in record.notes)
+    assert any("no analysis applies this question as asked to your layers" in n for n in record.notes)
+
+
+@pytest.mark.parametrize(
+    ("question", "condition"),
+    [
+        ("How many of my buildings in the flood zone were built between 1950 and 1980?", "between 1950 and 1980"),
+        ("How many of my buildings in the flood zone are older than 50 years?", "older than 50 years"),
+        ("how many of my buildings in the flood zone are over 50 years old", "50 years old"),
+    ],
+)
+def test_a_range_or_an_age_of_a_layer_is_said_not_applied_never_dropped(store, tmp_path, question, condition):
+    # one filter compares one bound, and no field holds an age: the count of all buildings inside is not the answer
+    _, _, c = _with_years(tmp_path)
+    record = ask(store, c, question)
+    assert record.status == "partial", record.answer
+    assert "Not answered as asked" in record.answer and f"“{condition}”" in record.answer
+    assert record.answer.count(f"“{condition}”") == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "inside"),
+    [
+        ("How many of my destroyed buildings are outside the flood zone?", False),
+        ("How many of my buildings with damage destroyed are inside the flood zone?", True),
+    ],
+)
+def test_a_damage_word_that_is_a_value_of_your_layer_filters_your_layer(store, tmp_path, question, inside):
+    # "destroyed" is a value of the layer's own damage field, not a disaster's damage class to fetch
+    buildings, flood, c = _buildings_and_flood(tmp_path)
+    within = buildings.intersects(flood.geometry.iloc[0])
+    want = int(((buildings["damage"] == "destroyed") & (within if inside else ~within)).sum())
+    record = ask(store, c, question)
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps if s.status == "done"][-3:] == [
+        "filter_values",
+        "inside" if inside else "outside",
+        "count",
+    ]
+    assert re.search(rf"(?<![\d,]){want:,}(?![\d,])", record.answer), record.answer
+
+
+def test_a_question_about_your_layers_that_code_cannot_read_fails_with_their_values_not_another_disaster(
+    store, tmp_path
+):
+    # "damaged" is none of the layer's values (none, minor, destroyed): no plan, no model call, a hint
+    _, _, c = _buildings_and_flood(tmp_path)
+    model = ScriptedModel({"planner": [{"template": "count_damage", "event_id": 1}] * 4})
+    record = Orchestrator(store, LLM(model), layers=c).run("how many of my buildings are damaged in the flood zone")
+    assert record.status == "failed" and model.calls == [] and not record.steps
+    assert "hint: say which values of their fields to keep, e.g. buildings: damage is" in record.answer

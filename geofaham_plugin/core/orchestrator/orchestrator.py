@@ -178,7 +178,7 @@ class Orchestrator:
             except Cancelled:
                 record.status = "cancelled"
                 self._emit(record, CancelledEvent())
-            except (ModelOutputError, ModelHTTPError, ToolFailed) as exc:
+            except (ModelOutputError, ModelHTTPError, ToolFailed, NoOtherPlan) as exc:
                 record.status = "failed"
                 record.error = f"{type(exc).__name__}: {exc}"
                 self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
@@ -561,14 +561,17 @@ class Orchestrator:
         findings.limitations += [phrase("answer.assumed", lang, note=note) for note in dict.fromkeys(implied)]
         record.cited_artifacts = findings.cited
         # the structured answer's not_applied is for machines (English); the text's is in the question's language
-        missing = [c.describe() for c in unapplied(record.constraints)]
+        # (both bounds of "between 1950 and 1980" are constraints of their own, said once)
+        missing = list(dict.fromkeys(c.describe() for c in unapplied(record.constraints)))
         missing += [f"not asked for: {limit}" for limit in record.unasked_limits]
         # a part the data at hand cannot answer is said with its reason ("no road network offline")
         reasons = {u.constraints[0]: phrase(u.phrase, lang, **u.values) for u in record.plans[-1].unavailable}
-        shown_missing = [
-            c.describe(lang) + (f": {reasons[key]}" if (key := f"{c.kind}:{c.value}") in reasons else "")
-            for c in unapplied(record.constraints)
-        ]
+        shown_missing = list(
+            dict.fromkeys(
+                c.describe(lang) + (f": {reasons[key]}" if (key := f"{c.kind}:{c.value}") in reasons else "")
+                for c in unapplied(record.constraints)
+            )
+        )
         shown_missing += [phrase("answer.not_asked_for", lang, limit=limit) for limit in record.unasked_limits]
         record.status = "answered" if complete and not missing else "partial"
         structured = structure(findings, status=record.status, question=record.question, not_applied=missing)

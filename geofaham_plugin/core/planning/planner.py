@@ -284,13 +284,15 @@ class Planner:
             specced = self._spec(facts, store, aoi_artifact_id, step)
             if specced is not None:
                 return specced
-        if failures and not facts.event_id and not facts.event_candidates and self._own_layers(facts):
+        own_only = not facts.event_id and not facts.event_candidates and self._own_layers(facts)
+        if own_only and (failures or not aoi_artifact_id):
             # the templates analyse a disaster's layers: chosen for a question about yours, any of them (with any
             # disaster the model picks) would answer another question
             raise NoOtherPlan(
-                "no other analysis applies this question to your layers ("
+                "no analysis applies this question as asked to your layers ("
                 + ", ".join(self._own_layers(facts))
-                + "); the analyses a replan chooses from work on a disaster's layers"
+                + "); the analyses left to choose from work on a disaster's layers"
+                + self._values_hint(facts)
             )
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
             ranked = sorted(
@@ -367,6 +369,21 @@ class Planner:
     def _own_layers(self, facts: PrepassFacts) -> list[str]:
         """The titles of the user's layers the question names."""
         return [e.title for i in facts.layers if (e := self.layers.user_layers.get(i)) is not None]
+
+    def _values_hint(self, facts: PrepassFacts) -> str:
+        """ "; hint: say which values ..., e.g. buildings: damage is destroyed, minor or none" (text fields of at most
+        8 values of the layers the question names), or ""."""
+        said = []
+        for layer_id in facts.layers:
+            entry = self.layers.user_layers.get(layer_id)
+            if entry is None:
+                continue
+            for f in entry.fields:
+                if f.type == "text" and f.values and len(f.values) <= 8:
+                    values = [str(v) for v in f.values]
+                    listed = f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else values[0]
+                    said.append(f"{entry.name}: {f.name} is {listed}")
+        return "; hint: say which values of their fields to keep, e.g. " + "; ".join(said[:3]) if said else ""
 
     def _chain(
         self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None = None

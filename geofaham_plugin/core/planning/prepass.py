@@ -847,6 +847,21 @@ def field_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> 
     return spans
 
 
+def value_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> list[Span]:
+    """Where the question says a value of a text field of a layer it names ("my destroyed buildings" of a layer
+    whose ``damage`` field holds "destroyed"): that layer's value, not a disaster's damage class."""
+    spans: list[Span] = []
+    for entry in entries:
+        if entry.id not in named:
+            continue
+        for f in entry.fields:
+            for value in f.values or [] if f.type == "text" else []:
+                said = normalise(str(value))
+                if len(said) >= 3:
+                    spans += [m.span() for m in re.finditer(rf"(?<!\w){re.escape(said)}s?(?!\w)", text)]
+    return spans
+
+
 def prepass(
     question: str,
     *,
@@ -870,6 +885,8 @@ def prepass(
     if group_span:
         text = _blank(text, [group_span])
 
+    named = {i for i, _ in layer_hits}
+    values_said = value_mentions(text, entries, named)
     dates = _unique(d for d, _ in dated)
     ranked = rank_events(events, {a for a, _ in hits}, extract_types(text), dates, extract_years(text))
     event_id = _resolve(ranked)
@@ -884,8 +901,9 @@ def prepass(
         k=extract_k(text),
         dates=dates,
         windows=extract_windows(text, event.event_date if event else None) + extract_date_ranges(plain, dated),
-        damage_classes=extract_damage_classes(text),
-        target_entities=extract_entities(_blank(text, field_mentions(text, entries, {i for i, _ in layer_hits}))),
+        # "my destroyed buildings", "with damage destroyed": values of your layer's field, not damage classes
+        damage_classes=extract_damage_classes(_blank(text, field_mentions(text, entries, named) + values_said)),
+        target_entities=extract_entities(_blank(text, field_mentions(text, entries, named))),
         places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
         wants_count=bool(COUNT_RE.search(text)),
         group_by=group_by,

@@ -123,13 +123,13 @@ _OP_OF = {" ".join(words.split()): op for op, said in _OPS.items() for words in 
 #: a year compared ("built before 1990", "after 2005", "since 1985", "antes de 1990"): a number comparison of a
 #: layer of yours only (a disaster's imagery dates are the pre-pass's); a date ("after 2025-01-07") is not one
 YEAR_COMPARISON = re.compile(
-    r"(?<!\w)(?P<op>before|after|since|prior\s+to|earlier\s+than|later\s+than|antes\s+de|despues\s+de|desde"
-    r"|avant|apres|depuis|depois\s+de)\s+(?:the\s+year\s+|el\s+ano\s+|l'annee\s+|o\s+ano\s+)?"
+    r"(?<!\w)(?P<op>before|after|since|prior\s+to|earlier\s+than|later\s+than|older\s+than|newer\s+than"
+    r"|more\s+recent\s+than|antes\s+de|despues\s+de|desde|avant|apres|depuis|depois\s+de)\s+(?:the\s+year\s+|el\s+ano\s+|l'annee\s+|o\s+ano\s+)?"
     r"(?P<n>1[5-9]\d\d|20\d\d)(?![\d/.-]\d|\d)"
 )
 _YEAR_OPS = {
-    "<": ("before", "prior to", "earlier than", "antes de", "avant"),
-    ">": ("after", "later than", "despues de", "apres", "depois de"),
+    "<": ("before", "prior to", "earlier than", "older than", "antes de", "avant"),
+    ">": ("after", "later than", "newer than", "more recent than", "despues de", "apres", "depois de"),
     ">=": ("since", "desde", "depuis"),
 }
 _OP_OF |= {" ".join(words.split()): op for op, said in _YEAR_OPS.items() for words in said}
@@ -157,9 +157,23 @@ def comparisons(text: str) -> list[tuple[str, float]]:
     return out
 
 
+#: "between 1950 and 1980", "entre 100 y 500": a range, both of whose bounds must be applied
+BETWEEN = re.compile(
+    r"(?<!\w)(?:between|entre)\s+(?P<a>\d[\d,]*(?:\.\d+)?)\s+(?:and|y|et|e)\s+(?P<b>\d[\d,]*(?:\.\d+)?)(?![\d,.]\d|\d)"
+    r"(?!\s*(?:%|percent|km|m\b|metres|meters|metros|miles?|mi\b|ft|feet|kilomet|minutes?|min\b|h\b|hours?))"
+)
+#: "older than 50 years", "newer than 10 years", "50 years old": an age, which no field holds as such
+AGE = re.compile(r"(?<!\w)(?:(?:older|newer|younger)\s+than\s+(?P<n>\d+)\s+years?|(?P<m>\d+)\s+years?\s+old)(?!\w)")
+
+
 def year_comparisons(text: str) -> list[tuple[str, float]]:
-    """The years the question compares ("built before 1990" -> ("before 1990", 1990.0))."""
-    return [(text[m.start() : m.end("n")], float(m["n"])) for m in YEAR_COMPARISON.finditer(text)]
+    """What the question compares of a layer of yours beyond :func:`comparisons`: years ("built before 1990" ->
+    ("before 1990", 1990.0)), both bounds of a range ("between 1950 and 1980") and ages ("older than 50 years")."""
+    found = [(text[m.start() : m.end("n")], float(m["n"])) for m in YEAR_COMPARISON.finditer(text)]
+    for m in BETWEEN.finditer(text):
+        found += [(text[m.start() : m.end()], float(m[bound].replace(",", ""))) for bound in ("a", "b")]
+    found += [(m[0], float(m["n"] or m["m"])) for m in AGE.finditer(text)]
+    return found
 
 
 def _year_field(text: str, entry: UserLayer, before: int) -> str | None:
