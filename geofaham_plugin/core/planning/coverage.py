@@ -134,6 +134,17 @@ class ExecutedStep(BaseModel):
 
 # ------------------------------------------------------------------------------------------ finding
 @cache
+def _imagery_words() -> re.Pattern[str]:
+    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["imagery_words"]
+    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
+
+
+def imagery_said(text: str) -> bool:
+    """Whether the (normalised) question says an imagery or raster word (``imagery_words``)."""
+    return bool(_imagery_words().search(text))
+
+
+@cache
 def _vocabulary() -> dict[str, dict[str, re.Pattern[str]]]:
     raw = json.loads(WORDS_FILE.read_text(encoding="utf-8"))
     return {
@@ -334,7 +345,9 @@ def _value_constraints(
                 found.append(Constraint(kind="measure", value="sum", phrase=text[m.start() : m.end() + len(f.name)]))
                 break
     said_numbers = [*facts.distances_m, *([facts.k] if facts.k is not None else [])]
-    years = year_comparisons(text) if any(i in entries for i in facts.layers) else []  # of a layer of yours
+    # "built before 1990", "between 1950 and 1980", "older than 50 years": conditions on the features; in a question
+    # about imagery a year is the scenes' time, which the pre-pass reads as a window
+    years = year_comparisons(text) if not (facts.windows or imagery_said(text)) else []
     for words, number in comparisons(text) + years:
         if not any(_close(number, float(n)) for n in said_numbers):
             found.append(Constraint(kind="comparison", value=number, phrase=words))

@@ -28,7 +28,7 @@ from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
 from .chain import chain_from_facts, compile_chain
-from .coverage import asks_nearest
+from .coverage import asks_nearest, question_constraints
 from .facts import PrepassFacts
 from .identify import require_identified
 from .plan import Plan, TaskLedger
@@ -206,6 +206,17 @@ def guided_ledger(
         known_failures=list(failures),
         template=template,
     )
+
+
+def _conditions_without_field(facts: PrepassFacts, plan: Plan) -> list[Unavailable]:
+    """The number conditions of a question about a disaster's layers ("destroyed buildings built before 1980"): none
+    of those layers holds a field to apply them to (damage inspections record damage and structure type), so no
+    other plan would apply them either; the answer says so instead of replanning. A layer of yours is compared
+    through its own fields (its spec's where), or coverage says what was not applied."""
+    if facts.layers or any(s.tool == "filter_where" for s in plan.steps):
+        return []
+    compared = dict.fromkeys(str(c.value) for c in question_constraints(facts) if c.kind == "comparison")
+    return [Unavailable(constraints=[f"comparison:{v}"], phrase="condition.no_field") for v in compared]
 
 
 def _events_under(store: ResponseStore | None, aoi_artifact_id: str | None) -> list[int]:
@@ -420,6 +431,7 @@ class Planner:
             plan = compile_specs(specs, difference=draft.difference)
         except SpecError:
             return None
+        unavailable += _conditions_without_field(facts, plan)
         problems = validate_plan(plan, store)
         if problems:
             return None

@@ -33,7 +33,14 @@ from ..domain.feature_classes import feature_class_specs, kinds_name
 from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
-from .coverage import WORDS_FILE, _type_grouping, _vocabulary, named_event_groups, question_constraints
+from .coverage import (
+    WORDS_FILE,
+    _type_grouping,
+    _vocabulary,
+    imagery_said,
+    named_event_groups,
+    question_constraints,
+)
 from .facts import PrepassFacts
 from .plan import Plan, PlanStep
 from .prepass import (
@@ -784,8 +791,8 @@ def asks_imagery(facts: PrepassFacts, layers: LayerCatalogue | None = None) -> b
     if _road_access_said(text):
         # "can the schools still reach the fire station by road after the flood": the network before and after the
         # cut, not imagery of a time window
-        return bool(_words_re("imagery_words").search(_BEFORE_AFTER.sub(" ", text)))
-    return bool(facts.windows) or bool(_words_re("imagery_words").search(text))
+        return imagery_said(_BEFORE_AFTER.sub(" ", text))
+    return bool(facts.windows) or imagery_said(text)
 
 
 _BEFORE_AFTER = re.compile(

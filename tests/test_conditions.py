@@ -1,0 +1,71 @@
+"""A condition on the features that no layer of the disaster can check ("buildings built before 1980", "destroyed
+between 2020 and 2024", "older than 50 years") is never dropped: the answer says it was not applied and why, and
+does not present the count of every feature as the answer; it is not replanned either (no model call: no other plan
+has the field). A year that dates the disaster ("in 2025") or imagery ("scenes after 2024") is not such a condition.
+Real Eaton DINS inspections; the expected count is read from the file with geopandas."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+
+from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.coverage import question_constraints
+from geofaham_plugin.core.planning.prepass import prepass
+
+DINS = data_dir() / "eaton-2025" / "DINS_2025_Eaton_Public_View_2025-01-14.geojson"
+
+
+@pytest.fixture(scope="module")
+def destroyed() -> int:
+    return int((gpd.read_file(DINS)["DAMAGE"] == "Destroyed (>50%)").sum())
+
+
+def _run(store, question: str):
+    model = ScriptedModel({"planner": [{"template": "none fits"}] * 4})
+    return Orchestrator(store, LLM(model), layers=LayerCatalogue(data_dir())).run(question), model
+
+
+@pytest.mark.parametrize(
+    ("question", "condition", "reason"),
+    [
+        (
+            "How many buildings built before 1980 were destroyed in the Eaton fire?",
+            "before 1980",
+            "the layers of the disaster hold no field to check this condition against",
+        ),
+        (
+            "How many structures in the Eaton fire were destroyed between 2020 and 2024?",
+            "between 2020 and 2024",
+            "the layers of the disaster hold no field to check this condition against",
+        ),
+        (
+            "¿Cuántos edificios construidos antes de 1980 fueron destruidos en el incendio Eaton?",
+            "antes de 1980",
+            "las capas del desastre no tienen ningún campo con el que comprobar esta condición",
+        ),
+    ],
+)
+def test_a_condition_no_layer_holds_is_said_not_applied_without_a_replan(store, destroyed, question, condition, reason):
+    record, model = _run(store, question)
+    assert record.status == "partial" and model.calls == [], record.answer
+    said = next(f"{a}{condition}{b}: " for a, b in ("“”", "«»") if f"{a}{condition}{b}" in record.answer)
+    assert reason in record.answer.split(said, 1)[1].splitlines()[0], record.answer  # the reason on its line
+    head = record.answer.split(f"{destroyed:,}")[0]  # the count of every destroyed building comes after the warning
+    assert f"{destroyed:,}" in record.answer and said in head
+
+
+def test_a_year_that_dates_the_disaster_is_no_condition(store, destroyed):
+    record, _ = _run(store, "How many buildings were destroyed in the Eaton fire in 2025?")
+    assert record.status == "answered" and f"{destroyed:,} in total" in record.answer, record.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Find Sentinel-2 imagery of the Eaton fire after 2024", "NDVI change for the Palisades fire since 2024"],
+)
+def test_a_year_of_imagery_is_the_scenes_time_not_a_condition_on_features(question):
+    kinds = [c.kind for c in question_constraints(prepass(question))]
+    assert "comparison" not in kinds
