@@ -69,3 +69,35 @@ def test_a_year_that_dates_the_disaster_is_no_condition(store, destroyed):
 def test_a_year_of_imagery_is_the_scenes_time_not_a_condition_on_features(question):
     kinds = [c.kind for c in question_constraints(prepass(question))]
     assert "comparison" not in kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "condition"),
+    [
+        (
+            "How many buildings were destroyed in the Eaton fire, not counting outbuildings?",
+            "not counting outbuildings",
+        ),
+        (
+            "How many destroyed structures in the Eaton fire, other than single family residences?",
+            "other than single family residences",
+        ),
+        # it once kept only the commercial buildings: 26, the opposite of what was asked
+        (
+            "How many destroyed buildings in the Eaton fire were not commercial buildings?",
+            "were not commercial buildings",
+        ),
+    ],
+)
+def test_what_the_question_takes_out_is_never_kept_nor_dropped(store, destroyed, question, condition):
+    record, model = _run(store, question)
+    assert record.status == "partial" and model.calls == [], record.answer
+    assert f"“{condition}”: not applied: GeoFaham cannot take features out" in record.answer, record.answer
+    assert "filter_values" not in [s.tool for s in record.steps]  # no value kept from a phrase that takes it out
+    assert record.answer.index(f"“{condition}”") < record.answer.index(f"{destroyed:,}")
+
+
+def test_damage_grades_taken_out_are_applied_not_flagged(store, destroyed):
+    record, _ = _run(store, "Count the Eaton buildings except the destroyed ones")
+    total = len(gpd.read_file(DINS))
+    assert record.status == "answered" and f"{total - destroyed:,} in total" in record.answer, record.answer

@@ -32,7 +32,7 @@ from ..domain.language import damage_class_name, feature_class_name, phrase, phr
 from ..domain.layer_names import user_layer_aliases
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
-from .prepass import alias_hits, event_spellings, normalise, user_layer_hits
+from .prepass import DAMAGE_RE, EXCLUDING_WORDS, alias_hits, event_spellings, normalise, user_layer_hits
 from .templates import GROUP_BY_FIELDS
 from .values import (
     ZONES_BEFORE,
@@ -67,6 +67,7 @@ ConstraintKind = Literal[
     "each",
     "place",
     "rank",
+    "exclusion",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
@@ -112,6 +113,7 @@ class Constraint(BaseModel):
             "each": {"layer": str(self.value).removeprefix("user:")},
             "place": {"place": self.value},
             "rank": {"phrase": self.phrase},
+            "exclusion": {"phrase": self.phrase},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
@@ -245,6 +247,33 @@ def question_constraints(
     asks_value = facts.wants_count or facts.k is not None or any(c.kind in ("measure", "distance") for c in found)
     asks_value = asks_value or bool(_ASKS_VALUE.search(text))
     found += _value_constraints(facts, text, entries or {}, asks_value)
+    found += _exclusions(text)
+    return found
+
+
+# "not counting outbuildings", "excluding pharmacies", "except the churches": what follows the words that take
+# something out (damage grades taken out are the pre-pass's: "excluding those with minor damage")
+EXCLUDED = re.compile(
+    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?)"
+    r"(?P<what>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})"
+)
+_NOT_EXCLUDED = re.compile(
+    r"(?:inside|in|within|outside|near|dentro|dans|en|fuera|hors|the\s+(?:inside|outside)|reachable|accessible|connected"
+    r"|cut|isolated|able|included|counted|known|available|applied)\b"
+)
+
+
+def _exclusions(text: str) -> list[Constraint]:
+    """What the question takes out of the set: applied only by a step that removes it (a != filter), else said."""
+    found = []
+    for m in EXCLUDED.finditer(text):
+        if DAMAGE_RE.search(text[m.start("what") : m.end("what") + 40]) or _NOT_EXCLUDED.match(m["what"]):
+            continue
+        relations = _vocabulary()["relations"].values()  # "were not flooded": outside the flood, a relation
+        if any(r.search(text, m.start(), m.end() + 12) for r in relations):
+            continue
+        said = text[m.start() : m.end()]
+        found.append(Constraint(kind="exclusion", value=m["what"], phrase=said))
     return found
 
 
@@ -567,6 +596,11 @@ PER_FEATURE_TOOLS = frozenset(
 )  # fmt: skip
 
 
+def _applies_exclusion(c: Constraint, s: ExecutedStep) -> bool:
+    said = normalise(str(s.args.get("value", "")))
+    return s.tool == "filter_where" and s.args.get("op") == "!=" and bool(said) and said in str(c.value)
+
+
 def _applies_each(c: Constraint, s: ExecutedStep) -> bool:
     # a grouping by a field said after "each" is one row per value ("the area of each camp" by its name)
     return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs)) or bool(s.args.get("by"))
@@ -599,6 +633,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "distance": _applies_distance,
     "k": _applies_k,
     "damage_class": _applies_damage,
+    "exclusion": _applies_exclusion,
     "feature_class": _applies_feature_class,
     "group_by": _applies_group,
     "measure": _applies_measure,

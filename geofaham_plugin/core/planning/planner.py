@@ -211,12 +211,17 @@ def guided_ledger(
 def _conditions_without_field(facts: PrepassFacts, plan: Plan) -> list[Unavailable]:
     """The number conditions of a question about a disaster's layers ("destroyed buildings built before 1980"): none
     of those layers holds a field to apply them to (damage inspections record damage and structure type), so no
-    other plan would apply them either; the answer says so instead of replanning. A layer of yours is compared
+    other plan would apply them either; the answer says so instead of replanning. Likewise what it takes out ("not
+    counting outbuildings"): no plan removes features by a word (damage grades excepted, the pre-pass's). A layer of yours is compared
     through its own fields (its spec's where), or coverage says what was not applied."""
     if facts.layers or any(s.tool == "filter_where" for s in plan.steps):
         return []
-    compared = dict.fromkeys(str(c.value) for c in question_constraints(facts) if c.kind == "comparison")
-    return [Unavailable(constraints=[f"comparison:{v}"], phrase="condition.no_field") for v in compared]
+    constraints = question_constraints(facts)
+    compared = dict.fromkeys(str(c.value) for c in constraints if c.kind == "comparison")
+    excluded = dict.fromkeys(str(c.value) for c in constraints if c.kind == "exclusion")
+    return [Unavailable(constraints=[f"comparison:{v}"], phrase="condition.no_field") for v in compared] + [
+        Unavailable(constraints=[f"exclusion:{v}"], phrase="condition.not_excluded") for v in excluded
+    ]
 
 
 def _events_under(store: ResponseStore | None, aoi_artifact_id: str | None) -> list[int]:

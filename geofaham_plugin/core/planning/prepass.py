@@ -314,10 +314,13 @@ DAMAGE_RE = re.compile(
     + r")\b"
 )
 # "excluding those with minor damage", "except the destroyed ones", "sin contar los destruidos", "sauf les détruits"
-EXCLUDING_RE = re.compile(
-    r"\b(?:excluding|exclude|except(?:\s+for)?|other\s+than|apart\s+from|but\s+not|not\s+counting|leaving\s+out"
+EXCLUDING_WORDS = (
+    r"excluding|exclude|except(?:\s+for)?|other\s+than|apart\s+from|but\s+not|not\s+counting|leaving\s+out"
     r"|without\s+counting|sin\s+contar|excepto|salvo|excluyendo|sauf|hormis|a\s+l'exception\s+de|en\s+dehors\s+de"
-    r"|exceto|excluindo|sem\s+contar)\s+(?:(?:those|the\s+ones|ones|the|any|all|buildings?|structures?|homes?|los|las"
+    r"|exceto|excluindo|sem\s+contar"
+)
+EXCLUDING_RE = re.compile(
+    rf"\b(?:{EXCLUDING_WORDS})\s+(?:(?:those|the\s+ones|ones|the|any|all|buildings?|structures?|homes?|los|las"
     r"|les|os|as|edificios|batiments|edificios)\s+){0,2}(?:(?:with|that\s+(?:had|have|were|are|was|is)|con|avec|com"
     r"|que)\s+)?(?:(?:only|just|solo|seulement|apenas)\s+)?$"
 )

@@ -34,6 +34,7 @@ from ..domain.language import damage_class_name, feature_class_name, phrase
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import (
+    EXCLUDED,
     WORDS_FILE,
     _type_grouping,
     _vocabulary,
@@ -1062,6 +1063,8 @@ def spec_from_facts(
         )
 
     filters: dict[str, list[str]] = {}
+    # what the question takes out ("excluding pharmacies") is no value or kind to keep (coverage says it is not applied)
+    kept = blank_spans(text, [m.span() for m in EXCLUDED.finditer(text)])
     # a word of a feature class the question relates to ("800 m from a school") filters nothing
     class_words_named = [
         w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())
@@ -1071,23 +1074,23 @@ def spec_from_facts(
         """The structure types the question names, as the event's own damage layer spells them (each disaster of a
         comparison has its own list: Palisades has triple-wide mobile homes, Eaton none)."""
         domain = _damage_domain(event, layers)
-        if domain and (matched := _value_matches(text, domain[1], exclude=class_words_named)):
+        if domain and (matched := _value_matches(kept, domain[1], exclude=class_words_named)):
             return {domain[0]: matched}
-        if domain and (homes := residential_values(text, domain[1])):  # "how many homes burned"
+        if domain and (homes := residential_values(kept, domain[1])):  # "how many homes burned"
             return {domain[0]: homes}
         return {}
 
     if subject_what == "damage" and events:
         filters = damage_filters(events[0])
     elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
-        filters = _layer_filters(text, entry, names=False)
+        filters = _layer_filters(kept, entry, names=False)
     # "water points holding more than 5000 litres": a condition on the field of the subject or the reference it names
     wheres = {what: _where_of(text, entries.get(what[6:])) for _, _, what in named if what.startswith("layer:")}
 
     kinds: list[str] = []
     if subject_what.startswith("features:"):
         where = (events[0] if events else None) or next(iter(aoi_events), None)
-        kinds = _kinds(text, subject_what[9:], where, layers)
+        kinds = _kinds(kept, subject_what[9:], where, layers)
 
     if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
         facts = facts.model_copy(update={"damage_classes": []})
