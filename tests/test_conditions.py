@@ -101,3 +101,28 @@ def test_damage_grades_taken_out_are_applied_not_flagged(store, destroyed):
     record, _ = _run(store, "Count the Eaton buildings except the destroyed ones")
     total = len(gpd.read_file(DINS))
     assert record.status == "answered" and f"{total - destroyed:,} in total" in record.answer, record.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "part_of"),
+    [
+        # the damage said first is the base: of the destroyed structures, the commercial ones
+        ("What percentage of destroyed structures in the Eaton fire were commercial?", "destroyed"),
+        ("What percentage of the destroyed buildings in the Eaton fire were mobile homes?", "destroyed"),
+        # the kind said first is the base: of the commercial buildings, the destroyed ones
+        ("What share of the commercial buildings in the Eaton fire were destroyed?", "kind"),
+    ],
+)
+def test_a_share_of_a_kind_of_structure_takes_its_base_from_what_is_said_first(store, question, part_of):
+    # "commercial" alone names the Commercial Building ... types (it had been dropped: 2,722 of 5,805 answered)
+    dins = gpd.read_file(DINS)
+    destroyed = dins["DAMAGE"] == "Destroyed (>50%)"
+    kind = dins["STRUCTURETYPE"].str.startswith("Mobile Home" if "mobile" in question else "Commercial")
+    part = int((destroyed & kind).sum())
+    base = int((destroyed if part_of == "destroyed" else kind).sum())
+    record, model = _run(store, question)
+    assert record.status == "answered" and model.calls == [], record.answer
+    assert (
+        f"{part:,} of {base:,} ({100 * part / base:.2g}" in record.answer or f"{part:,} of {base:,} (" in record.answer
+    )
+    assert f"{part:,} of {base:,}" in record.answer and 0 < part < base, record.answer

@@ -106,6 +106,11 @@ class SetRef(BaseModel):
         description="field -> values to keep (structure type, category ...), exactly as in the data",
     )
     raster: bool = Field(default=False, description="layer sets: a raster of values (population ...), not features")
+    filters_part: bool = Field(
+        default=False,
+        description="damage sets of a share: the filters narrow the part, the damage classes the base ('what share "
+        "of the destroyed structures were commercial': of the destroyed ones)",
+    )
     where: WhereArgs | None = Field(default=None, description="layer sets: a condition on a field ('capacity > 5000')")
 
     def conditions(self) -> str:
@@ -406,7 +411,8 @@ def _base_set(
                 {"features": s, "mask": aoi},
                 empty_is_answer=True,
             )
-        s = _filtered(b, ref, s)
+        if not ref.filters_part:
+            s = _filtered(b, ref, s)
         base = s
         classes = ref.damage_classes or (ALL_CLASSES if select_all else [])
         if classes:
@@ -417,6 +423,9 @@ def _base_set(
                 {"damage": s},
                 empty_is_answer=True,
             )
+        if ref.filters_part:
+            base = s
+            s = _filtered(b, ref, s)
         return s, base
     if ref.kind == "layer":
         s = b.add("load_layer", f"Load your layer {ref.layer_id}", {"layer_id": ref.layer_id}, {})
@@ -1070,11 +1079,17 @@ def spec_from_facts(
         w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())
     ]
 
+    def filters_part(found: dict[str, list[str]]) -> bool:
+        """ "what share of the destroyed structures were commercial": the damage said before the kept values."""
+        said = DAMAGE_RE.search(kept)
+        value_at = _position(kept, [layer_words(v)[0] for values in found.values() for v in values])
+        return measure == "share" and said is not None and value_at is not None and said.start() < value_at
+
     def damage_filters(event: int | None) -> dict[str, list[str]]:
         """The structure types the question names, as the event's own damage layer spells them (each disaster of a
         comparison has its own list: Palisades has triple-wide mobile homes, Eaton none)."""
         domain = _damage_domain(event, layers)
-        if domain and (matched := _value_matches(kept, domain[1], exclude=class_words_named)):
+        if domain and (matched := _value_matches(kept, domain[1], exclude=class_words_named, first_word=True)):
             return {domain[0]: matched}
         if domain and (homes := residential_values(kept, domain[1])):  # "how many homes burned"
             return {domain[0]: homes}
@@ -1100,7 +1115,8 @@ def spec_from_facts(
     for ev, how in [(e, k) for e in events or [None] for k in relation_kinds]:
         subject = _set_ref(subject_what, ev, facts).model_copy(
             update={
-                "filters": damage_filters(ev) if subject_what == "damage" and ev is not None else filters,
+                "filters": (found := damage_filters(ev) if subject_what == "damage" and ev is not None else filters),
+                "filters_part": subject_what == "damage" and bool(facts.damage_classes) and filters_part(found),
                 "kinds": kinds,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
                 "raster": raster,

@@ -37,10 +37,14 @@ def position(text: str, phrases: Sequence[str]) -> int | None:
     return min(found, default=None)
 
 
-def value_matches(text: str, values: Sequence[str], only: Sequence[str] = (), exclude: Sequence[str] = ()) -> list[str]:
+def value_matches(
+    text: str, values: Sequence[str], only: Sequence[str] = (), exclude: Sequence[str] = (), first_word: bool = False
+) -> list[str]:
     """The values of a category field the question names: a value's words from the start (two or more:
     "mobile home" names every "Mobile Home ... Wide"), or a one-word value that is not generic ("school",
-    "church"), plural or singular. ``only``: count a match only where it is one of these words."""
+    "church"), plural or singular. ``only``: count a match only where it is one of these words. ``first_word``: a
+    value's first word alone names it too when it is not generic ("commercial" of "Commercial Building Single
+    Story"; for a structure-type field, whose values all name kinds of structure)."""
     text = EXAMPLES.sub(" ", text)  # "(single-family homes, mobile homes and so on)": examples, not a filter
     hits = []
     for value in values:
@@ -48,8 +52,8 @@ def value_matches(text: str, values: Sequence[str], only: Sequence[str] = (), ex
         if not words:
             continue
         phrases = [" ".join(words[:n]) for n in range(2, len(words) + 1)]
-        if len(words) == 1 and len(words[0]) >= 4 and words[0] not in GENERIC_VALUE_WORDS:
-            phrases = [words[0]]
+        if (len(words) == 1 or first_word) and len(words[0]) >= 4 and words[0] not in GENERIC_VALUE_WORDS:
+            phrases = [words[0], *phrases[: 0 if len(words) == 1 else None]]
         if only:
             phrases = [p for p in phrases if any(p == normalise(w) for w in only)]
         phrases = [p for p in phrases if not any(p == normalise(w) for w in exclude)]
