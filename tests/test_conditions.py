@@ -126,3 +126,42 @@ def test_a_share_of_a_kind_of_structure_takes_its_base_from_what_is_said_first(s
         f"{part:,} of {base:,} ({100 * part / base:.2g}" in record.answer or f"{part:,} of {base:,} (" in record.answer
     )
     assert f"{part:,} of {base:,}" in record.answer and 0 < part < base, record.answer
+
+
+VALENCIA = data_dir() / "valencia-2024"
+
+
+def _health_near_flood(distance_m: float) -> tuple[int, int]:
+    """(not hospitals, all) of Valencia's health facilities within ``distance_m`` of the observed flood, in UTM 30N."""
+    health = gpd.read_file(VALENCIA / "valencia_city_health_facilities.geojson").to_crs(25830)
+    flood = gpd.read_file(VALENCIA / "emsr773_observed_flood_merged.geojson").to_crs(25830).union_all()
+    near = health.distance(flood) <= distance_m
+    hospital = health["equipamien"].fillna("").str.upper().str.contains("HOSPITAL")
+    return int((near & ~hospital).sum()), int(near.sum())
+
+
+@pytest.mark.parametrize(
+    ("question", "distance_m", "kinds_out"),
+    [
+        ("How many health facilities within 500 m of the Valencia flood are not hospitals?", 500, True),
+        (
+            "¿Cuántos centros de salud hay a menos de 1 km de la inundación de Valencia, sin contar los hospitales?",
+            1000,
+            True,
+        ),
+        # the city's list names no pharmacy: none to take out, and the answer says so
+        ("How many health facilities in Valencia lie within 300 m of the flood, excluding pharmacies?", 300, False),
+    ],
+)
+def test_a_kind_taken_out_of_a_feature_class_is_applied(store, question, distance_m, kinds_out):
+    others, everything = _health_near_flood(distance_m)
+    want = others if kinds_out else everything
+    assert 0 < others < everything
+    record, model = _run(store, question)
+    assert record.status == "answered" and model.calls == [], record.answer
+    assert f": {want:,} " in record.answer, record.answer
+    assert "select_kind" in [s.tool for s in record.steps]
+    if kinds_out:
+        assert "other than hospital" in record.answer or "que no son hospital" in record.answer
+    else:
+        assert "no feature is named as a pharmacy: none taken out" in record.answer

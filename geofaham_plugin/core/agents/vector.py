@@ -388,6 +388,7 @@ def grid_counts(ctx: ToolContext, args: GridArgs, layer: ArtifactRecord) -> Arti
 class KindArgs(BaseModel):
     feature_class: str = Field(description="the class the features are of")
     kinds: list[str] = Field(min_length=1, description="narrower kinds of the class to keep (hospital, clinic ...)")
+    exclude: bool = Field(default=False, description="true: keep every feature except those kinds ('not hospitals')")
 
 
 @tool(
@@ -433,7 +434,9 @@ def select_kind(ctx: ToolContext, args: KindArgs, layer: ArtifactRecord) -> Arti
         words = [" ".join(layer_words(w)) for kind in kinds.values() for w in kind.words]
         pattern = r"(?<![a-z])(?:" + "|".join(re.escape(w) for w in words) + r")(?:e?s)?(?![a-z])"
         keep = names.str.contains(pattern, regex=True).to_numpy()
-        if not keep.any() and not _source_names_any(ctx, layer, name_field, pattern):
+        if args.exclude and not keep.any():  # nothing of those kinds named: none to take out (say so)
+            notes.append(f"no feature is named as a {' or '.join(args.kinds)}: none taken out")
+        elif not keep.any() and not _source_names_any(ctx, layer, name_field, pattern):
             raise ToolFailed(
                 f"the source of {layer.id} names no {' or '.join(args.kinds)} at all: it cannot tell how many there are",
                 kind="not_found",
@@ -441,14 +444,21 @@ def select_kind(ctx: ToolContext, args: KindArgs, layer: ArtifactRecord) -> Arti
             )
         how = f"by their names ({name_field} contains {', '.join(sorted(set(words))[:6])} ...)"
         notes.append(f"{' and '.join(args.kinds)} told apart from other {args.feature_class} features by name")
+    if args.exclude:  # "not hospitals": every other feature, those of no known kind too
+        keep = ~keep
     out = gdf[keep].copy()
     carried = _carry(layer)
+    what = f"{'not ' if args.exclude else ''}{' or '.join(args.kinds)}"
     return ctx.store.register_vector(
         out,
         source="vector.select_kind",
         inputs=[layer.id],
-        summary=f"{len(out)} {' or '.join(args.kinds)} of {len(gdf)} {args.feature_class} features of {layer.id} ({how})",
-        extra={**carried, "kinds": args.kinds, "limitations": carried.get("limitations", []) + notes},
+        summary=f"{len(out)} {what} of {len(gdf)} {args.feature_class} features of {layer.id} ({how})",
+        extra={
+            **carried,
+            **({"kinds_out": args.kinds} if args.exclude else {"kinds": args.kinds}),
+            "limitations": carried.get("limitations", []) + notes,
+        },
     )
 
 
@@ -753,6 +763,7 @@ def _carry(record: ArtifactRecord) -> dict:
         "feature_class",
         "layer_ids",
         "kinds",
+        "kinds_out",
     )
     return {k: record.extra[k] for k in keep if k in record.extra}
 

@@ -78,6 +78,10 @@ def _what(extra: dict, lang: str = "en") -> tuple[str, str | None]:
         kinds = [str(k) for k in extra["kinds"]]
         cls = kinds_name(extra.get("feature_class"), kinds)
         return phrase("what.class_features", lang, cls=cls), kinds[0]
+    if extra.get("feature_class") and extra.get("kinds_out"):  # "health facilities other than hospitals"
+        cls = str(extra["feature_class"])
+        out = kinds_name(cls, [str(k) for k in extra["kinds_out"]])
+        return phrase("what.class_features_except", lang, cls=feature_class_name(cls, lang), kinds=out), cls
     if extra.get("feature_class"):
         cls = str(extra["feature_class"])
         return phrase("what.class_features", lang, cls=feature_class_name(cls, lang)), cls

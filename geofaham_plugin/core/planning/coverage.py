@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.damage import DamageClass
 from ..domain.events import get_event, load_events
-from ..domain.feature_classes import class_words
+from ..domain.feature_classes import class_words, feature_class_specs
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from ..domain.layer_names import user_layer_aliases
 from .facts import PrepassFacts
@@ -597,6 +597,10 @@ PER_FEATURE_TOOLS = frozenset(
 
 
 def _applies_exclusion(c: Constraint, s: ExecutedStep) -> bool:
+    if s.tool == "select_kind" and s.args.get("exclude"):  # "not hospitals": the kind taken out
+        specs = feature_class_specs().get(str(s.args.get("feature_class")))
+        words = [w for k in s.args.get("kinds", []) if specs and k in specs.kinds for w in specs.kinds[k].words]
+        return any(re.search(rf"(?<!\w){re.escape(normalise(w))}(?:e?s)?(?!\w)", str(c.value)) for w in words)
     said = normalise(str(s.args.get("value", "")))
     return s.tool == "filter_where" and s.args.get("op") == "!=" and bool(said) and said in str(c.value)
 

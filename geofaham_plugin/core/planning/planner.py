@@ -218,7 +218,8 @@ def _conditions_without_field(facts: PrepassFacts, plan: Plan) -> list[Unavailab
         return []
     constraints = question_constraints(facts)
     compared = dict.fromkeys(str(c.value) for c in constraints if c.kind == "comparison")
-    excluded = dict.fromkeys(str(c.value) for c in constraints if c.kind == "exclusion")
+    kinds_out = any(s.tool == "select_kind" and s.args.get("exclude") for s in plan.steps)  # applies its own
+    excluded = dict.fromkeys(str(c.value) for c in constraints if c.kind == "exclusion" and not kinds_out)
     return [Unavailable(constraints=[f"comparison:{v}"], phrase="condition.no_field") for v in compared] + [
         Unavailable(constraints=[f"exclusion:{v}"], phrase="condition.not_excluded") for v in excluded
     ]

@@ -97,6 +97,9 @@ class SetRef(BaseModel):
     layer_id: str | None = None
     damage_classes: list[DamageClass] = Field(default_factory=list, description="damage sets only; empty: all")
     kinds: list[str] = Field(default_factory=list, description="features sets: narrower kinds of the class to keep")
+    kinds_out: list[str] = Field(
+        default_factory=list, description="features sets: narrower kinds to take out ('not hospitals')"
+    )
     place: str | None = Field(default=None, description="features sets: the named place they are taken from")
     in_hazard: bool = Field(
         default=False, description="features sets: only those inside the hazard ('flooded buildings')"
@@ -145,6 +148,9 @@ class SetRef(BaseModel):
         if self.kind == "features":
             cls = _class_or_kinds(self, lang)
             inside = phrase("set.in_hazard", lang) if self.in_hazard else ""
+            if self.kinds_out:  # "health facilities other than hospitals"
+                out = kinds_name(self.feature_class, self.kinds_out)
+                return phrase("what.class_features_except", lang, cls=cls, kinds=out) + inside
             return phrase("what.class_features", lang, cls=cls) + inside
         if self.kind == "layer":
             return phrase("set.layer", lang, layer=str(self.layer_id).removeprefix("user:"))
@@ -230,8 +236,7 @@ class AnalysisSpec(BaseModel):
         elif subject.kind == "hazard":
             what = phrase("label.hazard_area", lang)
         elif subject.kind == "features":
-            cls = _class_or_kinds(subject, lang)
-            what = phrase("what.class_features", lang, cls=cls)
+            what = subject.describe(lang).removesuffix(phrase("set.in_hazard", lang) if subject.in_hazard else "")
         else:
             key = "label.raster_values" if subject.raster else "label.layer_features"
             what = phrase(key, lang, layer=str(subject.layer_id).removeprefix("user:"))
@@ -483,6 +488,14 @@ def _narrowed(b: _Builder, ref: SetRef, s: str, aoi: str | None) -> str:
             "select_kind",
             f"Keep only the {' and '.join(ref.kinds)} among the {ref.feature_class} features",
             {"feature_class": ref.feature_class, "kinds": list(ref.kinds)},
+            {"layer": s},
+            empty_is_answer=True,
+        )
+    if ref.kinds_out:  # "excluding pharmacies": every other feature of the class
+        s = b.add(
+            "select_kind",
+            f"Take the {' and '.join(ref.kinds_out)} out of the {ref.feature_class} features",
+            {"feature_class": ref.feature_class, "kinds": list(ref.kinds_out), "exclude": True},
             {"layer": s},
             empty_is_answer=True,
         )
@@ -1103,9 +1116,12 @@ def spec_from_facts(
     wheres = {what: _where_of(text, entries.get(what[6:])) for _, _, what in named if what.startswith("layer:")}
 
     kinds: list[str] = []
+    kinds_out: list[str] = []
     if subject_what.startswith("features:"):
         where = (events[0] if events else None) or next(iter(aoi_events), None)
         kinds = _kinds(kept, subject_what[9:], where, layers)
+        if taken_out := " ".join(m[0] for m in EXCLUDED.finditer(text)):  # "excluding pharmacies", "not hospitals"
+            kinds_out = [k for k in _kinds(taken_out, subject_what[9:], None, layers) if k not in kinds]
 
     if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
         facts = facts.model_copy(update={"damage_classes": []})
@@ -1118,6 +1134,7 @@ def spec_from_facts(
                 "filters": (found := damage_filters(ev) if subject_what == "damage" and ev is not None else filters),
                 "filters_part": subject_what == "damage" and bool(facts.damage_classes) and filters_part(found),
                 "kinds": kinds,
+                "kinds_out": kinds_out,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
                 "raster": raster,
                 "where": wheres.get(subject_what),
