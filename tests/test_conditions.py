@@ -74,19 +74,12 @@ def test_a_year_of_imagery_is_the_scenes_time_not_a_condition_on_features(questi
 @pytest.mark.parametrize(
     ("question", "condition"),
     [
+        # no structure type is called an outbuilding or a shed: nothing to take out by those words
         (
             "How many buildings were destroyed in the Eaton fire, not counting outbuildings?",
             "not counting outbuildings",
         ),
-        (
-            "How many destroyed structures in the Eaton fire, other than single family residences?",
-            "other than single family residences",
-        ),
-        # it once kept only the commercial buildings: 26, the opposite of what was asked
-        (
-            "How many destroyed buildings in the Eaton fire were not commercial buildings?",
-            "were not commercial buildings",
-        ),
+        ("How many destroyed buildings in the Eaton fire were not sheds?", "were not sheds"),
     ],
 )
 def test_what_the_question_takes_out_is_never_kept_nor_dropped(store, destroyed, question, condition):
@@ -165,3 +158,41 @@ def test_a_kind_taken_out_of_a_feature_class_is_applied(store, question, distanc
         assert "other than hospital" in record.answer or "que no son hospital" in record.answer
     else:
         assert "no feature is named as a pharmacy: none taken out" in record.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "event", "kept"),
+    [
+        # the homes, less the mobile homes the question takes out
+        (
+            "How many homes were destroyed in the Palisades fire, excluding mobile homes?",
+            "palisades-2025/DINS_2025_Palisades_Public_View.geojson",
+            lambda t: t.str.contains("Residen"),
+        ),
+        # it once kept only the commercial buildings: 26, the opposite of what was asked
+        (
+            "How many destroyed buildings in the Eaton fire were not commercial buildings?",
+            "eaton-2025/DINS_2025_Eaton_Public_View_2025-01-14.geojson",
+            lambda t: ~t.str.startswith("Commercial"),
+        ),
+        (
+            "How many destroyed structures in the Eaton fire, other than single family residences?",
+            "eaton-2025/DINS_2025_Eaton_Public_View_2025-01-14.geojson",
+            lambda t: ~t.str.startswith("Single Family"),
+        ),
+        # every type but the two taken out ("schools" is no feature class to fetch here)
+        (
+            "How many buildings were destroyed in the Eaton fire, not counting churches and schools?",
+            "eaton-2025/DINS_2025_Eaton_Public_View_2025-01-14.geojson",
+            lambda t: ~t.isin(["Church", "School"]),
+        ),
+    ],
+)
+def test_structure_types_taken_out_of_a_damage_layer_are_applied(store, question, event, kept):
+    dins = gpd.read_file(data_dir() / event)
+    want = int(((dins["DAMAGE"] == "Destroyed (>50%)") & kept(dins["STRUCTURETYPE"])).sum())
+    record, model = _run(store, question)
+    assert record.status == "answered" and model.calls == [], record.answer
+    assert f": {want:,} in total" in record.answer, record.answer
+    step = next(s for s in record.steps if s.tool == "filter_values")
+    assert step.args["taken_out"] and not set(step.args["taken_out"]) & set(step.args["values"])

@@ -240,6 +240,9 @@ def count(ctx: ToolContext, args: CountArgs, layer: ArtifactRecord) -> ArtifactR
 class FilterArgs(BaseModel):
     field: str = Field(description="the field to filter on")
     values: list[str] = Field(min_length=1, description="values to keep, exactly as in the data")
+    taken_out: list[str] = Field(
+        default_factory=list, description="values the question takes out ('excluding mobile homes'); none of values"
+    )
 
 
 @tool(
@@ -252,13 +255,16 @@ class FilterArgs(BaseModel):
 )
 def filter_values(ctx: ToolContext, args: FilterArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Keep the features whose field has one of the given values (structure type, category, status ...)."""
+    if both := sorted(set(args.values) & set(args.taken_out)):
+        raise ModelRetry(f"{', '.join(both)} cannot be both kept and taken out")
     gdf = ctx.store.read_vector(layer.id)
     out = ops.filter_values(gdf, args.field, args.values)
+    without = f", without {', '.join(args.taken_out)}" if args.taken_out else ""
     return ctx.store.register_vector(
         out,
         source="vector.filter_values",
         inputs=[layer.id],
-        summary=f"{len(out)} features of {layer.id} with {args.field} in {', '.join(args.values)} (of {len(gdf)})",
+        summary=f"{len(out)} features of {layer.id} with {args.field} in {', '.join(args.values)}{without} (of {len(gdf)})",
         extra={**_carry(layer), "filter": {args.field: args.values}},
     )
 

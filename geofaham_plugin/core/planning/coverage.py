@@ -32,7 +32,7 @@ from ..domain.language import damage_class_name, feature_class_name, phrase, phr
 from ..domain.layer_names import user_layer_aliases
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
-from .prepass import DAMAGE_RE, EXCLUDING_WORDS, alias_hits, event_spellings, normalise, user_layer_hits
+from .prepass import DAMAGE_RE, EXCLUDED, alias_hits, event_spellings, normalise, user_layer_hits
 from .templates import GROUP_BY_FIELDS
 from .values import (
     ZONES_BEFORE,
@@ -253,10 +253,6 @@ def question_constraints(
 
 # "not counting outbuildings", "excluding pharmacies", "except the churches": what follows the words that take
 # something out (damage grades taken out are the pre-pass's: "excluding those with minor damage")
-EXCLUDED = re.compile(
-    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?)"
-    r"(?P<what>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})"
-)
 _NOT_EXCLUDED = re.compile(
     r"(?:inside|in|within|outside|near|dentro|dans|en|fuera|hors|the\s+(?:inside|outside)|reachable|accessible|connected"
     r"|cut|isolated|able|included|counted|known|available|applied)\b"
@@ -601,6 +597,8 @@ def _applies_exclusion(c: Constraint, s: ExecutedStep) -> bool:
         specs = feature_class_specs().get(str(s.args.get("feature_class")))
         words = [w for k in s.args.get("kinds", []) if specs and k in specs.kinds for w in specs.kinds[k].words]
         return any(re.search(rf"(?<!\w){re.escape(normalise(w))}(?:e?s)?(?!\w)", str(c.value)) for w in words)
+    if s.tool == "filter_values" and (out := s.args.get("taken_out")):  # "excluding mobile homes": those values
+        return bool(value_matches(str(c.value), [str(v) for v in out], first_word=True))
     said = normalise(str(s.args.get("value", "")))
     return s.tool == "filter_where" and s.args.get("op") == "!=" and bool(said) and said in str(c.value)
 

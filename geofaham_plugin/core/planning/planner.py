@@ -218,7 +218,9 @@ def _conditions_without_field(facts: PrepassFacts, plan: Plan) -> list[Unavailab
         return []
     constraints = question_constraints(facts)
     compared = dict.fromkeys(str(c.value) for c in constraints if c.kind == "comparison")
-    kinds_out = any(s.tool == "select_kind" and s.args.get("exclude") for s in plan.steps)  # applies its own
+    kinds_out = any(  # a plan that takes out kinds or values applies its own (coverage checks which)
+        (s.tool == "select_kind" and s.args.get("exclude")) or s.args.get("taken_out") for s in plan.steps
+    )
     excluded = dict.fromkeys(str(c.value) for c in constraints if c.kind == "exclusion" and not kinds_out)
     return [Unavailable(constraints=[f"comparison:{v}"], phrase="condition.no_field") for v in compared] + [
         Unavailable(constraints=[f"exclusion:{v}"], phrase="condition.not_excluded") for v in excluded

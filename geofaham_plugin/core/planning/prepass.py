@@ -319,6 +319,12 @@ EXCLUDING_WORDS = (
     r"|without\s+counting|sin\s+contar|excepto|salvo|excluyendo|sauf|hormis|a\s+l'exception\s+de|en\s+dehors\s+de"
     r"|exceto|excluindo|sem\s+contar"
 )
+# what follows them: "not counting outbuildings", "excluding pharmacies", "were not commercial buildings" (a condition of
+# its own, planning/coverage.py; never a set, kind or value to keep)
+EXCLUDED = re.compile(
+    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?)"
+    r"(?P<what>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})"
+)
 EXCLUDING_RE = re.compile(
     rf"\b(?:{EXCLUDING_WORDS})\s+(?:(?:those|the\s+ones|ones|the|any|all|buildings?|structures?|homes?|los|las"
     r"|les|os|as|edificios|batiments|edificios)\s+){0,2}(?:(?:with|that\s+(?:had|have|were|are|was|is)|con|avec|com"
@@ -850,6 +856,11 @@ def field_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> 
     return spans
 
 
+def _taken_out(text: str) -> list[Span]:
+    """What the question takes out ("not counting churches and schools"): no feature class to fetch."""
+    return [m.span("what") for m in EXCLUDED.finditer(text) if not DAMAGE_RE.search(m["what"])]
+
+
 def value_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> list[Span]:
     """Where the question says a value of a text field of a layer it names ("my destroyed buildings" of a layer
     whose ``damage`` field holds "destroyed"): that layer's value, not a disaster's damage class."""
@@ -906,7 +917,7 @@ def prepass(
         windows=extract_windows(text, event.event_date if event else None) + extract_date_ranges(plain, dated),
         # "my destroyed buildings", "with damage destroyed": values of your layer's field, not damage classes
         damage_classes=extract_damage_classes(_blank(text, field_mentions(text, entries, named) + values_said)),
-        target_entities=extract_entities(_blank(text, field_mentions(text, entries, named))),
+        target_entities=extract_entities(_blank(text, field_mentions(text, entries, named) + _taken_out(text))),
         places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
         wants_count=bool(COUNT_RE.search(text)),
         group_by=group_by,

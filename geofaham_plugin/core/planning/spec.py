@@ -109,6 +109,9 @@ class SetRef(BaseModel):
         description="field -> values to keep (structure type, category ...), exactly as in the data",
     )
     raster: bool = Field(default=False, description="layer sets: a raster of values (population ...), not features")
+    filters_out: dict[str, list[str]] = Field(
+        default_factory=dict, description="field -> values the question takes out of the set ('excluding mobile homes')"
+    )
     filters_part: bool = Field(
         default=False,
         description="damage sets of a share: the filters narrow the part, the damage classes the base ('what share "
@@ -362,10 +365,11 @@ def _set(
 
 def _filtered(b: _Builder, ref: SetRef, s: str) -> str:
     for field, values in ref.filters.items():
+        out = ref.filters_out.get(field, [])
         s = b.add(
             "filter_values",
-            f"Keep those whose {field} is {' or '.join(values)}",
-            {"field": field, "values": values},
+            f"Keep those whose {field} is {' or '.join(values)}" + (f" (not {' or '.join(out)})" if out else ""),
+            {"field": field, "values": values} | ({"taken_out": out} if out else {}),
             {"layer": s},
             empty_is_answer=True,
         )
@@ -1087,6 +1091,7 @@ def spec_from_facts(
     filters: dict[str, list[str]] = {}
     # what the question takes out ("excluding pharmacies") is no value or kind to keep (coverage says it is not applied)
     kept = blank_spans(text, [m.span() for m in EXCLUDED.finditer(text)])
+    taken_out = " ".join(m[0] for m in EXCLUDED.finditer(text))  # "excluding pharmacies", "not hospitals"
     # a word of a feature class the question relates to ("800 m from a school") filters nothing
     class_words_named = [
         w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())
@@ -1098,15 +1103,30 @@ def spec_from_facts(
         value_at = _position(kept, [layer_words(v)[0] for values in found.values() for v in values])
         return measure == "share" and said is not None and value_at is not None and said.start() < value_at
 
+    def damage_values_out(event: int | None) -> dict[str, list[str]]:
+        """The structure types the question takes out ("excluding mobile homes"), as the damage layer spells them."""
+        domain = _damage_domain(event, layers)
+        if domain is None or not taken_out:
+            return {}
+        out = _value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
+        return {domain[0]: out} if out else {}
+
     def damage_filters(event: int | None) -> dict[str, list[str]]:
         """The structure types the question names, as the event's own damage layer spells them (each disaster of a
-        comparison has its own list: Palisades has triple-wide mobile homes, Eaton none)."""
+        comparison has its own list: Palisades has triple-wide mobile homes, Eaton none), less those it takes out
+        (all the others when it names none: "destroyed buildings, excluding mobile homes")."""
         domain = _damage_domain(event, layers)
-        if domain and (matched := _value_matches(kept, domain[1], exclude=class_words_named, first_word=True)):
-            return {domain[0]: matched}
-        if domain and (homes := residential_values(kept, domain[1])):  # "how many homes burned"
-            return {domain[0]: homes}
-        return {}
+        if domain is None:
+            return {}
+        out = damage_values_out(event).get(domain[0], [])
+        if matched := _value_matches(kept, domain[1], exclude=class_words_named, first_word=True):
+            keep = matched
+        elif homes := residential_values(kept, domain[1]):  # "how many homes burned"
+            keep = homes
+        else:
+            keep = list(domain[1]) if out else []
+        keep = [v for v in keep if v not in out]
+        return {domain[0]: keep} if keep else {}
 
     if subject_what == "damage" and events:
         filters = damage_filters(events[0])
@@ -1120,7 +1140,7 @@ def spec_from_facts(
     if subject_what.startswith("features:"):
         where = (events[0] if events else None) or next(iter(aoi_events), None)
         kinds = _kinds(kept, subject_what[9:], where, layers)
-        if taken_out := " ".join(m[0] for m in EXCLUDED.finditer(text)):  # "excluding pharmacies", "not hospitals"
+        if taken_out:
             kinds_out = [k for k in _kinds(taken_out, subject_what[9:], None, layers) if k not in kinds]
 
     if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
@@ -1133,6 +1153,7 @@ def spec_from_facts(
             update={
                 "filters": (found := damage_filters(ev) if subject_what == "damage" and ev is not None else filters),
                 "filters_part": subject_what == "damage" and bool(facts.damage_classes) and filters_part(found),
+                "filters_out": damage_values_out(ev) if subject_what == "damage" and ev is not None else {},
                 "kinds": kinds,
                 "kinds_out": kinds_out,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
