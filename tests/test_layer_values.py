@@ -352,12 +352,40 @@ def test_a_damage_word_that_is_a_value_of_your_layer_filters_your_layer(store, t
     assert re.search(rf"(?<![\d,]){want:,}(?![\d,])", record.answer), record.answer
 
 
-def test_a_question_about_your_layers_that_code_cannot_read_fails_with_their_values_not_another_disaster(
-    store, tmp_path
-):
-    # "damaged" is none of the layer's values (none, minor, destroyed): no plan, no model call, a hint
-    _, _, c = _buildings_and_flood(tmp_path)
+def test_a_grade_of_a_layer_without_grades_is_said_not_applied(store, catalogue):
+    # water points have no damage grades: "destroyed" is not applied, and no disaster's layer is fetched for it
     model = ScriptedModel({"planner": [{"template": "count_damage", "event_id": 1}] * 4})
-    record = Orchestrator(store, LLM(model), layers=c).run("how many of my buildings are damaged in the flood zone")
-    assert record.status == "failed" and model.calls == [] and not record.steps
-    assert "hint: say which values of their fields to keep, e.g. buildings: damage is" in record.answer
+    record = Orchestrator(store, LLM(model), layers=catalogue).run("how many of my water points were destroyed?")
+    assert record.status == "partial" and model.calls == [], record.answer
+    assert "Not answered as asked" in record.answer and "only damage class destroyed" in record.answer
+    assert "load_event_layer" not in [s.tool for s in record.steps]
+
+
+def test_a_replan_of_a_question_about_your_layers_names_their_values_instead_of_another_disaster(catalogue):
+    from geofaham_plugin.core.errors import NoOtherPlan
+    from geofaham_plugin.core.planning.planner import Planner
+
+    model = ScriptedModel({"planner": [{"template": "count_damage", "event_id": 1}] * 4})
+    facts = prepass("how many of my water points were destroyed?", layers=catalogue)
+    with pytest.raises(
+        NoOtherPlan, match="hint: say which values of their fields to keep, e.g. water points: functional"
+    ):
+        Planner(LLM(model), layers=catalogue).plan(facts, None, failures=["only damage class destroyed"])
+    assert model.calls == []
+
+
+def test_grades_said_of_your_layer_filter_its_field_of_grades(store, tmp_path):
+    # the layer's damage field holds none / minor / destroyed: "damaged", "not destroyed", "no damage" filter it
+    buildings, flood, c = _buildings_and_flood(tmp_path)
+    inside = buildings[buildings.intersects(flood.geometry.iloc[0])]
+    for question, kept in [
+        ("how many of my buildings are damaged in the flood zone", ("minor", "destroyed")),
+        ("How many of my buildings inside the flood zone are not destroyed?", ("none", "minor")),
+        ("How many of my buildings in the flood zone, excluding the destroyed ones?", ("none", "minor")),
+        ("How many of my buildings inside the flood zone have no damage?", ("none",)),
+    ]:
+        want = int(inside["damage"].isin(kept).sum())
+        record = ask(store, c, question)
+        assert record.status == "answered", record.answer
+        assert re.search(rf"(?<![\d,]){want:,} in total", record.answer), (question, record.answer)
+        assert f"(damage: {', '.join(sorted(kept, key=['none', 'minor', 'destroyed'].index))})" in record.answer

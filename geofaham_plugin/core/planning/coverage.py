@@ -32,7 +32,16 @@ from ..domain.language import damage_class_name, feature_class_name, phrase, phr
 from ..domain.layer_names import user_layer_aliases
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
-from .prepass import DAMAGE_RE, EXCLUDED, alias_hits, event_spellings, normalise, user_layer_hits
+from .prepass import (
+    DAMAGE_RE,
+    EXCLUDED,
+    alias_hits,
+    damage_values,
+    event_spellings,
+    grade_of,
+    normalise,
+    user_layer_hits,
+)
 from .templates import GROUP_BY_FIELDS
 from .values import (
     ZONES_BEFORE,
@@ -338,6 +347,8 @@ def _value_constraints(
             continue
         nouns = {normalise(a) for a in user_layer_aliases(layer_id.removeprefix("user:"))}
         for f in entry.fields:
+            if damage_values(f) is not None:  # a field of grades: the damage-class constraint is its own
+                continue
             if (said := yes_no_said(text, f)) is not None:
                 if narrows(f, said[1]):
                     found.append(Constraint(kind="attribute", value=[f.name, *map(str, said[1])], phrase=said[0]))
@@ -438,6 +449,11 @@ def _applies_damage(c: Constraint, s: ExecutedStep) -> bool:
         return chosen == wanted
     if s.tool == "damage_by_class":
         return True  # one row per class: each asked class is reported on its own
+    if s.tool == "filter_values" and s.args.get("values"):  # a layer of yours with a field of grades
+        kept = {str(grade_of(v)) for v in s.args["values"]}
+        if out := s.args.get("taken_out"):  # every other grade the field holds, taken out: the asked ones are kept
+            return kept <= wanted and not {str(grade_of(v)) for v in out} & wanted
+        return kept == wanted
     by = str(s.args.get("by") or "").lower()
     return s.tool == "count" and by in ("damage_class", GROUP_BY_FIELDS.get("damage class", "").lower())
 

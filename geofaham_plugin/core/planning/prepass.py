@@ -31,7 +31,7 @@ from ..domain.time import TimeWindow
 from .facts import PrepassFacts
 
 if TYPE_CHECKING:
-    from ..engines.layers import LayerCatalogue, UserLayer
+    from ..engines.layers import LayerCatalogue, UserField, UserLayer
 
 # --- Defaults ----------------------------------------------------------------------------------
 
@@ -861,6 +861,43 @@ def _taken_out(text: str) -> list[Span]:
     return [m.span("what") for m in EXCLUDED.finditer(text) if not DAMAGE_RE.search(m["what"])]
 
 
+def grade_of(value: object) -> DamageClass | None:
+    """The damage grade a value says ("none", "Minor", "No Damage", "destroyed"), else None."""
+    said = normalise(str(value)).strip()
+    found = [DamageClass(said)] if said in DamageClass.__members__ else extract_damage_classes(said)
+    return found[0] if len(found) == 1 else None
+
+
+def damage_values(f: UserField) -> dict[DamageClass, list[str]] | None:
+    """A text field of yours whose values are damage grades ("none", "minor", "destroyed", "No Damage"): grade ->
+    its values as the data spells them; None for any other field. Grades said of such a layer ("my buildings with
+    no damage", "not destroyed") filter that field, as a disaster's grades select its damage records."""
+    if f.type != "text" or not f.values:
+        return None
+    grades: dict[DamageClass, list[str]] = {}
+    for value in f.values:
+        if (grade := grade_of(value)) is not None:
+            grades.setdefault(grade, []).append(str(value))
+    known = sum(len(v) for v in grades.values())
+    return grades if len(grades) >= 2 and known == len(f.values) else None
+
+
+def _grade_field_names(text: str, entries: Iterable[UserLayer], named: set[str]) -> list[Span]:
+    """A field of grades named before one of its values ("with damage destroyed", "damage is minor"): the name is no
+    grade itself ("damage" would read as every damaged grade)."""
+    spans: list[Span] = []
+    for entry in entries:
+        for f in entry.fields if entry.id in named else []:
+            if (grades := damage_values(f)) is None:
+                continue
+            values = "|".join(re.escape(normalise(v)) for vs in grades.values() for v in vs)
+            name = r"[\s_-]?".join(re.escape(c) for c in "".join(layer_words(f.name)))
+            spans += [
+                m.span(1) for m in re.finditer(rf"(?<!\w)({name})\s+(?:is\s+|=\s*|:\s*)?(?:{values})(?!\w)", text)
+            ]
+    return spans
+
+
 def value_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> list[Span]:
     """Where the question says a value of a text field of a layer it names ("my destroyed buildings" of a layer
     whose ``damage`` field holds "destroyed"): that layer's value, not a disaster's damage class."""
@@ -869,6 +906,8 @@ def value_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> 
         if entry.id not in named:
             continue
         for f in entry.fields:
+            if damage_values(f) is not None:  # grades: read as damage classes ("not destroyed", "no damage")
+                continue
             for value in f.values or [] if f.type == "text" else []:
                 said = normalise(str(value))
                 if len(said) >= 3:
@@ -915,8 +954,9 @@ def prepass(
         k=extract_k(text),
         dates=dates,
         windows=extract_windows(text, event.event_date if event else None) + extract_date_ranges(plain, dated),
-        # "my destroyed buildings", "with damage destroyed": values of your layer's field, not damage classes
-        damage_classes=extract_damage_classes(_blank(text, field_mentions(text, entries, named) + values_said)),
+        # "my damaged buildings" of a layer with a field of grades: its grades; "destroyed" as another field's value
+        # (a status, a category) is that value, not a damage class
+        damage_classes=extract_damage_classes(_blank(text, values_said + _grade_field_names(text, entries, named))),
         target_entities=extract_entities(_blank(text, field_mentions(text, entries, named) + _taken_out(text))),
         places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
         wants_count=bool(COUNT_RE.search(text)),

@@ -49,6 +49,7 @@ from .prepass import (
     DISTANCE_RE,
     ENTITY_WORDS,
     blank_spans,
+    damage_values,
     field_mentions,
     normalise,
     user_entries,
@@ -912,7 +913,20 @@ def spec_from_facts(
         if len(populations) == 1:
             named.append((people.start(), None, f"layer:{populations[0].id}"))
             implied.append(f"people counted from your raster '{populations[0].name}'")
+    # "my buildings with no damage": grades of a layer of yours with a field of grades filter that field
+    own_grades = next(
+        (
+            (layer_id, f.name, grades)
+            for layer_id in facts.layers
+            if (e := entries_of.get(layer_id)) is not None and e.role != "values"
+            for f in e.fields
+            if (grades := damage_values(f)) is not None
+        ),
+        None,
+    )
     damage_pos = _damage_position(text) if (facts.damage_classes or "buildings" in facts.target_entities) else None
+    if own_grades is not None:
+        damage_pos = None
     provisional = facts.event_id or next(iter(_comparison_events(facts)), None) or next(iter(aoi_events), None)
     if damage_pos is not None and not facts.damage_classes and _no_damage_layer(provisional, layers):
         # buildings of a disaster without damage inspections: the buildings themselves (OSM footprints)
@@ -1089,6 +1103,7 @@ def spec_from_facts(
         )
 
     filters: dict[str, list[str]] = {}
+    grades_out: dict[str, list[str]] = {}
     # what the question takes out ("excluding pharmacies") is no value or kind to keep (coverage says it is not applied)
     kept = blank_spans(text, [m.span() for m in EXCLUDED.finditer(text)])
     taken_out = " ".join(m[0] for m in EXCLUDED.finditer(text))  # "excluding pharmacies", "not hospitals"
@@ -1132,6 +1147,14 @@ def spec_from_facts(
         filters = damage_filters(events[0])
     elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
         filters = _layer_filters(kept, entry, names=False)
+        if own_grades is not None and own_grades[0] == entry.id and facts.damage_classes:
+            _, field, grades = own_grades
+            graded = [v for c in facts.damage_classes for v in grades.get(c, [])]
+            if not graded:
+                said = ", ".join(c.value for c in facts.damage_classes)
+                raise SpecError(f"{entry.title} has no {said} in its field {field} ({', '.join(map(str, grades))})")
+            filters[field] = graded
+            grades_out = {field: [v for vs in grades.values() for v in vs if v not in graded]}  # the rest, said
     # "water points holding more than 5000 litres": a condition on the field of the subject or the reference it names
     wheres = {what: _where_of(text, entries.get(what[6:])) for _, _, what in named if what.startswith("layer:")}
 
@@ -1153,7 +1176,7 @@ def spec_from_facts(
             update={
                 "filters": (found := damage_filters(ev) if subject_what == "damage" and ev is not None else filters),
                 "filters_part": subject_what == "damage" and bool(facts.damage_classes) and filters_part(found),
-                "filters_out": damage_values_out(ev) if subject_what == "damage" and ev is not None else {},
+                "filters_out": damage_values_out(ev) if subject_what == "damage" and ev is not None else grades_out,
                 "kinds": kinds,
                 "kinds_out": kinds_out,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
