@@ -209,8 +209,9 @@ def test_the_area_of_each_camp_is_one_row_per_camp(store, catalogue):
     assert rows == {"Alpha": 300.0, "Bravo": 150.0, "Charlie": 100.0}, record.answer  # boxes drawn in UTM 37N
 
 
-def _buildings_and_flood(folder):
-    """3,000 points with a damage field and a flood disc, written as the user's layers; the catalogue that has them."""
+def _buildings_and_flood(folder, years: bool = False):
+    """3,000 points with a damage field (``years``: and a year_built field) and a flood disc, written as the user's
+    layers; the catalogue that has them."""
     import numpy as np
     import shapely
 
@@ -221,6 +222,8 @@ def _buildings_and_flood(folder):
         geometry=shapely.points(36.7 + 0.3 * xy[:, 0], -1.4 + 0.2 * xy[:, 1]),
         crs=4326,
     )
+    if years:
+        buildings["year_built"] = np.random.default_rng(3).integers(1900, 2024, len(buildings))
     flood = gpd.GeoDataFrame(geometry=[Point(36.85, -1.3).buffer(0.05)], crs=4326)
     buildings.to_file(folder / "buildings.gpkg")
     flood.to_file(folder / "flood.gpkg")
@@ -268,16 +271,7 @@ def test_the_nearest_outside_an_area_are_taken_outside_it_first(store, tmp_path)
 
 
 def _with_years(folder):
-    """The buildings with a year_built field; the catalogue that has them and the flood disc."""
-    import numpy as np
-
-    buildings, flood, _ = _buildings_and_flood(folder)
-    buildings["year_built"] = np.random.default_rng(3).integers(1900, 2024, len(buildings))
-    buildings.to_file(folder / "buildings_years.gpkg")
-    c = LayerCatalogue(data_dir())
-    c.add_user_layer("buildings", folder / "buildings_years.gpkg")
-    c.add_user_layer("flood", folder / "flood.gpkg")
-    return buildings, flood, c
+    return _buildings_and_flood(folder, years=True)
 
 
 @pytest.mark.parametrize(
