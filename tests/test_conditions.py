@@ -74,12 +74,9 @@ def test_a_year_of_imagery_is_the_scenes_time_not_a_condition_on_features(questi
 @pytest.mark.parametrize(
     ("question", "condition"),
     [
-        # no structure type is called an outbuilding or a shed: nothing to take out by those words
-        (
-            "How many buildings were destroyed in the Eaton fire, not counting outbuildings?",
-            "not counting outbuildings",
-        ),
-        ("How many destroyed buildings in the Eaton fire were not sheds?", "were not sheds"),
+        # no structure type is an ADU or a cabin: nothing to take out by those words
+        ("How many buildings were destroyed in the Eaton fire, not counting ADUs?", "not counting adus"),
+        ("How many destroyed buildings in the Eaton fire were not cabins?", "were not cabins"),
     ],
 )
 def test_what_the_question_takes_out_is_never_kept_nor_dropped(store, destroyed, question, condition):
@@ -196,3 +193,37 @@ def test_structure_types_taken_out_of_a_damage_layer_are_applied(store, question
     assert f": {want:,} in total" in record.answer, record.answer
     step = next(s for s in record.steps if s.tool == "filter_values")
     assert step.args["taken_out"] and not set(step.args["taken_out"]) & set(step.args["values"])
+
+
+EATON_DINS = "eaton-2025/DINS_2025_Eaton_Public_View_2025-01-14.geojson"
+
+
+@pytest.mark.parametrize(
+    ("question", "kept", "reading"),
+    [
+        # the damage layer spells them otherwise: Multi Family Residence ..., Utility Misc Structure, ... Multi Story
+        (
+            "How many apartment buildings were destroyed in the Eaton fire?",
+            lambda t: t.str.startswith("Multi Family"),
+            "multi-family",
+        ),
+        ("¿Cuántos garajes se destruyeron en el incendio Eaton?", lambda t: t == "Utility Misc Structure", "garajes"),
+        (
+            "How many two-story houses were destroyed in the Eaton fire?",
+            lambda t: t.isin(["Single Family Residence Multi Story", "Multi Family Residence Multi Story"]),
+            "multi-storey",
+        ),
+        (
+            "How many buildings were destroyed in the Eaton fire, not counting outbuildings?",
+            lambda t: t != "Utility Misc Structure",
+            "outbuildings",
+        ),
+    ],
+)
+def test_kinds_of_structure_the_data_spells_otherwise_are_read_and_the_reading_said(store, question, kept, reading):
+    # "apartments" had answered every destroyed building (2,722), "two-story houses" every destroyed home (1,859)
+    dins = gpd.read_file(data_dir() / EATON_DINS)
+    want = int(((dins["DAMAGE"] == "Destroyed (>50%)") & kept(dins["STRUCTURETYPE"])).sum())
+    record, model = _run(store, question)
+    assert record.status == "answered" and model.calls == [], record.answer
+    assert f": {want:,} " in record.answer and reading in record.answer.split("How it was computed")[-1], record.answer

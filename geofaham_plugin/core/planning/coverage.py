@@ -49,6 +49,7 @@ from .values import (
     field_grouping,
     field_pattern,
     narrows,
+    structure_values,
     value_matches,
     year_comparisons,
     yes_no_said,
@@ -614,7 +615,8 @@ def _applies_exclusion(c: Constraint, s: ExecutedStep) -> bool:
         words = [w for k in s.args.get("kinds", []) if specs and k in specs.kinds for w in specs.kinds[k].words]
         return any(re.search(rf"(?<!\w){re.escape(normalise(w))}(?:e?s)?(?!\w)", str(c.value)) for w in words)
     if s.tool == "filter_values" and (out := s.args.get("taken_out")):  # "excluding mobile homes": those values
-        return bool(value_matches(str(c.value), [str(v) for v in out], first_word=True))
+        values = [str(v) for v in out]
+        return bool(value_matches(str(c.value), values, first_word=True) or structure_values(str(c.value), values)[0])
     said = normalise(str(s.args.get("value", "")))
     return s.tool == "filter_where" and s.args.get("op") == "!=" and bool(said) and said in str(c.value)
 

@@ -71,6 +71,8 @@ from .values import (
 )
 from .values import field_grouping as _field_grouping
 from .values import position as _position
+from .values import storey_values as _storey_values
+from .values import structure_values as _structure_values
 from .values import value_matches as _value_matches
 
 SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
@@ -1124,6 +1126,9 @@ def spec_from_facts(
         if domain is None or not taken_out:
             return {}
         out = _value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
+        named, readings = _structure_values(taken_out, domain[1])  # "not counting garages": Utility Misc ...
+        out += [v for v in named or [] if v not in out]
+        implied.extend(note for note in readings if note not in implied)
         return {domain[0]: out} if out else {}
 
     def damage_filters(event: int | None) -> dict[str, list[str]]:
@@ -1134,13 +1139,25 @@ def spec_from_facts(
         if domain is None:
             return {}
         out = damage_values_out(event).get(domain[0], [])
+        named, readings = _structure_values(kept, domain[1])
+        storeys, storey_said = _storey_values(kept, domain[1])
         if matched := _value_matches(kept, domain[1], exclude=class_words_named, first_word=True):
-            keep = matched
+            keep = matched + [v for v in named or [] if v not in matched]
+        elif named is not None:  # "apartments", "garages": the types the data spells otherwise (said how)
+            keep = named
         elif homes := residential_values(kept, domain[1]):  # "how many homes burned"
             keep = homes
         else:
-            keep = list(domain[1]) if out else []
+            keep = list(domain[1]) if out or storeys is not None else []
+        if storeys is not None:  # "two-story houses": of those, the ones of that many storeys
+            keep = [v for v in keep if v in storeys]
+            readings.append(str(storey_said))
         keep = [v for v in keep if v not in out]
+        for note in readings:
+            if note not in implied:
+                implied.append(note)
+        if not keep and (named is not None or storeys is not None):
+            raise SpecError(f"the {domain[0]} field of the damage layer has no such structure type")
         return {domain[0]: keep} if keep else {}
 
     if subject_what == "damage" and events:

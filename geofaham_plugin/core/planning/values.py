@@ -314,6 +314,57 @@ RESIDENTIAL_SAID = re.compile(
 _RESIDENTIAL_VALUE = re.compile(r"residen|(?<!motor )\bhomes?\b|dwelling|house|apartment|condo", re.IGNORECASE)
 
 
+#: words for kinds of structure that a structure-type domain spells otherwise (DINS: "Multi Family Residence ...",
+#: "Utility Misc Structure") -> a pattern of the values they name, and how the answer says the reading
+STRUCTURE_WORDS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"(?<!\w)(?:apartments?|apartment\s+(?:buildings?|blocks?)|flats|condos?|condominiums?|duplex(?:es)?"
+                   r"|apartamentos?|pisos|appartements?|immeubles?)(?!\w)"),
+        re.compile(r"multi[\s-]?family", re.IGNORECASE),
+        "multi-family residences",
+    ),
+    (
+        re.compile(r"(?<!\w)(?:garages?|sheds?|outbuildings?|barns?|garajes?|cobertizos?|hangares?|remises?)(?!\w)"),
+        re.compile(r"utility|misc|outbuilding|garage|shed", re.IGNORECASE),
+        "utility and miscellaneous structures (detached garages, sheds, other outbuildings)",
+    ),
+)  # fmt: skip
+#: "two-story houses", "single-storey homes": the storeys a structure-type value states
+STOREYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"(?<!\w)(?:two|2|three|3|multi|multiple)[\s-]?(?:stor(?:e)?y|stories|storeys|level|floor)s?(?!\w)"),
+        re.compile(r"multi[\s-]?stor", re.IGNORECASE),
+        "the multi-storey types (two storeys or more)",
+    ),
+    (
+        re.compile(r"(?<!\w)(?:one|1|single)[\s-]?(?:stor(?:e)?y|level|floor)(?!\w)"),
+        re.compile(r"single[\s-]?stor", re.IGNORECASE),
+        "the single-storey types",
+    ),
+)
+
+
+def structure_values(text: str, values: Sequence[str]) -> tuple[list[str] | None, list[str]]:
+    """The structure-type values named by words the domain spells otherwise ("apartments": Multi Family Residence
+    ..., "garages": Utility Misc Structure), and the readings to state; (None, []) when no such word is said."""
+    found: list[str] = []
+    readings: list[str] = []
+    for said, spelled, reading in STRUCTURE_WORDS:
+        if m := said.search(text):
+            found += [v for v in values if spelled.search(v) and v not in found]
+            readings.append(f"'{m[0]}' taken as {reading}")
+    return (found, readings) if readings else (None, [])
+
+
+def storey_values(text: str, values: Sequence[str]) -> tuple[list[str] | None, str | None]:
+    """The values of the storeys said ("two-story houses": the "... Multi Story" values) and how the answer says
+    the reading, or (None, None)."""
+    for said, spelled, reading in STOREYS:
+        if m := said.search(text):
+            return [v for v in values if spelled.search(v)], f"'{m[0]}' taken as {reading}"
+    return None, None
+
+
 def residential_values(text: str, values: Sequence[str]) -> list[str]:
     """The residential values of a structure-type domain ("Single Family Residence ...", "Mobile Home ...") when the
     question says homes, houses or dwellings; [] otherwise."""
