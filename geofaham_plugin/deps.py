@@ -71,7 +71,8 @@ REQUIRED: tuple[Dependency, ...] = (
 #: not needed to start or to answer, installed with the missing required ones (every install line adds them) and
 #: named by ``check``: the plugin runs without them, more slowly
 OPTIONAL: tuple[Dependency, ...] = (
-    # a wheel of its own LLVM (no GEOS/GDAL/PROJ); without it, numpy computes the same pixels ~5x slower
+    # a wheel of its own LLVM (no GEOS/GDAL/PROJ); without it, numpy computes the same pixels, ~7x slower per block
+    # (about 2x for a whole tile: bench/README.md)
     Dependency("numba", "numba", "raster band math compiled per pixel", ">=0.59,<0.69"),
 )
 

@@ -1107,8 +1107,9 @@ def spec_from_facts(
     filters: dict[str, list[str]] = {}
     grades_out: dict[str, list[str]] = {}
     # what the question takes out ("excluding pharmacies") is no value or kind to keep (coverage says it is not applied)
-    kept = blank_spans(text, [m.span() for m in EXCLUDED.finditer(text)])
-    taken_out = " ".join(m[0] for m in EXCLUDED.finditer(text))  # "excluding pharmacies", "not hospitals"
+    excluded = list(EXCLUDED.finditer(text))
+    kept = blank_spans(text, [m.span() for m in excluded])
+    taken_out = " ".join(m[0] for m in excluded)  # "excluding pharmacies", "not hospitals"
     # a word of a feature class the question relates to ("800 m from a school") filters nothing
     class_words_named = [
         w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())
@@ -1120,26 +1121,21 @@ def spec_from_facts(
         value_at = _position(kept, [layer_words(v)[0] for values in found.values() for v in values])
         return measure == "share" and said is not None and value_at is not None and said.start() < value_at
 
-    def damage_values_out(event: int | None) -> dict[str, list[str]]:
-        """The structure types the question takes out ("excluding mobile homes"), as the damage layer spells them."""
-        domain = _damage_domain(event, layers)
-        if domain is None or not taken_out:
-            return {}
-        out = _value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
-        named, readings = _structure_values(taken_out, domain[1])  # "not counting garages": Utility Misc ...
-        out += [v for v in named or [] if v not in out]
-        implied.extend(note for note in readings if note not in implied)
-        return {domain[0]: out} if out else {}
-
-    def damage_filters(event: int | None) -> dict[str, list[str]]:
+    def damage_filters(event: int | None) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """The structure types the question names, as the event's own damage layer spells them (each disaster of a
         comparison has its own list: Palisades has triple-wide mobile homes, Eaton none), less those it takes out
-        (all the others when it names none: "destroyed buildings, excluding mobile homes")."""
+        (all the others when it names none: "destroyed buildings, excluding mobile homes"); and those taken out."""
         domain = _damage_domain(event, layers)
         if domain is None:
-            return {}
-        out = damage_values_out(event).get(domain[0], [])
-        named, readings = _structure_values(kept, domain[1])
+            return {}, {}
+        out: list[str] = []
+        readings: list[str] = []
+        if taken_out:  # "excluding mobile homes", "not counting garages" (Utility Misc Structure)
+            out = _value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
+            named_out, readings = _structure_values(taken_out, domain[1])
+            out += [v for v in named_out or [] if v not in out]
+        named, readings_kept = _structure_values(kept, domain[1])
+        readings += readings_kept
         storeys, storey_said = _storey_values(kept, domain[1])
         if matched := _value_matches(kept, domain[1], exclude=class_words_named, first_word=True):
             keep = matched + [v for v in named or [] if v not in matched]
@@ -1158,10 +1154,10 @@ def spec_from_facts(
                 implied.append(note)
         if not keep and (named is not None or storeys is not None):
             raise SpecError(f"the {domain[0]} field of the damage layer has no such structure type")
-        return {domain[0]: keep} if keep else {}
+        return ({domain[0]: keep} if keep else {}), ({domain[0]: out} if out else {})
 
     if subject_what == "damage" and events:
-        filters = damage_filters(events[0])
+        filters = damage_filters(events[0])[0]
     elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
         filters = _layer_filters(kept, entry, names=False)
         if own_grades is not None and own_grades[0] == entry.id and facts.damage_classes:
@@ -1189,11 +1185,12 @@ def spec_from_facts(
     specs: list[AnalysisSpec] = []
     relation_kinds: list[RelationKind | None] = list(kinds_asked) or [kind]
     for ev, how in [(e, k) for e in events or [None] for k in relation_kinds]:
+        own_filters = damage_filters(ev) if subject_what == "damage" and ev is not None else (filters, grades_out)
         subject = _set_ref(subject_what, ev, facts).model_copy(
             update={
-                "filters": (found := damage_filters(ev) if subject_what == "damage" and ev is not None else filters),
+                "filters": (found := own_filters[0]),
                 "filters_part": subject_what == "damage" and bool(facts.damage_classes) and filters_part(found),
-                "filters_out": damage_values_out(ev) if subject_what == "damage" and ev is not None else grades_out,
+                "filters_out": own_filters[1],
                 "kinds": kinds,
                 "kinds_out": kinds_out,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
