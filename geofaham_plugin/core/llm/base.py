@@ -21,6 +21,9 @@ from ..errors import GeoFahamBug, ModelOutputError, ModelRetry
 
 T = TypeVar("T", bound=BaseModel)
 
+#: The question reader's calls: answered by the planner's model, recorded under their own role name.
+READER_ROLE = "reader"
+
 MAX_ERRORS_SHOWN = 8  # a retry message lists at most this many validation errors: small models drown in long ones
 
 
@@ -165,10 +168,23 @@ class LLM:
         if self._models is None:
             assert self._default is not None
             return self._default
+        key = role_key(role)
+        if key == READER_ROLE and key not in self._models:
+            key = "planner"  # the reader is part of planning: the planner's model reads
         try:
-            return self._models[role_key(role)]
+            return self._models[key]
         except KeyError:
             raise GeoFahamBug(f"no model for role {role_key(role)!r} (configured: {sorted(self._models)})") from None
+
+    def serves(self, role: Enum | str) -> bool:
+        """Whether a call for ``role`` can reach a model: a scripted model serves only the roles it scripts, a real
+        one none while tests block real models (then the question is read by code alone)."""
+        try:
+            model = self.model_for(role)
+        except GeoFahamBug:
+            return False
+        serves = getattr(model, "serves", None)
+        return bool(serves(role_key(role))) if callable(serves) else True
 
     def close(self) -> None:
         """Release what the models hold (e.g. the embedded server process)."""
@@ -210,6 +226,7 @@ class LLM:
         *,
         step: str | None = None,
         validate: Callable[[T], None] | None = None,
+        retries: int | None = None,
     ) -> T:
         """Ask for ``output_type`` as JSON; feed errors back and retry at most ``max_retries`` times.
 
@@ -223,7 +240,7 @@ class LLM:
         prompt = completion = attempts = 0
         ok, model_name, text, problem = False, model.name, "", ""
         try:
-            while attempts <= self.max_retries:
+            while attempts <= (self.max_retries if retries is None else retries):
                 attempts += 1
                 reply = model.chat(convo, schema=schema, role=role_s)
                 prompt += reply.usage.prompt_tokens

@@ -34,7 +34,7 @@ from ..domain.files import try_lock
 from ..domain.names import Role
 from ..errors import GeoFahamBug, GeoFahamError, ModelHTTPError
 from .base import LLM, ChatModel, Message, ModelReply, UsageLedger
-from .openai_model import OpenAIChatModel, check_not_blocked
+from .openai_model import OpenAIChatModel, check_not_blocked, real_models_blocked
 from .server_wrapper import death_signal_setter
 
 WRAPPER = Path(__file__).with_name("server_wrapper.py")
@@ -253,6 +253,9 @@ class EmbeddedChatModel:
         self.timeout, self.max_tokens = timeout, max_tokens
         self._model: OpenAIChatModel | None = None
         self._lock = threading.Lock()
+
+    def serves(self, role: str) -> bool:
+        return not real_models_blocked()
 
     def chat(self, messages: list[Message], *, schema: dict | None = None, role: str = "") -> ModelReply:
         check_not_blocked(f"the embedded model {self.server.model_path.name}")

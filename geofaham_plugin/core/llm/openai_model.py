@@ -82,6 +82,9 @@ class OpenAIChatModel:
             )
         return self._client
 
+    def serves(self, role: str) -> bool:
+        return not real_models_blocked()
+
     def chat(self, messages: list[Message], *, schema: dict | None = None, role: str = "") -> ModelReply:
         check_not_blocked(f"{self.endpoint.base_url} ({self.name})")
         kwargs: dict = {}

@@ -65,6 +65,12 @@ class ScriptedModel:
             self._script = {role_key(k): list(v) for k, v in script.items()}
         self._used: dict[str, int] = {}
 
+    def serves(self, role: Enum | str) -> bool:
+        """A script serves the roles it names; a function every role but the question reader's (a test that scripts
+        the reader names it in a mapping)."""
+        key = role_key(role)
+        return key in self._script if self._function is None else key != "reader"
+
     def used(self, role: Enum | str) -> int:
         return self._used.get(role_key(role), 0)
 

@@ -415,7 +415,10 @@ class Orchestrator:
         )
         while True:
             executed = self._executed(record)
-            record.constraints = check_coverage(wanted, executed)
+            read = record.plans[-1].read if record.plans else None
+            # what the model's checked reading added (grades code found no word for) is checked like code's facts
+            kept = [c for c in wanted if not (read and c.kind in read.replaces)]
+            record.constraints = check_coverage(kept + (read.constraints if read else []), executed)
             record.unasked_limits = unasked_limits(record.constraints, executed)
             # a part the planner knew the data cannot answer (no road network offline) is not replanned: it is said
             known = {k for u in (record.plans[-1].unavailable if record.plans else []) for k in u.constraints}

@@ -78,6 +78,7 @@ ConstraintKind = Literal[
     "place",
     "rank",
     "exclusion",
+    "reading",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
@@ -124,6 +125,7 @@ class Constraint(BaseModel):
             "place": {"place": self.value},
             "rank": {"phrase": self.phrase},
             "exclusion": {"phrase": self.phrase},
+            "reading": {"phrase": self.phrase},
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
@@ -664,6 +666,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "each": _applies_each,
     "place": _applies_place,
     "rank": _applies_rank,
+    "reading": lambda c, s: False,  # a part read two ways (or not at all) is applied by no step: the answer says so
 }
 
 

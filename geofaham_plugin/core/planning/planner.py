@@ -32,6 +32,7 @@ from .coverage import asks_nearest, question_constraints
 from .facts import PrepassFacts
 from .identify import require_identified
 from .plan import Plan, TaskLedger
+from .reading.read import Read, read_specs
 from .roads import Unavailable, routable
 from .spec import AnalysisSpec, SpecDraft, SpecError, asks_imagery, compile_specs, spec_from_facts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
@@ -55,6 +56,7 @@ class PlanResult(BaseModel):
     unavailable: list[Unavailable] = Field(
         default_factory=list, description="parts of the question the data at hand cannot answer (not replanned)"
     )
+    read: Read | None = Field(default=None, description="the model's reading of the question beside code's")
 
 
 class FreePlanOutput(BaseModel):
@@ -435,8 +437,11 @@ class Planner:
             model_called = False
             if draft.gaps:
                 draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
-            specs, unavailable = routable(draft.specs, self.layers, self.offline)
-            plan = compile_specs(specs, difference=draft.difference)
+            read = read_specs(self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step)
+            model_called = model_called or read.asked
+            specs, unavailable = routable(read.specs, self.layers, self.offline)
+            unavailable += read.unavailable
+            plan = compile_specs(specs, difference=draft.difference and len(specs) == len(draft.specs))
         except SpecError:
             return None
         unavailable += _conditions_without_field(facts, plan)
@@ -454,7 +459,14 @@ class Planner:
             operations=tools,
         )
         return PlanResult(
-            ledger=ledger, plan=plan, mode="guided", model_called=model_called, specs=specs, unavailable=unavailable
+            ledger=ledger,
+            plan=plan,
+            mode="guided",
+            model_called=model_called,
+            specs=specs,
+            unavailable=unavailable,
+            assumptions=read.notes,
+            read=read,
         )
 
     def _fill_gaps(self, facts: PrepassFacts, draft: SpecDraft, aoi_artifact_id: str | None, step: str) -> SpecDraft:

@@ -211,6 +211,11 @@ class AnalysisSpec(BaseModel):
     zone_label: str | None = Field(default=None, description="the zones' field that names a zone")
     grid_m: float | None = Field(default=None, gt=0, description="count on a square grid of this cell size (UTM)")
     threshold: float | None = Field(default=None, description="a raster's share: the value pixels reach or exceed")
+    share_of: list[DamageClass] = Field(
+        default_factory=list,
+        description="a share of damage records: the grades of its base ('of the damaged, what fraction were "
+        "destroyed': the damaged ones); empty: every record of the set",
+    )
     aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
     implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
     access: RoadAccess | None = Field(default=None, description="road access of the subject set ('cut off')")
@@ -231,6 +236,10 @@ class AnalysisSpec(BaseModel):
             raise ValueError(f"the {self.measure} of building points is not defined")
         if self.relation and self.relation.reference.kind == "aoi" and not self.aoi_artifact_id:
             raise ValueError("the reference is the area of interest, but none is set")
+        if self.share_of and (self.measure != "share" or self.subject.kind != "damage"):
+            raise ValueError("a share's base grades apply to a share of damage records")
+        if self.share_of and not set(self.subject.damage_classes or ALL_CLASSES) <= set(self.share_of):
+            raise ValueError("a share's base must hold every grade of its part")
         return self
 
     def label(self, lang: str = "en") -> str:
@@ -259,6 +268,8 @@ class AnalysisSpec(BaseModel):
         if self.access is not None:
             to = self.access.targets.describe(lang) if self.access.targets else phrase("road.main_network", lang)
             text += phrase("label.by_road", lang, what=to)
+        if self.share_of:
+            text += phrase("label.share_of", lang, base=_buildings(self.share_of, lang))
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             text += phrase("label.in_your_aoi", lang)
         return text
@@ -293,6 +304,8 @@ class AnalysisSpec(BaseModel):
                 "nearest": f"the {r.k or 1} nearest{' outside and' if r.outside_only else ''} to",
             }[r.kind]
             parts.append(f"{how} {r.reference.describe()}")
+        if self.share_of:
+            parts.append(f"as a share of the {', '.join(c.value for c in self.share_of)} ones")
         if self.group_by:
             parts.append(f"by {self.group_by}")
         if self.access is not None:
@@ -308,6 +321,8 @@ def _buildings(classes: Sequence[DamageClass], lang: str = "en") -> str:
         return phrase("buildings.inspected", lang)
     if set(classes) == set(ANY_DAMAGE):
         return phrase("buildings.any_damage", lang)
+    if list(classes) == [DamageClass.none]:
+        return phrase("buildings.undamaged", lang)
     names = phrase("word.or", lang).join(damage_class_name(c.value, lang) for c in classes)
     return phrase("buildings.classes", lang, classes=names)
 
@@ -692,6 +707,15 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
         if group_field:
             return b.add("count", f"Count them by {spec.group_by}", {"by": group_field}, {"layer": s})
         return s
+    if spec.measure == "share" and spec.share_of and set(spec.share_of) != set(ALL_CLASSES):
+        # "of the damaged structures, what fraction were destroyed": the base is the damaged ones of the same set
+        base = b.add(
+            "select_damage",
+            f"Keep buildings with damage class {', '.join(c.value for c in spec.share_of)} (the share's base)",
+            {"damage_classes": [c.value for c in spec.share_of]},
+            {"damage": base},
+            empty_is_answer=True,
+        )
     if spec.measure == "share":
         return b.add(
             "share",

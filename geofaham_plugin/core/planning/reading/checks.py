@@ -1,0 +1,80 @@
+"""Code checks a model's reading before anything runs: its consistency (grades only on damage sets, a share's base
+holds its part, a reference only with a relation ...) and the closed-class facts code found in the question (a
+distance is a within / beyond / grid, a named feature class or layer is in the reading, "my area" needs one).
+Each failed rule is one line the model sees on its retry and the answer quotes when it still fails."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from .schema import GRADES, MY_AREA, Reading
+
+
+class Known(BaseModel):
+    """What code read of the question (closed classes) and what the session holds."""
+
+    distances_m: list[float] = Field(default_factory=list)
+    k: int | None = None
+    classes: list[str] = Field(default_factory=list, description="feature classes named in the question")
+    layers: list[str] = Field(default_factory=list, description="the user's layers named: layer:<slug>")
+    has_aoi: bool = False
+    has_damage: bool = True
+    grid: bool = False
+
+
+def check_reading(r: Reading, known: Known) -> list[str]:
+    """The rules ``r`` breaks, each as one line (empty: consistent with itself and with the facts)."""
+    problems: list[str] = []
+    grades, base = set(r.grades), set(r.share_of)
+    if grades and r.subject != "damage":
+        problems.append(f"grades apply only to the subject 'damage', not to '{r.subject}': leave grades empty")
+    if r.subject == "damage" and not known.has_damage:
+        problems.append("this disaster has no damage inspections: the subject cannot be 'damage'")
+    if base and r.measure != "share":
+        problems.append("share_of is the base of a share: leave it empty unless measure is 'share'")
+    if base and not grades <= base:
+        problems.append("a share's base (share_of) must contain every grade of its part (grades)")
+    if base and grades and base == grades:
+        problems.append("a share whose base equals its part is always 100 %: share_of is the larger set")
+    if r.separately and len(grades) < 2:
+        problems.append("separately means one figure per grade: it needs at least two grades")
+    if r.separately and r.measure not in ("count", "list"):
+        problems.append("separately is for several counts at once")
+    if (r.relation == "none") != (r.reference is None):
+        problems.append(
+            "a relation needs a reference and a reference needs a relation"
+            if r.relation != "none"
+            else "without a relation the reference must be null"
+        )
+    if r.reference is not None and r.reference == r.subject:
+        problems.append("the reference must be another set than the subject")
+    if r.reference == MY_AREA and not known.has_aoi:
+        problems.append("no area of interest is set: the reference cannot be 'my_area'")
+    if r.relation in ("within", "beyond") and not known.distances_m:
+        problems.append(f"'{r.relation}' needs a distance and the question states none: use inside, outside or none")
+    if known.distances_m and not known.grid and r.relation not in ("within", "beyond", "nearest"):
+        d = f"{known.distances_m[0]:g} m"
+        problems.append(f"the question states a distance ({d}): the relation is 'within' or 'beyond' it")
+    if known.k is not None and r.relation != "nearest":
+        problems.append(f"the question asks for the {known.k} nearest: the relation is 'nearest'")
+    if r.measure in ("area", "length") and r.subject == "damage":
+        problems.append(f"building points have no {r.measure}: measure the hazard or a layer")
+    if r.group_by == "damage" and r.subject != "damage" and not r.subject.startswith("layer:"):
+        problems.append("a breakdown by damage needs the subject 'damage'")
+    if r.group_by == "structure_type" and r.subject != "damage":
+        problems.append("a breakdown by structure type needs the subject 'damage'")
+    named = {r.subject, r.reference}
+    for cls in known.classes:
+        if cls not in named and r.subject != "damage":
+            problems.append(f"the question names {cls}: use it as the subject or the reference")
+    for layer in known.layers:
+        if layer not in named:
+            problems.append(f"the question names your layer {layer}: use it as the subject or the reference")
+    return problems
+
+
+def all_grades(grades: Sequence[str]) -> bool:
+    """Whether ``grades`` keeps every structure (empty or every grade)."""
+    return not grades or set(grades) == set(GRADES)

@@ -1,0 +1,106 @@
+"""The model fills a question's :class:`~.schema.Reading`: one schema-constrained call whose enums are this
+question's candidates (sets code found: the disaster's damage inspections and hazard area, the feature classes and
+the user's layers the question names, the user's area), shown the most similar examples of the bank; code checks
+the reading (:func:`~.checks.check_reading`) and a failed check is one retry with its message."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from ...domain.feature_classes import feature_class_specs
+from ...errors import ModelHTTPError, ModelOutputError, ModelRetry, RealModelBlocked
+from ...llm import LLM, Message
+from ...llm.base import READER_ROLE
+from .bank import similar
+from .checks import Known, check_reading
+from .schema import GENERIC_SETS, MY_AREA, Reading, narrowed
+
+EXAMPLES = 4
+
+SYSTEM = (
+    "You read a disaster-response question into one JSON object. Fields: subject (the set counted, listed or "
+    "measured); grades (damage subject only: the damage grades kept, from undamaged, affected, minor, major, "
+    "destroyed; [] = every structure); relation (none, inside, outside, within, beyond, nearest) to reference (the "
+    "other set; null without a relation); measure (count, list = which / name them, share, area, length, sum, "
+    "mean); share_of (a share's base grades; [] = every structure); separately (true when several figures are asked "
+    "at once: one per grade, never their sum); group_by (a breakdown, or null). Code reads the disaster, distances "
+    "and numbers: choose only among the sets listed. Answer like the examples."
+)
+
+
+class Candidates(BaseModel):
+    """The sets a question's reading may name, each with the line the model sees."""
+
+    sets: dict[str, str] = Field(default_factory=dict, description="set name -> what it is")
+    references_only: dict[str, str] = Field(default_factory=dict)
+    group_fields: dict[str, str] = Field(default_factory=dict)
+
+
+class ReadOutcome(BaseModel):
+    reading: Reading | None = None
+    problems: list[str] = Field(default_factory=list, description="checks still failed after the retry")
+    error: str | None = None  # the model could not be asked (server, blocked) or gave no usable JSON
+    examples: list[str] = Field(default_factory=list)
+
+
+def class_line(name: str) -> str:
+    spec = feature_class_specs().get(name)
+    return f"{name}: {spec.description if spec else name.replace('_', ' ')}"
+
+
+def prompt(question: str, candidates: Candidates, k: int = EXAMPLES) -> tuple[list[Message], list[str]]:
+    examples = similar(question, k)
+    lines = ["Examples:"]
+    for e in reversed(examples):  # the most similar last, next to the question
+        lines.append(f"Q: {e.q}\nA: {json.dumps(e.a.model_dump(exclude_defaults=True), ensure_ascii=False)}")
+    lines.append("Sets: " + "; ".join(f"{v}" for v in candidates.sets.values()))
+    if candidates.references_only:
+        lines.append("Reference only: " + "; ".join(candidates.references_only.values()))
+    if candidates.group_fields:
+        lines.append("group_by: " + "; ".join(candidates.group_fields.values()))
+    lines.append(f"Q: {question}\nA:")
+    messages = [Message(role="system", content=SYSTEM), Message(role="user", content="\n".join(lines))]
+    return messages, [e.id for e in examples]
+
+
+def read_question(
+    llm: LLM, question: str, candidates: Candidates, known: Known, *, step: str = "read", k: int = EXAMPLES
+) -> ReadOutcome:
+    """The model's reading of ``question`` checked by code; a reading whose checks fail twice comes back with its
+    problems (the answer quotes them), a model that cannot be asked with its error."""
+    subjects = list(candidates.sets)
+    references = subjects + list(candidates.references_only)
+    output = narrowed(subjects, references, list(candidates.group_fields))
+    messages, ids = prompt(question, candidates, k)
+    last: list[str] = []
+
+    def check(r: BaseModel) -> None:
+        assert isinstance(r, Reading)
+        last[:] = check_reading(r, known)
+        if last:
+            raise ModelRetry("; ".join(last))
+
+    try:
+        reading = llm.structured(READER_ROLE, messages, output, step=step, validate=check, retries=1)
+    except ModelOutputError as exc:
+        if last:
+            return ReadOutcome(problems=list(last), examples=ids)
+        return ReadOutcome(error=str(exc), examples=ids)
+    except (ModelHTTPError, RealModelBlocked, OSError) as exc:
+        return ReadOutcome(error=str(exc), examples=ids)
+    return ReadOutcome(reading=Reading.model_validate(reading.model_dump()), examples=ids)
+
+
+def default_sets(has_event: bool, has_damage: bool) -> dict[str, str]:
+    sets = {}
+    if has_event and has_damage:
+        sets["damage"] = "damage: the building-damage inspections of the disaster (structures with grades)"
+    if has_event:
+        sets["hazard"] = "hazard: the disaster's burn area / flood extent"
+    return sets
+
+
+__all__: Sequence[str] = ("Candidates", "ReadOutcome", "read_question", "prompt", "GENERIC_SETS", "MY_AREA")

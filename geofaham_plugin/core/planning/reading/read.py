@@ -1,0 +1,216 @@
+"""A question's specs read twice: by code (the closed classes and the old rules, :func:`~..spec.spec_from_facts`)
+and by the model from the bank's examples, checked by code (:mod:`.fill`, :mod:`.checks`). :func:`read_specs`
+reconciles them (:mod:`.reconcile`): the specs that run, the readings the answer states, and the parts it must
+say it could not read (constraints no step applies, so the answer is partial and shows what was computed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from ...agents.maps import FEATURE_CLASSES
+from ...engines.layers import LayerCatalogue
+from ...llm import LLM
+from ...llm.base import READER_ROLE
+from ..coverage import Constraint, question_constraints
+from ..facts import PrepassFacts
+from ..prepass import user_entries
+from ..roads import Unavailable
+from ..spec import AnalysisSpec, SpecError
+from .checks import Known
+from .fill import Candidates, class_line, default_sets, read_question
+from .reconcile import Difference, classes_of, differences, overlay, project
+from .schema import MY_AREA, Reading
+
+#: What a reading's field is, in the answer's words (the field names are the schema's).
+FIELD_WORDS = {
+    "subject": "what is counted",
+    "grades": "the damage grades",
+    "relation": "the relation",
+    "reference": "what it is related to",
+    "measure": "the measure",
+    "share_of": "the base of the share",
+    "separately": "one figure or several",
+    "group_by": "the breakdown",
+}
+
+
+class Read(BaseModel):
+    """The outcome of reading a question: the specs to run and what the answer must say about the reading."""
+
+    specs: list[AnalysisSpec]
+    asked: bool = False  # the model was asked
+    reading: Reading | None = None  # the model's checked reading
+    code: Reading | None = None  # code's specs, flat
+    differences: list[Difference] = Field(default_factory=list)
+    applied: list[str] = Field(default_factory=list, description="fields where the model's reading was applied")
+    notes: list[str] = Field(default_factory=list, description="said in the answer's limitations")
+    unavailable: list[Unavailable] = Field(default_factory=list)
+    constraints: list[Constraint] = Field(
+        default_factory=list, description="what coverage checks beyond code's reading (the model's applied fields)"
+    )
+    replaces: list[str] = Field(
+        default_factory=list, description="kinds of code's constraints the reading's replace (grades one by one)"
+    )
+    error: str | None = None
+    examples: list[str] = Field(default_factory=list)
+
+
+def _event(specs: Sequence[AnalysisSpec]) -> int | None:
+    for s in specs:
+        for ev in (s.subject.event_id, s.relation.reference.event_id if s.relation else None):
+            if ev:
+                return ev
+    return None
+
+
+def candidates_for(
+    facts: PrepassFacts, specs: Sequence[AnalysisSpec], layers: LayerCatalogue, aoi_artifact_id: str | None
+) -> tuple[Candidates, Known]:
+    """The sets the question's reading may name (code's: the disaster's, the classes and layers it names)."""
+    event_id = _event(specs)
+    has_damage = bool(event_id and layers.find(event_id=event_id, role="damage"))
+    sets = default_sets(event_id is not None, has_damage)
+    classes = [c for c in facts.target_entities if not (c == "buildings" and has_damage)]
+    classes = [c for c in classes if c in FEATURE_CLASSES]
+    for c in classes:
+        sets[c] = class_line(c)
+    entries = {e.id: e for e in user_entries(layers)}
+    named_layers = []
+    group_fields: dict[str, str] = {}
+    if has_damage:
+        group_fields |= {"structure_type": "structure_type", "damage": "damage (grade)"}
+    for layer_id in facts.layers:
+        entry = entries.get(layer_id)
+        if entry is None:
+            continue
+        name = "layer:" + layer_id.removeprefix("user:")
+        named_layers.append(name)
+        fields = ", ".join(f.name for f in entry.fields[:8])
+        sets[name] = f"{name}: your layer '{entry.name}'" + (f" (fields: {fields})" if fields else "")
+        for f in entry.fields:
+            if f.type == "text" and f.name not in group_fields:
+                group_fields[f.name] = f.name
+    for s in specs:  # a set code chose that the lists above miss (a feature class found by its kind)
+        for ref in (s.subject, s.relation.reference if s.relation else None):
+            if ref is not None and ref.kind == "features" and ref.feature_class and ref.feature_class not in sets:
+                sets[ref.feature_class] = class_line(ref.feature_class)
+    refs = {MY_AREA: f"{MY_AREA}: the area you drew or selected"} if aoi_artifact_id else {}
+    relations = {
+        str(c.value) for c in question_constraints(facts, aoi_artifact_id=aoi_artifact_id) if c.kind == "relation"
+    }
+    known = Known(
+        distances_m=list(facts.distances_m),
+        k=facts.k,
+        classes=classes,
+        layers=named_layers,
+        has_aoi=aoi_artifact_id is not None,
+        has_damage=has_damage,
+        grid="grid" in relations,
+    )
+    return Candidates(sets=sets, references_only=refs, group_fields=group_fields), known
+
+
+def _code_read(facts: PrepassFacts, specs: Sequence[AnalysisSpec], aoi_artifact_id: str | None) -> set[str]:
+    """The fields code read from the question's words (not left at their default)."""
+    kinds = {c.kind for c in question_constraints(facts, aoi_artifact_id=aoi_artifact_id)}
+    read = {"subject"}
+    if facts.damage_classes:
+        read.add("grades")
+    if "measure" in kinds or facts.wants_count:
+        read.add("measure")
+    first = specs[0]
+    implied = any("inside the hazard area" in note for note in first.implied)
+    if first.relation is not None and not implied:
+        read |= {"relation", "reference"}
+    if first.group_by is not None:
+        read.add("group_by")
+    return read
+
+
+def read_specs(
+    llm: LLM,
+    facts: PrepassFacts,
+    specs: list[AnalysisSpec],
+    layers: LayerCatalogue,
+    aoi_artifact_id: str | None,
+    *,
+    step: str = "plan",
+) -> Read:
+    """Code's ``specs`` reconciled with the model's checked reading (code's alone when no model reads)."""
+    if not specs or not llm.serves(READER_ROLE):
+        return Read(specs=specs)
+    candidates, known = candidates_for(facts, specs, layers, aoi_artifact_id)
+    outcome = read_question(llm, facts.question, candidates, known, step=f"{step}:read")
+    code = project(specs)
+    if outcome.reading is None:
+        if outcome.problems:  # twice inconsistent: code's numbers are shown as what was computed, not as the answer
+            text = "; ".join(outcome.problems[:3])
+            return Read(
+                specs=specs,
+                asked=True,
+                code=code,
+                unavailable=[
+                    Unavailable(constraints=["reading:spec"], phrase="reading.unread", values={"problems": text})
+                ],
+                constraints=[Constraint(kind="reading", value="spec", phrase=facts.question)],
+                examples=outcome.examples,
+            )
+        note = "the model could not read the question; it was read by code alone"
+        return Read(specs=specs, asked=True, code=code, notes=[note], error=outcome.error, examples=outcome.examples)
+    reading = outcome.reading
+    code_read = _code_read(facts, specs, aoi_artifact_id)
+    if reading.measure == "share" and reading.share_of:
+        code_read.discard("grades")  # code reads no share's base: the grade words it found may be the base's
+    diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None)
+    adopt = {d.field for d in diffs if not d.code_read}
+    two = [d for d in diffs if d.code_read]
+    distance = facts.distances_m[0] if facts.distances_m else None
+    result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
+    if adopt:
+        try:
+            specs = overlay(specs, reading, adopt, distance_m=distance, k=facts.k)
+        except (ValueError, SpecError) as exc:
+            two += [d for d in diffs if d.field in adopt]
+            result.notes.append(f"the model's reading could not be applied ({exc})")
+        else:
+            result.applied = sorted(adopt)
+            result.notes += [
+                f"{FIELD_WORDS[d.field]} read as {d.model} (code read {d.code})" for d in diffs if d.field in adopt
+            ]
+            result.constraints += _applied_constraints(reading, adopt)
+            if "separately" in adopt and reading.separately:  # one figure per grade: each grade its own condition
+                result.replaces.append("damage_class")
+    if two:
+        fields = {d.field for d in diffs}
+        try:
+            alternative = overlay(result.specs, reading, fields, distance_m=distance, k=facts.k)
+        except (ValueError, SpecError):
+            alternative = []
+        specs = list(specs) + [a for a in alternative if a not in specs]
+        for d in two:
+            result.unavailable.append(
+                Unavailable(
+                    constraints=[f"reading:{d.field}"],
+                    phrase="reading.two_ways",
+                    values={"code": d.code, "model": d.model},
+                )
+            )
+            result.constraints.append(Constraint(kind="reading", value=d.field, phrase=FIELD_WORDS[d.field]))
+    result.specs = specs
+    return result
+
+
+def _applied_constraints(reading: Reading, fields: set[str]) -> list[Constraint]:
+    """Coverage checks the model's applied grades like code's (a step must select them)."""
+    out = []
+    classes = classes_of(reading.grades)
+    if "separately" in fields and reading.separately:
+        return [Constraint(kind="damage_class", value=[c.value], phrase="(read by the model)") for c in classes]
+    if "grades" in fields and classes:
+        out.append(Constraint(kind="damage_class", value=[c.value for c in classes], phrase="(read by the model)"))
+    return out
+
+
+__all__ = ["Read", "candidates_for", "read_specs"]
