@@ -32,7 +32,7 @@ from .coverage import asks_nearest, question_constraints
 from .facts import PrepassFacts
 from .identify import require_identified
 from .plan import Plan, TaskLedger
-from .reading.read import Read, read_specs
+from .reading.read import Read, read_alone, read_specs
 from .roads import Unavailable, routable
 from .spec import AnalysisSpec, SpecDraft, SpecError, asks_imagery, compile_specs, spec_from_facts
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
@@ -433,11 +433,20 @@ class Planner:
         which of the candidate disasters is meant."""
         try:
             aoi_events = _events_under(store, aoi_artifact_id)
-            draft = spec_from_facts(facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, aoi_events=aoi_events)
             model_called = False
-            if draft.gaps:
-                draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
-            read = read_specs(self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step)
+            try:
+                draft = spec_from_facts(
+                    facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, aoi_events=aoi_events
+                )
+            except SpecError:
+                alone = read_alone(self.llm, facts, self.layers, aoi_artifact_id, step=step)
+                if alone is None:
+                    raise
+                draft, read = SpecDraft(specs=alone.specs), alone
+            else:
+                if draft.gaps:
+                    draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
+                read = read_specs(self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step)
             model_called = model_called or read.asked
             specs, unavailable = routable(read.specs, self.layers, self.offline)
             unavailable += read.unavailable

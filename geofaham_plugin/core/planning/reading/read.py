@@ -20,7 +20,7 @@ from ..roads import Unavailable
 from ..spec import AnalysisSpec, SpecError
 from .checks import Known
 from .fill import Candidates, class_line, default_sets, read_question
-from .reconcile import Difference, classes_of, differences, overlay, project
+from .reconcile import Difference, classes_of, differences, overlay, project, set_ref
 from .schema import MY_AREA, Reading
 
 #: What a reading's field is, in the answer's words (the field names are the schema's).
@@ -66,10 +66,14 @@ def _event(specs: Sequence[AnalysisSpec]) -> int | None:
 
 
 def candidates_for(
-    facts: PrepassFacts, specs: Sequence[AnalysisSpec], layers: LayerCatalogue, aoi_artifact_id: str | None
+    facts: PrepassFacts,
+    specs: Sequence[AnalysisSpec],
+    layers: LayerCatalogue,
+    aoi_artifact_id: str | None,
+    event_id: int | None = None,
 ) -> tuple[Candidates, Known]:
     """The sets the question's reading may name (code's: the disaster's, the classes and layers it names)."""
-    event_id = _event(specs)
+    event_id = _event(specs) or event_id
     has_damage = bool(event_id and layers.find(event_id=event_id, role="damage"))
     sets = default_sets(event_id is not None, has_damage)
     classes = [c for c in facts.target_entities if not (c == "buildings" and has_damage)]
@@ -202,6 +206,47 @@ def read_specs(
     return result
 
 
+def read_alone(
+    llm: LLM,
+    facts: PrepassFacts,
+    layers: LayerCatalogue,
+    aoi_artifact_id: str | None,
+    *,
+    step: str = "plan",
+) -> Read | None:
+    """Specs from the model's checked reading alone, for a question code could make no spec of (its sets and
+    relation named in words code does not know); None when no model reads or its reading fails its checks."""
+    if not llm.serves(READER_ROLE) or not (facts.event_id or facts.layers or aoi_artifact_id):
+        return None
+    candidates, known = candidates_for(facts, [], layers, aoi_artifact_id, facts.event_id)
+    if not candidates.sets:
+        return None
+    outcome = read_question(llm, facts.question, candidates, known, step=f"{step}:read")
+    if outcome.reading is None:
+        return None
+    r = outcome.reading
+    ev = facts.event_id
+    try:
+        subject = set_ref(r.subject, ev, r.grades)
+        skeleton = AnalysisSpec(subject=subject, aoi_artifact_id=aoi_artifact_id)
+        distance = facts.distances_m[0] if facts.distances_m else None
+        fields = {"subject", "grades", "relation", "reference", "measure", "share_of", "separately", "group_by"}
+        specs = overlay([skeleton], r, fields, distance_m=distance, k=facts.k)
+    except (ValueError, SpecError):
+        return None
+    note = "the question was read by the model alone (code read no analysis in it): " + specs[0].describe()
+    return Read(
+        specs=specs,
+        asked=True,
+        reading=r,
+        applied=sorted(fields),
+        notes=[note],
+        constraints=_applied_constraints(r, {"grades", "separately"}),
+        replaces=["damage_class"] if r.separately else [],
+        examples=outcome.examples,
+    )
+
+
 def _applied_constraints(reading: Reading, fields: set[str]) -> list[Constraint]:
     """Coverage checks the model's applied grades like code's (a step must select them)."""
     out = []
@@ -213,4 +258,4 @@ def _applied_constraints(reading: Reading, fields: set[str]) -> list[Constraint]
     return out
 
 
-__all__ = ["Read", "candidates_for", "read_specs"]
+__all__ = ["Read", "candidates_for", "read_alone", "read_specs"]

@@ -14,6 +14,8 @@ from ..spec import AnalysisSpec, Relation, SetRef
 from .checks import all_grades
 from .schema import GRADES, MY_AREA, Reading, class_grade, grade_class
 
+ANY_GRADES = ("affected", "minor", "major", "destroyed")  # damaged buildings as a reference: any grade
+
 FIELDS = ("subject", "grades", "relation", "reference", "measure", "share_of", "separately", "group_by")
 GROUP_NAMES = {"structure type": "structure_type", "damage class": "damage"}
 
