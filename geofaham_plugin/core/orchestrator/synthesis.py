@@ -20,6 +20,8 @@ from pydantic import BaseModel, Field
 from ..domain.feature_classes import kinds_name
 from ..domain.ids import ARTIFACT_ID_IN_TEXT
 from ..domain.language import damage_class_name, feature_class_name, phrase
+from ..planning.prepass import normalise
+from ..planning.values import compared_count
 from ..store.models import ArtifactKind, ArtifactRecord
 from .answer import Measure, StatedItem, StatedValue, StructuredAnswer, Unit
 
@@ -792,10 +794,18 @@ _SAYS_YES_NO = re.compile(
 )
 
 
-def stated_yes_no(findings: Findings) -> bool | None:
+def stated_yes_no(findings: Findings, question: str = "") -> bool | None:
     """Yes when the answer set is non-empty: the first stated count total above 0; else whether any
-    item was named; None when nothing was counted."""
+    item was named; None when nothing was counted. A question that states a count ("did it destroy zero
+    buildings?", "more than 2,000 homes?") is answered by comparing the count with it."""
     counts = [v for v in findings.values if v.group is None and v.measure == "count"]
+    said = compared_count(normalise(question)) if question else None
+    if said is not None:
+        if not counts:
+            return None
+        op, n = said
+        value = counts[0].value
+        return {"==": value == n, ">": value > n, "<": value < n, ">=": value >= n, "<=": value <= n}[op]
     if counts:
         return counts[0].value > 0
     return bool(findings.items) if findings.items else None
@@ -810,7 +820,7 @@ def structure(
 ) -> StructuredAnswer:
     """The structured answer of a run from the findings its text is rendered from. The yes/no is stated
     only for an answered run (a partial run's number answers a different question)."""
-    yes_no = stated_yes_no(findings) if status == "answered" and asks_yes_no(question) else None
+    yes_no = stated_yes_no(findings, question) if status == "answered" and asks_yes_no(question) else None
     return StructuredAnswer(
         status=status,
         values=list(findings.values),

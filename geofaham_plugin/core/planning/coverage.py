@@ -34,6 +34,7 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import (
     DAMAGE_RE,
+    ENTITY_WORDS,
     EXCLUDED,
     alias_hits,
     damage_values,
@@ -388,9 +389,22 @@ def _value_constraints(
     # about imagery a year is the scenes' time, which the pre-pass reads as a window
     years = year_comparisons(text) if not (facts.windows or imagery_said(text)) else []
     for words, number in comparisons(text) + years:
+        if _counted_noun(
+            normalise(facts.question), words
+        ):  # "more than 2,000 buildings": the answer's count compared, not a field
+            continue
         if not any(_close(number, float(n)) for n in said_numbers):
             found.append(Constraint(kind="comparison", value=number, phrase=words))
     return found
+
+
+def _counted_noun(text: str, words: str) -> bool:
+    """Whether the number compared is followed by a noun of the features counted ("more than 2,000 homes",
+    "plus de 100 hopitaux"): a threshold of the answer's count (a yes/no compares it), not a field's value."""
+    at = text.find(words)
+    nxt = re.findall(r"[a-z]+", text[at + len(words) :])[:1] if at >= 0 else []
+    nouns = {w for words_ in ENTITY_WORDS.values() for w in words_}
+    return any(w.rstrip("s") in nouns or w.removesuffix("es") in nouns or w in nouns for w in nxt[:1])
 
 
 def _per_feature_words(layer_ids: Iterable[str]) -> re.Pattern[str] | None:

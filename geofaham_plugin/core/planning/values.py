@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 
@@ -159,6 +160,32 @@ def comparisons(text: str) -> list[tuple[str, float]]:
         except ValueError:
             continue
     return out
+
+
+#: a count a yes/no question states ("destroy zero buildings?", "did 2722 homes burn?"): no distance, share, year or k
+_COUNT_SAID = re.compile(
+    r"(?<![\w.,-])(?P<n>\d[\d,]*|zero|cero|nenhum|nenhuma)(?![\d,.]\d|\d)"
+    r"(?!\s*(?:%|percent|por\s*ciento|pour\s*cent|km|m\b|metres|meters|metros|miles?|mi\b|ft|feet|kilomet|minutes?|min\b|h\b"
+    r"|hours?|nearest|closest|mas\s+cercan|mas\s+proxim|plus\s+proche|mais\s+proxim|days?|weeks?|dias?|jours?|semaines?))"
+)
+_ZERO = {"zero": 0.0, "cero": 0.0, "nenhum": 0.0, "nenhuma": 0.0}
+
+
+def compared_count(text: str) -> tuple[str, float] | None:
+    """The count a (normalised) yes/no question compares its answer with: ("==", 0) for "destroy zero buildings",
+    (">", 2000) for "more than 2,000 homes"; None when it states none (then yes means "any")."""
+    for m in COMPARISON.finditer(text):
+        with contextlib.suppress(ValueError):
+            return _OP_OF[" ".join(m["op"].split())], float(m["n"].replace(",", ""))
+    for m in _COUNT_SAID.finditer(text):
+        n = m["n"]
+        if n in _ZERO:
+            return "==", 0.0
+        if len(n) == 4 and 1900 <= int(n) <= 2100:  # a year
+            continue
+        with contextlib.suppress(ValueError):
+            return "==", float(n.replace(",", ""))
+    return None
 
 
 #: "between 1950 and 1980", "entre 100 y 500": a range, both of whose bounds must be applied
