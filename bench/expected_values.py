@@ -1,7 +1,7 @@
-"""bench/expected.json: the expected values of the offline tasks (``ground_truth.py``) and of the paraphrase
-suite's constraint variants (``ground_truth_variants.py``), computed from the sample data and written in one
-file. Derived data: ``python -m bench ground-truth`` regenerates it (the runner and the tests do when it is
-missing)."""
+"""bench/expected.json: the expected values of the offline tasks (``ground_truth.py``), of the paraphrase
+suite's constraint variants (``ground_truth_variants.py``) and of the held-out split (``ground_truth_heldout.py``),
+computed from the sample data and written in one file. Derived data: ``python -m bench ground-truth`` regenerates
+it (the runner and the tests do when it is missing)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from .ground_truth import OUT_FILE, Data, data_dir, fingerprint, fires_la, hurst, lahaina, valencia
+from .ground_truth_heldout import heldout
 from .ground_truth_variants import variants
 
 
@@ -24,6 +25,7 @@ def compute(root: Path | None = None) -> dict:
     }
     for part in (fires_la, lahaina, valencia, hurst, variants):
         result.update(part(d))
+    result.update(heldout(d.root))  # the held-out split's values (bench/heldout.json), under "heldout"
     return result
 
 

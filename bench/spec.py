@@ -156,7 +156,7 @@ class Turn(Strict):
     required_predicates: list[str] = Field(default_factory=list)
 
 
-Split = Literal["original", "paraphrase", "variant", "language", "aoi", "own_layer"]
+Split = Literal["original", "paraphrase", "variant", "language", "aoi", "own_layer", "heldout"]
 Style = Literal["terse", "verbose", "typos", "coordinator"]
 Language = Literal["en", "es", "fr", "pt"]
 
