@@ -42,6 +42,7 @@ a test keeps this docstring and README.md in step with the fields below)
     GEOFAHAM_AOI_WARN_KM2                  an area of interest larger than this, km², is used with a warning (slow; online sources refuse it) (default: 250000)
     GEOFAHAM_RUN_DEADLINE_S                seconds one run may take, checked between steps and cutting a step's database query; the run then stops with status timed_out and keeps what it computed; 0: no limit (default: 3600)
     GEOFAHAM_STEP_DEADLINE_S               seconds one step's database query may run (damage counts, features inside or near an area, free SQL up to its own 30 s); cut inside the query, within the run's remaining time; 0: no limit (default: 600)
+    GEOFAHAM_MODEL_READING                 the model also reads every question (from the example bank, checked by code): a part read two ways is said, never answered; off: code's reading alone (default: on)
     GEOFAHAM_DATA_DIR                      folder of sample layers and OSM extracts (default: ../shared/data beside the repository)
     GEOFAHAM_CACHE                         cache folder for models, wheels and the embedded database (default: ~/.cache/geofaham)
     GEOFAHAM_SESSIONS                      folder of QGIS sessions (default: next to the saved project, else ~/geofaham-sessions)
@@ -229,6 +230,13 @@ class RunSettings(SettingsGroup):
         "up to its own 30 s); cut inside the query, within the run's remaining time; 0: no limit",
         600.0,
         ge=0,
+    )
+    model_reading: bool = setting(
+        "GEOFAHAM_MODEL_READING",
+        "the model also reads every question (from the example bank, checked by code): a part read two ways is "
+        "said, never answered; off: code's reading alone",
+        True,
+        shown="on",
     )
 
 

@@ -109,6 +109,7 @@ class Orchestrator:
             always_ask_model=self.config.always_ask_model,
             layers=self.layers,
             offline=self.settings.network.offline,
+            model_reading=self.settings.run.model_reading,
         )
         self.runlog = RunLog(store.session_dir)
         self._deadline: float | None = None  # monotonic time the current run must stop by (between steps)

@@ -257,8 +257,10 @@ class Planner:
         always_ask_model: bool = False,
         layers: LayerCatalogue | None = None,
         offline: bool = False,
+        model_reading: bool = True,
     ) -> None:
         self.llm = llm
+        self.model_reading = model_reading  # the model reads the question beside code (when it can be asked)
         self.mode = mode
         self.offline = offline  # no Overpass: road networks only from local extracts
         self.always_ask_model = always_ask_model
@@ -439,14 +441,18 @@ class Planner:
                     facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, aoi_events=aoi_events
                 )
             except SpecError:
-                alone = read_alone(self.llm, facts, self.layers, aoi_artifact_id, step=step)
+                alone = (
+                    read_alone(self.llm, facts, self.layers, aoi_artifact_id, step=step) if self.model_reading else None
+                )
                 if alone is None:
                     raise
                 draft, read = SpecDraft(specs=alone.specs), alone
             else:
                 if draft.gaps:
                     draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
-                read = read_specs(self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step)
+                read = read_specs(
+                    self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step, model=self.model_reading
+                )
             model_called = model_called or read.asked
             specs, unavailable = routable(read.specs, self.layers, self.offline)
             unavailable += read.unavailable

@@ -27,7 +27,11 @@ SYSTEM = (
     "other set; null without a relation); measure (count, list = which / name them, share, area, length, sum, "
     "mean); share_of (a share's base grades; [] = every structure); separately (true when several figures are asked "
     "at once: one per grade, never their sum); group_by (a breakdown, or null). Code reads the disaster, distances "
-    "and numbers: choose only among the sets listed. Answer like the examples."
+    "and numbers: choose only among the sets listed. Grades: destroyed = [destroyed]; damaged (any damage) = "
+    "[affected, minor, major, destroyed]; damaged but not destroyed = [affected, minor, major]; not destroyed = "
+    "[undamaged, affected, minor, major]; undamaged = [undamaged]. In 'of the X, what share were Y' X is share_of "
+    "and Y is grades. Leave group_by null and separately false unless the question asks for them. Answer like the "
+    "examples."
 )
 
 
@@ -76,22 +80,35 @@ def read_question(
     output = narrowed(subjects, references, list(candidates.group_fields))
     messages, ids = prompt(question, candidates, k)
     last: list[str] = []
+    repaired: list[Reading] = []
 
     def check(r: BaseModel) -> None:
         assert isinstance(r, Reading)
-        last[:] = check_reading(r, known)
+        repaired.append(repair(r))
+        last[:] = check_reading(repaired[-1], known)
         if last:
             raise ModelRetry("; ".join(last))
 
     try:
-        reading = llm.structured(READER_ROLE, messages, output, step=step, validate=check, retries=1)
+        llm.structured(READER_ROLE, messages, output, step=step, validate=check, retries=1)
     except ModelOutputError as exc:
         if last:
             return ReadOutcome(problems=list(last), examples=ids)
         return ReadOutcome(error=str(exc), examples=ids)
     except (ModelHTTPError, RealModelBlocked, OSError) as exc:
         return ReadOutcome(error=str(exc), examples=ids)
-    return ReadOutcome(reading=Reading.model_validate(reading.model_dump()), examples=ids)
+    return ReadOutcome(reading=Reading.model_validate(repaired[-1].model_dump()), examples=ids)
+
+
+def repair(r: Reading) -> Reading:
+    """What a reading says that means nothing, dropped (no retry for it): one figure 'separately' of one grade or
+    none, a share's base without a share."""
+    update: dict[str, object] = {}
+    if r.separately and len(set(r.grades)) < 2:
+        update["separately"] = False
+    if r.share_of and r.measure != "share":
+        update["share_of"] = []
+    return r.model_copy(update=update) if update else r
 
 
 def default_sets(has_event: bool, has_damage: bool) -> dict[str, str]:

@@ -5,6 +5,8 @@ then says what contradicts instead of presenting the chosen disaster's numbers a
 
 from __future__ import annotations
 
+import re
+
 from ...domain.events import DisasterEvent, get_event, load_events, load_gazetteer
 from ...engines.geocode import country_code, norm, places_named, states_within, town_points, us_states_named
 from ..prepass import MONTHS, alias_hits, extract_types, extract_years, normalise
@@ -19,6 +21,15 @@ COMPATIBLE: dict[str, set[str]] = {
     "cyclone": {"cyclone", "hurricane", "flood"},
 }
 NEAR = 40  # characters either side of the event's name where a year or a type word qualifies it
+#: a place qualifies where the question puts it: after one of these ("the Eaton fire in Texas", "en Texas", "à Paris")
+_PLACED = re.compile(
+    r"(?:^|\s)(?:in|near|at|around|en|em|a|à|au|aux|dans|no|na|nos|nas|cerca\s+de|pres\s+de)\s+$", re.I
+)
+
+
+def _placed(question: str, name: str) -> bool:
+    at = question.find(name)
+    return at > 0 and bool(_PLACED.search(question[:at]))
 
 
 def contradictions(question: str, event_id: int | None) -> list[str]:
@@ -51,6 +62,8 @@ def _places(question: str, event: DisasterEvent) -> list[str]:
     box = event.bbox_4326
     states = {norm(name) for name, _ in us_states_named(question)}
     for place in places_named(question):
+        if not _placed(question, place.name):  # "Of the structures ...": a capitalised word, no place said
+            continue
         if norm(place.name) in states or norm(place.name) in MONTHS:  # "California", "August": no town
             continue
         if norm(place.name) in known or any(norm(place.name) in k or k in norm(place.name) for k in known if k):
@@ -63,7 +76,7 @@ def _places(question: str, event: DisasterEvent) -> list[str]:
     if box is not None and home == "US":
         codes = states_within(box)
         for name, code in us_states_named(question):
-            if codes and code not in codes:
+            if codes and code not in codes and _placed(question, name):
                 out.append(f"{name}, but {event.name} was in {'/'.join(sorted(codes))}")
     return out
 

@@ -19,7 +19,7 @@ from ..facts import PrepassFacts
 from ..prepass import user_entries
 from ..roads import Unavailable
 from ..spec import AnalysisSpec, SpecError
-from .checks import Known
+from .checks import Known, all_grades
 from .fill import Candidates, class_line, default_sets, read_question
 from .qualifiers import contradictions
 from .reconcile import Difference, classes_of, differences, overlay, project, set_ref
@@ -143,10 +143,12 @@ def read_specs(
     aoi_artifact_id: str | None,
     *,
     step: str = "plan",
+    model: bool = True,
 ) -> Read:
-    """Code's ``specs`` reconciled with the model's checked reading (code's alone when no model reads); a qualifier
+    """Code's ``specs`` reconciled with the model's checked reading (code's alone when no model reads, or without
+    ``model``); a qualifier
     of the disaster the chosen one contradicts ("the Palisades flood") is said, never answered past."""
-    read = _reconciled(llm, facts, specs, layers, aoi_artifact_id, step=step)
+    read = _reconciled(llm, facts, specs, layers, aoi_artifact_id, step=step) if model else Read(specs=specs)
     bad = contradictions(facts.question, facts.event_id)
     if bad:
         what = "; ".join(bad)
@@ -192,11 +194,8 @@ def _reconciled(
         return Read(specs=specs, asked=True, code=code, notes=[note], error=outcome.error, examples=outcome.examples)
     reading = outcome.reading
     code_read = _code_read(facts, specs, aoi_artifact_id)
-    if reading.measure == "share" and reading.share_of:
-        code_read.discard("grades")  # code reads no share's base: the grade words it found may be the base's
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None)
-    adopt = {d.field for d in diffs if not d.code_read}
-    two = [d for d in diffs if d.code_read]
+    adopt, two = _settled(diffs, code, reading, code_read)
     distance = facts.distances_m[0] if facts.distances_m else None
     result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
     if adopt:
@@ -231,6 +230,35 @@ def _reconciled(
             result.constraints.append(Constraint(kind="reading", value=d.field, phrase=FIELD_WORDS[d.field]))
     result.specs = specs
     return result
+
+
+def _settled(
+    diffs: list[Difference], code: Reading, model: Reading, code_read: set[str]
+) -> tuple[set[str], list[Difference]]:
+    """Which differences take the model's reading (applied and said) and which are two readings (both computed,
+    the answer partial). The model's reading is applied only where code read nothing and the two readings still
+    account for the same words: grades code found no damage word for; a share's base whose grades and part together
+    are the grades code found ("of the damaged, what fraction were destroyed"); one figure per grade of the grades
+    code found. A breakdown code read no word for is left out (a small model adds one where none was asked); any
+    other difference is two readings."""
+    fields = {d.field for d in diffs}
+    adopt: set[str] = set()
+    if "grades" in fields and "grades" not in code_read:
+        adopt.add("grades")
+    if "share_of" in fields and model.measure == "share":
+        union = set(model.grades) | set(model.share_of)
+        if (
+            "grades" not in code_read
+            or all_grades(list(union))
+            and all_grades(code.grades)
+            or union == set(code.grades)
+        ):
+            adopt |= {"share_of"} | ({"grades"} & fields)
+    if "separately" in fields and model.separately and ("grades" not in fields or "grades" in adopt):
+        adopt.add("separately")
+    ignored = {"group_by"} if "group_by" not in code_read else set()
+    two = [d for d in diffs if d.field not in adopt and d.field not in ignored]
+    return adopt, two
 
 
 def read_alone(

@@ -93,6 +93,9 @@ def _normal(model: Reading, code: Reading, has_aoi: bool) -> Reading:
     update: dict[str, object] = {}
     if has_aoi and model.relation == "inside" and model.reference == MY_AREA and code.relation == "none":
         update |= {"relation": "none", "reference": None}
+    own = model.subject == "damage" == code.subject and code.relation == "none"  # a disaster's inspections are its own
+    if own and model.relation == "inside" and model.reference == "hazard":
+        update |= {"relation": "none", "reference": None}
     implied = code.relation == "inside" and code.reference == "hazard" and model.subject == code.subject
     if model.relation == "none" and implied and model.subject not in ("damage", "hazard"):
         update |= {"relation": "inside", "reference": "hazard"}
