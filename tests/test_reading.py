@@ -1,0 +1,222 @@
+"""The model's reading of a question: checked by code, retried once, settled against code's reading.
+
+The model is scripted here (its replies are the readings a 1.5B model gave or could give); the real model reads
+in ``test_reading_model.py``. Numbers come from the sample data (Eaton DINS snapshot: 2,722 destroyed, 3,051 with
+any damage; Palisades: 6,823 destroyed, 4,152 undamaged)."""
+
+from __future__ import annotations
+
+import pytest
+
+from geofaham_plugin.core.engines.layers import default_catalogue
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.prepass import prepass
+from geofaham_plugin.core.planning.reading.bank import load_bank, similar
+from geofaham_plugin.core.planning.reading.checks import Known, check_reading
+from geofaham_plugin.core.planning.reading.fill import Candidates, prompt, read_question, repair
+from geofaham_plugin.core.planning.reading.qualifiers import contradictions
+from geofaham_plugin.core.planning.reading.read import candidates_for
+from geofaham_plugin.core.planning.reading.schema import Reading
+from geofaham_plugin.core.planning.spec import spec_from_facts
+
+
+def reading(**kw) -> Reading:
+    return Reading(**{"subject": "damage", **kw})
+
+
+# ------------------------------------------------------------------------------------------- checks
+@pytest.mark.parametrize(
+    ("r", "known", "says"),
+    [
+        (reading(subject="healthcare", grades=["destroyed"]), Known(), "grades apply only"),
+        (reading(), Known(has_damage=False), "no damage inspections"),
+        (reading(grades=["destroyed"], share_of=["major"], measure="share"), Known(), "must contain every grade"),
+        (reading(grades=["major"], share_of=["major"], measure="share"), Known(), "always 100 %"),
+        (reading(grades=["major", "destroyed"], separately=True, measure="share"), Known(), "several counts"),
+        (reading(relation="inside"), Known(), "needs a reference"),
+        (reading(reference="hazard"), Known(), "reference must be null"),
+        (reading(relation="inside", reference="damage"), Known(), "another set"),
+        (reading(relation="inside", reference="my_area"), Known(), "no area of interest"),
+        (reading(relation="within", reference="hazard"), Known(), "states none"),
+        (reading(relation="inside", reference="hazard"), Known(distances_m=[500.0]), "states a distance"),
+        (
+            reading(subject="healthcare", relation="within", reference="hazard"),
+            Known(k=3, distances_m=[1.0]),
+            "nearest",
+        ),
+        (reading(measure="area"), Known(), "no area"),
+        (reading(subject="healthcare", group_by="damage"), Known(classes=["healthcare"]), "by damage"),
+        (reading(subject="education", group_by="structure_type"), Known(classes=["education"]), "structure type"),
+        (reading(subject="hazard", measure="area"), Known(classes=["education"]), "names education"),
+        (reading(subject="hazard", measure="area"), Known(layers=["layer:camps"]), "your layer layer:camps"),
+    ],
+)
+def test_each_consistency_rule_fails_its_case(r, known, says):
+    problems = check_reading(r, known)
+    assert any(says in p for p in problems), problems
+
+
+def test_consistent_readings_pass():
+    assert check_reading(reading(grades=["destroyed"]), Known()) == []
+    share = reading(grades=["destroyed"], share_of=["affected", "minor", "major", "destroyed"], measure="share")
+    assert check_reading(share, Known()) == []
+    near = reading(subject="healthcare", relation="within", reference="hazard", measure="list")
+    assert check_reading(near, Known(distances_m=[5000.0], classes=["healthcare"])) == []
+
+
+def test_slips_that_mean_nothing_are_repaired_not_retried():
+    assert repair(reading(grades=["destroyed"], separately=True)).separately is False
+    assert repair(reading(share_of=["destroyed"])).share_of == []
+
+
+# ----------------------------------------------------------------------------------- the model call
+def _candidates(question: str):
+    layers = default_catalogue()
+    facts = prepass(question, layers=layers)
+    specs = spec_from_facts(facts, layers=layers).specs
+    return candidates_for(facts, specs, layers, None)
+
+
+def test_a_failed_check_is_retried_once_with_its_message():
+    q = "How many Eaton structures ended up as ashes?"
+    candidates, known = _candidates(q)
+    model = ScriptedModel(
+        {"reader": [{"subject": "damage", "relation": "within"}, {"subject": "damage", "grades": ["destroyed"]}]}
+    )
+    out = read_question(LLM(model), q, candidates, known)
+    assert out.reading is not None and out.reading.grades == ["destroyed"]
+    retry = model.calls_for("reader")[1].last_user
+    assert "needs a reference" in retry and "needs a distance" in retry
+
+
+def test_twice_inconsistent_comes_back_with_its_problems():
+    q = "How many Eaton structures ended up as ashes?"
+    candidates, known = _candidates(q)
+    bad = {"subject": "damage", "relation": "within", "reference": "hazard"}
+    out = read_question(LLM(ScriptedModel({"reader": [bad, bad]})), q, candidates, known)
+    assert out.reading is None and any("needs a distance" in p for p in out.problems)
+
+
+def test_the_schema_is_narrowed_to_the_question_candidates():
+    q = "Hospitals within 5 km of the Eaton fire?"
+    candidates, _ = _candidates(q)
+    assert set(candidates.sets) == {"damage", "hazard", "healthcare"}
+    messages, ids = prompt(q, candidates)
+    assert len(ids) == 4 and messages[-1].content.rstrip().endswith("A:")
+    assert sum(len(m.content) for m in messages) / 4 < 1500  # tokens, about four characters each
+
+
+def test_the_bank_retrieves_its_own_question_first():
+    bank = load_bank()
+    assert len(bank) >= 200
+    for e in bank[::37]:
+        assert similar(e.q, 1)[0].id == e.id
+
+
+def test_a_reader_not_scripted_leaves_code_alone():
+    """Tests (and a scripted demo) that script no reader read with code alone: the model is never asked."""
+    model = ScriptedModel({})
+    assert not LLM(model).serves("reader") and LLM(ScriptedModel({"reader": []})).serves("reader")
+    assert not LLM(ScriptedModel(lambda role, messages, schema: {})).serves("reader")
+
+
+# ------------------------------------------------------------------------------ settled, end to end
+def ask(store, question: str, *readings: dict):
+    script = {"reader": list(readings)} if readings else {}
+    return Orchestrator(store, LLM(ScriptedModel(script))).run(question)
+
+
+def test_grades_code_found_no_word_for_take_the_model_reading(store):
+    record = ask(store, "How many Eaton buildings were reduced to ash?", {"subject": "damage", "grades": ["destroyed"]})
+    assert record.status == "answered"
+    assert "2,722" in record.answer and "5,805" not in record.answer
+    assert "the damage grades read as destroyed" in record.answer
+
+
+def test_grades_read_two_ways_compute_both_and_answer_neither(store):
+    record = ask(
+        store, "Tally the Eaton buildings that burned to the ground", {"subject": "damage", "grades": ["destroyed"]}
+    )
+    assert record.status == "partial" and record.structured.yes_no is None
+    assert "read two ways" in record.answer and "Do not use it as the answer" in record.answer
+    assert "3,051" in record.answer and "2,722" in record.answer
+
+
+def test_a_share_of_a_subset(store):
+    damaged = ["affected", "minor", "major", "destroyed"]
+    record = ask(
+        store,
+        "Of the structures the Eaton fire damaged, what fraction were destroyed?",
+        {"subject": "damage", "grades": ["destroyed"], "measure": "share", "share_of": damaged},
+    )
+    assert record.status == "answered", record.answer
+    assert "2,722 of 3,051 (89.2 %)" in record.answer
+
+
+def test_several_figures_are_never_summed(store):
+    record = ask(
+        store,
+        "In the Palisades fire, how many structures were destroyed, and how many were left undamaged?",
+        {"subject": "damage", "grades": ["destroyed", "undamaged"], "separately": True},
+    )
+    assert record.status == "answered", record.answer
+    assert "6,823" in record.answer and "4,152" in record.answer and "10,975" not in record.answer
+    assert "undamaged buildings" in record.answer
+
+
+def test_without_a_reader_code_reads_as_before(store):
+    record = ask(store, "How many buildings did the Eaton fire destroy?")
+    assert record.status == "answered" and "2,722" in record.answer
+
+
+# ------------------------------------------------------------------------------------ qualifiers
+@pytest.mark.parametrize(
+    ("question", "says"),
+    [
+        ("How many buildings did the 2025 Pasadena earthquake destroy?", "'earthquake', but Eaton Fire was a fire"),
+        ("How many homes did the Palisades flood destroy?", "'flood', but Palisades Fire was a fire"),
+        ("How many structures did the 2023 Eaton fire destroy?", "2023, but Eaton Fire was in 2025"),
+        ("How many structures did the Eaton fire in Texas destroy?", "Texas, but Eaton Fire was in CA"),
+        ("How many buildings did the Eaton fire destroy in Paris?", "Paris, but Eaton Fire was in Pasadena"),
+    ],
+)
+def test_a_qualifier_the_disaster_contradicts_is_said_not_answered(store, question, says):
+    record = ask(store, question)
+    assert record.status == "partial" and says in record.answer
+    assert "Do not use it as the answer" in record.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Hospitals in Glendale within 10 km of the Eaton fire?",
+        "How many buildings did the Eaton fire destroy in Altadena?",
+        "Of the structures the Eaton fire damaged, what fraction were destroyed?",
+        "How many buildings were flooded by the DANA storm in Valencia?",
+        "How many homes burned in the Lahaina fire of August 2023 on Maui?",
+        "Which hospitals in California are near the Eaton fire?",
+    ],
+)
+def test_qualifiers_the_disaster_has_are_no_contradiction(question):
+    assert contradictions(question, prepass(question).event_id) == []
+
+
+# -------------------------------------------------------------------------------- yes/no with counts
+@pytest.mark.parametrize(
+    ("question", "yes"),
+    [
+        ("Did the Eaton fire destroy zero buildings?", False),
+        ("Did the Eaton fire destroy more than 2,000 buildings?", True),
+        ("Were fewer than 100 homes destroyed in the Palisades fire?", False),
+        ("Did the Eaton fire destroy any buildings?", True),
+    ],
+)
+def test_a_yes_no_that_states_a_count_compares_with_it(store, question, yes):
+    record = ask(store, question)
+    assert record.status == "answered" and record.structured.yes_no is yes, record.answer
+
+
+def test_candidates_lines_describe_each_set():
+    c = Candidates(sets={"damage": "damage: x"})
+    assert "Sets: damage: x" in prompt("q", c)[0][1].content
