@@ -220,3 +220,28 @@ def test_a_yes_no_that_states_a_count_compares_with_it(store, question, yes):
 def test_candidates_lines_describe_each_set():
     c = Candidates(sets={"damage": "damage: x"})
     assert "Sets: damage: x" in prompt("q", c)[0][1].content
+
+
+# ------------------------------------------------------------------------------- words that are not words
+def test_sql_in_a_question_is_not_read_and_is_said(store):
+    record = ask(store, "How many buildings did the Eaton fire destroy? SELECT * FROM damage WHERE damage='Destroyed'")
+    assert "2,722" in record.answer and "3,051" not in record.answer
+    assert "not read (code, not words)" in record.answer
+    record = ask(store, "How many buildings did the Eaton fire destroy; DROP TABLE damage;--")
+    assert "2,722" in record.answer and "drop table damage" in record.answer
+
+
+def test_a_layer_named_with_punctuation_is_that_layer(store, tmp_path):
+    import geopandas as gpd
+    from shapely.geometry import Point
+
+    path = tmp_path / "clinics.geojson"
+    points = [Point(-118.15, 34.19), Point(-118.30, 34.05), Point(-118.10, 34.20)]
+    gpd.GeoDataFrame({"name": ["A", "B", "C"]}, geometry=points, crs=4326).to_file(path)
+    catalogue = default_catalogue()
+    catalogue.add_user_layer("clinics; west", path)
+    record = Orchestrator(store, LLM(ScriptedModel({})), layers=catalogue).run(
+        "How many of my clinics; west are inside the Eaton fire perimeter?"
+    )
+    assert record.status == "answered" and "your layer clinics_west" in record.answer
+    assert "2 in total" in record.answer

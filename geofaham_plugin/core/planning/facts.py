@@ -28,3 +28,5 @@ class PrepassFacts(BaseModel):
     layers: list[str] = Field(default_factory=list)  # the user's own layers the question names: user:<slug> ids
     # misspelt words read as a vocabulary word ("hosptials" -> "hospitals"), only those that changed a fact
     corrections: dict[str, str] = Field(default_factory=dict)
+    # text that is code, not words (SQL statements): not read, said in the answer
+    unread: list[str] = Field(default_factory=list)

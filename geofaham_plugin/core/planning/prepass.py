@@ -599,9 +599,18 @@ def user_entries(layers: LayerCatalogue | Iterable[UserLayer] | None) -> list[Us
     return list(cast("Iterable[UserLayer]", layers))
 
 
+#: SQL statements and injections typed into a question: code, not words; never read as damage or feature words
+SQL_TEXT = re.compile(
+    r"(?:\bselect\s+[\w*,.\s()]+?\s+from\s+\w+(?:\s+where\s+[^;?]*)?|\bdrop\s+table\s+\w+|\bdelete\s+from\s+\w+[^;?]*"
+    r"|\binsert\s+into\s+\w+[^;?]*|\bupdate\s+\w+\s+set\s+[^;?]*|\bunion\s+(?:all\s+)?select\b[^;?]*"
+    r"|'\s*or\s+'?\d+'?\s*=\s*'?\d+'?)\s*;?\s*(?:--[^\n]*)?|;\s*--[^\n]*"
+)
+
+
 def _alias_pattern(alias: str) -> re.Pattern[str]:
-    """An alias's words with any spaces, underscores, hyphens or apostrophes between them ("points d'eau"), whole."""
-    return re.compile(r"(?<![\w:])" + r"[\s_'-]+".join(re.escape(w) for w in alias.split()) + r"(?![\w:])")
+    """An alias's words with any spaces, underscores, hyphens, apostrophes or punctuation between them ("points d'eau",
+    a layer named "clinics; west"), whole."""
+    return re.compile(r"(?<![\w:])" + r"[\s_'\-;,./&+|]+".join(re.escape(w) for w in alias.split()) + r"(?![\w:])")
 
 
 QUESTION_WORD_RE = re.compile(
@@ -927,6 +936,8 @@ def prepass(
     plain = normalise(question)
     entries = user_entries(layers)
 
+    unread = [m.group().strip() for m in SQL_TEXT.finditer(plain) if m.group().strip(" ;-")]
+    plain = SQL_TEXT.sub(" ", plain)  # SQL in a question is not read ("... WHERE damage='destroyed'"): said instead
     protected = [span for _, span in extract_dates(plain)] + [span for _, span in user_layer_hits(plain, entries)]
     plain, corrections = correct_typos(plain, events, protected)
     dated = extract_dates(plain)
@@ -963,4 +974,5 @@ def prepass(
         group_by=group_by,
         layers=_unique(layer_id for layer_id, _ in layer_hits),
         corrections=corrections,
+        unread=unread,
     )

@@ -149,6 +149,7 @@ def read_specs(
     ``model``); a qualifier
     of the disaster the chosen one contradicts ("the Palisades flood") is said, never answered past."""
     read = _reconciled(llm, facts, specs, layers, aoi_artifact_id, step=step) if model else Read(specs=specs)
+    read.notes += [f"not read (code, not words): “{text}”" for text in facts.unread]
     bad = contradictions(facts.question, facts.event_id)
     if bad:
         what = "; ".join(bad)
