@@ -245,3 +245,16 @@ def test_a_layer_named_with_punctuation_is_that_layer(store, tmp_path):
     )
     assert record.status == "answered" and "your layer clinics_west" in record.answer
     assert "2 in total" in record.answer
+
+
+def test_farther_than_a_distance_looks_far_and_says_how_far(store):
+    record = ask(store, "Which hospitals sit farther than 8 km from the Eaton burn perimeter?")
+    assert record.status == "answered"
+    count = next(v.value for v in record.structured.values if v.measure == "count" and v.group is None)
+    assert count > 100, record.answer  # LA County's hospitals beyond 8 km (7 when only a 13 km ring was searched)
+    assert "looked for up to 50 km around the hazard area" in record.answer
+
+
+def test_which_one_is_nearest_is_one(store):
+    record = ask(store, "Which hospital is nearest to the Eaton fire?")
+    assert "AURORA LAS ENCINAS" in record.answer and "3 nearest" not in record.answer

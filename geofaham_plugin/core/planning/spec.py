@@ -82,6 +82,16 @@ MeasureKind = Literal["list", "count", "share", "area", "length", "sum", "mean"]
 NEAREST_SEARCH_M = 25_000.0  # how far around the reference features are fetched for "the nearest"
 NEAR_DEFAULT_M = 1_000.0  # "near" with no distance: within 1 km (stated in the answer)
 OUTSIDE_SEARCH_M = 5_000.0  # features "outside" a hazard are looked for this far around it (without an AOI)
+BEYOND_SEARCH_M = 50_000.0  # features "farther than D" from it: at least this far around it (said in the answer)
+
+
+def search_ring_m(kind: str, distance_m: float | None) -> float:
+    """How far around the reference features outside it, or beyond a distance of it, are looked for (no AOI)."""
+    if kind == "beyond":
+        return max(OUTSIDE_SEARCH_M + float(distance_m or 0), BEYOND_SEARCH_M)
+    return OUTSIDE_SEARCH_M + float(distance_m or 0)
+
+
 ROADS_AROUND_M = 2_000.0  # road access: the roads are taken this far around the hazard (ways round it)
 DAMAGE_CUT_M = 50.0  # road access cut by damage: a road within this of a damaged building is taken as blocked
 ALL_CLASSES = [c for c in DamageClass]
@@ -616,7 +626,7 @@ def _compile_one(b: _Builder, spec: AnalysisSpec) -> str:
                 if relation.kind in ("inside", "within", "nearest"):
                     around = (r, reach)
                 else:  # outside / beyond: the AOI bounds the search, else a ring around the reference
-                    around = (aoi, 0.0) if aoi else (r, OUTSIDE_SEARCH_M + float(relation.distance_m or 0))
+                    around = (aoi, 0.0) if aoi else (r, search_ring_m(relation.kind, relation.distance_m))
             s, _ = _set(b, subject, subject_aoi, around, select_all=select_all)
         base = s
         if relation.kind == "inside":
@@ -887,7 +897,8 @@ def _k(facts: PrepassFacts, text: str) -> tuple[int, str | None]:
     if m := _K_NEAR.search(text):
         n = m["n"]
         return (int(n) if n.isdigit() else _SMALL_NUMBERS[n]), None
-    if re.search(r"(?:nearest|closest)\s+(?:\w+\s+){0,2}\w+s\b|\w+s\s+(?:nearest|closest)\b", text):
+    plural = r"(?!(?:this|was|has|does|is|its)\b)\w{3,}s\b"  # "hospitals nearest", not "which hospital is nearest"
+    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", text):
         return 3, "'the nearest' (plural) taken as the 3 nearest"
     return 1, None
 
@@ -1057,6 +1068,10 @@ def spec_from_facts(
         else:
             raise SpecError("the question relates the set to nothing code can find")
 
+    if kind in ("outside", "beyond") and subject_what.startswith("features:") and not aoi_artifact_id:
+        ring = search_ring_m(kind, distance)
+        around = "the hazard area" if reference_what == "hazard" else str(reference_what).partition(":")[2]
+        implied.append(f"looked for up to {ring / 1000:g} km around {around}: features farther away are not counted")
     k, k_note = _k(facts, text) if kind == "nearest" else (1, None)
     if k_note:
         implied.append(k_note)
