@@ -14,7 +14,7 @@ from ...domain.events import get_event
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
-from ..coverage import Constraint, question_constraints
+from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..prepass import user_entries
 from ..roads import Unavailable
@@ -273,6 +273,8 @@ def read_alone(
     """Specs from the model's checked reading alone, for a question code could make no spec of (its sets and
     relation named in words code does not know); None when no model reads or its reading fails its checks."""
     if not llm.serves(READER_ROLE) or not (facts.event_id or facts.layers or aoi_artifact_id):
+        return None
+    if asks_nearest(facts) and facts.k is None:  # how many nearest is code's to read; the templates ask the model
         return None
     candidates, known = candidates_for(facts, [], layers, aoi_artifact_id, facts.event_id)
     if not candidates.sets:
