@@ -128,10 +128,20 @@ def ask(store, question: str, *readings: dict):
 
 
 def test_grades_code_found_no_word_for_take_the_model_reading(store):
-    record = ask(store, "How many Eaton buildings were reduced to ash?", {"subject": "damage", "grades": ["destroyed"]})
+    read = {"subject": "damage", "grades": ["destroyed"]}
+    record = ask(store, "How many Eaton buildings were reduced to ash?", read, read)  # read, and confirmed
     assert record.status == "answered"
     assert "2,722" in record.answer and "5,805" not in record.answer
     assert "the damage grades read as destroyed" in record.answer
+
+
+def test_what_a_second_reading_does_not_confirm_is_not_applied(store):
+    """The model alone read the grades (code found no word); read again from other examples it reads them otherwise:
+    the question was read two ways, both are computed, the answer is partial."""
+    first, second = {"subject": "damage", "grades": ["destroyed"]}, {"subject": "damage", "grades": ["major"]}
+    record = ask(store, "How many Eaton buildings were reduced to ash?", first, second)
+    assert record.status == "partial" and "read two ways" in record.answer
+    assert "2,722" in record.answer and "5,805" in record.answer
 
 
 def test_grades_read_two_ways_compute_both_and_answer_neither(store):
@@ -145,21 +155,16 @@ def test_grades_read_two_ways_compute_both_and_answer_neither(store):
 
 def test_a_share_of_a_subset(store):
     damaged = ["affected", "minor", "major", "destroyed"]
-    record = ask(
-        store,
-        "Of the structures the Eaton fire damaged, what fraction were destroyed?",
-        {"subject": "damage", "grades": ["destroyed"], "measure": "share", "share_of": damaged},
-    )
+    read = {"subject": "damage", "grades": ["destroyed"], "measure": "share", "share_of": damaged}
+    record = ask(store, "Of the structures the Eaton fire damaged, what fraction were destroyed?", read, read)
     assert record.status == "answered", record.answer
     assert "2,722 of 3,051 (89.2 %)" in record.answer
 
 
 def test_several_figures_are_never_summed(store):
-    record = ask(
-        store,
-        "In the Palisades fire, how many structures were destroyed, and how many were left undamaged?",
-        {"subject": "damage", "grades": ["destroyed", "undamaged"], "separately": True},
-    )
+    read = {"subject": "damage", "grades": ["destroyed", "undamaged"], "separately": True}
+    question = "In the Palisades fire, how many structures were destroyed, and how many were left undamaged?"
+    record = ask(store, question, read, read)
     assert record.status == "answered", record.answer
     assert "6,823" in record.answer and "4,152" in record.answer and "10,975" not in record.answer
     assert "undamaged buildings" in record.answer

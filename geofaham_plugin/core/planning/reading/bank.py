@@ -56,10 +56,10 @@ def _indexed(path: Path = BANK_FILE) -> tuple[tuple[Example, Counter[str], float
     return tuple((e, g, _norm(g)) for e in load_bank(path) for g in [_grams(e.q)])
 
 
-def similar(question: str, k: int = 4, path: Path = BANK_FILE) -> list[Example]:
-    """The ``k`` examples most like ``question``, most similar first."""
+def similar(question: str, k: int = 4, path: Path = BANK_FILE, skip: int = 0) -> list[Example]:
+    """The ``k`` examples most like ``question`` after the ``skip`` most like it, most similar first."""
     q = _grams(question)
     qn = _norm(q)
     scored = [(sum(v * g.get(t, 0) for t, v in q.items()) / (qn * n), e.id, e) for e, g, n in _indexed(path)]
     scored.sort(key=lambda x: (-x[0], x[1]))
-    return [e for _, _, e in scored[:k]]
+    return [e for _, _, e in scored[skip : skip + k]]

@@ -55,8 +55,8 @@ def class_line(name: str) -> str:
     return f"{name}: {spec.description if spec else name.replace('_', ' ')}"
 
 
-def prompt(question: str, candidates: Candidates, k: int = EXAMPLES) -> tuple[list[Message], list[str]]:
-    examples = similar(question, k)
+def prompt(question: str, candidates: Candidates, k: int = EXAMPLES, skip: int = 0) -> tuple[list[Message], list[str]]:
+    examples = similar(question, k, skip=skip)
     lines = ["Examples:"]
     for e in reversed(examples):  # the most similar last, next to the question
         lines.append(f"Q: {e.q}\nA: {json.dumps(e.a.model_dump(exclude_defaults=True), ensure_ascii=False)}")
@@ -71,14 +71,22 @@ def prompt(question: str, candidates: Candidates, k: int = EXAMPLES) -> tuple[li
 
 
 def read_question(
-    llm: LLM, question: str, candidates: Candidates, known: Known, *, step: str = "read", k: int = EXAMPLES
+    llm: LLM,
+    question: str,
+    candidates: Candidates,
+    known: Known,
+    *,
+    step: str = "read",
+    k: int = EXAMPLES,
+    skip: int = 0,
 ) -> ReadOutcome:
     """The model's reading of ``question`` checked by code; a reading whose checks fail twice comes back with its
-    problems (the answer quotes them), a model that cannot be asked with its error."""
+    problems (the answer quotes them), a model that cannot be asked with its error. ``skip``: shown the next most
+    similar examples instead (a second reading, to confirm the first)."""
     subjects = list(candidates.sets)
     references = subjects + list(candidates.references_only)
     output = narrowed(subjects, references, list(candidates.group_fields))
-    messages, ids = prompt(question, candidates, k)
+    messages, ids = prompt(question, candidates, k, skip)
     last: list[str] = []
     repaired: list[Reading] = []
 

@@ -20,9 +20,9 @@ from ..prepass import user_entries
 from ..roads import Unavailable
 from ..spec import AnalysisSpec, SpecError
 from .checks import Known, all_grades
-from .fill import Candidates, class_line, default_sets, read_question
+from .fill import EXAMPLES, Candidates, class_line, default_sets, read_question
 from .qualifiers import contradictions
-from .reconcile import Difference, classes_of, differences, overlay, project, set_ref
+from .reconcile import Difference, classes_of, differences, overlay, project, same_field, set_ref
 from .schema import MY_AREA, Reading
 
 #: What a reading's field is, in the answer's words (the field names are the schema's).
@@ -199,6 +199,15 @@ def _reconciled(
     adopt, two = _settled(diffs, code, reading, code_read)
     distance = facts.distances_m[0] if facts.distances_m else None
     result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
+    if adopt:  # the model alone reads these: a second reading from other examples must read them alike
+        second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", skip=EXAMPLES)
+        unsure = unconfirmed(reading, second.reading, adopt)
+        if "grades" in unsure:  # a share's base and one figure per grade stand on the grades
+            unsure |= adopt & {"share_of", "separately"}
+        if unsure:
+            result.notes.append("the model read " + ", ".join(FIELD_WORDS[f] for f in sorted(unsure)) + " two ways")
+            two += [d for d in diffs if d.field in unsure]
+            adopt -= unsure
     if adopt:
         try:
             specs = overlay(specs, reading, adopt, distance_m=distance, k=facts.k)
@@ -220,6 +229,8 @@ def _reconciled(
         except (ValueError, SpecError):
             alternative = []
         specs = list(specs) + [a for a in alternative if a not in specs]
+        # the alternative's grades are asked (by one reading): coverage does not take them for a narrowing unasked
+        result.constraints += _applied_constraints(reading, {d.field for d in two} & {"grades"})
         for d in two:
             result.unavailable.append(
                 Unavailable(
@@ -262,6 +273,13 @@ def _settled(
     return adopt, two
 
 
+def unconfirmed(first: Reading, second: Reading | None, fields: set[str]) -> set[str]:
+    """The fields a second reading does not read as the first did (all of them without a second reading)."""
+    if second is None:
+        return set(fields)
+    return {f for f in fields if not same_field(f, first, second)}
+
+
 def read_alone(
     llm: LLM,
     facts: PrepassFacts,
@@ -283,6 +301,9 @@ def read_alone(
     if outcome.reading is None:
         return None
     r = outcome.reading
+    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", skip=EXAMPLES)
+    if unconfirmed(r, second.reading, set(FIELD_WORDS)):
+        return None  # read two ways by the model itself, and code read nothing: the templates take the question
     ev = facts.event_id
     try:
         subject = set_ref(r.subject, ev, r.grades)

@@ -61,7 +61,8 @@ def project(specs: Sequence[AnalysisSpec]) -> Reading:
     )
 
 
-def _same(field: str, a: Reading, b: Reading) -> bool:
+def same_field(field: str, a: Reading, b: Reading) -> bool:
+    """Whether two readings read ``field`` alike (every grade and no grade are alike; count and list too)."""
     if field in ("grades", "share_of"):
         x, y = getattr(a, field), getattr(b, field)
         return (all_grades(x) and all_grades(y)) or set(x) == set(y)
@@ -75,7 +76,7 @@ def differences(code: Reading, model: Reading, code_read: set[str], *, has_aoi: 
     model = _normal(model, code, has_aoi)
     out = []
     for field in FIELDS:
-        if not _same(field, code, model):
+        if not same_field(field, code, model):
             out.append(
                 Difference(
                     field=field,
@@ -178,4 +179,4 @@ def classes_of(grades: Sequence[str]) -> list[DamageClass]:
     return [] if all_grades(grades) else [grade_class(g) for g in sorted(set(grades), key=GRADES.index)]
 
 
-__all__ = ["Difference", "classes_of", "differences", "overlay", "project", "set_ref"]
+__all__ = ["Difference", "classes_of", "differences", "overlay", "project", "same_field", "set_ref"]
