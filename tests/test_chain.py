@@ -14,7 +14,7 @@ from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.chain import chain_from_facts
 from geofaham_plugin.core.planning.prepass import prepass
-from geofaham_plugin.core.planning.spec import SpecError
+from geofaham_plugin.core.planning.spec_schema import SpecError
 
 CLINICS = """id,name,beds,wkt_geom
 1,Clinic A,12,POINT (-0.40 39.45)

@@ -23,7 +23,7 @@ from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
 from geofaham_plugin.core.orchestrator.runlog import RunRecord
 from geofaham_plugin.core.planning.coverage import Constraint
-from geofaham_plugin.core.planning.spec import AnalysisSpec, Relation, SetRef
+from geofaham_plugin.core.planning.spec_schema import AnalysisSpec, Relation, SetRef
 
 
 # ------------------------------------------------------------------------------------------ detection

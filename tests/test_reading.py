@@ -18,7 +18,7 @@ from geofaham_plugin.core.planning.reading.fill import Candidates, prompt, read_
 from geofaham_plugin.core.planning.reading.qualifiers import contradictions
 from geofaham_plugin.core.planning.reading.read import candidates_for
 from geofaham_plugin.core.planning.reading.schema import Reading
-from geofaham_plugin.core.planning.spec import spec_from_facts
+from geofaham_plugin.core.planning.spec_read import spec_from_facts
 
 
 def reading(**kw) -> Reading:

@@ -27,7 +27,8 @@ from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.coverage import ExecutedStep, check_coverage, question_constraints
 from geofaham_plugin.core.planning.prepass import prepass
-from geofaham_plugin.core.planning.spec import compile_specs, spec_from_facts
+from geofaham_plugin.core.planning.spec_compile import compile_specs
+from geofaham_plugin.core.planning.spec_read import spec_from_facts
 
 CATARROJA = "Which schools in Catarroja can still reach the fire station by road after the EMSR773 flood?"
 EATON = "Which hospitals lie within 1 km of the Eaton fire damage, and which of them are still reachable by road?"

@@ -15,14 +15,9 @@ from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.planner import Planner
 from geofaham_plugin.core.planning.prepass import prepass
-from geofaham_plugin.core.planning.spec import (
-    AnalysisSpec,
-    Relation,
-    SetRef,
-    SpecError,
-    compile_specs,
-    spec_from_facts,
-)
+from geofaham_plugin.core.planning.spec_compile import compile_specs
+from geofaham_plugin.core.planning.spec_read import spec_from_facts
+from geofaham_plugin.core.planning.spec_schema import AnalysisSpec, Relation, SetRef, SpecError
 
 EATON_DINS = "eaton-2025/DINS_2025_Eaton_Public_View_2025-01-14.geojson"
 ALTADENA_BOX = (-118.16, 34.17, -118.10, 34.20)

@@ -23,7 +23,9 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
 from .prepass import normalise, user_entries, user_layer_hits
-from .spec import SpecError, _Builder, _layer_filters
+from .spec_compile import StepBuilder
+from .spec_read import _layer_filters
+from .spec_schema import SpecError
 from .values import WhereNotSaid, field_grouping, where_said
 
 ArgKind = str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity
@@ -296,7 +298,7 @@ def chain_from_facts(
     )
 
 
-def _kept(b: _Builder, s: str, filters: dict[str, list[str]]) -> str:
+def _kept(b: StepBuilder, s: str, filters: dict[str, list[str]]) -> str:
     """filter_values steps keeping the values the instruction singles out of the layer step ``s`` made."""
     for field, values in filters.items():
         s = b.add(
@@ -310,7 +312,7 @@ def _kept(b: _Builder, s: str, filters: dict[str, list[str]]) -> str:
 
 def compile_chain(chain: Chain) -> Plan:
     """load_layer, then each operation on the previous step's layer (a second layer loaded once)."""
-    b = _Builder()
+    b = StepBuilder()
     if chain.operations == ["file_manifest"]:  # the file's layers, CRS, types and counts: no layer to load
         b.add("file_manifest", "List the layers of the file", {"layer_id": chain.layer_id}, {})
         return Plan(steps=b.steps, rationale="operations: file_manifest")

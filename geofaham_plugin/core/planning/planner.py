@@ -34,7 +34,9 @@ from .identify import require_identified
 from .plan import Plan, TaskLedger
 from .reading.read import Read, read_alone, read_specs
 from .roads import Unavailable, routable
-from .spec import AnalysisSpec, SpecDraft, SpecError, asks_imagery, compile_specs, spec_from_facts
+from .spec_compile import compile_specs
+from .spec_read import asks_imagery, spec_from_facts
+from .spec_schema import AnalysisSpec, SpecDraft, SpecError
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
 

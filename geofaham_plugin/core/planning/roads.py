@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from ..domain.events import get_event
 from ..engines.layers import LayerCatalogue
 from ..engines.osm.extracts import local_extracts
-from .spec import AnalysisSpec
+from .spec_schema import AnalysisSpec
 
 
 class Unavailable(BaseModel):

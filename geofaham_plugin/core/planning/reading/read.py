@@ -18,7 +18,7 @@ from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..prepass import user_entries
 from ..roads import Unavailable
-from ..spec import AnalysisSpec, SpecError
+from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
 from .fill import EXAMPLES, Candidates, class_line, default_sets, read_question
 from .qualifiers import contradictions

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from ...domain.damage import DamageClass
-from ..spec import AnalysisSpec, Relation, SetRef
+from ..spec_schema import AnalysisSpec, Relation, SetRef
 from .checks import all_grades
 from .schema import GRADES, MY_AREA, Reading, class_grade, grade_class
 
