@@ -24,9 +24,8 @@ from .operations import operations, operations_asked
 from .plan import Plan
 from .prepass import normalise, user_entries, user_layer_hits
 from .spec_compile import StepBuilder
-from .spec_read import _layer_filters
 from .spec_schema import SpecError
-from .values import WhereNotSaid, field_grouping, where_said
+from .values import WhereNotSaid, field_grouping, layer_filters, where_said
 
 ArgKind = str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity
 
@@ -284,8 +283,8 @@ def chain_from_facts(
     first = [i for i, (_, name, _) in enumerate(asked) if name == "filter_where" and subject.field(args[i]["field"])]
     order = first + [i for i in range(len(asked)) if i not in first]
     asked, args = [asked[i] for i in order], [args[i] for i in order]
-    filters = {} if "filter_where" in [n for _, n, _ in asked] else _layer_filters(text, subject, names=False)
-    second_filters = _layer_filters(text, entries[second], names=True) if second else {}
+    filters = {} if "filter_where" in [n for _, n, _ in asked] else layer_filters(text, subject, names=False)
+    second_filters = layer_filters(text, entries[second], names=True) if second else {}
     return Chain(
         layer_id=subject.id,
         second_layer_id=second,

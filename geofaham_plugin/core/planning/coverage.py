@@ -149,18 +149,21 @@ class ExecutedStep(BaseModel):
 
 # ------------------------------------------------------------------------------------------ finding
 @cache
-def _imagery_words() -> re.Pattern[str]:
-    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["imagery_words"]
+def words_pattern(group: str) -> re.Pattern[str]:
+    """A list of the constraint words (``hazard_words``, ``imagery_words``, ``type_grouping``) as one pattern of
+    whole words, matched on the normalised question."""
+    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))[group]
     return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
 
 
 def imagery_said(text: str) -> bool:
     """Whether the (normalised) question says an imagery or raster word (``imagery_words``)."""
-    return bool(_imagery_words().search(text))
+    return bool(words_pattern("imagery_words").search(text))
 
 
 @cache
-def _vocabulary() -> dict[str, dict[str, re.Pattern[str]]]:
+def constraint_words() -> dict[str, dict[str, re.Pattern[str]]]:
+    """The measure and relation words: {"measures" | "relations": {name: pattern}}."""
     raw = json.loads(WORDS_FILE.read_text(encoding="utf-8"))
     return {
         group: {
@@ -236,9 +239,9 @@ def question_constraints(
     per_feature = _per_feature_words(facts.layers)
     if facts.group_by:
         found.append(Constraint(kind="group_by", value=facts.group_by, phrase=f"by {facts.group_by}"))
-    elif m := _free_match(_type_grouping(), text, spans, per_feature):
+    elif m := _free_match(words_pattern("type_grouping"), text, spans, per_feature):
         found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))  # "which types ... of each"
-    vocab = _vocabulary()
+    vocab = constraint_words()
     for measure, pattern in vocab["measures"].items():
         if m := _free_match(pattern, text, spans):
             found.append(Constraint(kind="measure", value=measure, phrase=m.group(0)))
@@ -278,7 +281,7 @@ def _exclusions(text: str) -> list[Constraint]:
     for m in EXCLUDED.finditer(text):
         if DAMAGE_RE.search(text[m.start("what") : m.end("what") + 40]) or _NOT_EXCLUDED.match(m["what"]):
             continue
-        relations = _vocabulary()["relations"].values()  # "were not flooded": outside the flood, a relation
+        relations = constraint_words()["relations"].values()  # "were not flooded": outside the flood, a relation
         if any(r.search(text, m.start(), m.end() + 12) for r in relations):
             continue
         said = text[m.start() : m.end()]
@@ -491,12 +494,6 @@ def _applies_feature_class(c: Constraint, s: ExecutedStep) -> bool:
     return False
 
 
-@cache
-def _type_grouping() -> re.Pattern[str]:
-    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["type_grouping"]
-    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
-
-
 def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
     if c.value == "type":  # a breakdown by kind: any grouping step
         return bool(s.args.get("by")) or s.tool == "count_in_zones"
@@ -701,7 +698,7 @@ def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
 
 def asks_nearest(facts: PrepassFacts) -> bool:
     """Whether the question asks for the nearest features at all ("3 nearest", "closest", "mas cercanos")."""
-    return facts.k is not None or bool(_vocabulary()["relations"]["nearest"].search(normalise(facts.question)))
+    return facts.k is not None or bool(constraint_words()["relations"]["nearest"].search(normalise(facts.question)))
 
 
 def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedStep]) -> list[str]:

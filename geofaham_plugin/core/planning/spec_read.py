@@ -6,10 +6,8 @@ pre-pass facts and the constraint words, code first; what code cannot decide com
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from functools import cache
 
 from ..agents.transforms import WhereArgs
 from ..domain.damage import ANY_DAMAGE
@@ -18,19 +16,18 @@ from ..domain.feature_classes import feature_class_specs
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import (
-    EXCLUDED,
-    WORDS_FILE,
-    _type_grouping,
-    _vocabulary,
+    constraint_words,
     imagery_said,
     named_event_groups,
     question_constraints,
+    words_pattern,
 )
 from .facts import PrepassFacts
 from .prepass import (
     DAMAGE_RE,
     DISTANCE_RE,
     ENTITY_WORDS,
+    EXCLUDED,
     blank_spans,
     damage_values,
     field_mentions,
@@ -54,34 +51,27 @@ from .spec_schema import (
     search_ring_m,
 )
 from .templates import GROUP_BY_FIELDS
-from .values import PEOPLE as _PEOPLE
-from .values import POPULATION_FIELDS as _POPULATION_FIELDS
-from .values import ZONES_BEFORE as _ZONES_BEFORE
 from .values import (
+    PEOPLE,
+    POPULATION_FIELDS,
+    ZONES_BEFORE,
     WhereNotSaid,
     comparisons,
+    field_grouping,
     field_pattern,
-    narrows,
+    layer_filters,
+    position,
     residential_values,
+    storey_values,
+    structure_values,
+    value_matches,
     where_said,
     year_comparisons,
-    yes_no_said,
 )
-from .values import field_grouping as _field_grouping
-from .values import position as _position
-from .values import storey_values as _storey_values
-from .values import structure_values as _structure_values
-from .values import value_matches as _value_matches
-
-
-@cache
-def _words_re(group: str) -> re.Pattern[str]:
-    words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))[group]
-    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
 
 
 def _hazard_re() -> re.Pattern[str]:
-    return _words_re("hazard_words")
+    return words_pattern("hazard_words")
 
 
 def asks_imagery(facts: PrepassFacts, layers: LayerCatalogue | None = None) -> bool:
@@ -105,12 +95,12 @@ _BEFORE_AFTER = re.compile(
 
 def _road_access_said(text: str) -> bool:
     """Whether the (normalised) question asks road access (``relations.road_access`` of the constraint words)."""
-    return bool(_vocabulary()["relations"]["road_access"].search(text))
+    return bool(constraint_words()["relations"]["road_access"].search(text))
 
 
 def _damage_position(text: str) -> int | None:
     m = DAMAGE_RE.search(text)
-    building = _position(text, ENTITY_WORDS.get("buildings", ()))
+    building = position(text, ENTITY_WORDS.get("buildings", ()))
     places = [p for p in (m.start() if m else None, building) if p is not None]
     return min(places, default=None)
 
@@ -177,14 +167,14 @@ def spec_from_facts(
     for cls in facts.target_entities:
         if cls == "buildings":
             continue
-        pos = _position(text, ENTITY_WORDS.get(cls, (cls,)))
+        pos = position(text, ENTITY_WORDS.get(cls, (cls,)))
         named.append((pos if pos is not None else len(text), None, f"features:{cls}"))
     layer_at = {layer_id: span[0] for layer_id, span in reversed(user_layer_hits(text, user_entries(layers)))}
     entries_of = {e.id: e for e in user_entries(layers)}
     for layer_id in facts.layers:
         named.append((layer_at.get(layer_id, len(text)), None, f"layer:{layer_id}"))
     named_raster = any(getattr(entries_of.get(i), "role", None) == "values" for i in facts.layers)
-    if not named_raster and (people := _PEOPLE.search(text)):  # "how many people live in ...": your population raster
+    if not named_raster and (people := PEOPLE.search(text)):  # "how many people live in ...": your population raster
         populations = [e for e in user_entries(layers) if e.role == "values" and _POPULATION_WORDS & set(e.aliases)]
         if len(populations) == 1:
             named.append((people.start(), None, f"layer:{populations[0].id}"))
@@ -225,12 +215,12 @@ def spec_from_facts(
         named = [
             n
             for n in named
-            if not (n[2].startswith("features:") and _value_matches(text, values, ENTITY_WORDS.get(n[2][9:], ())))
+            if not (n[2].startswith("features:") and value_matches(text, values, ENTITY_WORDS.get(n[2][9:], ())))
         ]
     zones_what: str | None = None
     for pos, _, what in named[1:]:  # "in each evacuation zone", "per district": polygons to count in
         entry = entries.get(what.partition(":")[2]) if what.startswith("layer:") else None
-        if entry is not None and entry.role == "area" and _ZONES_BEFORE.search(text[max(0, pos - 24) : pos]):
+        if entry is not None and entry.role == "area" and ZONES_BEFORE.search(text[max(0, pos - 24) : pos]):
             zones_what = what
     if zones_what:
         named = [n for n in named if n[2] != zones_what]
@@ -366,13 +356,13 @@ def spec_from_facts(
     field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") and not raster else None
     group_by = facts.group_by
     if subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])):
-        own = _field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
+        own = field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
         if group_by is None or (own and GROUP_BY_FIELDS.get(group_by, group_by) not in {f.name for f in entry.fields}):
             group_by = own or group_by  # "by damage" of a layer with a field damage, not the disasters' damage_class
-    if group_by is None and subject_what.startswith("features:") and _type_grouping().search(text):
+    if group_by is None and subject_what.startswith("features:") and words_pattern("type_grouping").search(text):
         keys = feature_class_specs()[subject_what[9:]].keys if subject_what[9:] in feature_class_specs() else ()
         group_by = keys[0] if keys else None  # "which land-use types, how many hectares of each": by landuse
-    if group_by is None and subject_what == "damage" and (m := _type_grouping().search(text)):
+    if group_by is None and subject_what == "damage" and (m := words_pattern("type_grouping").search(text)):
         group_by = "structure type"  # "break them down", "which kinds were destroyed": the inspected structure's type
         implied.append(f"'{m.group(0)}' taken as by structure type")
     zones = _set_ref(zones_what, None, facts) if zones_what else None
@@ -396,7 +386,7 @@ def spec_from_facts(
     def filters_part(found: dict[str, list[str]]) -> bool:
         """ "what share of the destroyed structures were commercial": the damage said before the kept values."""
         said = DAMAGE_RE.search(kept)
-        value_at = _position(kept, [layer_words(v)[0] for values in found.values() for v in values])
+        value_at = position(kept, [layer_words(v)[0] for values in found.values() for v in values])
         return measure == "share" and said is not None and value_at is not None and said.start() < value_at
 
     def damage_filters(event: int | None) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -409,13 +399,13 @@ def spec_from_facts(
         out: list[str] = []
         readings: list[str] = []
         if taken_out:  # "excluding mobile homes", "not counting garages" (Utility Misc Structure)
-            out = _value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
-            named_out, readings = _structure_values(taken_out, domain[1])
+            out = value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
+            named_out, readings = structure_values(taken_out, domain[1])
             out += [v for v in named_out or [] if v not in out]
-        named, readings_kept = _structure_values(kept, domain[1])
+        named, readings_kept = structure_values(kept, domain[1])
         readings += readings_kept
-        storeys, storey_said = _storey_values(kept, domain[1])
-        if matched := _value_matches(kept, domain[1], exclude=class_words_named, first_word=True):
+        storeys, storey_said = storey_values(kept, domain[1])
+        if matched := value_matches(kept, domain[1], exclude=class_words_named, first_word=True):
             keep = matched + [v for v in named or [] if v not in matched]
         elif named is not None:  # "apartments", "garages": the types the data spells otherwise (said how)
             keep = named
@@ -437,7 +427,7 @@ def spec_from_facts(
     if subject_what == "damage" and events:
         filters = damage_filters(events[0])[0]
     elif subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])) is not None:
-        filters = _layer_filters(kept, entry, names=False)
+        filters = layer_filters(kept, entry, names=False)
         if own_grades is not None and own_grades[0] == entry.id and facts.damage_classes:
             _, field, grades = own_grades
             graded = [v for c in facts.damage_classes for v in grades.get(c, [])]
@@ -482,7 +472,7 @@ def spec_from_facts(
             reference = _set_ref(reference_what, ev, facts, as_reference=True)
             if reference.kind == "layer" and (ref_entry := entries.get(str(reference.layer_id))) is not None:
                 # "inside camp Bravo", "within 1 km of the open shelters": the reference's own values
-                ref_filters = {k: v for k, v in _layer_filters(text, ref_entry, names=True).items() if k not in filters}
+                ref_filters = {k: v for k, v in layer_filters(text, ref_entry, names=True).items() if k not in filters}
                 reference = reference.model_copy(update={"filters": ref_filters})
                 if wheres.get(subject_what) is None:
                     reference = reference.model_copy(update={"where": wheres.get(reference_what)})
@@ -581,8 +571,8 @@ def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text:
         return []
     numeric = [f for f in entry.fields if f.type in ("integer", "real")]
     said = [f.name for f in numeric if field_pattern(f).search(text)]
-    if not said and _PEOPLE.search(text):  # "how many people live in ...": a population field
-        said = [f.name for f in numeric if set(layer_words(f.name)) & _POPULATION_FIELDS]
+    if not said and PEOPLE.search(text):  # "how many people live in ...": a population field
+        said = [f.name for f in numeric if set(layer_words(f.name)) & POPULATION_FIELDS]
     condition = _where_of(text, entry)  # "with a capacity over 5000": a condition on the field, not its sum
     return [name for name in said if condition is None or name != condition.field]
 
@@ -597,7 +587,7 @@ _AT_LEAST = re.compile(
     r"\s*(?P<a>-?\d+(?:\.\d+)?)|(?P<b>-?\d+(?:\.\d+)?)\s*(?:or\s+(?:more|higher|above)|o\s+mas|ou\s+plus|ou\s+mais)"
 )
 # words in the name of a population raster (WorldPop, GHS-POP, LandScan ...)
-_POPULATION_WORDS = _POPULATION_FIELDS | {"worldpop", "ghs pop", "landscan", "populacao", "personas", "pessoas"}
+_POPULATION_WORDS = POPULATION_FIELDS | {"worldpop", "ghs pop", "landscan", "populacao", "personas", "pessoas"}
 
 
 def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer], text: str) -> str:
@@ -629,37 +619,21 @@ def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
         return None
 
 
-def _layer_filters(text: str, entry: UserLayer, names: bool) -> dict[str, list[str]]:
-    """The values of a layer of yours the question names, as filters: a category value ("open clinics"), a yes/no
-    field said as an adjective ("functional water points"); with ``names``, a feature by its name too ("camp
-    Bravo": a reference the question singles out)."""
-    filters: dict[str, list[str]] = {}
-    for f in entry.fields:
-        if (said := yes_no_said(text, f)) is not None:
-            if narrows(f, said[1]):
-                filters[f.name] = [str(v) for v in said[1]]
-            continue
-        category = f.type == "text" and f.values and (names or f.name != entry.name_field)
-        if category and (matched := _value_matches(text, [str(v) for v in f.values or []])) and narrows(f, matched):
-            filters[f.name] = matched
-    return filters
-
-
 def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[str]:
     """The narrower kinds of ``feature_class`` the question names ("hospitals" of healthcare), unless every
     local source of the class for the event is of those kinds already (HIFLD hospitals: no step needed)."""
     spec = feature_class_specs().get(feature_class)
     if spec is None:
         return []
-    named = [kind for kind, k in spec.kinds.items() if _position(text, k.words) is not None]
+    named = [kind for kind, k in spec.kinds.items() if position(text, k.words) is not None]
     rest = text  # the question without the kinds' own words ("power" of "power poles" asks for no class)
     for k in spec.kinds.values():
         for word in sorted(k.words, key=len, reverse=True):
             rest = re.sub(rf"(?<!\w){re.escape(normalise(word))}(?:e?s)?(?!\w)", " ", rest)
     generic = [w for w in spec.words if not any(w in k.words for k in spec.kinds.values())]
     # "bridges open to vehicles", "puentes abiertos al tráfico rodado": a qualifier of the class names the kind
-    qualified = [kind for kind, k in spec.kinds.items() if k.qualifiers and _position(text, k.qualifiers) is not None]
-    if not named or _position(rest, generic) is not None:  # "health facilities, hospitals included": the class
+    qualified = [kind for kind, k in spec.kinds.items() if k.qualifiers and position(text, k.qualifiers) is not None]
+    if not named or position(rest, generic) is not None:  # "health facilities, hospitals included": the class
         named = []
     named = list(dict.fromkeys(named + qualified))
     if not named:

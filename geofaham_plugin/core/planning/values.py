@@ -107,6 +107,22 @@ def yes_no_said(text: str, f: UserField) -> tuple[str, list] | None:
     return text[start : m.end()], keep
 
 
+def layer_filters(text: str, entry: UserLayer, names: bool) -> dict[str, list[str]]:
+    """The values of a layer of yours the question names, as filters: a category value ("open clinics"), a yes/no
+    field said as an adjective ("functional water points"); with ``names``, a feature by its name too ("camp
+    Bravo": a reference the question singles out)."""
+    filters: dict[str, list[str]] = {}
+    for f in entry.fields:
+        if (said := yes_no_said(text, f)) is not None:
+            if narrows(f, said[1]):
+                filters[f.name] = [str(v) for v in said[1]]
+            continue
+        category = f.type == "text" and f.values and (names or f.name != entry.name_field)
+        if category and (matched := value_matches(text, [str(v) for v in f.values or []])) and narrows(f, matched):
+            filters[f.name] = matched
+    return filters
+
+
 # "more than 5000", "at least 10", "over 2,000", "fewer than 3", "mas de 50", "plus de 50"; a distance or a share
 # is not one (followed by a unit of length or a percent sign). The word after the number, if any, is its unit.
 COMPARISON = re.compile(
