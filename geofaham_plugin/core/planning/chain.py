@@ -22,7 +22,7 @@ from .coverage import question_constraints
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
-from .prepass import normalise, user_entries, user_layer_hits
+from .prepass import PAIR_WORDS, SMALL_NUMBER_WORDS, normalise, user_entries, user_layer_hits
 from .spec_compile import StepBuilder
 from .spec_schema import SpecError
 from .values import WhereNotSaid, field_grouping, layer_filters, where_said
@@ -44,14 +44,14 @@ _FILENAME = re.compile(
     r"(?<![\w/\\.-])([A-Za-z0-9][A-Za-z0-9_.-]{0,80}\.(?:gpkg|geojson|shp|fgb|parquet|csv|kml))\b", re.I
 )
 _GEOMETRY = re.compile(r"\b(points?|lines?|polygons?)\b")
+# how many nearest: one, and two to five in English, Spanish, French and Portuguese (not the words for a pair)
+_K_WORDS = {
+    word: n for word, n in SMALL_NUMBER_WORDS.items() if word == "one" or (2 <= n <= 5 and word not in PAIR_WORDS)
+}
 _K = re.compile(
-    r"\b(\d+|one|two|three|four|five|dos|tres|cuatro|cinco|deux|trois|quatre|cinq|dois|duas|quatro)\s+"
+    rf"\b(\d+|{'|'.join(_K_WORDS)})\s+"
     r"(?:\w+\s+){0,2}(?:nearest|closest|mas\s+cercan|(?:les\s+)?plus\s+proches|mais\s+proxim)"
 )
-_K_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "deux": 2,
-    "trois": 3, "quatre": 4, "cinq": 5, "dois": 2, "duas": 2, "quatro": 4,
-}  # fmt: skip
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
 
 

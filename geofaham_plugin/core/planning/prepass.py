@@ -77,6 +77,17 @@ NUMBER_WORDS = {
     "hundred": 100,
 }
 FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}
+#: the words for a pair: two ("the pair of schools closest")
+PAIR_WORDS = {"pair": 2, "couple": 2, "paire": 2, "par": 2}
+#: the small numbers said before "nearest" ("the two schools closest", "las dos escuelas mas cercanas"): English (one
+#: to ten, of NUMBER_WORDS), Spanish, French and Portuguese, and the words for a pair
+SMALL_NUMBER_WORDS: dict[str, int] = {
+    **{word: n for word, n in NUMBER_WORDS.items() if n <= 10 and word not in ("a", "an")},
+    "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5,
+    "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5,
+    "um": 1, "uma": 1, "dois": 2, "duas": 2, "quatro": 4,
+    **PAIR_WORDS,
+}  # fmt: skip
 
 UNIT_METRES = {
     "km": 1000.0,

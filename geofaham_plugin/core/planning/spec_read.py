@@ -28,6 +28,7 @@ from .prepass import (
     DISTANCE_RE,
     ENTITY_WORDS,
     EXCLUDED,
+    SMALL_NUMBER_WORDS,
     blank_spans,
     damage_values,
     field_mentions,
@@ -105,15 +106,8 @@ def _damage_position(text: str) -> int | None:
     return min(places, default=None)
 
 
-_SMALL_NUMBERS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5,
-    "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5,
-    "um": 1, "uma": 1, "dois": 2, "duas": 2, "quatro": 4,
-    "pair": 2, "couple": 2, "paire": 2, "par": 2,
-}  # fmt: skip
 _K_NEAR = re.compile(
-    r"(?<!\w)(?P<n>\d{1,3}|" + "|".join(_SMALL_NUMBERS) + r")\s+(?:[a-z']+\s+){0,4}?"
+    r"(?<!\w)(?P<n>\d{1,3}|" + "|".join(SMALL_NUMBER_WORDS) + r")\s+(?:[a-z']+\s+){0,4}?"
     r"(?:nearest|closest|mas\s+cercan|mas\s+proxim|plus\s+proches?|mais\s+proxim)"
 )
 
@@ -125,7 +119,7 @@ def _k(facts: PrepassFacts, text: str) -> tuple[int, str | None]:
         return facts.k, None
     if m := _K_NEAR.search(text):
         n = m["n"]
-        return (int(n) if n.isdigit() else _SMALL_NUMBERS[n]), None
+        return (int(n) if n.isdigit() else SMALL_NUMBER_WORDS[n]), None
     plural = r"(?!(?:this|was|has|does|is|its)\b)\w{3,}s\b"  # "hospitals nearest", not "which hospital is nearest"
     if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", text):
         return 3, "'the nearest' (plural) taken as the 3 nearest"
