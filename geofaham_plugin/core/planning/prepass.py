@@ -89,6 +89,22 @@ SMALL_NUMBER_WORDS: dict[str, int] = {
     **PAIR_WORDS,
 }  # fmt: skip
 
+#: how a question compares a number ("more than 5000", "at least 10", "mas de 50") -> the operator
+COMPARISON_WORDS: dict[str, tuple[str, ...]] = {
+    ">": ("more than", "greater than", "higher than", "bigger than", "larger than", "over", "above", "exceeding",
+          "mas de", "plus de", "mais de", "superior a"),
+    "<": ("less than", "fewer than", "lower than", "smaller than", "under", "below", "menos de", "moins de",
+          "inferior a"),
+    ">=": ("at least", "no less than", "au moins", "al menos", "pelo menos"),
+    "<=": ("at most", "no more than"),
+}  # fmt: skip
+#: how a question compares a year ("built before 1990", "after 2005", "since 1985", "antes de 1990") -> the operator
+YEAR_COMPARISON_WORDS: dict[str, tuple[str, ...]] = {
+    "<": ("before", "prior to", "earlier than", "older than", "antes de", "avant"),
+    ">": ("after", "later than", "newer than", "more recent than", "despues de", "apres", "depois de"),
+    ">=": ("since", "desde", "depuis"),
+}
+
 UNIT_METRES = {
     "km": 1000.0,
     "kms": 1000.0,
@@ -249,7 +265,7 @@ GROUP_WORDS: dict[str, str] = {
 # --- Patterns ----------------------------------------------------------------------------------
 
 
-def _alternation(words: Iterable[str]) -> str:
+def alternation(words: Iterable[str]) -> str:
     """Longest first, so that "kilometres" wins over "km" and "pacific palisades" over "palisades"."""
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
 
@@ -262,10 +278,10 @@ def _plural(phrase: str) -> str:
     return pattern + ("(?:es)?" if re.search(r"(?:s|x|ch|sh)$", phrase) else "s?")
 
 
-_NUM = _alternation(NUMBER_WORDS)
-_COUNT = _alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
-_UNIT = _alternation(UNIT_METRES)
-_MONTH = _alternation(MONTHS)
+_NUM = alternation(NUMBER_WORDS)
+_COUNT = alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
+_UNIT = alternation(UNIT_METRES)
+_MONTH = alternation(MONTHS)
 # "1,500" groups thousands; "1,5" and "2,25" are decimal commas (Spanish, French, Portuguese)
 _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?!,\d)|\d+,\d{1,2}(?!\d)|\.\d+"
 
@@ -449,7 +465,7 @@ GRADE_PERCENTS: list[tuple[re.Pattern[str], DamageClass]] = [
     (re.compile(r"(?<![\d.])1\s*(?:-|to|a)\s*9\s*%"), DamageClass.affected),
     (re.compile(r"(?<![\d.])10\s*(?:-|to|a)\s*25\s*%"), DamageClass.minor),
     (re.compile(r"(?<![\d.])26\s*(?:-|to|a)\s*50\s*%"), DamageClass.major),
-    (re.compile(r"(?:>|more\s+than|over|above|mas\s+de|plus\s+de|mais\s+de)\s*50\s*%"), DamageClass.destroyed),
+    (re.compile(rf"(?:>|{alternation(COMPARISON_WORDS['>'])})\s*50\s*%"), DamageClass.destroyed),
 ]
 
 
@@ -538,7 +554,7 @@ def alias_hits(text: str, events: list[DisasterEvent]) -> list[tuple[str, Span]]
     spellings = set().union(*map(event_spellings, events))
     if not spellings:
         return []
-    pattern = re.compile(rf"(?<!\w)(?:{_alternation(spellings)})(?!\w)")
+    pattern = re.compile(rf"(?<!\w)(?:{alternation(spellings)})(?!\w)")
     return [(re.sub(r"\s+", " ", m.group()), m.span()) for m in pattern.finditer(text)]
 
 

@@ -24,11 +24,13 @@ from .coverage import (
 )
 from .facts import PrepassFacts
 from .prepass import (
+    COMPARISON_WORDS,
     DAMAGE_RE,
     DISTANCE_RE,
     ENTITY_WORDS,
     EXCLUDED,
     SMALL_NUMBER_WORDS,
+    alternation,
     blank_spans,
     damage_values,
     field_mentions,
@@ -641,7 +643,7 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
 
 # words that say how a distance applies: "within 5 km", "5 km from", "a 2 km radius", "a menos de 1 km"
 _DISTANCE_SAID = re.compile(
-    r"(?:within|inside\s+of|up\s+to|less\s+than|under|no\s+more\s+than|at\s+most|menos\s+de|moins\s+de"
+    rf"(?:within|inside\s+of|up\s+to|{alternation([*COMPARISON_WORDS['<'], *COMPARISON_WORDS['<=']])}"
     r"|dentro\s+de|hasta|jusqu\W?a|ate|a)\s+(?:\S+\s+){0,2}$"
     r"|^\s*(?:\S+\s+){0,2}?(?:of|from|around|away|radius|buffer|distance|de|del|da|do|du|des|autour|alrededor"
     r"|em\s+torno|ao\s+redor|desde|depuis|a\s+partir)\b"

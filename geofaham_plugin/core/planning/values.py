@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ..domain.layer_names import layer_words
 from ..engines.layers import UserField, UserLayer
-from .prepass import normalise
+from .prepass import COMPARISON_WORDS, YEAR_COMPARISON_WORDS, alternation, normalise
 
 # words too general to name a category value on their own ("house", "yes", "other")
 GENERIC_VALUE_WORDS = frozenset(
@@ -126,34 +126,23 @@ def layer_filters(text: str, entry: UserLayer, names: bool) -> dict[str, list[st
 # "more than 5000", "at least 10", "over 2,000", "fewer than 3", "mas de 50", "plus de 50"; a distance or a share
 # is not one (followed by a unit of length or a percent sign). The word after the number, if any, is its unit.
 COMPARISON = re.compile(
-    r"(?<!\w)(?P<op>(?:more|greater|higher|bigger|larger|less|fewer|lower|smaller)\s+than|over|under|above|below|"
-    r"exceeding|at\s+least|at\s+most|no\s+more\s+than|no\s+less\s+than|mas\s+de|menos\s+de|plus\s+de|moins\s+de|"
-    r"mais\s+de|au\s+moins|al\s+menos|pelo\s+menos|superior\s+a|inferior\s+a)\s+(?P<n>\d[\d,]*(?:\.\d+)?)(?![\d,.]\d|\d)"
+    rf"(?<!\w)(?P<op>{alternation(w for said in COMPARISON_WORDS.values() for w in said)})\s+(?P<n>\d[\d,]*(?:\.\d+)?)"
+    r"(?![\d,.]\d|\d)"
     r"(?!\s*(?:%|percent|por\s*ciento|pour\s*cent|km|m\b|metres|meters|metros|miles?|mi\b|ft|feet|kilomet|minutes?|min\b|h\b|hours?))"
     r"(?:\s+(?P<unit>[a-z_]+))?"
 )
-_OPS = {
-    ">": ("more than", "greater than", "higher than", "bigger than", "larger than", "over", "above", "exceeding",
-          "mas de", "plus de", "mais de", "superior a"),
-    "<": ("less than", "fewer than", "lower than", "smaller than", "under", "below", "menos de", "moins de",
-          "inferior a"),
-    ">=": ("at least", "no less than", "au moins", "al menos", "pelo menos"),
-    "<=": ("at most", "no more than"),
-}  # fmt: skip
-_OP_OF = {" ".join(words.split()): op for op, said in _OPS.items() for words in said}
 #: a year compared ("built before 1990", "after 2005", "since 1985", "antes de 1990"): a number comparison of a
 #: layer of yours only (a disaster's imagery dates are the pre-pass's); a date ("after 2025-01-07") is not one
 YEAR_COMPARISON = re.compile(
-    r"(?<!\w)(?P<op>before|after|since|prior\s+to|earlier\s+than|later\s+than|older\s+than|newer\s+than"
-    r"|more\s+recent\s+than|antes\s+de|despues\s+de|desde|avant|apres|depuis|depois\s+de)\s+(?:the\s+year\s+|el\s+ano\s+|l'annee\s+|o\s+ano\s+)?"
-    r"(?P<n>1[5-9]\d\d|20\d\d)(?![\d/.-]\d|\d)"
+    rf"(?<!\w)(?P<op>{alternation(w for said in YEAR_COMPARISON_WORDS.values() for w in said)})\s+"
+    r"(?:the\s+year\s+|el\s+ano\s+|l'annee\s+|o\s+ano\s+)?(?P<n>1[5-9]\d\d|20\d\d)(?![\d/.-]\d|\d)"
 )
-_YEAR_OPS = {
-    "<": ("before", "prior to", "earlier than", "older than", "antes de", "avant"),
-    ">": ("after", "later than", "newer than", "more recent than", "despues de", "apres", "depois de"),
-    ">=": ("since", "desde", "depuis"),
+_OP_OF = {
+    " ".join(words.split()): op
+    for table in (COMPARISON_WORDS, YEAR_COMPARISON_WORDS)
+    for op, said in table.items()
+    for words in said
 }
-_OP_OF |= {" ".join(words.split()): op for op, said in _YEAR_OPS.items() for words in said}
 #: the words of a field that holds a year ("year_built", "construction_yr", "ano", "annee")
 YEAR_FIELD_WORDS = frozenset({"year", "yr", "built", "construction", "constructed", "ano", "annee", "anno", "jahr"})
 _EQUALS = re.compile(
