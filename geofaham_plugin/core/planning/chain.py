@@ -22,7 +22,7 @@ from .coverage import question_constraints
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
-from .prepass import PAIR_WORDS, SMALL_NUMBER_WORDS, normalise, user_entries, user_layer_hits
+from .prepass import EACH_WORDS, PAIR_WORDS, SMALL_NUMBER_WORDS, normalise, user_entries, user_layer_hits
 from .spec_compile import StepBuilder
 from .spec_schema import SpecError
 from .values import WhereNotSaid, field_grouping, layer_filters, where_said
@@ -255,7 +255,7 @@ def chain_from_facts(
     if len(named) > 1 and "nearest_neighbours" in [n for _, n, _ in asked]:
         # "the two closest clinics to every shelter": the features are the layer said after each/every/for each
         hits = dict(user_layer_hits(text, [entries[i] for i in named[:2]]))
-        each = {i for i, (start, _) in hits.items() if re.search(r"\b(?:each|every|cada|chaque)\s+$", text[:start])}
+        each = {i for i, (start, _) in hits.items() if re.search(rf"\b(?:{'|'.join(EACH_WORDS)})\s+$", text[:start])}
         if each == {named[1]}:
             named = [named[1], named[0], *named[2:]]
     subject = entries[named[0]]

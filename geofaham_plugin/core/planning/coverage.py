@@ -34,6 +34,7 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import (
     DAMAGE_RE,
+    EACH_WORDS,
     ENTITY_WORDS,
     EXCLUDED,
     alias_hits,
@@ -418,6 +419,9 @@ def _per_feature_words(layer_ids: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile(r"\s*(?:" + "|".join(re.escape(n) for n in sorted(nouns, key=len, reverse=True)) + r")\b")
 
 
+_EACH_AT_END = re.compile(rf"\b(?:{'|'.join(EACH_WORDS)})$")
+
+
 def _free_match(
     pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]], per_feature: re.Pattern[str] | None = None
 ) -> re.Match[str] | None:
@@ -425,7 +429,7 @@ def _free_match(
     for m in pattern.finditer(text):
         if any(start <= m.start() < end for start, end in spans):
             continue
-        each = re.search(r"\b(?:each|every|cada|chaque)$", m.group(0))
+        each = _EACH_AT_END.search(m.group(0))
         if per_feature is not None and each and per_feature.match(text, m.end()):
             continue
         return m

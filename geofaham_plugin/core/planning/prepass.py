@@ -245,6 +245,17 @@ NEGATION = (
     r"|completamente|ete|etre|encore|entierement|totalement|completement|foi|foram|estao|ficou|ficaram|ainda)\s+){0,2}"
 )
 
+#: the words for each ("for each city", "en cada municipio", "dans chaque commune")
+EACH_WORDS = ("each", "every", "cada", "chaque")
+#: the words said before what a count is grouped by ("by structure type", "per district", "segun el barrio")
+BY_WORDS = ("by", "per", "grouped by", "broken down by", "split by", "for each", "por", "par", "segun", "selon",
+            "pour chaque")  # fmt: skip
+# ... and, before an attribute of the damage layers (GROUP_WORDS), also these
+_GROUP_BEFORE = (
+    *BY_WORDS, "for every", "in each", "in every", "of each", "of every", "within each", "within every",
+    "en cada", "por cada", "dans chaque", "em cada", "split across", "split into", "split among",
+    "broken down across", "broken down into",
+)  # fmt: skip
 # "by structure type" -> "structure type": attribute -> pattern after a grouping word. The names follow
 # data/group_by.json where it has one (damage class, structure type/category, city, community).
 GROUP_WORDS: dict[str, str] = {
@@ -358,8 +369,8 @@ EXCLUDING_RE = re.compile(
     r"|que)\s+)?(?:(?:only|just|solo|seulement|apenas)\s+)?$"
 )
 GROUP_RE = re.compile(
-    r"\b(?:by|per|(?:for|in|of|within)\s+(?:each|every)|en\s+cada|por\s+cada|dans\s+chaque|pour\s+chaque|em\s+cada|grouped\s+by|broken\s+down\s+by|split\s+(?:by|across|into|among)"
-    r"|broken\s+down\s+(?:across|into)|por|par|segun|selon)\s+(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+|a\s+|o\s+|les\s+|los\s+|las\s+|os\s+|as\s+)?(?:"
+    rf"\b(?:{alternation(_GROUP_BEFORE)})\s+"
+    r"(?:the\s+|each\s+|their\s+|la\s+|el\s+|le\s+|a\s+|o\s+|les\s+|los\s+|las\s+|os\s+|as\s+)?(?:"
     + "|".join(f"(?P<g{i}>{pattern})" for i, pattern in enumerate(GROUP_WORDS.values()))
     + r")\b"
 )

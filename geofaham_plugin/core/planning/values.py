@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ..domain.layer_names import layer_words
 from ..engines.layers import UserField, UserLayer
-from .prepass import COMPARISON_WORDS, YEAR_COMPARISON_WORDS, alternation, normalise
+from .prepass import BY_WORDS, COMPARISON_WORDS, EACH_WORDS, YEAR_COMPARISON_WORDS, alternation, normalise
 
 # words too general to name a category value on their own ("house", "yes", "other")
 GENERIC_VALUE_WORDS = frozenset(
@@ -310,13 +310,14 @@ def where_said(text: str, entry: UserLayer) -> dict[str, object]:
 
 # the words before a polygon layer that ask for one result per polygon ("in each evacuation zone", "per district")
 ZONES_BEFORE = re.compile(
-    r"(?:\b(?:each|every|per|by|por|par|cada|chaque)\s+(?:of\s+(?:the|my|our)\s+|(?:my|our|the)\s+)?|\bpor\s+cada\s+)$"
+    rf"(?:\b(?:{'|'.join(EACH_WORDS)}|per|by|por|par)\s+(?:of\s+(?:the|my|our)\s+|(?:my|our|the)\s+)?|\bpor\s+cada\s+)$"
 )
 
 
 _BY_FIELD = (
-    r"(?<!\w)(?:per|by|grouped\s+by|broken\s+down\s+by|split\s+by|for\s+each|por|par|segun|selon|pour\s+chaque"
-    r"{each})\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)(?:[\s-](?P<word2>[a-z_]+))?"
+    r"(?<!\w)(?:"
+    + alternation(BY_WORDS)
+    + r"{each})\s+(?:their\s+|its\s+|the\s+|su\s+|leur\s+)?(?P<word>[a-z_]+)(?:[\s-](?P<word2>[a-z_]+))?"
 )
 _BY = re.compile(_BY_FIELD.format(each=""))
 _BY_OR_EACH = re.compile(_BY_FIELD.format(each=r"|(?:(?:of|in|around)\s+)?(?:each|every)|en\s+cada|cada|chaque"))
