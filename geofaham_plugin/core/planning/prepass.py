@@ -732,13 +732,17 @@ DAMAGE_TYPO_FORMS: dict[str, str] = {
     ),
     **dict.fromkeys(["undamaged", "unaffected", "intacto", "intacta", "intactos", "intactas"], "undamaged"),
 }
+# ... and the disaster words; what each means is the type TYPE_WORDS gives it
+_TYPE_TYPO_WORDS = (
+    "wildfire", "wildfires", "bushfire", "incendio", "incendios", "incendie", "incendies",
+    "flooded", "flooding", "inundacion", "inundaciones", "inondation", "inundacao",
+    "hurricane", "hurricanes", "huracan", "ouragan", "furacao",
+    "cyclone", "cyclones", "typhoon", "ciclone",
+    "earthquake", "earthquakes", "terremoto", "seisme",
+    "tornado", "tornadoes", "tornade",
+)  # fmt: skip
 TYPE_TYPO_FORMS: dict[str, str] = {
-    **dict.fromkeys(["wildfire", "wildfires", "bushfire", "incendio", "incendios", "incendie", "incendies"], "fire"),
-    **dict.fromkeys(["flooded", "flooding", "inundacion", "inundaciones", "inondation", "inundacao"], "flood"),
-    **dict.fromkeys(["hurricane", "hurricanes", "huracan", "ouragan", "furacao"], "hurricane"),
-    **dict.fromkeys(["cyclone", "cyclones", "typhoon", "ciclone"], "cyclone"),
-    **dict.fromkeys(["earthquake", "earthquakes", "terremoto", "seisme"], "earthquake"),
-    **dict.fromkeys(["tornado", "tornadoes", "tornade"], "tornado"),
+    word: next(types[0] for pattern, types in TYPE_RES if pattern.fullmatch(word)) for word in _TYPE_TYPO_WORDS
 }
 
 # Real words (English, Spanish, French, Portuguese, accents removed) within one typo of a vocabulary word,
