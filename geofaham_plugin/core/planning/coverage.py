@@ -151,15 +151,15 @@ class ExecutedStep(BaseModel):
 # ------------------------------------------------------------------------------------------ finding
 @cache
 def words_pattern(group: str) -> re.Pattern[str]:
-    """A list of the constraint words (``hazard_words``, ``imagery_words``, ``type_grouping``) as one pattern of
-    whole words, matched on the normalised question."""
+    """A list of the constraint words (``hazard_words``, ``imagery_words``, ``before_after``, ``type_grouping``) as
+    one pattern of whole words, matched on the normalised question."""
     words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))[group]
     return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
 
 
 def imagery_said(text: str) -> bool:
-    """Whether the (normalised) question says an imagery or raster word (``imagery_words``)."""
-    return bool(words_pattern("imagery_words").search(text))
+    """Whether the (normalised) question says an imagery or raster word (``imagery_words``, ``before_after``)."""
+    return bool(words_pattern("imagery_words").search(text) or words_pattern("before_after").search(text))
 
 
 @cache

@@ -87,13 +87,8 @@ def asks_imagery(facts: PrepassFacts, layers: LayerCatalogue | None = None) -> b
     if _road_access_said(text):
         # "can the schools still reach the fire station by road after the flood": the network before and after the
         # cut, not imagery of a time window
-        return imagery_said(_BEFORE_AFTER.sub(" ", text))
+        return imagery_said(words_pattern("before_after").sub(" ", text))
     return bool(facts.windows) or imagery_said(text)
-
-
-_BEFORE_AFTER = re.compile(
-    r"(?<!\w)(?:before\s+and\s+after|antes\s+y\s+despues|avant\s+et\s+apres|antes\s+e\s+depois)(?!\w)"
-)
 
 
 def _road_access_said(text: str) -> bool:
