@@ -263,3 +263,11 @@ def test_farther_than_a_distance_looks_far_and_says_how_far(store):
 def test_which_one_is_nearest_is_one(store):
     record = ask(store, "Which hospital is nearest to the Eaton fire?")
     assert "AURORA LAS ENCINAS" in record.answer and "3 nearest" not in record.answer
+
+
+def test_what_the_model_leaves_out_is_no_other_reading(store):
+    """Code read 'outside the perimeter' from its words; the model's reading says no relation: code's stands."""
+    read = {"subject": "damage", "grades": ["destroyed"]}
+    record = ask(store, "How many destroyed Eaton structures lie outside the fire perimeter?", read)
+    assert record.status == "answered" and "read two ways" not in record.answer
+    assert "2 in total" in record.answer

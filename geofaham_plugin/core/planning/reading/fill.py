@@ -78,15 +78,15 @@ def read_question(
     *,
     step: str = "read",
     k: int = EXAMPLES,
-    skip: int = 0,
+    shuffled: bool = False,
 ) -> ReadOutcome:
     """The model's reading of ``question`` checked by code; a reading whose checks fail twice comes back with its
-    problems (the answer quotes them), a model that cannot be asked with its error. ``skip``: shown the next most
-    similar examples instead (a second reading, to confirm the first)."""
+    problems (the answer quotes them), a model that cannot be asked with its error. ``shuffled``: the examples in
+    another order (a second reading, to confirm the first)."""
     subjects = list(candidates.sets)
     references = subjects + list(candidates.references_only)
     output = narrowed(subjects, references, list(candidates.group_fields))
-    messages, ids = prompt(question, candidates, k, skip)
+    messages, ids = prompt(question, candidates, k, shuffled)
     last: list[str] = []
     repaired: list[Reading] = []
 

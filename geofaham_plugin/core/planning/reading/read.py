@@ -20,7 +20,7 @@ from ..prepass import user_entries
 from ..roads import Unavailable
 from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
-from .fill import EXAMPLES, Candidates, class_line, default_sets, read_question
+from .fill import Candidates, class_line, default_sets, read_question
 from .qualifiers import contradictions
 from .reconcile import Difference, classes_of, differences, overlay, project, same_field, set_ref
 from .schema import MY_AREA, Reading
@@ -200,7 +200,7 @@ def _reconciled(
     distance = facts.distances_m[0] if facts.distances_m else None
     result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
     if adopt:  # the model alone reads these: a second reading from other examples must read them alike
-        second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", skip=EXAMPLES)
+        second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
         unsure = unconfirmed(reading, second.reading, adopt)
         if "grades" in unsure:  # a share's base and one figure per grade stand on the grades
             unsure |= adopt & {"share_of", "separately"}
@@ -223,7 +223,7 @@ def _reconciled(
             if "separately" in adopt and reading.separately:  # one figure per grade: each grade its own condition
                 result.replaces.append("damage_class")
     if two:
-        fields = {d.field for d in diffs}
+        fields = set(adopt) | {d.field for d in two}  # the model's reading, less what it left out
         try:
             alternative = overlay(result.specs, reading, fields, distance_m=distance, k=facts.k)
         except (ValueError, SpecError):
@@ -269,8 +269,20 @@ def _settled(
     if "separately" in fields and model.separately and ("grades" not in fields or "grades" in adopt):
         adopt.add("separately")
     ignored = {"group_by"} if "group_by" not in code_read else set()
+    # the model leaving out what code read from words (no relation, every grade, one figure) is no other reading
+    ignored |= {d.field for d in diffs if d.code_read and _left_out(d.field, model)}
     two = [d for d in diffs if d.field not in adopt and d.field not in ignored]
     return adopt, two
+
+
+def _left_out(field: str, model: Reading) -> bool:
+    """Whether the model's reading of ``field`` is its default: it said nothing there."""
+    value = getattr(model, field)
+    if field == "reference":
+        return value is None or model.relation == "none"
+    if field == "grades":
+        return all_grades(value)
+    return value in (None, "none", [], False)
 
 
 def unconfirmed(first: Reading, second: Reading | None, fields: set[str]) -> set[str]:
@@ -301,7 +313,7 @@ def read_alone(
     if outcome.reading is None:
         return None
     r = outcome.reading
-    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", skip=EXAMPLES)
+    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
     if unconfirmed(r, second.reading, set(FIELD_WORDS)):
         return None  # read two ways by the model itself, and code read nothing: the templates take the question
     ev = facts.event_id
