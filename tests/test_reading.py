@@ -127,12 +127,13 @@ def ask(store, question: str, *readings: dict):
     return Orchestrator(store, LLM(ScriptedModel(script))).run(question)
 
 
-def test_grades_code_found_no_word_for_take_the_model_reading(store):
+def test_grades_only_the_model_read_are_two_readings_never_the_answer(store):
+    """Code found no damage word in "reduced to ash"; the model reads destroyed. The small model's grades alone are
+    never the answer: both readings are computed (every inspected building, the destroyed ones), partial."""
     read = {"subject": "damage", "grades": ["destroyed"]}
-    record = ask(store, "How many Eaton buildings were reduced to ash?", read, read)  # read, and confirmed
-    assert record.status == "answered"
-    assert "2,722" in record.answer and "5,805" not in record.answer
-    assert "the damage grades read as destroyed" in record.answer
+    record = ask(store, "How many Eaton buildings were reduced to ash?", read)
+    assert record.status == "partial" and "read two ways" in record.answer
+    assert "2,722" in record.answer and "5,805" in record.answer and "Do not use it as the answer" in record.answer
 
 
 def test_what_a_second_reading_does_not_confirm_is_not_applied(store):

@@ -1,4 +1,4 @@
-"""A question's specs read twice: by code (the closed classes and the old rules, :func:`~..spec.spec_from_facts`)
+"""A question's specs read twice: by code (the closed classes and the old rules, :func:`~..spec_read.spec_from_facts`)
 and by the model from the bank's examples, checked by code (:mod:`.fill`, :mod:`.checks`). :func:`read_specs`
 reconciles them (:mod:`.reconcile`): the specs that run, the readings the answer states, and the parts it must
 say it could not read (constraints no step applies, so the answer is partial and shows what was computed)."""
@@ -249,14 +249,13 @@ def _settled(
 ) -> tuple[set[str], list[Difference]]:
     """Which differences take the model's reading (applied and said) and which are two readings (both computed,
     the answer partial). The model's reading is applied only where code read nothing and the two readings still
-    account for the same words: grades code found no damage word for; a share's base whose grades and part together
-    are the grades code found ("of the damaged, what fraction were destroyed"); one figure per grade of the grades
-    code found. A breakdown code read no word for is left out (a small model adds one where none was asked); any
+    account for the same words: a share's base whose grades and part together are the grades code found ("of the
+    damaged, what fraction were destroyed"); one figure per grade of the grades code found. Grades code found no
+    word for and the model read ("reduced to ash") are two readings: a 1.5B model read "hurt but still standing"
+    as affected only, twice, so its grades alone are never the answer. A breakdown code read no word for is left out (a small model adds one where none was asked); any
     other difference is two readings."""
     fields = {d.field for d in diffs}
     adopt: set[str] = set()
-    if "grades" in fields and "grades" not in code_read:
-        adopt.add("grades")
     if "share_of" in fields and model.measure == "share":
         union = set(model.grades) | set(model.share_of)
         if (
