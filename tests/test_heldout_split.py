@@ -5,10 +5,7 @@ computes from the sample data by code of its own (no GeoFaham import)."""
 
 from __future__ import annotations
 
-import difflib
 import json
-import re
-import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -18,6 +15,7 @@ import shapely
 
 from bench.aoi_files import AOI_FILES
 from bench.spec import BENCH_DIR, PARAPHRASES_FILE, TASKS_FILE, TaskSpec, load_expected, load_tasks
+from tests.test_examples_apart import bench_questions, normalise, similarity
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT_FILE = BENCH_DIR / "heldout.json"
@@ -119,27 +117,6 @@ def test_some_values_recomputed_without_the_module(root):
 
 
 # -------------------------------------------------------------------------------------- apartness
-def normalise(text: str) -> str:
-    """Lower case, accents stripped, runs of anything but letters and digits as one space."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(re.findall(r"[a-z0-9]+", plain))
-
-
-def similarity(a: str, b: str) -> float:
-    """``difflib.SequenceMatcher`` ratio of the normalised texts, the larger of both argument orders."""
-    x, y = normalise(a), normalise(b)
-    return max(difflib.SequenceMatcher(None, x, y).ratio(), difflib.SequenceMatcher(None, y, x).ratio())
-
-
-def bench_questions(path: Path) -> list[tuple[str, str]]:
-    out = []
-    for task in json.loads(path.read_text(encoding="utf-8"))["tasks"]:
-        out.append((task["id"], task["question"]))
-        out += [(f"{task['id']}#{i}", turn["question"]) for i, turn in enumerate(task.get("follow_ups", []), 1)]
-    return out
-
-
 def too_close(heldout: list[TaskSpec], others: list[tuple[str, str]]) -> list[str]:
     return [
         f"{score:.2f} {t.id}: {t.question!r} ~ {name}: {q!r}"

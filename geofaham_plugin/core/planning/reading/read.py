@@ -146,8 +146,8 @@ def read_specs(
     model: bool = True,
 ) -> Read:
     """Code's ``specs`` reconciled with the model's checked reading (code's alone when no model reads, or without
-    ``model``); a qualifier
-    of the disaster the chosen one contradicts ("the Palisades flood") is said, never answered past."""
+    ``model``); a qualifier of the disaster the chosen one contradicts ("the Palisades flood") is said, never
+    answered past; SQL typed into the question is said not read."""
     read = _reconciled(llm, facts, specs, layers, aoi_artifact_id, step=step) if model else Read(specs=specs)
     read.notes += [f"not read (code, not words): “{text}”" for text in facts.unread]
     bad = contradictions(facts.question, facts.event_id)
