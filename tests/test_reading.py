@@ -272,3 +272,13 @@ def test_what_the_model_leaves_out_is_no_other_reading(store):
     record = ask(store, "How many destroyed Eaton structures lie outside the fire perimeter?", read)
     assert record.status == "answered" and "read two ways" not in record.answer
     assert "2 in total" in record.answer
+
+
+def test_grades_named_as_the_data_spells_them_take_the_model_reading(store):
+    """The question names the grades as the damage layer spells them ('Minor (10-25%)', 'Major (26-50%)'); code read
+    its damage words as any damage; the model's reading is exactly the named grades: applied, without a second
+    reading (Eaton: 41 minor + 21 major)."""
+    read = {"subject": "damage", "grades": ["minor", "major"]}
+    record = ask(store, "Eaton inspections: structures whose damage the inspectors graded minor or major?", read)
+    assert record.status == "answered", record.answer
+    assert "62 in total" in record.answer

@@ -5,25 +5,28 @@ say it could not read (constraints no step applies, so the answer is partial and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, Field
 
 from ...agents.maps import FEATURE_CLASSES
+from ...domain.damage import DamageClass
 from ...domain.events import get_event
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
-from ..prepass import user_entries
+from ..prepass import normalise, user_entries
 from ..roads import Unavailable
 from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
 from .fill import Candidates, class_line, default_sets, read_question
 from .qualifiers import contradictions
 from .reconcile import Difference, classes_of, differences, overlay, project, same_field, set_ref
-from .schema import MY_AREA, Reading
+from .schema import MY_AREA, Reading, class_grade
 
 #: What a reading's field is, in the answer's words (the field names are the schema's).
 FIELD_WORDS = {
@@ -196,12 +199,14 @@ def _reconciled(
     reading = outcome.reading
     code_read = _code_read(facts, specs, aoi_artifact_id)
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None)
-    adopt, two = _settled(diffs, code, reading, code_read)
+    named = named_grades(facts.question, layers)
+    adopt, two = _settled(diffs, code, reading, code_read, named)
     distance = facts.distances_m[0] if facts.distances_m else None
     result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
-    if adopt:  # the model alone reads these: a second reading from other examples must read them alike
+    by_name = {"grades"} if named and set(reading.grades) == named else set()  # the data's own grade names said them
+    if adopt - by_name:  # the model alone reads these: a second reading from other examples must read them alike
         second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
-        unsure = unconfirmed(reading, second.reading, adopt)
+        unsure = unconfirmed(reading, second.reading, adopt - by_name)
         if "grades" in unsure:  # a share's base and one figure per grade stand on the grades
             unsure |= adopt & {"share_of", "separately"}
         if unsure:
@@ -220,7 +225,9 @@ def _reconciled(
                 f"{FIELD_WORDS[d.field]} read as {d.model} (code read {d.code})" for d in diffs if d.field in adopt
             ]
             result.constraints += _applied_constraints(reading, adopt)
-            if "separately" in adopt and reading.separately:  # one figure per grade: each grade its own condition
+            if ("separately" in adopt and reading.separately) or (by_name & adopt and "share_of" not in adopt):
+                # one figure per grade (each grade its own condition), or the grades named in the data's words
+                # instead of code's reading of the damage words: the model's grades are what coverage checks
                 result.replaces.append("damage_class")
     if two:
         fields = set(adopt) | {d.field for d in two}  # the model's reading, less what it left out
@@ -244,18 +251,34 @@ def _reconciled(
     return result
 
 
+def named_grades(question: str, layers: LayerCatalogue) -> set[str]:
+    """The grades the question names as the damage layers spell them ("minor or major", "no damage"): the words of
+    the catalogue's damage scales before their percentages, a closed class read in code."""
+    text = normalise(question)
+    out = set()
+    for scale in layers.damage_scales.values():
+        for raw, cls in scale.values.items():
+            word = normalise(raw.split("(")[0]).strip()
+            if cls in DamageClass.__members__.values() and word and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text):
+                out.add(class_grade(DamageClass(cls)))
+    return out
+
+
 def _settled(
-    diffs: list[Difference], code: Reading, model: Reading, code_read: set[str]
+    diffs: list[Difference], code: Reading, model: Reading, code_read: set[str], named: AbstractSet[str] = frozenset()
 ) -> tuple[set[str], list[Difference]]:
     """Which differences take the model's reading (applied and said) and which are two readings (both computed,
     the answer partial). The model's reading is applied only where code read nothing and the two readings still
     account for the same words: a share's base whose grades and part together are the grades code found ("of the
-    damaged, what fraction were destroyed"); one figure per grade of the grades code found. Grades code found no
+    damaged, what fraction were destroyed"); one figure per grade of the grades code found; grades that are exactly
+    those the question names as the data spells them ("graded minor or major"). Grades code found no
     word for and the model read ("reduced to ash") are two readings: a 1.5B model read "hurt but still standing"
-    as affected only, twice, so its grades alone are never the answer. A breakdown code read no word for is left out (a small model adds one where none was asked); any
-    other difference is two readings."""
+    as affected only, twice, so its grades alone are never the answer. A breakdown code read no word for is left
+    out (a small model adds one where none was asked); any other difference is two readings."""
     fields = {d.field for d in diffs}
     adopt: set[str] = set()
+    if "grades" in fields and named and set(model.grades) == named and model.measure != "share":
+        adopt.add("grades")  # the grades the question names as the data spells them ("minor or major"), no others
     if "share_of" in fields and model.measure == "share":
         union = set(model.grades) | set(model.share_of)
         if (
