@@ -282,3 +282,12 @@ def test_grades_named_as_the_data_spells_them_take_the_model_reading(store):
     record = ask(store, "Eaton inspections: structures whose damage the inspectors graded minor or major?", read)
     assert record.status == "answered", record.answer
     assert "62 in total" in record.answer
+
+
+def test_a_breakdown_only_the_model_read_comes_with_the_total(store):
+    """Code read no grouping word in "show the mix of building uses"; the model reads a breakdown by structure type,
+    twice: the count comes with its rows, the total unchanged (Eaton destroyed: 2,722)."""
+    read = {"subject": "damage", "grades": ["destroyed"], "group_by": "structure_type"}
+    record = ask(store, "How many Eaton structures were destroyed? Show the mix of building uses too", read, read)
+    assert record.status == "answered", record.answer
+    assert "2,722" in record.answer and "Single Family Residence Single Story" in record.answer

@@ -273,8 +273,9 @@ def _settled(
     damaged, what fraction were destroyed"); one figure per grade of the grades code found; grades that are exactly
     those the question names as the data spells them ("graded minor or major"). Grades code found no
     word for and the model read ("reduced to ash") are two readings: a 1.5B model read "hurt but still standing"
-    as affected only, twice, so its grades alone are never the answer. A breakdown code read no word for is left
-    out (a small model adds one where none was asked); any other difference is two readings."""
+    as affected only, twice, so its grades alone are never the answer. A breakdown of a count code read no word
+    for is applied when a second reading reads it too (its rows come with the total, which a breakdown asked
+    for and not given would miss); any other difference is two readings."""
     fields = {d.field for d in diffs}
     adopt: set[str] = set()
     if "grades" in fields and named and set(model.grades) == named and model.measure != "share":
@@ -290,7 +291,9 @@ def _settled(
             adopt |= {"share_of"} | ({"grades"} & fields)
     if "separately" in fields and model.separately and ("grades" not in fields or "grades" in adopt):
         adopt.add("separately")
-    ignored = {"group_by"} if "group_by" not in code_read else set()
+    ignored: set[str] = set()
+    if "group_by" in fields and "group_by" not in code_read and model.group_by and model.measure in ("count", "list"):
+        adopt.add("group_by")  # a breakdown only the model read: its rows come with the total, which stays right
     # the model leaving out what code read from words (no relation, every grade, one figure) is no other reading
     ignored |= {d.field for d in diffs if d.code_read and _left_out(d.field, model)}
     two = [d for d in diffs if d.field not in adopt and d.field not in ignored]
