@@ -291,3 +291,11 @@ def test_a_breakdown_only_the_model_read_comes_with_the_total(store):
     record = ask(store, "How many Eaton structures were destroyed? Show the mix of building uses too", read, read)
     assert record.status == "answered", record.answer
     assert "2,722" in record.answer and "Single Family Residence Single Story" in record.answer
+
+
+def test_a_measure_the_model_leaves_out_is_no_other_reading(store):
+    """Code read "what fraction"; the model's reading has no measure (a count): code's share stands."""
+    read = {"subject": "damage", "grades": ["destroyed"]}
+    record = ask(store, "What fraction of the structures the Eaton fire reached were destroyed?", read)
+    assert record.status == "answered" and "read two ways" not in record.answer
+    assert "2,722 of 5,805" in record.answer

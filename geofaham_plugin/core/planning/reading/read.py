@@ -307,6 +307,8 @@ def _left_out(field: str, model: Reading) -> bool:
         return value is None or model.relation == "none"
     if field == "grades":
         return all_grades(value)
+    if field == "measure":  # a count is what a reading says when it says no measure
+        return value in ("count", "list")
     return value in (None, "none", [], False)
 
 
