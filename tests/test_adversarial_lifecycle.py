@@ -20,7 +20,9 @@ from geofaham_plugin.core.domain.files import lock
 from geofaham_plugin.core.llm.embedded import FOLDER_PREFIX, OWNER_LOCK, remove_stale_folders
 
 OWNER_CHILD = ROOT / "tests" / "helpers" / "server_owner_child.py"
-CHILD_ENV = os.environ | {"PYTHONPATH": str(ROOT)}
+# the children are real processes with the real embedded model; what they test is their lifecycle, so the question
+# is read by code alone (the model's reading of it is tested in test_reading_model.py)
+CHILD_ENV = os.environ | {"PYTHONPATH": str(ROOT), "GEOFAHAM_MODEL_READING": "0"}
 
 
 def alive(pid: int) -> bool:
