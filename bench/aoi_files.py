@@ -23,6 +23,11 @@ AOI_FILES: dict[str, tuple[str, list[tuple[float, float]]]] = {
         "a pentagon over the Pacific Palisades village, inside the Palisades fire",
         [(-118.540, 34.035), (-118.518, 34.032), (-118.508, 34.048), (-118.522, 34.060), (-118.542, 34.052)],
     ),
+    "catarroja_east_sketch.geojson": (
+        "a pentagon sketched over the east edge of Catarroja (the El Bony industrial estate, the fire station), "
+        "partly inside the EMSR773 flood",
+        [(-0.4000, 39.3960), (-0.3880, 39.3930), (-0.3830, 39.4000), (-0.3905, 39.4075), (-0.3995, 39.4050)],
+    ),
 }
 
 

@@ -25,7 +25,7 @@ import geopandas as gpd
 import shapely
 from pyproj import Geod
 
-from .aoi_files import AOI_FILES, aoi_polygon
+from .aoi_files import aoi_polygon
 from .ground_truth import (
     DAMAGE_CLASS,
     DAMAGED,
@@ -103,8 +103,8 @@ def aoi_variants(d: Data) -> dict:
     """Per AOI file: DINS structures inside it (the fire whose points it covers), per class and in sum."""
     layers = {"west_altadena_area.geojson": "eaton_dins", "palisades_village_aoi.geojson": "palisades_dins"}
     out: dict[str, dict] = {}
-    for name in AOI_FILES:
-        dins = d.vector(layers[name]).to_crs(4326)
+    for name, key in layers.items():  # the fire AOI files (aoi_files also has areas over no DINS layer)
+        dins = d.vector(key).to_crs(4326)
         area = aoi_polygon(name)
         inside = dins[shapely.intersects(area, dins.geometry.values)]
         out[name.split(".")[0]] = {
