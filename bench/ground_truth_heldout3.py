@@ -258,7 +258,7 @@ def catarroja(layers: Layers) -> dict:
     substation = polys[polys.power == "substation"]
     roads = lines[lines.highway.notna()]
     roads_in = touching(roads, flood, VALENCIA)
-    orchards = shapely.union_all(geoms(polys[polys.landuse == "orchard"], VALENCIA))
+    footprints = shapely.union_all(geoms(polys[polys.building.notna()], VALENCIA))
     churches = polys[polys.amenity == "place_of_worship"].reset_index(drop=True)
     police = pts[pts.amenity == "police"]
     police_d = float(metres(police, flood, VALENCIA).min())
@@ -278,7 +278,7 @@ def catarroja(layers: Layers) -> dict:
         "substation_in_flood": bool(touching(substation, flood, VALENCIA).any()),
         "roads_in_flood": int(roads_in.sum()),
         "roads_in_flood_by_highway": tally(roads.highway[roads_in]),
-        "orchard_ha_in_flood": hectares(shapely.intersection(orchards, flood)),
+        "building_ha_in_flood": hectares(shapely.intersection(footprints, flood)),
         "churches": ranked(churches["name"], metres(churches, flood, VALENCIA)),
         "police_in_flood": bool(police_d == 0.0),
         "police_distance_m": round(police_d, 1),
