@@ -22,6 +22,15 @@ HELDOUT2_FILE = BENCH_DIR / "heldout2.json"
 HELDOUT_FILE = BENCH_DIR / "heldout.json"
 READING_BANK = ROOT / "geofaham_plugin" / "core" / "planning" / "data" / "reading_bank.jsonl"
 DESTROYED, NONE = "Destroyed (>50%)", "No Damage"
+#: expectation kind -> the test its expected value must pass (the held-out splits share it)
+VALUE_KINDS = {
+    "count": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "value": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "names": lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v) and v,
+    "count_by": lambda v: isinstance(v, dict) and v,
+    "distance": lambda v: isinstance(v, dict) and v,
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,19 +56,11 @@ def test_every_task_loads_in_the_heldout_split(heldout2):
 
 def test_every_expectation_points_into_the_heldout2_values(heldout2):
     expected = load_expected()
-    kinds = {
-        "count": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "value": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-        "names": lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v) and v,
-        "count_by": lambda v: isinstance(v, dict) and v,
-        "distance": lambda v: isinstance(v, dict) and v,
-    }
     for task in heldout2:
         for e in task.all_expectations():
             assert e.ref is not None and e.ref.startswith("heldout2."), (task.id, e.id)
             assert e.description.strip(), (task.id, e.id)
-            assert kinds[e.kind](e.resolve(expected)), (task.id, e.id, e.resolve(expected))
+            assert VALUE_KINDS[e.kind](e.resolve(expected)), (task.id, e.id, e.resolve(expected))
 
 
 def test_several_figures_are_labelled_by_grade(heldout2):
@@ -78,14 +79,19 @@ def test_the_cli_lists_the_split_by_name():
 
 
 # ------------------------------------------------------------------------------------ ground truth
-@pytest.fixture(scope="module")
-def root() -> Path:
+def sample_data() -> Path:
+    """The sample data folder; skips the test when it is not there."""
     from bench.ground_truth import data_dir
 
     try:
         return data_dir()
     except FileNotFoundError:
         pytest.skip("sample data not found (set GEOFAHAM_DATA_DIR)")
+
+
+@pytest.fixture(scope="module")
+def root() -> Path:
+    return sample_data()
 
 
 def test_expected_heldout2_values_are_what_the_module_computes(root):
@@ -142,11 +148,17 @@ def test_every_question_is_apart_from_the_bench_questions(heldout2):
     assert not too_close(questions(heldout2), others)
 
 
-def test_every_question_is_apart_from_the_reading_bank(heldout2):
+def reading_bank_questions() -> list[tuple[str, str]]:
+    """(``reading_bank:<line>``, question) of every example of the planner's reading bank; skips the test when
+    there is no bank."""
     if not READING_BANK.exists():
         pytest.skip("no reading bank yet")
     bank = []
     for n, line in enumerate(READING_BANK.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             bank.append((f"reading_bank:{n}", json.loads(line)["q"]))
-    assert not too_close(questions(heldout2), bank)
+    return bank
+
+
+def test_every_question_is_apart_from_the_reading_bank(heldout2):
+    assert not too_close(questions(heldout2), reading_bank_questions())
