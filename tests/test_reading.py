@@ -50,6 +50,7 @@ def reading(**kw) -> Reading:
         (reading(subject="education", group_by="structure_type"), Known(classes=["education"]), "structure type"),
         (reading(subject="hazard", measure="area"), Known(classes=["education"]), "names education"),
         (reading(subject="hazard", measure="area"), Known(layers=["layer:camps"]), "your layer layer:camps"),
+        (reading(kinds=["hospital"]), Known(kinds={"damage": ["Church"], "healthcare": ["hospital"]}), "kinds narrow"),
     ],
 )
 def test_each_consistency_rule_fails_its_case(r, known, says):
@@ -299,3 +300,77 @@ def test_a_measure_the_model_leaves_out_is_no_other_reading(store):
     record = ask(store, "What fraction of the structures the Eaton fire reached were destroyed?", read)
     assert record.status == "answered" and "read two ways" not in record.answer
     assert "2,722 of 5,805" in record.answer
+
+
+# ------------------------------------------------------------------------------ kinds, as the data spells them
+def test_the_kinds_to_choose_are_the_data_s_own():
+    """A damage subject's kinds are its layer's structure types; a feature class's are those of osm_classes.json;
+    the model's output type takes no other."""
+    candidates, known = _candidates("How many Palisades structures of each kind were destroyed near a hospital?")
+    assert "Church" in candidates.kinds["damage"] and "Mobile Home Triple Wide" in candidates.kinds["damage"]
+    assert candidates.kinds["healthcare"] == ["hospital", "clinic", "pharmacy"] and known.kinds == candidates.kinds
+    assert "kinds: damage: Single Family Residence" in prompt("q", candidates)[0][1].content
+
+
+def test_kinds_a_whole_local_source_already_is_are_no_narrowing():
+    """LA County's hospitals (HIFLD) are all hospitals: a reading of 'hospitals' keeps them all, as code's does."""
+    from geofaham_plugin.core.planning.reading.read import effective_kinds
+
+    candidates, _ = _candidates("How many hospitals are within 5 km of the Eaton fire?")
+    r = Reading(subject="healthcare", relation="within", reference="hazard", kinds=["hospital"])
+    assert effective_kinds(r, candidates, 11, default_catalogue()).kinds == []
+    every = Reading(subject="damage", kinds=candidates.kinds["damage"])
+    assert effective_kinds(every, candidates, 11, default_catalogue()).kinds == []
+
+
+def test_kinds_only_the_model_read_are_two_readings(store):
+    """Code reads no structure type in 'igrejas' (Portuguese); the model reads Church: both are computed (every
+    destroyed structure, the destroyed churches), the answer partial, never one of them as the answer."""
+    read = {"subject": "damage", "grades": ["destroyed"], "kinds": ["Church"]}
+    record = ask(store, "Quantas igrejas foram destruídas pelo fogo de Eaton?", read, read)
+    assert record.status == "partial" and "(all / Church)" in record.answer
+    assert "2,722" in record.answer and "STRUCTURETYPE: Church" in record.answer
+
+
+def test_kinds_the_model_leaves_out_keep_code_s(store):
+    """Code reads 'churches' as the structure type Church; the model's reading names none: code's stands (6)."""
+    read = {"subject": "damage", "grades": ["destroyed"]}
+    record = ask(store, "How many churches were destroyed in the Palisades fire?", read)
+    assert record.status == "answered" and "read two ways" not in record.answer
+    assert "6 in total" in record.answer
+
+
+def test_a_structure_type_named_must_be_kept_whatever_plan_runs(store):
+    """'churches' names a structure type of the Palisades inspections: a plan that counts every structure by grade
+    does not answer it (partial, saying so), never the grades of all 11,988 as the answer."""
+    choice = {"template": "count_damage", "event_id": 14}
+    model = ScriptedModel({"planner": [choice] * 4})
+    question = "How did the churches fare in the Palisades fire? One count per damage grade."
+    record = Orchestrator(store, LLM(model)).run(question)
+    assert record.status == "partial" and "STRUCTURETYPE is Church" in record.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("km of farm track (highway=track) in Catarroja under the flood?", ["track"]),
+        ("How many highway=residential segments of Catarroja touch the flood?", ["residential"]),
+        ("Hectares of orchards flooded in Catarroja?", ["orchard"]),
+        ("Which bridges open to vehicles in Catarroja were flooded?", ["road"]),
+    ],
+)
+def test_kinds_are_read_from_the_data_s_words_and_tags(question, kinds):
+    layers = default_catalogue()
+    spec = spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0]
+    assert spec.subject.kinds == kinds
+
+
+def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store):
+    """Code reads no set in 'igrejas ... por grau de dano'; the model reads the churches once and every structure
+    the second time: whatever the templates compute (every Eaton structure by grade) is shown, never as the answer."""
+    first = {"subject": "damage", "kinds": ["Church"], "group_by": "damage"}
+    second = {"subject": "damage", "group_by": "damage"}
+    model = ScriptedModel({"reader": [first, second], "planner": [{"template": "count_damage", "event_id": 11}] * 4})
+    record = Orchestrator(store, LLM(model)).run("Como ficaram as igrejas no incêndio Eaton? Quero a contagem por grau.")
+    assert record.status == "partial", record.answer
+    assert "não pôde ser lida de forma coerente" in record.answer and "two ways" in record.answer

@@ -47,6 +47,7 @@ from ..planning.identify import check_question
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
+from ..planning.spec_read import damage_domain
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
 from .answer import StructuredAnswer
@@ -411,8 +412,13 @@ class Orchestrator:
                 if (e := self.layers.user_layers.get(i)) is not None and made_from(e, source)
             ]
         entries = {i: e for i in record.facts.layers if (e := self.layers.user_layers.get(i)) is not None}
+        structure_types = damage_domain(record.facts.event_id, self.layers) if record.facts.event_id else None
         wanted = question_constraints(
-            record.facts, aoi_artifact_id=record.aoi_artifact_id, aoi_layers=aoi_layers, entries=entries
+            record.facts,
+            aoi_artifact_id=record.aoi_artifact_id,
+            aoi_layers=aoi_layers,
+            entries=entries,
+            structure_types=structure_types,
         )
         while True:
             executed = self._executed(record)

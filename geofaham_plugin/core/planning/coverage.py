@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -206,9 +206,11 @@ def question_constraints(
     aoi_artifact_id: str | None = None,
     aoi_layers: Iterable[str] = (),
     entries: Mapping[str, UserLayer] | None = None,
+    structure_types: tuple[str, Sequence[str]] | None = None,
 ) -> list[Constraint]:
     """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI, and what it says
-    of the values of the layers of yours it names (``entries``: those layers by id). ``aoi_layers``: layers the
+    of the values of the layers of yours it names (``entries``: those layers by id) or of the structure types of
+    its disaster's damage layer (``structure_types``: the field and its values). ``aoi_layers``: layers the
     question names that the area of interest was made from (the area's constraint stands for them)."""
     text = normalise(facts.question)
     found: list[Constraint] = []
@@ -264,8 +266,29 @@ def question_constraints(
     asks_value = facts.wants_count or facts.k is not None or any(c.kind in ("measure", "distance") for c in found)
     asks_value = asks_value or bool(_ASKS_VALUE.search(text))
     found += _value_constraints(facts, text, entries or {}, asks_value)
+    found += _structure_constraints(facts, text, structure_types)
     found += _exclusions(text)
     return found
+
+
+def _structure_constraints(
+    facts: PrepassFacts, text: str, structure_types: tuple[str, Sequence[str]] | None
+) -> list[Constraint]:
+    """The structure types of the damage layer the question names as the data spells them ("churches": Church,
+    "single-family": both Single Family Residence types): a step must keep them, whatever read the question.
+    A feature class's own words ("within 1 km of a school") name the class, not a structure type."""
+    if structure_types is None:
+        return []
+    field, values = structure_types
+    for spelling, _ in alias_hits(text, load_events()):  # "the Palisades fire": the disaster's name, no value
+        text = re.sub(rf"(?<!\w){re.escape(spelling)}(?!\w)", " ", text)
+    taken_out = [m.span() for m in EXCLUDED.finditer(text)]  # "excluding mobile homes": taken out, not kept
+    kept = "".join(" " if any(a <= i < b for a, b in taken_out) else ch for i, ch in enumerate(text))
+    own_words = [w for c in facts.target_entities for w in ENTITY_WORDS.get(c, ())]
+    hits = value_matches(kept, list(values), exclude=own_words, first_word=True)
+    if not hits or set(hits) == set(values):
+        return []
+    return [Constraint(kind="attribute", value=[field, *hits], phrase=", ".join(hits))]
 
 
 # "not counting outbuildings", "excluding pharmacies", "except the churches": what follows the words that take

@@ -267,6 +267,7 @@ class Planner:
         self.offline = offline  # no Overpass: road networks only from local extracts
         self.always_ask_model = always_ask_model
         self.layers = layers if layers is not None else default_catalogue()  # what the session can read
+        self._unread: dict[str, Read] = {}  # questions neither code nor the model could read, and what to say
 
     def plan(
         self,
@@ -446,7 +447,9 @@ class Planner:
                 alone = (
                     read_alone(self.llm, facts, self.layers, aoi_artifact_id, step=step) if self.model_reading else None
                 )
-                if alone is None:
+                if alone is not None and not alone.specs:  # read by neither: the templates' plan is not the answer
+                    self._unread[facts.question] = alone
+                if alone is None or not alone.specs:
                     raise
                 draft, read = SpecDraft(specs=alone.specs), alone
             else:
@@ -535,13 +538,16 @@ class Planner:
             failures=failures,
             template=template.name,
         )
+        unread = self._unread.get(facts.question)  # (its replans too)
         return PlanResult(
             ledger=ledger,
             plan=plan,
             mode="guided",
             template=template.name,
-            model_called=model_called,
+            model_called=model_called or unread is not None,
             slots={k: v for k, v in slots.items() if v is not None},
+            unavailable=list(unread.unavailable) if unread else [],
+            read=unread,
         )
 
     # ---------------------------------------------------------------------------------- free

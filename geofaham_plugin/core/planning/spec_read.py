@@ -199,10 +199,10 @@ def spec_from_facts(
     hazard_named = bool(_hazard_re().search(text))
     entries = {e.id: e for e in user_entries(layers)}
     # "how many schools were destroyed": a kind of structure of the damage layer, not schools from OSM
-    damage_domain = _damage_domain(provisional, layers) if damage_pos is not None else None
+    structure_domain = damage_domain(provisional, layers) if damage_pos is not None else None
     asks_relation = bool(relations) or bool(facts.distances_m) or facts.k is not None
-    if damage_domain and not asks_relation:
-        values = damage_domain[1]
+    if structure_domain and not asks_relation:
+        values = structure_domain[1]
         named = [
             n
             for n in named
@@ -384,7 +384,7 @@ def spec_from_facts(
         """The structure types the question names, as the event's own damage layer spells them (each disaster of a
         comparison has its own list: Palisades has triple-wide mobile homes, Eaton none), less those it takes out
         (all the others when it names none: "destroyed buildings, excluding mobile homes"); and those taken out."""
-        domain = _damage_domain(event, layers)
+        domain = damage_domain(event, layers)
         if domain is None:
             return {}, {}
         out: list[str] = []
@@ -610,13 +610,20 @@ def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
         return None
 
 
+OSM_TAG = re.compile(r"(?<![\w=])([a-z][a-z_:]*)\s?=\s?([a-z][a-z_]*)(?![\w=])")  # key=value, OSM's tag syntax
+
+
 def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[str]:
     """The narrower kinds of ``feature_class`` the question names ("hospitals" of healthcare), unless every
     local source of the class for the event is of those kinds already (HIFLD hospitals: no step needed)."""
     spec = feature_class_specs().get(feature_class)
     if spec is None:
         return []
-    named = [kind for kind, k in spec.kinds.items() if position(text, k.words) is not None]
+    # an OSM tag written out ("highway=track") names the kinds whose tags hold it, whatever the words around it
+    tags = [(m[1], m[2]) for m in OSM_TAG.finditer(text)]
+    tagged = [kind for kind, k in spec.kinds.items() if any(v in k.tags.get(key, ()) for key, v in tags)]
+    text = OSM_TAG.sub(" ", text) if tagged else text
+    named = [kind for kind, k in spec.kinds.items() if position(text, k.words) is not None or kind in tagged]
     rest = text  # the question without the kinds' own words ("power" of "power poles" asks for no class)
     for k in spec.kinds.values():
         for word in sorted(k.words, key=len, reverse=True):
@@ -626,8 +633,15 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
     qualified = [kind for kind, k in spec.kinds.items() if k.qualifiers and position(text, k.qualifiers) is not None]
     if not named or position(rest, generic) is not None:  # "health facilities, hospitals included": the class
         named = []
-    named = list(dict.fromkeys(named + qualified))
-    if not named:
+    return kinds_needed(feature_class, list(dict.fromkeys(named + qualified)), event_id, layers)
+
+
+def kinds_needed(
+    feature_class: str, named: list[str], event_id: int | None, layers: LayerCatalogue | None
+) -> list[str]:
+    """``named`` kinds of ``feature_class``, or none when they keep every feature: every local source of the class
+    for the event is of those kinds already (HIFLD hospitals: no step needed)."""
+    if not named or feature_class not in feature_class_specs():
         return []
     if layers is not None and event_id is not None:
         sources = layers.find(event_id=event_id, role="poi", feature_class=feature_class)
@@ -685,7 +699,7 @@ def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> boo
     return event_id is not None and layers is not None and not layers.find(event_id=event_id, role="damage")
 
 
-def _damage_domain(event_id: int | None, layers: LayerCatalogue | None) -> tuple[str, list[str]] | None:
+def damage_domain(event_id: int | None, layers: LayerCatalogue | None) -> tuple[str, list[str]] | None:
     """The structure-type field of the event's damage layer and its values (None without one)."""
     if event_id is None or layers is None:
         return None
@@ -738,4 +752,4 @@ def _measure(measures: list[str]) -> MeasureKind:
     return "count"
 
 
-__all__ = ["asks_imagery", "spec_from_facts"]
+__all__ = ["asks_imagery", "damage_domain", "kinds_needed", "spec_from_facts"]

@@ -22,6 +22,7 @@ class Known(BaseModel):
     has_aoi: bool = False
     has_damage: bool = True
     grid: bool = False
+    kinds: dict[str, list[str]] = Field(default_factory=dict, description="set name -> the kinds it can be narrowed to")
 
 
 def check_reading(r: Reading, known: Known) -> list[str]:
@@ -65,6 +66,9 @@ def check_reading(r: Reading, known: Known) -> list[str]:
         problems.append("a breakdown by damage needs the subject 'damage'")
     if r.group_by == "structure_type" and r.subject != "damage":
         problems.append("a breakdown by structure type needs the subject 'damage'")
+    if r.kinds and not set(r.kinds) <= set(known.kinds.get(r.subject, ())):
+        own = ", ".join(known.kinds.get(r.subject, ())) or "none"
+        problems.append(f"kinds narrow the subject: '{r.subject}' has the kinds {own}; leave kinds empty otherwise")
     named = {r.subject, r.reference}
     for cls in known.classes:
         if cls not in named and r.subject != "damage":

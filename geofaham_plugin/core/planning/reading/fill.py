@@ -26,7 +26,8 @@ SYSTEM = (
     "destroyed; [] = every structure); relation (none, inside, outside, within, beyond, nearest) to reference (the "
     "other set; null without a relation); measure (count, list = which / name them, share, area, length, sum, "
     "mean); share_of (a share's base grades; [] = every structure); separately (true when several figures are asked "
-    "at once: one per grade, never their sum); group_by (a breakdown, or null). Code reads the disaster, distances "
+    "at once: one per grade, never their sum); group_by (a breakdown, or null); kinds (the subject's narrower kinds the "
+    "question names, spelled as listed: a structure type, a kind of facility; [] = the whole set). Code reads the disaster, distances "
     "and numbers: choose only among the sets listed. Grades: destroyed = [destroyed]; damaged (any damage) = "
     "[affected, minor, major, destroyed]; damaged but not destroyed = [affected, minor, major]; not destroyed = "
     "[undamaged, affected, minor, major]; undamaged = [undamaged]. In 'of the X, what share were Y' X is share_of "
@@ -41,6 +42,12 @@ class Candidates(BaseModel):
     sets: dict[str, str] = Field(default_factory=dict, description="set name -> what it is")
     references_only: dict[str, str] = Field(default_factory=dict)
     group_fields: dict[str, str] = Field(default_factory=dict)
+    kinds: dict[str, list[str]] = Field(
+        default_factory=dict, description="set name -> its kinds as the data spells them"
+    )
+
+    def all_kinds(self) -> list[str]:
+        return list(dict.fromkeys(k for ks in self.kinds.values() for k in ks))
 
 
 class ReadOutcome(BaseModel):
@@ -65,6 +72,8 @@ def prompt(question: str, candidates: Candidates, k: int = EXAMPLES, skip: int =
         lines.append("Reference only: " + "; ".join(candidates.references_only.values()))
     if candidates.group_fields:
         lines.append("group_by: " + "; ".join(candidates.group_fields.values()))
+    if candidates.kinds:
+        lines.append("kinds: " + "; ".join(f"{name}: {', '.join(ks)}" for name, ks in candidates.kinds.items()))
     lines.append(f"Q: {question}\nA:")
     messages = [Message(role="system", content=SYSTEM), Message(role="user", content="\n".join(lines))]
     return messages, [e.id for e in examples]
@@ -85,7 +94,7 @@ def read_question(
     another order (a second reading, to confirm the first)."""
     subjects = list(candidates.sets)
     references = subjects + list(candidates.references_only)
-    output = narrowed(subjects, references, list(candidates.group_fields))
+    output = narrowed(subjects, references, list(candidates.group_fields), kinds=candidates.all_kinds())
     messages, ids = prompt(question, candidates, k, shuffled)
     last: list[str] = []
     repaired: list[Reading] = []

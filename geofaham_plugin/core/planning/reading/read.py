@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from ...agents.maps import FEATURE_CLASSES
 from ...domain.damage import DamageClass
 from ...domain.events import get_event
+from ...domain.feature_classes import feature_class_specs
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
@@ -21,6 +22,7 @@ from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..prepass import normalise, user_entries
 from ..roads import Unavailable
+from ..spec_read import damage_domain, kinds_needed
 from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
 from .fill import Candidates, class_line, default_sets, read_question
@@ -38,6 +40,7 @@ FIELD_WORDS = {
     "share_of": "the base of the share",
     "separately": "one figure or several",
     "group_by": "the breakdown",
+    "kinds": "the kinds of what is counted",
 }
 
 
@@ -105,6 +108,14 @@ def candidates_for(
         for ref in (s.subject, s.relation.reference if s.relation else None):
             if ref is not None and ref.kind == "features" and ref.feature_class and ref.feature_class not in sets:
                 sets[ref.feature_class] = class_line(ref.feature_class)
+    kinds: dict[str, list[str]] = {}
+    domain = damage_domain(event_id, layers) if has_damage else None
+    if domain is not None and "damage" in sets:
+        kinds["damage"] = list(domain[1])
+    specs_of = feature_class_specs()
+    for name in sets:
+        if name in specs_of and specs_of[name].kinds:
+            kinds[name] = list(specs_of[name].kinds)
     refs = {MY_AREA: f"{MY_AREA}: the area you drew or selected"} if aoi_artifact_id else {}
     relations = {
         str(c.value) for c in question_constraints(facts, aoi_artifact_id=aoi_artifact_id) if c.kind == "relation"
@@ -117,8 +128,9 @@ def candidates_for(
         has_aoi=aoi_artifact_id is not None,
         has_damage=has_damage,
         grid="grid" in relations,
+        kinds=kinds,
     )
-    return Candidates(sets=sets, references_only=refs, group_fields=group_fields), known
+    return Candidates(sets=sets, references_only=refs, group_fields=group_fields, kinds=kinds), known
 
 
 def _code_read(facts: PrepassFacts, specs: Sequence[AnalysisSpec], aoi_artifact_id: str | None) -> set[str]:
@@ -135,7 +147,26 @@ def _code_read(facts: PrepassFacts, specs: Sequence[AnalysisSpec], aoi_artifact_
         read |= {"relation", "reference"}
     if first.group_by is not None:
         read.add("group_by")
+    if first.subject.kinds or (first.subject.kind == "damage" and (first.subject.filters or first.subject.filters_out)):
+        read.add("kinds")
     return read
+
+
+def effective_kinds(r: Reading, candidates: Candidates, event_id: int | None, layers: LayerCatalogue) -> Reading:
+    """``r`` with the kinds that narrow its subject: none when they keep the whole set (every structure type, or
+    every local source of the class of those kinds already)."""
+    if not r.kinds:
+        return r
+    if r.subject == "damage":
+        keep = [] if set(r.kinds) >= set(candidates.kinds.get("damage", ())) else sorted(r.kinds)
+    else:
+        keep = sorted(kinds_needed(r.subject, list(r.kinds), event_id, layers))
+    return r if keep == r.kinds else r.model_copy(update={"kinds": keep})
+
+
+def _kind_field(event_id: int | None, layers: LayerCatalogue) -> str | None:
+    domain = damage_domain(event_id, layers)
+    return domain[0] if domain else None
 
 
 def read_specs(
@@ -196,7 +227,9 @@ def _reconciled(
             )
         note = "the model could not read the question; it was read by code alone"
         return Read(specs=specs, asked=True, code=code, notes=[note], error=outcome.error, examples=outcome.examples)
-    reading = outcome.reading
+    event_id = _event(specs) or facts.event_id
+    kind_field = _kind_field(event_id, layers)
+    reading = effective_kinds(outcome.reading, candidates, event_id, layers)
     code_read = _code_read(facts, specs, aoi_artifact_id)
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None)
     named = named_grades(facts.question, layers)
@@ -206,7 +239,8 @@ def _reconciled(
     by_name = {"grades"} if named and set(reading.grades) == named else set()  # the data's own grade names said them
     if adopt - by_name:  # the model alone reads these: a second reading from other examples must read them alike
         second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
-        unsure = unconfirmed(reading, second.reading, adopt - by_name)
+        again = effective_kinds(second.reading, candidates, event_id, layers) if second.reading else None
+        unsure = unconfirmed(reading, again, adopt - by_name)
         if "grades" in unsure:  # a share's base and one figure per grade stand on the grades
             unsure |= adopt & {"share_of", "separately"}
         if unsure:
@@ -215,7 +249,7 @@ def _reconciled(
             adopt -= unsure
     if adopt:
         try:
-            specs = overlay(specs, reading, adopt, distance_m=distance, k=facts.k)
+            specs = overlay(specs, reading, adopt, distance_m=distance, k=facts.k, kind_field=kind_field)
         except (ValueError, SpecError) as exc:
             two += [d for d in diffs if d.field in adopt]
             result.notes.append(f"the model's reading could not be applied ({exc})")
@@ -232,7 +266,7 @@ def _reconciled(
     if two:
         fields = set(adopt) | {d.field for d in two}  # the model's reading, less what it left out
         try:
-            alternative = overlay(result.specs, reading, fields, distance_m=distance, k=facts.k)
+            alternative = overlay(result.specs, reading, fields, distance_m=distance, k=facts.k, kind_field=kind_field)
         except (ValueError, SpecError):
             alternative = []
         specs = list(specs) + [a for a in alternative if a not in specs]
@@ -328,7 +362,9 @@ def read_alone(
     step: str = "plan",
 ) -> Read | None:
     """Specs from the model's checked reading alone, for a question code could make no spec of (its sets and
-    relation named in words code does not know); None when no model reads or its reading fails its checks."""
+    relation named in words code does not know); None when no model reads. A reading that fails its checks twice,
+    or that a second reading does not confirm, comes back with no specs and what the answer must say: neither
+    code nor the model read the question, so whatever else computes it (the templates) is not the answer."""
     if not llm.serves(READER_ROLE) or not (facts.event_id or facts.layers or aoi_artifact_id):
         return None
     if asks_nearest(facts) and facts.k is None:  # how many nearest is code's to read; the templates ask the model
@@ -338,18 +374,20 @@ def read_alone(
         return None
     outcome = read_question(llm, facts.question, candidates, known, step=f"{step}:read")
     if outcome.reading is None:
-        return None
-    r = outcome.reading
-    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
-    if unconfirmed(r, second.reading, set(FIELD_WORDS)):
-        return None  # read two ways by the model itself, and code read nothing: the templates take the question
+        return _unread(facts, "; ".join(outcome.problems[:3])) if outcome.problems else None
     ev = facts.event_id
+    r = effective_kinds(outcome.reading, candidates, ev, layers)
+    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
+    again = effective_kinds(second.reading, candidates, ev, layers) if second.reading else None
+    if unsure := unconfirmed(r, again, set(FIELD_WORDS)):  # read two ways by the model itself, and code read nothing
+        said = ", ".join(FIELD_WORDS[f] for f in sorted(unsure))
+        return _unread(facts, f"the model read {said} two ways and code read no analysis in its words", r)
     try:
         subject = set_ref(r.subject, ev, r.grades)
         skeleton = AnalysisSpec(subject=subject, aoi_artifact_id=aoi_artifact_id)
         distance = facts.distances_m[0] if facts.distances_m else None
-        fields = {"subject", "grades", "relation", "reference", "measure", "share_of", "separately", "group_by"}
-        specs = overlay([skeleton], r, fields, distance_m=distance, k=facts.k)
+        fields = set(FIELD_WORDS)
+        specs = overlay([skeleton], r, fields, distance_m=distance, k=facts.k, kind_field=_kind_field(ev, layers))
     except (ValueError, SpecError):
         return None
     note = "the question was read by the model alone (code read no analysis in it): " + specs[0].describe()
@@ -362,6 +400,17 @@ def read_alone(
         constraints=_applied_constraints(r, {"grades", "separately"}),
         replaces=["damage_class"] if r.separately else [],
         examples=outcome.examples,
+    )
+
+
+def _unread(facts: PrepassFacts, problems: str, reading: Reading | None = None) -> Read:
+    """A question read by neither code nor the model: no specs; the answer says so and quotes it."""
+    return Read(
+        specs=[],
+        asked=True,
+        reading=reading,
+        unavailable=[Unavailable(constraints=["reading:spec"], phrase="reading.unread", values={"problems": problems})],
+        constraints=[Constraint(kind="reading", value="spec", phrase=facts.question)],
     )
 
 

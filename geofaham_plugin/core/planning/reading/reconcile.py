@@ -16,7 +16,7 @@ from .schema import GRADES, MY_AREA, Reading, class_grade, grade_class
 
 ANY_GRADES = ("affected", "minor", "major", "destroyed")  # damaged buildings as a reference: any grade
 
-FIELDS = ("subject", "grades", "relation", "reference", "measure", "share_of", "separately", "group_by")
+FIELDS = ("subject", "grades", "relation", "reference", "measure", "share_of", "separately", "group_by", "kinds")
 GROUP_NAMES = {"structure type": "structure_type", "damage class": "damage"}
 
 
@@ -49,6 +49,8 @@ def project(specs: Sequence[AnalysisSpec]) -> Reading:
         if all(len(c) == 1 for c in split) and len({c[0] for c in split}) == len(split):
             grades, separately = [class_grade(c[0]) for c in split], True
     r = first.relation
+    s = first.subject
+    kinds = list(s.kinds) if s.kind == "features" else [v for vs in s.filters.values() for v in vs]
     return Reading(
         subject=set_name(first.subject) or "",
         grades=sorted(grades, key=GRADES.index),  # type: ignore[arg-type]
@@ -58,6 +60,7 @@ def project(specs: Sequence[AnalysisSpec]) -> Reading:
         share_of=[class_grade(c) for c in first.share_of],  # type: ignore[misc]
         separately=separately,
         group_by=GROUP_NAMES.get(first.group_by or "", first.group_by) if first.group_by else None,
+        kinds=sorted(kinds) if s.kind in ("damage", "features") else [],
     )
 
 
@@ -68,6 +71,8 @@ def same_field(field: str, a: Reading, b: Reading) -> bool:
         return (all_grades(x) and all_grades(y)) or set(x) == set(y)
     if field == "measure":
         return {a.measure, b.measure} <= {"count", "list"} or a.measure == b.measure
+    if field == "kinds":
+        return set(a.kinds) == set(b.kinds)
     return bool(getattr(a, field) == getattr(b, field))
 
 
@@ -134,10 +139,12 @@ def overlay(
     *,
     distance_m: float | None = None,
     k: int | None = None,
+    kind_field: str | None = None,
 ) -> list[AnalysisSpec]:
     """Code's specs with the model's value of ``fields``: the sets, the relation, grades, the share's base, one
-    figure per grade, the measure, the grouping. What the reading has no field for (filters, kinds, places, the
-    area of interest, road access) stays code's. Raises ``ValueError`` when the result is no valid spec."""
+    figure per grade, the measure, the grouping, the subject's kinds (a damage subject's ``kind_field`` values, a
+    feature class's kinds). What the reading has no field for (other filters, places, the area of interest, road
+    access) stays code's. Raises ``ValueError`` when the result is no valid spec."""
     out: list[AnalysisSpec] = []
     for spec in specs:
         ev = spec.subject.event_id or (spec.relation.reference.event_id if spec.relation else None)
@@ -146,6 +153,8 @@ def overlay(
             subject = set_ref(model.subject, ev, model.grades, same=subject)
         if "grades" in fields and subject.kind == "damage":
             subject = subject.model_copy(update={"damage_classes": classes_of(model.grades)})
+        if "kinds" in fields:
+            subject = with_kinds(subject, model.kinds, kind_field)
         update: dict[str, object] = {"subject": subject}
         if fields & {"relation", "reference"}:
             update["relation"] = (
@@ -175,8 +184,21 @@ def overlay(
     return out
 
 
+def with_kinds(ref: SetRef, kinds: Sequence[str], kind_field: str | None) -> SetRef:
+    """``ref`` narrowed to ``kinds`` instead of the kinds it had (none: the whole set)."""
+    if ref.kind == "features":
+        return ref.model_copy(update={"kinds": list(kinds), "kinds_out": []})
+    field = kind_field or next(iter(ref.filters), None)
+    if ref.kind != "damage" or field is None:
+        if kinds:
+            raise ValueError(f"{ref.kind} sets have no kinds")
+        return ref
+    filters = {k: v for k, v in ref.filters.items() if k != field} | ({field: list(kinds)} if kinds else {})
+    return ref.model_copy(update={"filters": filters, "filters_out": {}})
+
+
 def classes_of(grades: Sequence[str]) -> list[DamageClass]:
     return [] if all_grades(grades) else [grade_class(g) for g in sorted(set(grades), key=GRADES.index)]
 
 
-__all__ = ["Difference", "classes_of", "differences", "overlay", "project", "same_field", "set_ref"]
+__all__ = ["Difference", "classes_of", "differences", "overlay", "project", "same_field", "set_ref", "with_kinds"]

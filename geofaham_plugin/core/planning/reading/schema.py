@@ -4,7 +4,8 @@ Sets are named without their disaster (code reads the disaster, a closed class, 
 building-damage inspections of the disaster), ``hazard`` (its burn area or flood extent), a feature class of
 ``osm_classes.json`` (``healthcare``, ``education`` ...), ``layer:<name>`` (a layer of the user's), and, as a
 reference only, ``my_area`` (the user's area of interest). Grades are the damage scale's, least to most:
-``undamaged``, ``affected``, ``minor``, ``major``, ``destroyed``. :func:`narrowed` makes the model's type for one
+``undamaged``, ``affected``, ``minor``, ``major``, ``destroyed``. Kinds are the subject's narrower kinds as the data
+spells them (a damage layer's structure types, a feature class's kinds in ``osm_classes.json``). :func:`narrowed` makes the model's type for one
 question: every open choice an enum of that question's candidates."""
 
 from __future__ import annotations
@@ -49,13 +50,23 @@ class Reading(BaseModel):
         default=False, description="several figures asked at once: one per grade kept, never their sum"
     )
     group_by: str | None = Field(default=None, description="a breakdown: structure_type, damage, or a layer's field")
+    kinds: list[str] = Field(
+        default_factory=list,
+        description="the subject's narrower kinds the question names (structure types, a class's kinds); [] = all",
+    )
 
 
 def narrowed(
-    subjects: list[str], references: list[str], group_fields: list[str], grades: list[str] | None = None
+    subjects: list[str],
+    references: list[str],
+    group_fields: list[str],
+    grades: list[str] | None = None,
+    kinds: list[str] | None = None,
 ) -> type[Reading]:
-    """The model's output type for one question: subject, reference, grades and grouping as enums of its candidates."""
+    """The model's output type for one question: subject, reference, grades, grouping and kinds as enums of its
+    candidates (no kinds to choose from: the list stays empty)."""
     allowed: Any = Literal[tuple(grades or GRADES)]  # type: ignore[valid-type]
+    kind: Any = Literal[tuple(kinds)] if kinds else None  # type: ignore[valid-type]
     fields: dict[str, Any] = {
         "subject": (Literal[tuple(subjects)], ...),  # type: ignore[valid-type]
         "grades": (list[allowed], Field(default_factory=list)),
@@ -65,5 +76,6 @@ def narrowed(
         "share_of": (list[allowed], Field(default_factory=list)),
         "separately": (bool, False),
         "group_by": ((Literal[tuple(group_fields)] | None) if group_fields else None, None),  # type: ignore[valid-type]
+        "kinds": (list[kind], Field(default_factory=list)) if kinds else (list[str], Field([], max_length=0)),
     }
     return create_model("Reading", __base__=Reading, **fields)
