@@ -12,8 +12,9 @@ the task score is the share of applicable checks passed. Checks (rubric dimensio
 - ``windows`` [spatial-temporal logic]: dates and windows are consistent with the event date.
 - ``metric_crs`` [geometric operation quality]: metric operations ran in a metric CRS or geodesically.
 - ``artifacts`` [artifact quality]: requested artifacts exist, read back, are valid and non-empty.
-- ``value:<id>`` / ``states:<id>`` [answer accuracy]: expected numbers within tolerance in the cited
-  artifacts / stated in the answer.
+- ``value:<id>`` / ``states:<id>`` [answer accuracy]: each expected number within tolerance in the structured
+  answer's value of the same label (group, events, relation, measure: ``bench.labels``, read from ids), names
+  and distances in its items / the expected number stated in the answer text.
 - ``supported_numbers`` [geometry data integrity]: no number in the answer that no artifact supports.
 - ``no_db_write`` [benchmark rule compliance]: no database write was attempted.
 
@@ -32,8 +33,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from geofaham_plugin.core.domain.events import DisasterEvent
-from geofaham_plugin.core.orchestrator.answer import StatedValue, StructuredAnswer
+from geofaham_plugin.core.orchestrator.answer import StructuredAnswer
 
+from .labels import label_mismatch, value_labels
 from .observations import (
     Evidence,
     answer_numbers,
@@ -42,8 +44,6 @@ from .observations import (
     norm,
     norm_key,
     num,
-    observed_distances,
-    observed_names,
     predicate_done,
     source_matches,
     structured_answer,
@@ -118,33 +118,38 @@ def convert(value: float, unit: str, want: str) -> float | None:
     return value * factor if factor is not None else None
 
 
-def _group_ok(v: StatedValue, e: Expectation) -> bool:
-    if e.group is None:
-        return v.group is None
-    if v.group is not None:
-        return norm_key(v.group) == norm_key(e.group)
-    return norm(e.group) in norm(f"{v.label} {v.subject or ''}")
-
-
-def stated_values(e: Expectation, sa: StructuredAnswer | None, answer: str) -> tuple[list[tuple[float, str]], str]:
+def stated_values(
+    e: Expectation,
+    sa: StructuredAnswer | None,
+    answer: str,
+    artifacts: dict[str, dict],
+    events: dict[int, DisasterEvent],
+) -> tuple[list[tuple[float, str]], str]:
     """The values of the kind ``e`` asks for that the answer states, in ``e``'s unit, with their labels:
-    from the structured answer (the right measure, unit and group), else from the answer text (numbers
-    with the right unit suffix). Also a note on what was stated instead when nothing fits."""
+    from the structured answer (the right measure and unit, and ``e``'s labels read from ids: group, events,
+    relation, measure; ``bench.labels``), else from the answer text (numbers with the right unit suffix; an
+    expectation with a label cannot be told from text). Also a note on what was stated instead when nothing fits."""
     want = want_unit(e)
     if sa is not None:
         out: list[tuple[float, str]] = []
+        other: list[str] = []
         for v in sa.values:
-            if not _group_ok(v, e):
-                continue
-            if want == "count" and v.measure != "count":
-                continue
-            if want in ("%", "fraction") and v.measure == "count":
-                continue
             value = convert(v.value, v.unit, want)
-            if value is not None:
-                out.append((value, f"{v.label} ({v.measure}, {v.unit}{', ' + v.group if v.group else ''})"))
-        other = [f"{v.value:g} {v.unit} {v.measure} '{v.label}'" for v in sa.values]
+            kind_ok = e.measure is not None or not (
+                (want == "count" and v.measure != "count") or (want in ("%", "fraction") and v.measure == "count")
+            )
+            why = (
+                label_mismatch(e, v, value_labels(v, artifacts, events), events)
+                if kind_ok and value is not None
+                else ""
+            )
+            if value is None or not kind_ok or why:
+                other.append(f"{v.value:g} {v.unit} {v.measure} '{v.label}'" + (f" ({why})" if why else ""))
+                continue
+            out.append((value, f"{v.label} ({v.measure}, {v.unit}{', ' + v.group if v.group else ''})"))
         return out, ("stated instead: " + "; ".join(other[:4])) if other else "no value stated"
+    if e.labelled:
+        return [], "no structured answer: which stated number carries the expectation's label cannot be told"
     found: list[tuple[float, str]] = []
     for value, _, u in answer_numbers(answer):
         unit = TEXT_UNITS.get(u, "none")
@@ -158,10 +163,13 @@ def stated_values(e: Expectation, sa: StructuredAnswer | None, answer: str) -> t
     return found, "no number of that unit in the answer text"
 
 
-def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict | None) -> tuple[Check, Check | None]:
+def check_expectation(
+    e: Expectation, expected: Any, ev: Evidence, run: dict | None, events: dict[int, DisasterEvent]
+) -> tuple[Check, Check | None]:
     """The value check (what the answer states: its structured answer, else its text, against the
     expected value) and, when asked, the statement check (the answer text states the expected value).
-    The cited artifacts are read only for names and distances of runs without a structured answer."""
+    Names and distances come from the structured answer's items alone (never from the cited artifacts);
+    the artifacts are read only for the labels of the stated values (``bench.labels``)."""
     name, dim = f"value:{e.id}", "answer_accuracy"
     answer = (run or {}).get("answer", "") or ""
     sa = structured_answer(run)
@@ -190,7 +198,7 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict
         return f"±{max(e.abs_tol, abs(float(expected)) * e.rel_tol):g}"
 
     if e.kind in ("count", "value"):
-        cands, instead = stated_values(e, sa, answer)
+        cands, instead = stated_values(e, sa, answer, ev.artifacts, events)
         hit = next((w for v, w in cands if e.within(v, float(expected))), None)
         source = "structured answer" if sa is not None else "answer text (no structured answer)"
         check = Check(
@@ -211,11 +219,8 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict
             )
     elif e.kind == "names":
         want = [expected] if isinstance(expected, str) else list(expected)
-        if sa is not None and sa.items:
-            items = sorted(sa.items, key=lambda i: i.rank)
-            got = [i.name for i in (items[: e.top] if e.top else items)]
-        else:
-            got = observed_names(arts, e.top)
+        items = sorted(sa.items, key=lambda i: i.rank) if sa is not None else []
+        got = [i.name for i in (items[: e.top] if e.top else items)]
         want_n, got_n = {norm(w) for w in want}, {norm(g) for g in got}
         common = want_n & got_n
         recall = len(common) / len(want_n) if want_n else 1.0
@@ -225,7 +230,8 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict
             name=name,
             dimension=dim,
             passed=ok and not not_answer,
-            detail=f"recall {recall:.2f} (≥{e.min_recall:g}), precision {precision:.2f} (≥{e.min_precision:g}); "
+            detail=("" if got else "the structured answer names no item; ")
+            + f"recall {recall:.2f} (≥{e.min_recall:g}), precision {precision:.2f} (≥{e.min_precision:g}); "
             f"missing {sorted(want_n - got_n)[:5]}, extra {sorted(got_n - want_n)[:5]}" + not_answer,
         )
         if e.in_answer and want:
@@ -240,13 +246,8 @@ def check_expectation(e: Expectation, expected: Any, arts: list[dict], run: dict
             )
     elif e.kind == "distance":
         want_m = expected_distances(expected)
-        if sa is not None and sa.items:
-            items = sorted(sa.items, key=lambda i: i.rank)
-            got_m = {
-                norm(i.name): i.distance_m for i in (items[: e.top] if e.top else items) if i.distance_m is not None
-            }
-        else:
-            got_m = observed_distances(arts, e.top)
+        items = sorted(sa.items, key=lambda i: i.rank) if sa is not None else []
+        got_m = {norm(i.name): i.distance_m for i in (items[: e.top] if e.top else items) if i.distance_m is not None}
         bad = [
             f"{n}: expected {d:g}, got {got_m.get(norm(n))}"
             for n, d in want_m.items()
@@ -450,7 +451,7 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
                     )
                 )
                 continue
-            check, stated = check_expectation(e, value, cited, run)
+            check, stated = check_expectation(e, value, ev, run, events)
             check.turn = i
             checks.append(check)
             if stated is not None:
@@ -510,19 +511,16 @@ def deterministic(result: dict, expected: dict | None = None) -> dict:
 
 #: a run's outcome: right, wrong but said so, wrong and said it was right, nothing, or no reference to tell
 OUTCOMES = ("correct", "wrong_but_flagged", "confidently_wrong", "no_answer", "no_reference")
-FLAG_WORDS = ("not answered as asked", "partial", "not done", "could not", "not applied", "was not")
 
 
 def flagged(run: dict) -> bool:
-    """A partial or failed run that names what it did not do (the structured answer's ``not_applied``,
-    or the answer text saying so)."""
+    """A partial or failed run whose answer names the part of the question it did not apply: its structured
+    answer's ``not_applied`` lists it. Saying "partial" or "could not" in the text names nothing (and a record
+    without a structured answer names nothing a machine can read): such a run is confidently wrong."""
     sa = structured_answer(run)
-    if (sa.status if sa is not None else run.get("status")) not in ("partial", "failed"):
+    if sa is None or sa.status not in ("partial", "failed"):
         return False
-    if sa is not None and sa.not_applied:
-        return True
-    text = norm(run.get("answer", "") or "")
-    return any(w in text for w in FLAG_WORDS)
+    return any(part.strip() for part in sa.not_applied)
 
 
 def outcome(result: dict, ev: Evidence, checks: list[Check]) -> str:
@@ -873,16 +871,15 @@ def _near(value: float, pool: list[float], half: float) -> bool:
 def check_supported(
     run: dict, executed: dict[str, dict], spec: TaskSpec, events: dict[int, DisasterEvent], turn: int
 ) -> Check:
-    """Every number of the answer rounds from a number an executed artifact holds (or the question,
-    notes, failures, the event record); a number converts only through the unit it is written with
-    (m -> km, m² -> km²/ha, fraction -> %): no silent ×100 or ÷1000. Every value of the structured
-    answer is read from an artifact an executed step produced, and that artifact holds it."""
+    """Every number of the answer rounds from a number an executed artifact holds (or the question, the
+    event record); a number converts only through the unit it is written with (m -> km, m² -> km²/ha,
+    fraction -> %): no silent ×100 or ÷1000. The run's own notes and failure messages support nothing: they
+    are the run's words, not evidence. Every value of the structured answer is read from an artifact an
+    executed step produced, and that artifact holds it."""
     base = {n for a in executed.values() for n in artifact_numbers(a)}
     base |= {float(n) for n in range(0, 13)}  # step numbers, ranks
     texts = [
         run.get("question", ""),
-        *run.get("notes", []),
-        *[f.get("message", "") for f in (run.get("progress") or {}).get("failures", [])],
         spec.question,
         *[
             f"{a.get('summary', '')} {' '.join(map(str, (a.get('extra') or {}).get('limitations') or []))}"

@@ -4,7 +4,9 @@ on PYTHONPATH)::
     python -m bench run [--tasks IDS | --offline] [--tasks-file FILE] [--split SETS] [--model-config FILE]
                         [--out DIR] [--resume] [--timeout S]
     python -m bench judge RESULTS [--llm-config FILE]
-    python -m bench report RESULTS
+    python -m bench report [RESULTS] [--check]  (a results folder's report.md; without RESULTS: bench/README's
+                                                 tables made anew from the kept runs, bench/runs/*/summary.json)
+    python -m bench keep-run RESULTS --split NAME [--commit SHA]  (keep a judged run under bench/runs/)
     python -m bench tasks [--tasks-file FILE]  (list the tasks and their categories)
     python -m bench ground-truth               (regenerate bench/expected.json)
     python -m bench batch --instruction TEXT --inputs DIR --outputs SPEC.json --out DIR
@@ -96,11 +98,27 @@ def _cmd_judge(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_reports
+    from .runs import README, rebuild_readme
 
+    if args.results is None:
+        text, changed = rebuild_readme()
+        if args.check:
+            print(f"{README}: the tables are {'stale' if changed else 'up to date'}")
+            return 1 if changed else 0
+        README.write_text(text, encoding="utf-8")
+        print(f"{README}: tables {'rebuilt' if changed else 'unchanged'} from bench/runs/")
+        return 0
     reports = write_reports(args.results)
     if not reports:
         print(f"no results in {args.results}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _cmd_keep_run(args: argparse.Namespace) -> int:
+    from .runs import keep_run
+
+    print(f"kept in {keep_run(Path(args.results), args.split, commit=args.commit)}")
     return 0
 
 
@@ -216,9 +234,21 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--max-chars", type=int, default=24000, help="cap on the evidence sent to the LLM judge")
     judge.set_defaults(func=_cmd_judge)
 
-    report = sub.add_parser("report", help="report.md + report.png per configuration")
-    report.add_argument("results")
+    report = sub.add_parser(
+        "report",
+        help="report.md + report.png per configuration; without RESULTS, bench/README's tables from bench/runs/",
+    )
+    report.add_argument("results", nargs="?", help="results folder; none: rebuild bench/README's tables of kept runs")
+    report.add_argument(
+        "--check", action="store_true", help="without RESULTS: exit 1 when the README's tables are stale"
+    )
     report.set_defaults(func=_cmd_report)
+
+    keep = sub.add_parser("keep-run", help="keep a judged run's summary and per-task outcomes under bench/runs/")
+    keep.add_argument("results", help="the judged results folder of one configuration")
+    keep.add_argument("--split", required=True, help="the split it ran: offline, paraphrases, heldout, heldout2, ...")
+    keep.add_argument("--commit", help="the commit it ran at, when its config.json records none")
+    keep.set_defaults(func=_cmd_keep_run)
 
     tasks = sub.add_parser("tasks", help="list the tasks")
     tasks.add_argument("--tasks-file", type=tasks_file, default=TASKS_FILE, help="task file (default bench/tasks.json)")

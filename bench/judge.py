@@ -94,6 +94,7 @@ def summarize(results: list[dict]) -> dict:
         "tokens_mean": round(mean(tokens), 1) if tokens else 0,
         "tokens_median": median(tokens) if tokens else 0,
         "seconds_mean": round(mean(secs), 1) if secs else 0,
+        "seconds_median": round(median(secs), 1) if secs else 0,
     }
 
 

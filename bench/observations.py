@@ -1,6 +1,7 @@
 """What a bench result shows: one result file indexed for the judges (its runs, done steps, cited
-artifacts and the sources they came from), the numbers an answer states, and the counts, values,
-names, distances and per-group counts the artifacts' digests hold (``bench.evidence`` wrote them).
+artifacts and the sources they came from), the numbers an answer states, and every number an artifact's
+digest holds (``bench.evidence`` wrote them; the supported-numbers check reads them). What the answer
+states is read from its structured answer and text, never from the artifacts' pools.
 
 Read from the result alone, never from the session or GeoFaham's code; the event records come from
 the core's event table (``geofaham_plugin.core.domain.events``)."""
@@ -222,84 +223,6 @@ def predicate_offered(pred: str, tool_names: list[str]) -> bool:
     if pred in BY_ARGUMENT and BY_ARGUMENT[pred][0] in names:
         return True
     return any(sub in n for n in names for sub in PREDICATES.get(pred, (pred,)))
-
-
-# ------------------------------------------------------------------------ observed values
-def observed_counts(arts: list[dict]) -> list[tuple[float, str]]:
-    out: list[tuple[float, str]] = []
-    for a in arts:
-        meta = a.get("metadata", {})
-        if a["kind"] in ("vector", "aoi") and meta.get("feature_count") is not None:
-            out.append((float(meta["feature_count"]), f"{a['id']} features"))
-        if a["kind"] == "table":
-            rows = a.get("rows", [])
-            counts = [c for r in rows if (c := num(r.get("count"))) is not None]
-            if counts:
-                out.append((sum(counts), f"{a['id']} total"))
-                out += [(c, f"{a['id']} row") for c in counts]
-            else:
-                out += [(v, f"{a['id']} cell") for r in rows for v in map(num, r.values()) if v is not None]
-            total = num((a.get("extra") or {}).get("total"))
-            if total is not None:
-                out.append((total, f"{a['id']} extra.total"))
-        if a["kind"] in ("text",):
-            out += [(v, f"{a['id']} text") for v in a.get("numbers", [])]
-    return out
-
-
-def observed_values(arts: list[dict], unit: str | None) -> list[tuple[float, str]]:
-    out: list[tuple[float, str]] = []
-    for a in arts:
-        meta = a.get("metadata", {})
-        area, length = num(meta.get("total_area_m2")), num(meta.get("total_length_m"))
-        if area is not None:
-            out += [
-                (area / 1e6, f"{a['id']} area km²"),
-                (area / 1e4, f"{a['id']} area ha"),
-                (area, f"{a['id']} area m²"),
-            ]
-        if length is not None:
-            out += [(length / 1000, f"{a['id']} length km"), (length, f"{a['id']} length m")]
-        out += [(v, f"{a['id']} value") for v in a.get("numbers", [])]
-        if unit == "fraction":
-            out += [(v / 100, f"{a['id']} percent") for v in a.get("numbers", [])]
-        if unit == "%":
-            out += [(v * 100, f"{a['id']} fraction") for v in a.get("numbers", []) if 0 <= v <= 1]
-    return out
-
-
-def observed_names(arts: list[dict], top: int | None) -> list[str]:
-    names: list[str] = []
-    for a in arts:
-        values = a.get("names") or []
-        if not values and a["kind"] == "table":
-            values = [str(r.get("value", r.get("name", ""))) for r in a.get("rows", [])]
-        names += values[:top] if top else values
-    return names
-
-
-def observed_distances(arts: list[dict], top: int | None) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for a in arts:
-        pairs = a.get("distances") or []
-        for name, d in pairs[:top] if top else pairs:
-            if d is not None:
-                out.setdefault(norm(name), float(d))
-    return out
-
-
-def observed_groups(arts: list[dict]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for a in arts:
-        for row in a.get("rows", []):
-            keys = [k for k, v in row.items() if isinstance(v, str)]
-            vals = [k for k, v in row.items() if num(v) is not None and not isinstance(v, bool)]
-            key = "value" if "value" in row else (keys[0] if keys else None)
-            val = "count" if "count" in row else (vals[0] if vals else None)
-            value = num(row[val]) if val is not None else None
-            if key is not None and value is not None:  # a "count" that is not a number ("nan") is skipped
-                out[norm_key(row[key])] = out.get(norm_key(row[key]), 0.0) + value
-    return out
 
 
 # ------------------------------------------------------------------------- what the answer states

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import DEFAULT_CONFIG, ModelConfig, build_models, load_config
 from .results_io import atomic_write_json, now, read_json, read_result, session_run_records
+from .runs import current_commit
 from .spec import TASKS_FILE, TaskSpec, load_expected, load_tasks, select_tasks
 
 if TYPE_CHECKING:
@@ -357,7 +358,13 @@ def run_bench(
     load_expected()  # derived data: generated now if missing, so judging never races the runs
     atomic_write_json(
         folder / "config.json",
-        {"config": config.public(), "environment": environment(), "tasks_file": str(tasks_file), "updated_at": now()},
+        {
+            "config": config.public(),
+            "environment": environment(),
+            "tasks_file": str(tasks_file),
+            "commit": current_commit(),  # what `bench keep-run` names the run by
+            "updated_at": now(),
+        },
     )
     server = SharedModelServer(config, log)
     try:

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from geofaham_plugin.core.orchestrator.answer import Measure
+
 BENCH_DIR = Path(__file__).resolve().parent
 TASKS_FILE = BENCH_DIR / "tasks.json"
 PARAPHRASES_FILE = BENCH_DIR / "paraphrases.json"
@@ -42,6 +44,7 @@ Persona = Literal[
 ]
 Difficulty = Literal["simple", "medium", "hard"]
 OutputKind = Literal["answer", "vector", "raster", "table", "item_set"]
+Relation = Literal["inside", "outside", "all"]
 
 #: the issue's (and the paper's Table 5) category sizes
 CATEGORY_COUNTS: dict[str, int] = {
@@ -118,8 +121,38 @@ class Expectation(Strict):
     in_answer: bool = Field(default=True, description="the answer text must state the value too")
     group: str | None = Field(
         default=None,
-        description="count/value: the group the stated value must be labelled with (e.g. 'destroyed'); None: a total",
+        description="count/value: the group the stated value must be labelled with (e.g. 'destroyed'), as the data "
+        "spells it: the stated value's group, or the one class or value its artifact's lineage was filtered to; None: "
+        "a total",
     )
+    # the other labels of a count/value (bench/labels.py reads them from ids, never from words): with two or more
+    # values in one turn, each is matched to the stated value of its own label, so a swap of two values fails
+    events: list[int] = Field(
+        default_factory=list,
+        description="count/value: the event-table records the value is of (one side of a comparison): its "
+        "artifact's lineage reaches exactly these records' events (snapshots of one event count as one)",
+    )
+    relation: Relation | None = Field(
+        default=None,
+        description="count/value: how the counted features relate to the task's area: 'inside' it (selected by an "
+        "inside step), 'outside' it, or 'all' (neither: a base total)",
+    )
+    measure: Measure | None = Field(
+        default=None,
+        description="count/value: the stated value's measure (structured answer's vocabulary: 'max' for the "
+        "densest cell, 'sum', 'mean', 'share'); None: any measure of the kind",
+    )
+
+    @model_validator(mode="after")
+    def _labels_of_numbers(self) -> Expectation:
+        if (self.events or self.relation or self.measure) and self.kind not in ("count", "value"):
+            raise ValueError(f"expectation {self.id}: events, relation and measure label a count or a value")
+        return self
+
+    @property
+    def labelled(self) -> bool:
+        """The expectation names which stated value it is (a group, events, a relation or a measure)."""
+        return bool(self.group is not None or self.events or self.relation or self.measure)
 
     def resolve(self, expected: dict | None = None) -> Any:
         """The expected value (from expected.json when ``ref`` is set); None for semantic expectations."""

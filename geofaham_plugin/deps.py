@@ -92,6 +92,13 @@ PIP_OPTIONS = f"install --user --break-system-packages --no-binary {','.join(BUN
 SETUP_COMMAND = "make setup"
 
 
+def debian_packages() -> list[str]:
+    """Every Debian package the plugin-repository route can install: the system's compiled packages and the
+    build dependencies of the source builds. ``make setup`` installs them (``scripts/setup.sh``, stage apt), so
+    the test of that route (``tests/test_plugin_install.py``) runs on every machine."""
+    return [d.debian for d in REQUIRED if d.debian] + list(DEBIAN_BUILD_PACKAGES)
+
+
 def _is_available(module: str) -> bool:
     if module in sys.modules:
         # ``sys.modules[name] = None`` is Python's documented way to make an import fail.

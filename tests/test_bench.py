@@ -29,7 +29,15 @@ from geofaham_plugin.core.domain.events import load_events
 from geofaham_plugin.core.engines.layers import data_dir
 from geofaham_plugin.core.llm import ScriptedModel
 
-RUN_TASKS = ["poi_eaton_hospitals_5km", "dmg_palisades_destroyed", "clu_eaton_damage_mt"]
+#: the last two ask for two numbers each, told apart by their labels (the fire each count is of; the buildings
+#: inside the flood and all of them): the product's structured answer must carry them as ids the judge reads
+RUN_TASKS = [
+    "poi_eaton_hospitals_5km",
+    "dmg_palisades_destroyed",
+    "clu_eaton_damage_mt",
+    "cmp_hospitals_5km_eaton_vs_palisades",
+    "infra_catarroja_buildings_share",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +54,7 @@ def truth():
 
 @pytest.fixture(scope="module")
 def bench_results(tmp_path_factory):
-    """Three offline tasks run by the real runner (child processes, fresh sessions, default embedded
+    """Five offline tasks run by the real runner (child processes, fresh sessions, default embedded
     configuration; models are blocked, and guided planning needs none for these questions)."""
     from bench.runner import run_bench
 
@@ -159,7 +167,7 @@ def test_runner_records_and_the_deterministic_judge_passes(bench_results):
         "no_db_write",
     } <= names
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["tasks"] == 3 and summary["deterministic_pass"] == 3
+    assert summary["tasks"] == len(RUN_TASKS) and summary["deterministic_pass"] == len(RUN_TASKS)
 
 
 def test_report_markdown_and_chart(bench_results):
@@ -172,7 +180,7 @@ def test_report_markdown_and_chart(bench_results):
         assert section in text
     assert "Tokens per task, mean / median" in text and "goal ≤ 25,000: met" in text
     assert png is not None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert headline["det_pass"] == 3 and headline["tokens_mean"] == 0
+    assert headline["det_pass"] == len(RUN_TASKS) and headline["tokens_mean"] == 0
 
 
 def test_resume_skips_finished_tasks(bench_results):
@@ -250,7 +258,7 @@ def test_llm_judgements_go_into_the_folder_and_the_report(bench_results, tmp_pat
     tasks = json.loads((copy_dir / "judgments.json").read_text())["tasks"]
     assert all(t["llm"]["overall"] == 0.75 for t in tasks.values())
     _, _, headline = write_report(copy_dir)  # re-judging deterministically keeps the LLM judgements
-    assert headline["llm_overall"] == 0.75 and headline["llm_tasks"] == 3
+    assert headline["llm_overall"] == 0.75 and headline["llm_tasks"] == len(RUN_TASKS)
 
 
 def test_rubric_weights_follow_the_paper():

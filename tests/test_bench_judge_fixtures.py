@@ -7,14 +7,15 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
-from bench.checks import deterministic
+from bench.checks import deterministic, want_unit
 from bench.config import ModelConfig, judge_model
 from bench.judge import judge_folder
 from bench.report import write_report
+from bench.spec import BENCH_DIR, Expectation, TaskSpec, Turn, load_expected, load_tasks
 
 
 # ------------------------------------------------------------------------------ builders
@@ -284,6 +285,148 @@ def unsupported_number() -> dict:
     return out
 
 
+def layer(aid: str, source: str, inputs: list[str] | None = None, extra: dict | None = None, **digest: Any) -> dict:
+    """A vector artifact's digest: made by ``source`` from ``inputs``; names, distances as the runner digests them."""
+    return {
+        "id": aid,
+        "kind": "vector",
+        "source": source,
+        "summary": "",
+        "inputs": inputs or [],
+        "metadata": {"kind": "vector", "feature_count": len(digest.get("names", []))},
+        "extra": extra or {},
+        "numbers": [float(d) for _, d in digest.get("distances", [])],
+        "file": {"exists": True, "readable": True},
+    } | digest
+
+
+#: the Eaton (record 11) and Palisades (records 12-14, one fire) perimeters, the hospitals near each, counted
+EATON_HOSPITALS = [
+    layer("a_00000011", "vector.load_event_layer:eaton_perimeter", extra={"event_id": 11}),
+    layer("a_00000012", "vector.load_event_layer:palisades_perimeter", extra={"event_id": 13}),
+    table("a_00000013", [{"value": "all", "count": 7}], total=7, inputs=["a_00000011"]),
+    table("a_00000014", [{"value": "all", "count": 3}], total=3, inputs=["a_00000012"]),
+]
+
+
+def two_values(task_id: str, q: str, labels: list[tuple[str, dict]], arts: list[dict], said: str) -> dict:
+    """A turn asking for two numbers, each with its label (``labels``: expectation id and its label fields); the
+    last two artifacts hold them. ``said`` gives each its number: the right ones, or others (a swap)."""
+    numbers = [arts[-2]["rows"][0]["count"], arts[-1]["rows"][0]["count"]]
+    stated = [float(n) for n in said.split()] if said else numbers
+    expectations = [
+        {"id": eid, "kind": "count", "description": eid, "value": n} | label
+        for (eid, label), n in zip(labels, numbers, strict=True)
+    ]
+    ids = [arts[-2]["id"], arts[-1]["id"]]
+    vals = [value(eid, n, aid) for (eid, _), n, aid in zip(labels, stated, ids, strict=True)]
+    answer = "; ".join(f"{eid}: {n:g} [{aid}]" for (eid, _), n, aid in zip(labels, stated, ids, strict=True))
+    r = run(q, answer, [a["id"] for a in arts], vals)
+    r["cited_artifacts"] = r["structured"]["cited"] = ids
+    return result(spec(task_id, q, expectations), [r], arts)
+
+
+def comparison(said: str = "") -> dict:
+    """Each fire's count. Which fire a value is of is read from the result it names (its lineage reaches the
+    Eaton or the Palisades record), never from its label's words."""
+    labels = [("eaton", {"events": [11]}), ("palisades", {"events": [12, 13, 14]})]
+    q = "How many hospitals are within 5 km of each fire, Eaton and Palisades?"
+    return two_values("fx_comparison", q, labels, EATON_HOSPITALS, said)
+
+
+def comparison_right() -> dict:
+    return comparison()
+
+
+def comparison_swapped() -> dict:
+    """Each fire given the other's number."""
+    return comparison("3 7")
+
+
+BURN_LABELS = [
+    layer("a_00000021", "vector.load_layer:lahaina_labels"),
+    layer("a_00000022", "vector.load_event_layer:lahaina_burn", extra={"event_id": 16}),
+    layer("a_00000023", "vector.inside", ["a_00000021", "a_00000022"]),
+    layer("a_00000024", "vector.outside", ["a_00000021", "a_00000022"], extra={"relation": "outside"}),
+    table("a_00000025", [{"value": "all", "count": 33}], total=33, inputs=["a_00000023"]),
+    table("a_00000026", [{"value": "all", "count": 2}], total=2, inputs=["a_00000024"]),
+]
+
+
+def relation(said: str = "") -> dict:
+    labels = [("inside", {"relation": "inside"}), ("outside", {"relation": "outside"})]
+    q = "How many damaged-building labels lie inside the burn area, and how many outside?"
+    return two_values("fx_relation", q, labels, BURN_LABELS, said)
+
+
+def relation_right() -> dict:
+    return relation()
+
+
+def relation_swapped() -> dict:
+    """Inside and outside exchanged: the outside count stated as the inside one and back."""
+    return relation("2 33")
+
+
+NEAREST = layer(
+    "a_00000031",
+    "vector.nearest",
+    names=["Huntington Hospital", "USC Arcadia"],
+    distances=[["Huntington Hospital", 2090.0], ["USC Arcadia", 4120.0]],
+)
+
+
+def names_right() -> dict:
+    q = "Which two hospitals are nearest to the Eaton fire, and how far?"
+    task = spec(
+        "fx_names",
+        q,
+        [
+            {"id": "names", "kind": "names", "description": "the two", "value": ["Huntington Hospital", "USC Arcadia"]},
+            {
+                "id": "km",
+                "kind": "distance",
+                "description": "their distances",
+                "value": {"Huntington Hospital": 2090.0, "USC Arcadia": 4120.0},
+                "abs_tol": 5,
+            },
+        ],
+    )
+    answer = "1. Huntington Hospital, 2,090 m\n2. USC Arcadia, 4,120 m [a_00000031]"
+    r = run(q, answer, ["a_00000031"])
+    r["structured"]["items"] = [
+        {"name": "Huntington Hospital", "distance_m": 2090.0, "rank": 1, "artifact_id": "a_00000031"},
+        {"name": "USC Arcadia", "distance_m": 4120.0, "rank": 2, "artifact_id": "a_00000031"},
+    ]
+    return result(task, [r], [NEAREST])
+
+
+def names_only_in_the_artifact() -> dict:
+    """The answer names no feature (its structured answer has no items): the cited layer's names and distances
+    are what the run computed, not what it answered."""
+    out = names_right()
+    out["turns"][0]["run"]["structured"]["items"] = []
+    return out
+
+
+def number_only_in_the_notes() -> dict:
+    """A number the run wrote in its own notes, stated as a finding: no artifact holds it."""
+    out = aoi_right()
+    r = out["turns"][0]["run"]
+    r["notes"] = ["assumed 12,500 people per hospital"]
+    r["answer"] += " About 12,500 people depend on each."
+    return out
+
+
+def partial_naming_nothing() -> dict:
+    """A partial run that says it is partial but names no part of the question it left out."""
+    out = aoi_ignored()
+    r = out["turns"][0]["run"]
+    r["status"] = r["structured"]["status"] = "partial"
+    r["answer"] = "Partial answer: could not do everything.\n" + r["answer"]
+    return out
+
+
 WRONG_RUNS = {
     # name: (right run, wrong run, the check that must fail, the outcome)
     "merged classes as one total": (destroyed_right, destroyed_merged, "value:count", "confidently_wrong"),
@@ -294,6 +437,15 @@ WRONG_RUNS = {
     "wrong group's number": (groups_right, groups_swapped, "value:by_class", "confidently_wrong"),
     "unfiltered follow-up": (follow_up_right, follow_up_unfiltered, "value:fu1", "confidently_wrong"),
     "number no artifact supports": (aoi_right, unsupported_number, "supported_numbers", "confidently_wrong"),
+    # a label each: the value of each event, each relation, read from what the artifacts are of (ids, not words)
+    "two events' values swapped": (comparison_right, comparison_swapped, "value:eaton", "confidently_wrong"),
+    "inside and outside swapped": (relation_right, relation_swapped, "value:inside", "confidently_wrong"),
+    # names and distances from the structured answer only, supported numbers from artifacts only
+    "names only in the cited artifact": (names_right, names_only_in_the_artifact, "value:names", "confidently_wrong"),
+    "distances only in the cited artifact": (names_right, names_only_in_the_artifact, "value:km", "confidently_wrong"),
+    "number only in the run's notes": (aoi_right, number_only_in_the_notes, "supported_numbers", "confidently_wrong"),
+    # "flagged" names the part not applied
+    "partial naming no part": (aoi_right, partial_naming_nothing, "value:count", "confidently_wrong"),
 }
 
 
@@ -316,6 +468,19 @@ def test_the_right_run_passes_and_the_wrong_one_fails(name: str) -> None:
     checks = checks_of(bad)
     assert checks[check]["passed"] is False, checks[check]
     assert not bad["passed"] and bad["outcome"] == outcome
+
+
+def test_labels_are_read_from_ids_not_from_words() -> None:
+    """The words of a stated value's label tell the judge nothing: other words, in another language, or even
+    the other fire's name, leave a right run right and a swapped one wrong."""
+    out = comparison_right()
+    values = out["turns"][0]["run"]["structured"]["values"]
+    values[0]["label"], values[1]["label"] = "hospitales, incendio de Palisades", "hôpitaux, feu d'Eaton"
+    assert deterministic(out, expected={})["outcome"] == "correct"
+    bad = comparison_swapped()
+    for v in bad["turns"][0]["run"]["structured"]["values"]:
+        v["label"] = "hospitais"
+    assert checks_of(deterministic(bad, expected={}))["value:eaton"]["passed"] is False
 
 
 def test_a_partial_run_naming_what_it_did_not_do_is_flagged_not_confident() -> None:
@@ -441,3 +606,107 @@ def test_question_sets_are_separate_rows_of_the_report() -> None:
     assert table[3] == "| Other languages | 3 | 2 | 1/2 (50 %) | 0/2 (0 %) | 1/2 (50 %) | 0/2 (0 %) |"
     assert len(table) == 4  # sets without tasks get no row
     assert {t.split for t in load_tasks()} == {"original"}  # today's 40 tasks are the originals
+
+
+# ------------------------------------------------------------------ swaps, generated from the task files
+#: the unit a stated value is written in for an expectation's unit, and the factor to it
+STATED_UNIT: dict[str, tuple[str, float]] = {
+    "count": ("count", 1.0),
+    "%": ("percent", 1.0),
+    "fraction": ("ratio", 1.0),
+    "ha": ("km2", 0.01),
+    "km2": ("km2", 1.0),
+    "m2": ("m2", 1.0),
+    "m": ("m", 1.0),
+    "km": ("km", 1.0),
+    "none": ("none", 1.0),
+}
+DEFAULT_MEASURE = {"count": "count", "percent": "share", "ratio": "share", "km2": "area", "m2": "area"}
+
+
+class Stated(NamedTuple):
+    """One value a right run states: the expectation (and group of a breakdown) it answers, and the number."""
+
+    expectation: Expectation
+    group: str | None
+    number: float
+
+
+def numbers_of(turn: Turn, expected: dict) -> list[Stated]:
+    out = []
+    for e in turn.expectations:
+        if e.kind in ("count", "value"):
+            out.append(Stated(e, e.group, float(e.resolve(expected))))
+        elif e.kind == "count_by":
+            out += [Stated(e, str(k), float(v)) for k, v in e.resolve(expected).items()]
+    return out
+
+
+def labelled_turns() -> list[tuple[str, str, int]]:
+    """(file, task, turn) of every offline turn that asks for two or more numbers, in every task file."""
+    expected = load_expected()
+    return [
+        (name, t.id, i)
+        for name in ("tasks", "paraphrases", "heldout", "heldout2")
+        for t in load_tasks(BENCH_DIR / f"{name}.json")
+        if t.offline
+        for i, turn in enumerate(t.turns())
+        if len(numbers_of(turn, expected)) >= 2
+    ]
+
+
+def right_run_of(task: TaskSpec, turn_index: int, expected: dict) -> tuple[dict, list[Stated]]:
+    """A run that states every number of the turn with the labels its expectation names, each read from a table
+    whose lineage carries them (the event records' layers, an inside or outside selection)."""
+    turn = task.turns()[turn_index]
+    stated, arts, values = numbers_of(turn, expected), [], []
+    for n, s in enumerate(stated):
+        e, aid = s.expectation, f"a_{n + 1:08d}"
+        inputs = []
+        for eid in e.events:
+            arts.append(layer(f"{aid}e{eid}", "vector.load_event_layer:x", extra={"event_id": eid}))
+            inputs.append(arts[-1]["id"])
+        if e.relation in ("inside", "outside"):
+            arts.append(layer(f"{aid}r", f"vector.{e.relation}", list(inputs)))
+            inputs = [arts[-1]["id"]]
+        unit, factor = STATED_UNIT[want_unit(e)]
+        number = s.number * factor
+        arts.append(table(aid, [{"value": s.group or "all", "amount": number}], inputs=inputs))
+        measure = e.measure or DEFAULT_MEASURE.get(unit, "value")
+        values.append(
+            value(e.id, number, aid, unit=unit, measure=measure, group=s.group, group_field="g" * bool(s.group))
+        )
+    runs = [run(t.question, "", []) for t in task.turns()]
+    runs[turn_index] = run(turn.question, "See the table.", [a["id"] for a in arts], values)
+    return result(task.model_dump(mode="json"), runs, arts), stated
+
+
+def value_checks(judged: dict, turn_index: int) -> dict[str, dict]:
+    return {c["name"]: c for c in judged["checks"] if c["name"].startswith("value:") and c["turn"] == turn_index}
+
+
+@pytest.mark.parametrize(("name", "task_id", "turn"), labelled_turns())
+def test_a_swap_of_two_labelled_values_fails(name: str, task_id: str, turn: int) -> None:
+    """Every turn with two or more numbers: the right run (each number under its own label) passes every value
+    check; each run that swaps two of its numbers (the labels kept) fails one of them. Pairs of equal numbers
+    (within tolerance) cannot be told apart and are not swapped."""
+    expected = load_expected()
+    task = next(t for t in load_tasks(BENCH_DIR / f"{name}.json") if t.id == task_id)
+    good, stated = right_run_of(task, turn, expected)
+    checks = value_checks(deterministic(good, expected), turn)
+    numeric = {f"value:{s.expectation.id}" for s in stated}
+    assert all(checks[c]["passed"] for c in numeric), [checks[c] for c in numeric if not checks[c]["passed"]]
+    pairs = [(a, b) for a in range(len(stated)) for b in range(a + 1, len(stated))]
+    swapped = 0
+    for a, b in pairs:
+        sa, sb = stated[a], stated[b]
+        if sa.expectation.within(sb.number, sa.number) and sb.expectation.within(sa.number, sb.number):
+            continue  # the same number twice: no swap to see
+        bad = copy.deepcopy(good)
+        values = bad["turns"][turn]["run"]["structured"]["values"]
+        values[a]["value"], values[b]["value"] = values[b]["value"], values[a]["value"]
+        checks = value_checks(deterministic(bad, expected), turn)
+        names = {f"value:{sa.expectation.id}", f"value:{sb.expectation.id}"}
+        assert any(checks[n]["passed"] is False for n in names), (sa, sb, [checks[n] for n in names])
+        swapped += 1
+    assert swapped, "no two numbers of the turn differ"

@@ -6,7 +6,8 @@ run in a throw-away user base with the system Python, give a plugin that QGIS lo
 wheels); cold, building shapely, pyogrio and rasterio from source against Debian's GEOS/GDAL and downloading the
 rest, about 3 minutes on 2 cores (the first run, with apt installing python3-shapely, python3-geopandas and
 python3-rasterio and their dependencies, 5 minutes). The apt packages must be installed already (the test never
-installs system packages): ``python3 scripts/check_plugin_install.py`` once as root installs them.
+installs system packages): ``make setup`` installs them (``scripts/setup.sh``, stage apt, from
+``geofaham_plugin.deps.debian_packages``), so CI runs this test.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_plugin_install  # noqa: E402
 
-from geofaham_plugin.deps import DEBIAN_BUILD_PACKAGES, REQUIRED  # noqa: E402
+from geofaham_plugin.deps import debian_packages  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -37,9 +38,8 @@ def test_the_printed_commands_install_a_plugin_that_loads_in_qgis_and_answers(tm
         pytest.skip("not a Debian system")
     if subprocess.run([str(python), "-c", "import qgis.core"], capture_output=True, check=False).returncode:
         pytest.skip("no PyQGIS for the system Python")
-    apt = [d.debian for d in REQUIRED if d.debian] + list(DEBIAN_BUILD_PACKAGES)
-    if absent := [p for p in apt if not _installed(p)]:
-        pytest.skip(f"apt packages not installed ({' '.join(absent)}): run scripts/check_plugin_install.py as root")
+    if absent := [p for p in debian_packages() if not _installed(p)]:
+        pytest.skip(f"apt packages not installed ({' '.join(absent)}): run make setup")
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "check_plugin_install.py"), "--no-apt", "--keep", str(tmp_path)],
         capture_output=True,

@@ -347,6 +347,7 @@ def difference(ctx: ToolContext, args: NoArgs, first: ArtifactRecord, second: Ar
             "by": by,
             "difference": diff,
             "larger": rows[0][0] if diff else None,
+            "of": dict(zip(labels, [first.id, second.id], strict=True)),  # each side's result: what states its total
             "stated": {
                 "measure": "difference",
                 "unit": unit_a,

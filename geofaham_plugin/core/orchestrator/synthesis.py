@@ -267,6 +267,11 @@ def _with_unit(value: float, unit: str) -> str:
     return text + (f" ({_fmt_measure(value * 100)} ha)" if unit == "km2" else "")
 
 
+def _input_id(store: ResponseStore, record: ArtifactRecord, index: int) -> str:
+    """The id of ``record``'s input ``index`` (the artifact a figure of it counts), else ``record``'s own."""
+    return record.inputs[index] if len(record.inputs) > index and record.inputs[index] in store else record.id
+
+
 def _input_what(store: ResponseStore, record: ArtifactRecord, index: int, lang: str = "en") -> tuple[str, str | None]:
     if len(record.inputs) > index and record.inputs[index] in store:
         return _what(store.get(record.inputs[index]).extra, lang)
@@ -279,7 +284,8 @@ def _by(by: object, lang: str) -> str:
 
 
 def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
-    """A share (``vector.share``): "X of Y (Z %)", in total and per group of the ``by`` field."""
+    """A share (``vector.share``): "X of Y (Z %)", in total and per group of the ``by`` field. The part's and the
+    base's counts name the layers they count (the part's lineage says how it was selected)."""
     extra, by = record.extra, record.extra.get("by")
     part_what, part_subject = _input_what(store, record, 0)
     base_what, base_subject = _input_what(store, record, 1)
@@ -302,8 +308,10 @@ def _share_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataF
             subject=part_subject,
             artifact_id=record.id,
         ),
-        StatedValue(label=part_what, value=float(p), subject=part_subject, artifact_id=record.id),
-        StatedValue(label=f"{base_what} in total", value=float(b), subject=base_subject, artifact_id=record.id),
+        StatedValue(label=part_what, value=float(p), subject=part_subject, artifact_id=_input_id(store, record, 0)),
+        StatedValue(
+            label=f"{base_what} in total", value=float(b), subject=base_subject, artifact_id=_input_id(store, record, 1)
+        ),
     ]
     if not by:
         return Finding(headline=headline, values=values)
@@ -415,8 +423,14 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
 
 
 def _difference_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFrame, lang: str = "en") -> Finding:
-    """A comparison: each side's total (a count of what the inputs count) and the difference, larger first."""
+    """A comparison: each side's total (a count of what the inputs count) and the difference, larger first.
+    Each side's value names the result it is the total of (its lineage says which disaster it is about)."""
     stated = record.extra.get("stated") or {}
+    of = record.extra.get("of") or {}
+
+    def source(side: str) -> str:
+        return of[side] if of.get(side) in store else record.id
+
     unit: Unit = stated["unit"] if stated.get("unit") in _UNITS else "none"
     measure: Measure = "count" if unit == "count" else "difference"
     (larger, a), (smaller, b) = [(str(r["value"]), float(r["amount"])) for _, r in table.iterrows()]
@@ -429,9 +443,9 @@ def _difference_finding(store: ResponseStore, record: ArtifactRecord, table: pd.
     headline = phrase(key, lang, larger=larger, smaller=smaller, a=fmt(a), b=fmt(b), diff=fmt(diff)) + f" [{record.id}]"
     values = [
         StatedValue(label=f"{what}, {larger}", value=_stated_measure(a), measure=measure, unit=unit, subject=subject,
-                    artifact_id=record.id),
+                    artifact_id=source(larger)),
         StatedValue(label=f"{what}, {smaller}", value=_stated_measure(b), measure=measure, unit=unit, subject=subject,
-                    artifact_id=record.id),
+                    artifact_id=source(smaller)),
         StatedValue(label=f"{what}: {larger} more than {smaller} by", value=_stated_measure(diff), measure=measure,
                     unit=unit, subject=subject, artifact_id=record.id),
     ]  # fmt: skip
@@ -451,6 +465,7 @@ def _grid_finding(store: ResponseStore, record: ArtifactRecord, table: pd.DataFr
         StatedValue(
             label=f"{what} in the densest cell of {cell_m:g} m",
             value=float(densest),
+            measure="max",  # the largest count of a cell, not a count of its own
             subject=subject,
             artifact_id=record.id,
         ),
