@@ -15,6 +15,7 @@ from bench.checks import deterministic, want_unit
 from bench.config import ModelConfig, judge_model
 from bench.judge import judge_folder
 from bench.report import write_report
+from bench.runs import SPLIT_FILES
 from bench.spec import BENCH_DIR, Expectation, TaskSpec, Turn, load_expected, load_tasks
 
 
@@ -643,11 +644,12 @@ def numbers_of(turn: Turn, expected: dict) -> list[Stated]:
 
 
 def labelled_turns() -> list[tuple[str, str, int]]:
-    """(file, task, turn) of every offline turn that asks for two or more numbers, in every task file."""
+    """(file, task, turn) of every offline turn that asks for two or more numbers, in every task file (the files
+    of the bench's splits, ``bench.runs.SPLIT_FILES``)."""
     expected = load_expected()
     return [
         (name, t.id, i)
-        for name in ("tasks", "paraphrases", "heldout", "heldout2")
+        for name in dict.fromkeys(Path(f).stem for f in SPLIT_FILES.values())
         for t in load_tasks(BENCH_DIR / f"{name}.json")
         if t.offline
         for i, turn in enumerate(t.turns())

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.runs import README, RUNS_DIR, keep_run, kept_runs, read_run, rebuild_readme, runs_tables
+from bench.runs import README, RUNS_DIR, SPLIT_FILES, keep_run, kept_runs, read_run, rebuild_readme, runs_tables
+from bench.spec import BENCH_DIR
 
 HELDOUT2 = RUNS_DIR / "2026-12-03-73aedae-heldout2"
 
@@ -23,6 +24,17 @@ def test_the_readme_tables_are_made_from_the_kept_runs() -> None:
     for run in kept_runs():
         assert f"`bench/runs/{run.folder}/`" in text and run.commit in text
     assert main(["report", "--check"]) == 0
+
+
+def test_every_task_file_is_a_split() -> None:
+    """Every task file in bench/ (a JSON file with a ``tasks`` list) is a split kept runs are read against, and so
+    one the tests that iterate the split files (the judge's generated swap fixtures) cover."""
+    files = {
+        p.name
+        for p in BENCH_DIR.glob("*.json")
+        if isinstance(json.loads(p.read_text(encoding="utf-8")).get("tasks"), list)
+    }
+    assert files == set(SPLIT_FILES.values()) and "heldout3.json" in files
 
 
 def test_every_kept_run_names_its_commit_and_split_and_holds_every_task() -> None:
