@@ -371,6 +371,8 @@ def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store
     first = {"subject": "damage", "kinds": ["Church"], "group_by": "damage"}
     second = {"subject": "damage", "group_by": "damage"}
     model = ScriptedModel({"reader": [first, second], "planner": [{"template": "count_damage", "event_id": 11}] * 4})
-    record = Orchestrator(store, LLM(model)).run("Como ficaram as igrejas no incêndio Eaton? Quero a contagem por grau.")
+    record = Orchestrator(store, LLM(model)).run(
+        "Como ficaram as igrejas no incêndio Eaton? Quero a contagem por grau."
+    )
     assert record.status == "partial", record.answer
     assert "não pôde ser lida de forma coerente" in record.answer and "two ways" in record.answer
