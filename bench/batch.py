@@ -859,10 +859,18 @@ def run_batch(
         raise InputError(f"no input folder {inputs}", hint="--inputs names a folder holding the input files")
     if isinstance(outputs, (str, Path)) and not Path(outputs).is_file():
         raise InputError(f"no outputs file {outputs}", hint='a JSON file: {"outputs": [{"name": "result.gpkg"}]}')
-    specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
+    try:  # an outputs file that does not parse, an unknown format: one line naming the outputs file
+        specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
+        for spec in specs:
+            spec.fmt()
+    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(
+            f"outputs {outputs if isinstance(outputs, (str, Path)) else 'list'}: {first}",
+            hint="see `python -m bench batch --help` for the outputs file",
+        ) from None
     out_dir = Path(out)
-    for spec in specs:  # unknown formats and names outside --out fail before any work
-        spec.fmt()
+    for spec in specs:  # names outside --out fail before any work
         confined_output(out_dir, spec.name)
     config = config or load_config()
     session_dir = Path(session) if session else Path(tempfile.mkdtemp(prefix="geofaham-batch-"))

@@ -436,6 +436,46 @@ def test_batch_rejects_an_unknown_output_format(tmp_path):
         OutputSpec(name="x.xyz").fmt()
 
 
+def test_batch_reprojects_the_eaton_perimeter_to_wgs84_geoparquet(tmp_path):
+    """Issue 28's first example, with the CLI: the Eaton perimeter (EPSG:26911, a part with 9 holes of different
+    sizes) to EPSG:4326 as GeoParquet. It failed with "setting an array element with a sequence", blamed on the
+    outputs file; now the file is written, checked, and holds the same area."""
+    from conftest import SHARED_DATA
+
+    (tmp_path / "in").mkdir()
+    source = SHARED_DATA / "eaton-2025" / "eaton_adjusted_fire_perimeter.geojson"
+    (tmp_path / "in" / source.name).write_bytes(source.read_bytes())
+    outputs = [{"name": "eaton_perimeter_4326.parquet", "format": "GeoParquet", "crs": "EPSG:4326"}]
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "batch", "--instruction",
+         "Reproject the fire perimeter to WGS84 (EPSG:4326) and write it as GeoParquet", "--inputs",
+         str(tmp_path / "in"), "--outputs", str(tmp_path / "outputs.json"), "--out", str(tmp_path / "out")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env=os.environ | {"GEOFAHAM_BLOCK_REAL_MODELS": "1", "GEOFAHAM_OFFLINE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wrote: eaton_perimeter_4326.parquet (1 features, EPSG:4326, MultiPolygon" in done.stdout
+    back = gpd.read_parquet(tmp_path / "out" / "eaton_perimeter_4326.parquet")
+    assert back.crs.to_epsg() == 4326 and back.geometry.is_valid.all()
+    assert back.to_crs(26911).area.sum() == pytest.approx(gpd.read_file(source).area.sum(), rel=1e-9)
+
+
+def test_batch_names_the_outputs_file_only_for_its_own_errors(tmp_path):
+    """An outputs file that does not parse, or names an unknown format, is one line naming it with the hint."""
+    from bench.batch import run_batch
+    from geofaham_plugin.core.errors import InputError
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(InputError, match="bad.json") as caught:
+        run_batch("Convert it", tmp_path / "in", tmp_path / "bad.json", tmp_path / "out", log=lambda _: None)
+    assert "for the outputs file" in caught.value.line and "\n" not in caught.value.line
+    (tmp_path / "xyz.json").write_text(json.dumps([{"name": "x.xyz"}]))
+    with pytest.raises(InputError, match="unknown format"):
+        run_batch("Convert it", tmp_path / "in", tmp_path / "xyz.json", tmp_path / "out", log=lambda _: None)
+
+
 # ----------------------------------------------------------------------------------------- cli
 def test_cli_commands_parse_and_list_tasks(capsys):
     from bench.cli import build_parser, main

@@ -163,6 +163,14 @@ def _unwrap(coords: np.ndarray) -> np.ndarray:
     return np.column_stack([lon, coords[:, 1:]])
 
 
+def _polygon(rings: list[np.ndarray]) -> shapely.Polygon:
+    """A polygon from its exterior ring's coordinates and its holes', each ring of any length. (Handing
+    ``shapely.polygons`` the holes as one list of coordinate arrays makes numpy stack them: holes of different
+    sizes failed with "setting an array element with a sequence".)"""
+    holes = [shapely.linearrings(ring) for ring in rings[1:]]
+    return shapely.polygons(shapely.linearrings(rings[0]), holes=holes or None)
+
+
 def continuous_lonlat(geom: shapely.Geometry) -> shapely.Geometry:
     """A lon/lat geometry with continuous longitudes: each ring or line the short way round (179° -> -179° is 2°,
     not 358°), and each part moved by 360° next to the first, so a shape across the antimeridian is one shape
@@ -187,7 +195,7 @@ def continuous_lonlat(geom: shapely.Geometry) -> shapely.Geometry:
             rings += [fix(shapely.get_coordinates(hole)) for hole in part.interiors]
             if any(abs(r[0, 0] - r[-1, 0]) > 1e-9 for r in rings):
                 return geom  # a ring around a pole: leave it
-            parts.append(shapely.polygons(rings[0], holes=rings[1:] or None))
+            parts.append(_polygon(rings))
         elif isinstance(part, shapely.LineString):
             parts.append(shapely.linestrings(fix(shapely.get_coordinates(part))))
         else:
@@ -216,7 +224,7 @@ def _split_one(geom: shapely.Geometry) -> tuple[shapely.Geometry, bool]:
             rings.append(ring)
         if any(abs(r[0, 0] - r[-1, 0]) > 1e-9 for r in rings):
             return geom, False  # a ring around a pole: there is no antimeridian edge to cut
-        polygons.append(shapely.polygons(rings[0], holes=rings[1:] or None))
+        polygons.append(_polygon(rings))
     unwrapped = shapely.multilinestrings(lines) if family == "line" else shapely.multipolygons(polygons)
     x0, _, x1, _ = unwrapped.bounds
     if x0 >= -180.0 and x1 <= 180.0:
