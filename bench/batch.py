@@ -329,8 +329,10 @@ def _user_catalogue(
         label = str(item["file"])
         name = label.split(":", 1)[1] if ":" in label else Path(label).stem
         try:
+            # abs_path waits for the file: an input of BACKGROUND_MIN_FEATURES (10,000) features or more is written
+            # by the store's writer thread, and its record's path names a file that may not exist yet
             catalogue.add_user_layer(
-                name, store.session_dir / store.get(item["artifact_id"]).path, source_file=folder / label.split(":")[0]
+                name, store.abs_path(item["artifact_id"]), source_file=folder / label.split(":")[0]
             )
         except ToolFailed as exc:
             registered["notes"].append(f"{label}: not usable as a layer of yours ({exc})")

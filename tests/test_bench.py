@@ -461,6 +461,41 @@ def test_batch_reprojects_the_eaton_perimeter_to_wgs84_geoparquet(tmp_path):
     assert back.to_crs(26911).area.sum() == pytest.approx(gpd.read_file(source).area.sum(), rel=1e-9)
 
 
+def test_batch_waits_for_a_big_input_written_in_the_background(tmp_path):
+    """A 12,000-feature input is written to the store by its writer thread; batch added it to the layer catalogue
+    from the record's path before the file existed ("not usable as a layer of yours (no such file ...)") and the
+    run had no layer to reproject (issue 28, item 5: the Lagos zoning and Cairo shops layers were lost)."""
+    import numpy as np
+
+    from bench.batch import OutputSpec, run_batch
+    from geofaham_plugin.core.llm import LLM
+    from geofaham_plugin.core.store.store import BACKGROUND_MIN_FEATURES
+
+    n = 12_000
+    assert n >= BACKGROUND_MIN_FEATURES
+    rng = np.random.default_rng(28)
+    (tmp_path / "in").mkdir()
+    gpd.GeoDataFrame(
+        {"shop_id": np.arange(n), "name": [f"shop {i}" for i in range(n)]},
+        geometry=gpd.points_from_xy(31.2 + rng.random(n) * 0.1, 30.0 + rng.random(n) * 0.1),
+        crs=4326,
+    ).to_file(tmp_path / "in" / "cairo_shops.gpkg")
+    notes: list[str] = []
+    manifest = run_batch(
+        "Reproject the shops to EPSG:32636 and save them as a GeoPackage",
+        tmp_path / "in",
+        [OutputSpec(name="shops_utm.gpkg", crs="EPSG:32636")],
+        tmp_path / "out",
+        session=tmp_path / "session",
+        llm=LLM(ScriptedModel({})),
+        log=notes.append,
+    )
+    assert not [n for n in notes if "not usable" in n], notes
+    assert manifest["ok"], manifest["outputs"]
+    back = gpd.read_file(tmp_path / "out" / "shops_utm.gpkg")
+    assert len(back) == n and back.crs.to_epsg() == 32636 and back["shop_id"].tolist() == list(range(n))
+
+
 def test_batch_names_the_outputs_file_only_for_its_own_errors(tmp_path):
     """An outputs file that does not parse, or names an unknown format, is one line naming it with the hint."""
     from bench.batch import run_batch
