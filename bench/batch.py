@@ -903,7 +903,7 @@ def run_batch(
         candidates = _candidates(store, record, registered)
         ended = None if record.status in ("answered", "partial") else f"the run ended {record.status}"
         if ended and record.error:
-            ended += f" ({record.error.splitlines()[0][:160]})"
+            ended += f" ({record.error.splitlines()[0][:300]})"
         for spec in specs:
             kind = FORMATS[spec.fmt()][0]
             stem = Path(spec.name).stem

@@ -496,6 +496,47 @@ def test_batch_waits_for_a_big_input_written_in_the_background(tmp_path):
     assert len(back) == n and back.crs.to_epsg() == 32636 and back["shop_id"].tolist() == list(range(n))
 
 
+@pytest.mark.parametrize(
+    ("instruction", "field"),
+    [
+        ("What is the sum of identifica of the health facilities?", "identifica"),
+        ("What is the average telefono of the health facilities?", "telefono"),
+        ("Summarise the clinics layer", "clinic_id"),
+    ],
+)
+def test_batch_never_answers_with_a_sum_or_mean_of_an_identifier(tmp_path, instruction, field):
+    """Issue 28, item 3: "sum of clinic_id: 410" was reported as answered (and a CSV of it written). València's health
+    facilities (a real file): identifica is a key, telefono a phone number. The run is not answered, says which
+    field is an identifier in one line, and writes no table."""
+    from conftest import SHARED_DATA
+
+    from bench.batch import OutputSpec, run_batch
+    from geofaham_plugin.core.llm import LLM
+
+    (tmp_path / "in").mkdir()
+    if field == "clinic_id":
+        gpd.GeoDataFrame(
+            {"clinic_id": [101, 102, 103, 104], "name": list("ABCD")},
+            geometry=[Point(3.35 + i / 100, 6.5) for i in range(4)],
+            crs=4326,
+        ).to_file(tmp_path / "in" / "clinics.gpkg")
+    else:
+        source = SHARED_DATA / "valencia-2024" / "valencia_city_health_facilities.geojson"
+        (tmp_path / "in" / "health_facilities.geojson").write_bytes(source.read_bytes())
+    manifest = run_batch(
+        instruction,
+        tmp_path / "in",
+        [OutputSpec(name="answer.md"), OutputSpec(name="result.csv")],
+        tmp_path / "out",
+        session=tmp_path / "session",
+        llm=LLM(ScriptedModel({})),
+        log=lambda _: None,
+    )
+    assert manifest["status"] != "answered" and not manifest["ok"], manifest["answer"]
+    assert f"{field} is an identifier" in manifest["answer"]
+    assert not (tmp_path / "out" / "result.csv").exists()
+
+
 def test_batch_names_the_outputs_file_only_for_its_own_errors(tmp_path):
     """An outputs file that does not parse, or names an unknown format, is one line naming it with the hint."""
     from bench.batch import run_batch

@@ -300,13 +300,15 @@ class Planner:
     ) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
+        # why code could not read the question as an analysis of yours (said when nothing else fits)
+        why: list[str] = []
         # a question naming a raster of yours ("mean dNBR inside the fire mask") is an analysis of it, not imagery
         own_raster = any(getattr(self.layers.user_layers.get(i), "role", None) == "values" for i in facts.layers)
         if not failures and not self.always_ask_model and (own_raster or not asks_imagery(facts, self.layers)):
             chained = self._chain(facts, store, aoi_artifact_id)
             if chained is not None:
                 return chained
-            specced = self._spec(facts, store, aoi_artifact_id, step)
+            specced = self._spec(facts, store, aoi_artifact_id, step, why)
             if specced is not None:
                 return specced
         own_only = not facts.event_id and not facts.event_candidates and self._own_layers(facts)
@@ -316,7 +318,9 @@ class Planner:
             raise NoOtherPlan(
                 "no analysis applies this question as asked to your layers ("
                 + ", ".join(self._own_layers(facts))
-                + "); the analyses left to choose from work on a disaster's layers"
+                + ")"
+                + "".join(f": {reason}" for reason in why[:1])
+                + "; the analyses left to choose from work on a disaster's layers"
                 + self._values_hint(facts)
             )
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
@@ -430,11 +434,16 @@ class Planner:
         return PlanResult(ledger=ledger, plan=plan, mode="guided", model_called=False, assumptions=chain.implied)
 
     def _spec(
-        self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None, step: str
+        self,
+        facts: PrepassFacts,
+        store: ResponseStore | None,
+        aoi_artifact_id: str | None,
+        step: str,
+        why: list[str] | None = None,
     ) -> PlanResult | None:
         """The plan of the question's analysis specs, or None when the question is not one code can read
-        (then the templates and the model take over). The model is asked only for what code left open:
-        which of the candidate disasters is meant."""
+        (then the templates and the model take over; ``why`` gets the reason). The model is asked only for what
+        code left open: which of the candidate disasters is meant."""
         try:
             aoi_events = _events_under(store, aoi_artifact_id)
             model_called = False
@@ -459,7 +468,9 @@ class Planner:
             specs, unavailable = routable(read.specs, self.layers, self.offline)
             unavailable += read.unavailable
             plan = compile_specs(specs, difference=draft.difference and len(specs) == len(draft.specs))
-        except SpecError:
+        except SpecError as exc:
+            if why is not None:
+                why.append(str(exc))
             return None
         unavailable += _conditions_without_field(facts, plan)
         problems = validate_plan(plan, store)
