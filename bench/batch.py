@@ -22,8 +22,9 @@ The way analysts hand work over and external benchmarks drive an agent::
    its ``columns`` put first (the other attributes kept after them; a listed name the layer holds only cut to 10
    characters restored); the file is written by ``formats.write_layer`` (a GeoPackage ``layer`` into the same file
    as the batch's other layers of it; a JSON table as records, or as one object when asked), read back (opens, CRS,
-   geometry type, count) and checked against the spec (CRS, geometry type, columns present). Field names a
-   shapefile cuts are said in the output's line and in the answer.
+   geometry type, count) and checked against the spec (CRS, geometry type, columns present) and against what went
+   in (:func:`content_problems`: geometries not lost, the count the operation makes, the input's attributes kept,
+   listed columns holding values). Field names a shapefile cuts are said in the output's line and in the answer.
 6. The manifest (``batch_manifest.json`` in the session, also returned) and the log say in one line per output
    what was written and checked, what was written but failed its check, and what was not written and why;
    ``manifest["ok"]`` (and the command's exit code) is false when any output was not written or failed.
@@ -718,6 +719,99 @@ WRITE_AS = {
 }
 
 
+#: what a vector operation's result holds of its first input: one feature per input feature, or some of them, each
+#: with the input's attributes (the other operations aggregate: dissolve, hulls, clusters, grids, a merged buffer)
+ONE_PER_FEATURE = frozenset(
+    ["reproject", "split_antimeridian", "repair_geometry", "orient_rings", "centroids", "coerce_types", "add_measure"]
+    + ["count_points_in_polygons", "rename_fields", "buffer"]
+)
+SUBSET = frozenset(
+    ["dedupe", "remove_slivers", "drop_nulls", "select_geometry_type", "filter_where", "filter_values", "select_kind"]
+    + ["select_damage", "clip", "inside", "outside", "within_distance"]
+)
+#: formats that keep a Multi* type of single parts as written (a shapefile reads one-part multis back as singles)
+KEEPS_MULTI = frozenset(["gpkg", "geojson", "fgb", "parquet", "csv"])
+
+
+def _operation(art: ArtifactRecord) -> str | None:
+    """The operation that made ``art`` ("vector.buffer" -> "buffer"), when it keeps features of its first input."""
+    tool = art.source.split(".", 1)[-1].split(":", 1)[0] if art.source.startswith("vector.") else None
+    if tool == "buffer" and art.extra.get("dissolve", True):  # a merged buffer (or one from before the argument)
+        return None
+    return tool if tool in ONE_PER_FEATURE | SUBSET else None
+
+
+def _lineage_problems(store: ResponseStore, art: ArtifactRecord, count: int) -> list[str]:
+    """What the file lacks of what went in: along the operations that keep features (reproject, buffer per feature,
+    dedupe, clip ...), the count each allows (as many as its input, or at most as many) and the input's attributes
+    (a rename's renamed ones aside)."""
+    from geofaham_plugin.core.store.models import VectorMeta
+
+    problems: list[str] = []
+    current, first = art, True
+    for _ in range(20):
+        tool = _operation(current)
+        if tool is None or not current.inputs or current.inputs[0] not in store:
+            break
+        source = store.get(current.inputs[0])
+        have, base = current.metadata, source.metadata
+        if not isinstance(have, VectorMeta) or not isinstance(base, VectorMeta):
+            break
+        n = count if first else have.feature_count
+        if tool in ONE_PER_FEATURE and n != base.feature_count:
+            problems.append(f"{n} features where {tool} makes one per input feature ({base.feature_count})")
+        elif tool in SUBSET and n > base.feature_count:
+            problems.append(f"{n} features where {tool} keeps some of its input's {base.feature_count}")
+        renamed = set((current.extra.get("mapping") or {}).keys()) if tool == "rename_fields" else set()
+        lost = [f.name for f in base.fields if f.name not in {f.name for f in have.fields} and f.name not in renamed]
+        if lost:
+            problems.append(f"{tool} dropped the input's attributes {', '.join(lost)}")
+        current, first = source, False
+    return problems
+
+
+def column_problems(frame: Any, columns: Sequence[str]) -> list[str]:
+    """Listed columns of a non-empty table or layer without a single value, or holding infinite numbers."""
+    import numpy as np
+    import pandas as pd
+
+    problems = []
+    for column in columns:
+        if column not in frame.columns or not len(frame):
+            continue
+        values = frame[column]
+        if values.isna().all() or (values.astype(str).str.strip() == "").all():
+            problems.append(f"column {column} holds no value")
+        elif pd.api.types.is_numeric_dtype(values) and np.isinf(values.to_numpy(dtype=float, na_value=np.nan)).any():
+            problems.append(f"column {column} holds infinite values")
+    return problems
+
+
+def content_problems(
+    store: ResponseStore, art: ArtifactRecord, back: gpd.GeoDataFrame, spec: OutputSpec, written: gpd.GeoDataFrame
+) -> list[str]:
+    """What the file read back (``back``) shows wrong beyond the spec's CRS, geometry family and column names:
+    geometries lost or empty, a count the operation cannot make, the input's attributes dropped, a listed column
+    without a single value or with infinite ones, a Multi* type asked and not kept."""
+
+    problems: list[str] = []
+    geoms = back.geometry
+    empty = geoms.isna() | geoms.is_empty
+    was_empty = written.geometry.isna() | written.geometry.is_empty
+    if len(back) and empty.all():
+        problems.append("every geometry is empty")
+    elif int(empty.sum()) > int(was_empty.sum()):
+        problems.append(f"{int(empty.sum()) - int(was_empty.sum())} geometries lost in the file")
+    problems += _lineage_problems(store, art, len(back))
+    problems += column_problems(back, spec.columns or [])
+    multi = (spec.geometry_type or "").lower().startswith("multi")
+    if multi and WRITE_AS[spec.fmt()] in KEEPS_MULTI:
+        single = sorted({t for t in geoms[~empty].geom_type.unique() if not str(t).startswith("Multi")})
+        if single:
+            problems.append(f"{'/'.join(single)} where {spec.geometry_type} was asked")
+    return problems
+
+
 def _spec_problems(spec: OutputSpec, crs: Any, families: set[str], columns: Sequence[str], want_crs: Any) -> list[str]:
     """What the written file lacks of what its output spec asks: the CRS, the geometry type, the columns."""
     from pyproj import CRS
@@ -845,6 +939,7 @@ def write_output(
         if not problems and rows != len(table):
             problems.append(f"{rows} rows read back instead of {len(table)}")
         problems += _spec_problems(spec, None, set(), columns, None)
+        problems += column_problems(back if kind == "csv" else table, spec.columns or [])
         return result.model_copy(
             update={
                 "ok": not problems,
@@ -870,6 +965,8 @@ def write_output(
     report = formats.write_layer(gdf, target, layer=spec.layer, fmt=WRITE_AS[spec.fmt()])  # type: ignore[arg-type]
     families = {str(geometry_family(t)) for t in report.geometry_types}
     problems = _spec_problems(spec, report.crs, families, report.fields, want_crs if spec.crs else None)
+    back = formats.read_frame(target, spec.layer).gdf  # what a user opening the file gets
+    problems += content_problems(store, art, back, spec, gdf)
     return result.model_copy(
         update={
             "ok": not problems,

@@ -204,3 +204,73 @@ def test_a_multi_layer_geopackage_holds_one_layer_per_output(tmp_path):
     assert sorted(pyogrio.list_layers(path)[:, 0]) == ["flood", "health"]
     assert len(gpd.read_file(path, layer="flood")) == len(flood)
     assert sorted(gpd.read_file(path, layer="health")["equipamien"]) == sorted(health["equipamien"])
+
+
+# ------------------------------------------------------------------------------ the batch check sees content (item 7)
+def _broken_reproject(monkeypatch, breakage):
+    """The reprojection engine made wrong in one way (what a bug in a tool would write), through the tool's own
+    module: the batch check, not the tool, must find it."""
+    from geofaham_plugin.core.engines import transforms as tf
+
+    real = tf.reproject
+
+    def broken(gdf, to_crs):
+        out, changes = real(gdf, to_crs)
+        return breakage(out), changes
+
+    monkeypatch.setattr(tf, "reproject", broken)
+
+
+@pytest.mark.parametrize(
+    ("breakage", "columns", "said"),
+    [
+        (lambda g: g.iloc[:-3], None, "17 features where reproject makes one per input feature (20)"),
+        (
+            lambda g: g.drop(columns=["titulo", "estado"]),
+            None,
+            "reproject dropped the input's attributes titulo, estado",
+        ),
+        (lambda g: g.set_geometry(gpd.GeoSeries([None] * len(g), crs=g.crs)), None, "every geometry is empty"),
+        (lambda g: g.assign(estado=None), ["titulo", "estado"], "column estado holds no value"),
+    ],
+)
+def test_a_wrong_file_is_never_reported_as_checked(tmp_path, monkeypatch, breakage, columns, said):
+    """Catarroja's buildings reprojected by a broken engine: rows lost, attributes dropped, geometries emptied, a listed
+    column emptied. The file was written and "checked" (CRS, geometry family and column names were right); now the
+    output fails its check with the reason, and the batch is not ok."""
+    _broken_reproject(monkeypatch, breakage)
+    manifest = batch(
+        tmp_path,
+        "Reproject the public buildings to EPSG:25830 and save them",
+        [{"name": "buildings_utm.gpkg", "crs": "EPSG:25830", "columns": columns}],
+        public_buildings__geojson=str(BUILDINGS),
+    )
+    out = manifest["outputs"][0]
+    assert out["written"] and not out["ok"] and not manifest["ok"], out
+    assert said in out["reason"] and out["line"].startswith("written but FAILED its check"), out["line"]
+
+
+def test_the_check_passes_the_right_file_and_a_listed_table_column_must_hold_values(tmp_path):
+    """The same reprojection unbroken passes; a CSV table whose listed column is empty fails."""
+    import pandas as pd
+
+    from bench.batch import write_output
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    manifest = batch(
+        tmp_path,
+        "Reproject the public buildings to EPSG:25830 and save them",
+        [{"name": "buildings_utm.gpkg", "crs": "EPSG:25830", "columns": ["titulo", "estado"]}],
+        public_buildings__geojson=str(BUILDINGS),
+    )
+    assert manifest["ok"], manifest["outputs"]
+    buildings = gpd.read_file(BUILDINGS)
+    counts = buildings["capa"].value_counts().rename_axis("capa").reset_index()
+    with ResponseStore(tmp_path / "s2") as store:
+        table = store.register_table(counts.assign(count=float("nan")), source="vector.count", summary="counts")
+        spec = OutputSpec(name="counts.csv", columns=["capa", "count"])
+        result = write_output(store, spec, table, "", tmp_path / "out2")
+        assert not result.ok and "column count holds no value" in result.reason
+        good = store.register_table(counts, source="vector.count", summary="counts")
+        assert write_output(store, spec, good, "", tmp_path / "out2").ok
+        assert pd.read_csv(tmp_path / "out2" / "counts.csv")["count"].sum() == 20

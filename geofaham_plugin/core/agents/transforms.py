@@ -247,7 +247,9 @@ def rename_fields(ctx: ToolContext, args: RenameArgs, layer: ArtifactRecord) -> 
     """Rename fields (restore a shapefile's cut names: populati_1 -> population_male)."""
     out, changes = tf.rename_fields(ctx.store.read_vector(layer.id), args.mapping)
     shown = ", ".join(f"{a} -> {b}" for a, b in args.mapping.items())
-    return _register(ctx, out, "rename_fields", [layer], f"{layer.id} with fields renamed ({shown})", changes)
+    return _register(
+        ctx, out, "rename_fields", [layer], f"{layer.id} with fields renamed ({shown})", changes, mapping=args.mapping
+    )
 
 
 class AddMeasureArgs(BaseModel):
