@@ -19,8 +19,12 @@ The way analysts hand work over and external benchmarks drive an agent::
    produced, matching kind and geometry type. An input unchanged (as given, or only loaded) is never written as a
    result unless the instruction asks only for a format or CRS conversion: that would be a silently wrong file.
 5. The output's CRS (an EPSG code, or utm / equal-area / polar-north ...) and Multi* geometry type are applied,
-   its ``columns`` selected; the file is written by ``formats.write_layer``, read back (opens, CRS, geometry
-   type, count) and checked against the spec (CRS, geometry type, columns present).
+   its ``columns`` put first (the other attributes kept after them; a listed name the layer holds only cut to 10
+   characters restored); the file is written by ``formats.write_layer`` (a GeoPackage ``layer`` into the same file
+   as the batch's other layers of it; a JSON table as records, or as one object when asked), read back (opens, CRS,
+   geometry type, count) and checked against the spec (CRS, geometry type, columns present) and against what went
+   in (:func:`content_problems`: geometries not lost, the count the operation makes, the input's attributes kept,
+   listed columns holding values). Field names a shapefile cuts are said in the output's line and in the answer.
 6. The manifest (``batch_manifest.json`` in the session, also returned) and the log say in one line per output
    what was written and checked, what was written but failed its check, and what was not written and why;
    ``manifest["ok"]`` (and the command's exit code) is false when any output was not written or failed.
@@ -39,7 +43,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -113,15 +117,30 @@ class OutputSpec(BaseModel):
         default=None, description="Point, LineString, Polygon (Multi* accepted), or None for tables"
     )
     crs: str | None = Field(default=None, description="reproject to this CRS (GeoJSON and KML are always EPSG:4326)")
-    columns: list[str] | None = Field(default=None, description="columns the output must have (written in this order)")
+    columns: list[str] | None = Field(
+        default=None, description="columns the output must have, written first in this order (the others kept after)"
+    )
     source: str | None = Field(
         default=None, description="optional hint: 'aoi', 'input:<file>' or an artifact source prefix"
+    )
+    layer: str | None = Field(
+        default=None,
+        description="GeoPackage only: the layer's name in the file; outputs with the same name and different "
+        "layers are written into one multi-layer GeoPackage",
+    )
+    shape: Literal["records", "object"] | None = Field(
+        default=None,
+        description="JSON tables only: a list of records (the default), or one object ({key: value} of a two-column "
+        "table, {column: value} of one row, else {key: {column: value}}); an instruction asking for a JSON object, "
+        "a dictionary or a mapping asks for 'object'",
     )
 
     def fmt(self) -> str:
         key = (self.format or EXT_FORMAT.get(Path(self.name).suffix.lower(), "")).lower()
         if key not in FORMATS:
             raise ValueError(f"output {self.name}: unknown format {self.format or Path(self.name).suffix!r}")
+        if self.layer and WRITE_AS.get(key) != "gpkg":
+            raise ValueError(f"output {self.name}: a layer name is for a GeoPackage (.gpkg), not {key}")
         return key
 
 
@@ -329,8 +348,10 @@ def _user_catalogue(
         label = str(item["file"])
         name = label.split(":", 1)[1] if ":" in label else Path(label).stem
         try:
+            # abs_path waits for the file: an input of BACKGROUND_MIN_FEATURES (10,000) features or more is written
+            # by the store's writer thread, and its record's path names a file that may not exist yet
             catalogue.add_user_layer(
-                name, store.session_dir / store.get(item["artifact_id"]).path, source_file=folder / label.split(":")[0]
+                name, store.abs_path(item["artifact_id"]), source_file=folder / label.split(":")[0]
             )
         except ToolFailed as exc:
             registered["notes"].append(f"{label}: not usable as a layer of yours ({exc})")
@@ -550,6 +571,8 @@ class OutputResult(BaseModel):
     crs: str | None = None
     geometry_types: list[str] = Field(default_factory=list)
     columns: list[str] = Field(default_factory=list)
+    layer: str | None = None  # the layer written, in a GeoPackage
+    renamed: dict[str, str] = Field(default_factory=dict)  # full name -> the name the format keeps (a shapefile's)
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -567,9 +590,40 @@ class OutputResult(BaseModel):
             )
             if x
         )
+        name = f"{self.name} (layer {self.layer})" if self.layer else self.name
+        cut = (
+            "; field names cut by the format: " + ", ".join(f"{k} -> {v}" for k, v in self.renamed.items())
+            if self.renamed
+            else ""
+        )
         if not self.ok:
-            return f"written but FAILED its check: {self.name}: {self.reason}" + (f" ({what})" if what else "")
-        return f"wrote: {self.name}" + (f" ({what}; checked)" if what else " (checked)")
+            return f"written but FAILED its check: {name}: {self.reason}" + (f" ({what}{cut})" if what else "")
+        return f"wrote: {name}" + (f" ({what}; checked{cut})" if what else " (checked)")
+
+
+#: an instruction asking for a JSON object rather than a list of records ("as a JSON object mapping each district
+#: to its count", "a dictionary of counts keyed by district")
+JSON_OBJECT = re.compile(
+    r"\b(?:json\s+object|an?\s+(?:single\s+)?object|dictionary|dict|mapping|keyed\s+by|key(?:s)?\s*(?:->|:|=>)"
+    r"|objeto\s+json|objet\s+json)\b",
+    re.I,
+)
+
+
+def renamings_said(results: Sequence[OutputResult]) -> str:
+    """What the answer says of field names a file's format cut ("" when none was): the user reads the file's
+    names, not the layer's."""
+    cut = [
+        f"{r.name}: " + ", ".join(f"{k} -> {v}" for k, v in r.renamed.items())
+        for r in results
+        if r.written and r.renamed
+    ]
+    if not cut:
+        return ""
+    return (
+        "\n\nField names cut to 10 characters by the Shapefile format (the full names are in the .fieldnames.json "
+        "file beside it, which GeoFaham reads back): " + "; ".join(cut)
+    )
 
 
 def _candidates(store: ResponseStore, record: RunRecord, inputs: dict) -> list[ArtifactRecord]:
@@ -665,6 +719,99 @@ WRITE_AS = {
 }
 
 
+#: what a vector operation's result holds of its first input: one feature per input feature, or some of them, each
+#: with the input's attributes (the other operations aggregate: dissolve, hulls, clusters, grids, a merged buffer)
+ONE_PER_FEATURE = frozenset(
+    ["reproject", "split_antimeridian", "repair_geometry", "orient_rings", "centroids", "coerce_types", "add_measure"]
+    + ["count_points_in_polygons", "rename_fields", "buffer"]
+)
+SUBSET = frozenset(
+    ["dedupe", "remove_slivers", "drop_nulls", "select_geometry_type", "filter_where", "filter_values", "select_kind"]
+    + ["select_damage", "clip", "inside", "outside", "within_distance"]
+)
+#: formats that keep a Multi* type of single parts as written (a shapefile reads one-part multis back as singles)
+KEEPS_MULTI = frozenset(["gpkg", "geojson", "fgb", "parquet", "csv"])
+
+
+def _operation(art: ArtifactRecord) -> str | None:
+    """The operation that made ``art`` ("vector.buffer" -> "buffer"), when it keeps features of its first input."""
+    tool = art.source.split(".", 1)[-1].split(":", 1)[0] if art.source.startswith("vector.") else None
+    if tool == "buffer" and art.extra.get("dissolve", True):  # a merged buffer (or one from before the argument)
+        return None
+    return tool if tool in ONE_PER_FEATURE | SUBSET else None
+
+
+def _lineage_problems(store: ResponseStore, art: ArtifactRecord, count: int) -> list[str]:
+    """What the file lacks of what went in: along the operations that keep features (reproject, buffer per feature,
+    dedupe, clip ...), the count each allows (as many as its input, or at most as many) and the input's attributes
+    (a rename's renamed ones aside)."""
+    from geofaham_plugin.core.store.models import VectorMeta
+
+    problems: list[str] = []
+    current, first = art, True
+    for _ in range(20):
+        tool = _operation(current)
+        if tool is None or not current.inputs or current.inputs[0] not in store:
+            break
+        source = store.get(current.inputs[0])
+        have, base = current.metadata, source.metadata
+        if not isinstance(have, VectorMeta) or not isinstance(base, VectorMeta):
+            break
+        n = count if first else have.feature_count
+        if tool in ONE_PER_FEATURE and n != base.feature_count:
+            problems.append(f"{n} features where {tool} makes one per input feature ({base.feature_count})")
+        elif tool in SUBSET and n > base.feature_count:
+            problems.append(f"{n} features where {tool} keeps some of its input's {base.feature_count}")
+        renamed = set((current.extra.get("mapping") or {}).keys()) if tool == "rename_fields" else set()
+        lost = [f.name for f in base.fields if f.name not in {f.name for f in have.fields} and f.name not in renamed]
+        if lost:
+            problems.append(f"{tool} dropped the input's attributes {', '.join(lost)}")
+        current, first = source, False
+    return problems
+
+
+def column_problems(frame: Any, columns: Sequence[str]) -> list[str]:
+    """Listed columns of a non-empty table or layer without a single value, or holding infinite numbers."""
+    import numpy as np
+    import pandas as pd
+
+    problems = []
+    for column in columns:
+        if column not in frame.columns or not len(frame):
+            continue
+        values = frame[column]
+        if values.isna().all() or (values.astype(str).str.strip() == "").all():
+            problems.append(f"column {column} holds no value")
+        elif pd.api.types.is_numeric_dtype(values) and np.isinf(values.to_numpy(dtype=float, na_value=np.nan)).any():
+            problems.append(f"column {column} holds infinite values")
+    return problems
+
+
+def content_problems(
+    store: ResponseStore, art: ArtifactRecord, back: gpd.GeoDataFrame, spec: OutputSpec, written: gpd.GeoDataFrame
+) -> list[str]:
+    """What the file read back (``back``) shows wrong beyond the spec's CRS, geometry family and column names:
+    geometries lost or empty, a count the operation cannot make, the input's attributes dropped, a listed column
+    without a single value or with infinite ones, a Multi* type asked and not kept."""
+
+    problems: list[str] = []
+    geoms = back.geometry
+    empty = geoms.isna() | geoms.is_empty
+    was_empty = written.geometry.isna() | written.geometry.is_empty
+    if len(back) and empty.all():
+        problems.append("every geometry is empty")
+    elif int(empty.sum()) > int(was_empty.sum()):
+        problems.append(f"{int(empty.sum()) - int(was_empty.sum())} geometries lost in the file")
+    problems += _lineage_problems(store, art, len(back))
+    problems += column_problems(back, spec.columns or [])
+    multi = (spec.geometry_type or "").lower().startswith("multi")
+    if multi and WRITE_AS[spec.fmt()] in KEEPS_MULTI:
+        single = sorted({t for t in geoms[~empty].geom_type.unique() if not str(t).startswith("Multi")})
+        if single:
+            problems.append(f"{'/'.join(single)} where {spec.geometry_type} was asked")
+    return problems
+
+
 def _spec_problems(spec: OutputSpec, crs: Any, families: set[str], columns: Sequence[str], want_crs: Any) -> list[str]:
     """What the written file lacks of what its output spec asks: the CRS, the geometry type, the columns."""
     from pyproj import CRS
@@ -681,10 +828,62 @@ def _spec_problems(spec: OutputSpec, crs: Any, families: set[str], columns: Sequ
     return problems
 
 
+def _ordered(columns: Sequence[str], first: Sequence[str]) -> list[str]:
+    """``first`` in its order, then every other column in the layer's order: an output keeps the attributes it
+    was not told to drop."""
+    return [*first, *(c for c in columns if c not in first)]
+
+
+def json_payload(table: Any, shape: str) -> Any:
+    """A table as JSON: a list of records, or one object ({key: value} of a two-column table, {column: value} of one
+    row, else {key of the first column: {column: value}})."""
+    frame = table.astype(object).where(table.notna(), None)
+    if shape == "records":
+        return frame.to_dict(orient="records")
+    columns = [str(c) for c in frame.columns]
+    if len(columns) == 2:
+        return {str(k): v for k, v in zip(frame.iloc[:, 0], frame.iloc[:, 1], strict=True)}
+    if len(frame) == 1:
+        return dict(zip(columns, frame.iloc[0].tolist(), strict=True))
+    return {str(row[0]): dict(zip(columns[1:], row[1:], strict=True)) for row in frame.itertuples(index=False)}
+
+
+def _json_value(value: Any) -> Any:
+    """numpy and pandas scalars, timestamps: as JSON writes them."""
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def _read_back_json(path: Path, shape: str, table: Any) -> tuple[int, list[str], list[str]]:
+    """(rows, columns, problems) of a JSON table output as read back."""
+    back = json.loads(path.read_text(encoding="utf-8"))
+    columns = [str(c) for c in table.columns]
+    if shape == "records":
+        if not isinstance(back, list):
+            return 0, [], ["not a list of records"]
+        keys = list(back[0]) if back else columns
+        return len(back), [str(k) for k in keys], []
+    if not isinstance(back, dict):
+        return 0, [], ["not a JSON object"]
+    if len(columns) == 2 or len(table) != 1:
+        return len(back), columns, []
+    return 1, [str(k) for k in back], []
+
+
 def write_output(
-    store: ResponseStore, spec: OutputSpec, art: ArtifactRecord | None, answer: str, out_dir: Path
+    store: ResponseStore,
+    spec: OutputSpec,
+    art: ArtifactRecord | None,
+    answer: str,
+    out_dir: Path,
+    *,
+    append: bool = False,
+    shape: str | None = None,
 ) -> OutputResult:
-    """Write one output from ``art`` (or the answer, for text), read it back and check it against ``spec``."""
+    """Write one output from ``art`` (or the answer, for text), read it back and check it against ``spec``.
+    ``append``: the GeoPackage holds layers this batch wrote already (``spec.layer`` is another one of it);
+    ``shape``: a JSON table's shape when the spec names none (the instruction's)."""
     from geofaham_plugin.core.engines import formats
     from geofaham_plugin.core.engines import transforms as tf
 
@@ -692,9 +891,9 @@ def write_output(
     target = confined_output(out_dir, spec.name)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = confined_output(out_dir, spec.name)  # again: a symlink may have appeared among the new folders
-    if target.exists():
+    if target.exists() and not append:
         target.unlink()
-    result = OutputResult(name=spec.name, written=True, path=str(target), format=spec.fmt())
+    result = OutputResult(name=spec.name, written=True, path=str(target), format=spec.fmt(), layer=spec.layer)
     if kind == "text":
         target.write_text(answer + "\n", encoding="utf-8")
         return result.model_copy(update={"ok": True})
@@ -711,30 +910,49 @@ def write_output(
 
         problems = _spec_problems(spec, crs, set(), [], CRS.from_user_input(spec.crs) if spec.crs else None)
         return result.model_copy(update={"ok": not problems, "reason": "; ".join(problems) or None})
-    if art.kind.value == "table":
+    json_shape = spec.shape or shape or "records"
+    as_object = kind == "json" and json_shape == "object" and not spec.geometry_type
+    if art.kind.value == "table" or as_object:  # a layer asked as a JSON object: its attributes, keyed
         import pandas as pd
 
-        table = store.read_table(art.id)
+        if art.kind.value == "table":
+            table = store.read_table(art.id)
+        else:
+            layer = store.read_vector(art.id)
+            table = pd.DataFrame(layer.drop(columns=[layer.geometry.name]))
+        restored = formats.restore_asked_names([str(c) for c in table.columns], spec.columns or [])
+        table = table.rename(columns=restored)
         if spec.columns and set(spec.columns) <= set(table.columns):
-            table = table[list(spec.columns)]
+            # an object is shaped by the columns asked ({district: count}); a table keeps the others after them
+            table = table[list(spec.columns) if as_object else _ordered([str(c) for c in table.columns], spec.columns)]
+        problems = []
         if kind == "csv":
             table.to_csv(target, index=False)
             back = pd.read_csv(target)
+            rows, columns = len(back), [str(c) for c in back.columns]
         else:
-            target.write_text(table.to_json(orient="records", indent=1, force_ascii=False), encoding="utf-8")
-            back = pd.read_json(target, orient="records")
-        problems = [f"{len(back)} rows read back instead of {len(table)}"] if len(back) != len(table) else []
-        problems += _spec_problems(spec, None, set(), [str(c) for c in back.columns], None)
+            payload = json_payload(table, json_shape)
+            target.write_text(
+                json.dumps(payload, indent=1, ensure_ascii=False, default=_json_value) + "\n", encoding="utf-8"
+            )
+            rows, columns, problems = _read_back_json(target, json_shape, table)
+        if not problems and rows != len(table):
+            problems.append(f"{rows} rows read back instead of {len(table)}")
+        problems += _spec_problems(spec, None, set(), columns, None)
+        problems += column_problems(back if kind == "csv" else table, spec.columns or [])
         return result.model_copy(
             update={
                 "ok": not problems,
                 "reason": "; ".join(problems) or None,
-                "features": len(back),
-                "columns": [str(c) for c in back.columns],
+                "features": rows,
+                "columns": columns,
+                "notes": [f"field names restored as asked: {k} -> {v}" for k, v in restored.items()],
             }
         )
     gdf = _promote(store.read_vector(art.id), spec.geometry_type)
-    notes: list[str] = []
+    restored = formats.restore_asked_names([str(c) for c in gdf.columns if c != gdf.geometry.name], spec.columns or [])
+    gdf = gdf.rename(columns=restored)
+    notes = [f"field names restored as asked: {k} -> {v}" for k, v in restored.items()]
     want_crs = tf.resolve_crs(spec.crs, gdf) if spec.crs else None
     if want_crs is None and WRITE_AS[spec.fmt()] in ("geojson", "kml"):
         want_crs = tf.resolve_crs("EPSG:4326", gdf)  # GeoJSON (RFC 7946) and KML: longitude/latitude
@@ -742,10 +960,13 @@ def write_output(
         gdf, changes = tf.reproject(gdf, want_crs.to_wkt())
         notes += changes.notes
     if spec.columns and set(spec.columns) <= set(gdf.columns):
-        gdf = gdf[[*spec.columns, gdf.geometry.name]]
-    report = formats.write_layer(gdf, target, fmt=WRITE_AS[spec.fmt()])  # type: ignore[arg-type]
+        attributes = [str(c) for c in gdf.columns if c != gdf.geometry.name]
+        gdf = gdf[[*_ordered(attributes, spec.columns), gdf.geometry.name]]
+    report = formats.write_layer(gdf, target, layer=spec.layer, fmt=WRITE_AS[spec.fmt()])  # type: ignore[arg-type]
     families = {str(geometry_family(t)) for t in report.geometry_types}
     problems = _spec_problems(spec, report.crs, families, report.fields, want_crs if spec.crs else None)
+    back = formats.read_frame(target, spec.layer).gdf  # what a user opening the file gets
+    problems += content_problems(store, art, back, spec, gdf)
     return result.model_copy(
         update={
             "ok": not problems,
@@ -754,6 +975,7 @@ def write_output(
             "crs": report.crs,
             "geometry_types": report.geometry_types,
             "columns": report.fields,
+            "renamed": report.renamed_fields,
             "notes": notes + report.notes,
         }
     )
@@ -859,10 +1081,18 @@ def run_batch(
         raise InputError(f"no input folder {inputs}", hint="--inputs names a folder holding the input files")
     if isinstance(outputs, (str, Path)) and not Path(outputs).is_file():
         raise InputError(f"no outputs file {outputs}", hint='a JSON file: {"outputs": [{"name": "result.gpkg"}]}')
-    specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
+    try:  # an outputs file that does not parse, an unknown format: one line naming the outputs file
+        specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
+        for spec in specs:
+            spec.fmt()
+    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(
+            f"outputs {outputs if isinstance(outputs, (str, Path)) else 'list'}: {first}",
+            hint="see `python -m bench batch --help` for the outputs file",
+        ) from None
     out_dir = Path(out)
-    for spec in specs:  # unknown formats and names outside --out fail before any work
-        spec.fmt()
+    for spec in specs:  # names outside --out fail before any work
         confined_output(out_dir, spec.name)
     config = config or load_config()
     session_dir = Path(session) if session else Path(tempfile.mkdtemp(prefix="geofaham-batch-"))
@@ -887,54 +1117,77 @@ def run_batch(
             _save_manifest(session_dir, manifest)
             return manifest
         assumed = implied_choices(record)
-        results: list[OutputResult] = []
+        slots: dict[int, OutputResult] = {}
         used: set[str] = set()
-        by_stem: dict[str, str] = {}
+        by_stem: dict[tuple[str, str | None], str] = {}
+        layered: set[Path] = set()  # GeoPackages this batch wrote a named layer into
+        json_shape = "object" if JSON_OBJECT.search(instruction) else None
         candidates = _candidates(store, record, registered)
         ended = None if record.status in ("answered", "partial") else f"the run ended {record.status}"
         if ended and record.error:
-            ended += f" ({record.error.splitlines()[0][:160]})"
-        for spec in specs:
+            ended += f" ({record.error.splitlines()[0][:300]})"
+        answer = record.answer
+        # the files first, the text outputs last: the answer they hold says what the formats did to the files
+        for index in sorted(range(len(specs)), key=lambda i: FORMATS[specs[i].fmt()][0] == "text"):
+            spec = specs[index]
             kind = FORMATS[spec.fmt()][0]
             stem = Path(spec.name).stem
             art: ArtifactRecord | None = None
             if ended and kind != "text":  # what a failed run left behind is no answer to the instruction
-                results.append(OutputResult(name=spec.name, written=False, reason=ended))
-                log(results[-1].line)
+                slots[index] = OutputResult(name=spec.name, written=False, reason=ended, layer=spec.layer)
+                log(slots[index].line)
                 continue
-            if kind != "text":
-                previous = store.get(by_stem[stem]) if stem in by_stem else None
+            if kind == "text":
+                answer = record.answer + renamings_said(list(slots.values()))
+            else:
+                key = (stem, spec.layer)
+                previous = store.get(by_stem[key]) if key in by_stem else None
                 saved = _saved_as(store, record, spec)
                 conversion = conversion_only(instruction, spec, [i["file"] for i in registered["inputs"]])
                 art, why = _choose(spec, kind, candidates, saved, previous, used, conversion)
                 if art is None:
-                    results.append(
-                        OutputResult(name=spec.name, written=False, reason=f"{why} (status {record.status})")
+                    slots[index] = OutputResult(
+                        name=spec.name, written=False, reason=f"{why} (status {record.status})", layer=spec.layer
                     )
-                    log(results[-1].line)
+                    log(slots[index].line)
                     continue
+            target = confined_output(out_dir, spec.name)
             try:
-                result = write_output(store, spec, art, record.answer, out_dir)
+                result = write_output(
+                    store,
+                    spec,
+                    art,
+                    answer,
+                    out_dir,
+                    append=spec.layer is not None and target in layered,
+                    shape=json_shape,
+                )
             except Exception as exc:  # noqa: BLE001 (a writer's error is this output's reason, not the batch's end)
                 text = user_line(exc) or f"{type(exc).__name__}: {exc}"
-                results.append(OutputResult(name=spec.name, written=False, reason=text.splitlines()[0][:300]))
-                log(results[-1].line)
+                slots[index] = OutputResult(
+                    name=spec.name, written=False, reason=text.splitlines()[0][:300], layer=spec.layer
+                )
+                log(slots[index].line)
                 continue
+            if spec.layer is not None:
+                layered.add(target)
             if art is not None:
                 used.add(art.id)
-                by_stem.setdefault(stem, art.id)
+                by_stem.setdefault((stem, spec.layer), art.id)
                 if result.ok and assumed:  # nobody is there to confirm what the run chose for the instruction
                     reason = "unconfirmed: the run chose what the instruction did not say: " + "; ".join(assumed)
                     result = result.model_copy(update={"ok": False, "reason": reason})
             if result.ok and record.status != "answered":  # the answer text of a failed run, or a partial result
                 result = result.model_copy(update={"ok": False, "reason": ended or "the run answered only in part"})
-            results.append(result)
+            slots[index] = result
             log(result.line)
+        results = [slots[i] for i in range(len(specs))]
+        answer = record.answer + renamings_said(results)
         manifest = _manifest(
             instruction,
             record.status,
             record.run_id,
-            record.answer,
+            answer,
             registered,
             results,
             session_dir,

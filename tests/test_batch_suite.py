@@ -66,3 +66,115 @@ def test_every_task_is_paraphrased_twice_in_other_words():
     for task_id, said in PARAPHRASES.items():
         assert len(set(said)) == 2 and by_id[task_id].instruction not in said
     assert len(paraphrase_tasks()) == 2 * len(suite.TASKS)
+
+
+# ------------------------------------------------------------------------------ no disaster unless named (issue 28)
+def _disaster_happy_llm():
+    """A model that, whenever the planner asks it to choose a workflow, picks the first template offered and the
+    Saint Louis tornado (event 1) when it may choose a disaster: what the embedded model did on files that have
+    nothing to do with any disaster (7 of 7 calls). Every other role is a model server that is down."""
+    from geofaham_plugin.core.errors import ModelHTTPError
+    from geofaham_plugin.core.llm import LLM
+    from geofaham_plugin.core.llm.scripted import ScriptedModel
+
+    def options(prop: dict) -> list:
+        return prop["enum"] if "enum" in prop else [prop["const"]]
+
+    def reply(role: str, messages: list, schema: dict | None) -> dict:
+        props = (schema or {}).get("properties", {})
+        if role == "planner" and "template" in props:
+            choice = {"template": options(props["template"])[0]}
+            if "event_id" in props:
+                events = options(props["event_id"])
+                choice["event_id"] = 1 if 1 in events else events[0]
+            return choice
+        raise ModelHTTPError(f"no model in this run (asked as {role})", status_code=503)
+
+    model = ScriptedModel(reply)
+    return LLM(model), model
+
+
+def _disaster_steps(session) -> list[str]:
+    """The steps of the session's runs that loaded or queried a disaster's layers."""
+    import json
+
+    steps = []
+    for path in sorted((session / "runs").glob("r_*.json")):
+        if path.name.endswith(".state.json"):
+            continue
+        for step in json.loads(path.read_text(encoding="utf-8"))["steps"]:
+            if step["tool"] in ("load_event_layer", "count_damage") or step["args"].get("event_id"):
+                steps.append(f"{path.stem}: {step['tool']} {step['args']}")
+    return steps
+
+
+def test_no_file_task_that_names_no_disaster_loads_a_disasters_layer(tmp_path):
+    """The tasks of the batch suite and its paraphrases that name no disaster (not by name, place or kind: "the
+    Valencia health facilities" and "flooded" do): with a model that would pick one whenever asked, none loads a
+    disaster's layer, and the planner never offers it a disaster to choose."""
+    from geofaham_plugin.core.planning.prepass import prepass
+
+    tasks = [
+        t
+        for t in [*suite.TASKS, *paraphrase_tasks()]
+        if not (facts := prepass(t.instruction)).event_id and not facts.event_candidates
+    ]
+    assert len(tasks) >= 95  # of 108
+    pool = tmp_path / "_inputs"
+    pool.mkdir()
+    suite._make_inputs(pool)
+    llm, model = _disaster_happy_llm()
+    try:
+        for task in tasks:
+            suite.run_task(task, pool, tmp_path, llm, log=print)
+            assert not _disaster_steps(tmp_path / task.id / "session"), task.id
+    finally:
+        llm.close()
+    offered = [c for c in model.calls if c.role == "planner"]
+    assert not offered, [c.messages[-1]["content"][:200] for c in offered]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "inputs", "unplaced"),
+    [
+        ("Tidy up the data and make it ready for the mayor", ("clinics.csv", "admin.gpkg"), ["tidy", "mayor"]),
+        ("Flag the odd ones so the team can look at them", ("parcels.geojson",), ["flag", "odd"]),
+        ("Sort out these buildings for the recovery office", ("catarroja_public_buildings_dana.geojson",), ["sort"]),
+    ],
+)
+def test_an_instruction_code_cannot_place_runs_no_disaster_and_says_which_words(
+    tmp_path, instruction, inputs, unplaced
+):
+    """Issue 28, item 2: no operation matched, so the planner fell back to the disaster templates and the model
+    chose a damage count of the Saint Louis tornado. Now nothing is computed, nothing but the answer is written,
+    the model is never asked, and the answer names the words that were not placed. (The last input is a real
+    file: Catarroja's public buildings.)"""
+    from conftest import SHARED_DATA
+
+    from bench.batch import OutputSpec, run_batch
+
+    pool = tmp_path / "_inputs"
+    pool.mkdir()
+    suite._make_inputs(pool)
+    (tmp_path / "in").mkdir()
+    for name in inputs:
+        source = pool / name if (pool / name).exists() else SHARED_DATA / "valencia-2024" / name
+        (tmp_path / "in" / name).write_bytes(source.read_bytes())
+    llm, model = _disaster_happy_llm()
+    try:
+        manifest = run_batch(
+            instruction,
+            tmp_path / "in",
+            [OutputSpec(name="answer.md"), OutputSpec(name="result.csv")],
+            tmp_path / "out",
+            session=tmp_path / "session",
+            llm=llm,
+            log=lambda _: None,
+        )
+    finally:
+        llm.close()
+    assert not _disaster_steps(tmp_path / "session") and not [c for c in model.calls if c.role == "planner"]
+    assert manifest["status"] != "answered" and not manifest["ok"]
+    assert "Saint Louis" not in manifest["answer"] and "names no disaster" in manifest["answer"]
+    assert all(word in manifest["answer"].split("words not placed: ")[1] for word in unplaced), manifest["answer"]
+    assert not (tmp_path / "out" / "result.csv").exists()

@@ -444,6 +444,122 @@ def test_batch_rejects_an_unknown_output_format(tmp_path):
         OutputSpec(name="x.xyz").fmt()
 
 
+def test_batch_reprojects_the_eaton_perimeter_to_wgs84_geoparquet(tmp_path):
+    """Issue 28's first example, with the CLI: the Eaton perimeter (EPSG:26911, a part with 9 holes of different
+    sizes) to EPSG:4326 as GeoParquet. It failed with "setting an array element with a sequence", blamed on the
+    outputs file; now the file is written, checked, and holds the same area."""
+    from conftest import SHARED_DATA
+
+    (tmp_path / "in").mkdir()
+    source = SHARED_DATA / "eaton-2025" / "eaton_adjusted_fire_perimeter.geojson"
+    (tmp_path / "in" / source.name).write_bytes(source.read_bytes())
+    outputs = [{"name": "eaton_perimeter_4326.parquet", "format": "GeoParquet", "crs": "EPSG:4326"}]
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "batch", "--instruction",
+         "Reproject the fire perimeter to WGS84 (EPSG:4326) and write it as GeoParquet", "--inputs",
+         str(tmp_path / "in"), "--outputs", str(tmp_path / "outputs.json"), "--out", str(tmp_path / "out")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env=os.environ | {"GEOFAHAM_BLOCK_REAL_MODELS": "1", "GEOFAHAM_OFFLINE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wrote: eaton_perimeter_4326.parquet (1 features, EPSG:4326, MultiPolygon" in done.stdout
+    back = gpd.read_parquet(tmp_path / "out" / "eaton_perimeter_4326.parquet")
+    assert back.crs.to_epsg() == 4326 and back.geometry.is_valid.all()
+    assert back.to_crs(26911).area.sum() == pytest.approx(gpd.read_file(source).area.sum(), rel=1e-9)
+
+
+def test_batch_waits_for_a_big_input_written_in_the_background(tmp_path):
+    """A 12,000-feature input is written to the store by its writer thread; batch added it to the layer catalogue
+    from the record's path before the file existed ("not usable as a layer of yours (no such file ...)") and the
+    run had no layer to reproject (issue 28, item 5: the Lagos zoning and Cairo shops layers were lost)."""
+    import numpy as np
+
+    from bench.batch import OutputSpec, run_batch
+    from geofaham_plugin.core.llm import LLM
+    from geofaham_plugin.core.store.store import BACKGROUND_MIN_FEATURES
+
+    n = 12_000
+    assert n >= BACKGROUND_MIN_FEATURES
+    rng = np.random.default_rng(28)
+    (tmp_path / "in").mkdir()
+    gpd.GeoDataFrame(
+        {"shop_id": np.arange(n), "name": [f"shop {i}" for i in range(n)]},
+        geometry=gpd.points_from_xy(31.2 + rng.random(n) * 0.1, 30.0 + rng.random(n) * 0.1),
+        crs=4326,
+    ).to_file(tmp_path / "in" / "cairo_shops.gpkg")
+    notes: list[str] = []
+    manifest = run_batch(
+        "Reproject the shops to EPSG:32636 and save them as a GeoPackage",
+        tmp_path / "in",
+        [OutputSpec(name="shops_utm.gpkg", crs="EPSG:32636")],
+        tmp_path / "out",
+        session=tmp_path / "session",
+        llm=LLM(ScriptedModel({})),
+        log=notes.append,
+    )
+    assert not [n for n in notes if "not usable" in n], notes
+    assert manifest["ok"], manifest["outputs"]
+    back = gpd.read_file(tmp_path / "out" / "shops_utm.gpkg")
+    assert len(back) == n and back.crs.to_epsg() == 32636 and back["shop_id"].tolist() == list(range(n))
+
+
+@pytest.mark.parametrize(
+    ("instruction", "field"),
+    [
+        ("What is the sum of identifica of the health facilities?", "identifica"),
+        ("What is the average telefono of the health facilities?", "telefono"),
+        ("Summarise the clinics layer", "clinic_id"),
+    ],
+)
+def test_batch_never_answers_with_a_sum_or_mean_of_an_identifier(tmp_path, instruction, field):
+    """Issue 28, item 3: "sum of clinic_id: 410" was reported as answered (and a CSV of it written). València's health
+    facilities (a real file): identifica is a key, telefono a phone number. The run is not answered, says which
+    field is an identifier in one line, and writes no table."""
+    from conftest import SHARED_DATA
+
+    from bench.batch import OutputSpec, run_batch
+    from geofaham_plugin.core.llm import LLM
+
+    (tmp_path / "in").mkdir()
+    if field == "clinic_id":
+        gpd.GeoDataFrame(
+            {"clinic_id": [101, 102, 103, 104], "name": list("ABCD")},
+            geometry=[Point(3.35 + i / 100, 6.5) for i in range(4)],
+            crs=4326,
+        ).to_file(tmp_path / "in" / "clinics.gpkg")
+    else:
+        source = SHARED_DATA / "valencia-2024" / "valencia_city_health_facilities.geojson"
+        (tmp_path / "in" / "health_facilities.geojson").write_bytes(source.read_bytes())
+    manifest = run_batch(
+        instruction,
+        tmp_path / "in",
+        [OutputSpec(name="answer.md"), OutputSpec(name="result.csv")],
+        tmp_path / "out",
+        session=tmp_path / "session",
+        llm=LLM(ScriptedModel({})),
+        log=lambda _: None,
+    )
+    assert manifest["status"] != "answered" and not manifest["ok"], manifest["answer"]
+    assert f"{field} is an identifier" in manifest["answer"]
+    assert not (tmp_path / "out" / "result.csv").exists()
+
+
+def test_batch_names_the_outputs_file_only_for_its_own_errors(tmp_path):
+    """An outputs file that does not parse, or names an unknown format, is one line naming it with the hint."""
+    from bench.batch import run_batch
+    from geofaham_plugin.core.errors import InputError
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(InputError, match="bad.json") as caught:
+        run_batch("Convert it", tmp_path / "in", tmp_path / "bad.json", tmp_path / "out", log=lambda _: None)
+    assert "for the outputs file" in caught.value.line and "\n" not in caught.value.line
+    (tmp_path / "xyz.json").write_text(json.dumps([{"name": "x.xyz"}]))
+    with pytest.raises(InputError, match="unknown format"):
+        run_batch("Convert it", tmp_path / "in", tmp_path / "xyz.json", tmp_path / "out", log=lambda _: None)
+
+
 # ----------------------------------------------------------------------------------------- cli
 def test_cli_commands_parse_and_list_tasks(capsys):
     from bench.cli import build_parser, main

@@ -188,3 +188,17 @@ def test_every_template_file_is_valid_and_has_examples():
             compile_template(t, {}, event_id=None) if any(s.required for s in t.slots.values()) else compile_template(
                 t, {}, event_id=None
             )
+
+
+def test_a_replan_of_a_question_naming_no_disaster_offers_no_disasters_templates():
+    """Issue 28, item 2, on a replan: a question about files that names no disaster and sets no area gets no
+    disaster's workflow when its plan failed (the model would pick the Saint Louis tornado): NoOtherPlan, and the
+    model is never asked."""
+    from geofaham_plugin.core.errors import NoOtherPlan
+
+    model = ScriptedModel({"planner": [{"template": "count_damage", "event_id": 1}] * 4})
+    facts = prepass("Tidy up the data and make it ready for the mayor")
+    assert facts.event_id is None and not facts.event_candidates
+    with pytest.raises(NoOtherPlan, match="names no disaster and no area"):
+        Planner(LLM(model)).plan(facts, None, failures=["step 1 failed"])
+    assert model.calls == []

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import shapely
+from conftest import SHARED_DATA
 from pyproj import CRS, Geod, Transformer
 from shapely.geometry import LineString, MultiPolygon, Point, Polygon, box
 from shapely.geometry.polygon import orient
@@ -127,6 +128,58 @@ def test_utm_and_local_of_a_layer_across_the_antimeridian_are_centred_at_180_and
     true_area = abs(GEOD.geometry_area_perimeter(Polygon([(179, -17), (181, -17), (181, -16), (179, -16)]))[0])
     assert geom.geom_type == "Polygon" and geom.is_valid
     assert math.isclose(geom.area, true_area, rel_tol=3e-3)  # UTM's scale error 2° off its meridian: < 0.3 %
+
+
+def holed(cx: float, cy: float, half: float) -> Polygon:
+    """A square with three holes of different sizes and vertex counts (4, 5 and 33 vertices: the case that
+    failed with "setting an array element with a sequence" in the antimeridian split)."""
+    q = half / 10
+    return Polygon(
+        [(cx - half, cy - half), (cx + half, cy - half), (cx + half, cy + half), (cx - half, cy + half)],
+        holes=[
+            [(cx - 8 * q, cy - 8 * q), (cx - 6 * q, cy - 8 * q), (cx - 6 * q, cy - 6 * q), (cx - 8 * q, cy - 6 * q)],
+            [
+                (cx, cy - 8 * q),
+                (cx + 4 * q, cy - 8 * q),
+                (cx + 4 * q, cy - 5 * q),
+                (cx + 2 * q, cy - 4 * q),
+                (cx, cy - 5 * q),
+            ],
+            list(Point(cx + 3 * q, cy + 4 * q).buffer(3 * q, quad_segs=8).exterior.coords)[:-1],
+        ],
+    )
+
+
+@pytest.mark.parametrize(("cx", "projected"), [(-118.1, "EPSG:32611"), (179.99, "EPSG:32760")])
+def test_a_polygon_with_holes_of_different_sizes_reprojects_both_ways(cx, projected):
+    """Geographic -> projected -> geographic keeps the three holes and the geodesic area; at 179.99° two of the
+    holes cross ±180 (the polygon written as field tools write it, longitudes wrapped to [-180, 180])."""
+    drawn = holed(cx, -17.0, 0.05)  # continuous longitudes (past 180 at 179.99): the truth
+    truth = geodesic_m2(drawn)
+    wrapped = shapely.transform(drawn, lambda xy: np.column_stack([(xy[:, 0] + 180) % 360 - 180, xy[:, 1]]))
+    layer = gpd.GeoDataFrame({"id": [1]}, geometry=[wrapped], crs=4326)
+    metric, _ = tf.reproject(layer, projected)
+    geom = metric.geometry[0]
+    assert geom.is_valid and geom.geom_type == "Polygon" and len(geom.interiors) == 3
+    assert math.isclose(geom.area, truth, rel_tol=2e-3)  # UTM's scale error near its central meridian
+    back, _ = tf.reproject(metric, "EPSG:4326")
+    assert back.geometry[0].bounds[0] >= -180 and back.geometry[0].bounds[2] <= 180
+    assert math.isclose(geodesic_m2(back.geometry[0]), truth, rel_tol=1e-5)
+    if cx < 179:  # across ±180 the two crossing holes come back as notches of the two sides
+        assert sum(len(p.interiors) for p in shapely.get_parts(back.geometry[0])) == 3
+
+
+def test_the_eaton_perimeter_with_its_nine_holes_reprojects_to_wgs84():
+    """The sample Eaton perimeter (EPSG:26911; one part with 9 holes of 5 to 452 vertices) to EPSG:4326 and back."""
+    perimeter = gpd.read_file(SHARED_DATA / "eaton-2025" / "eaton_adjusted_fire_perimeter.geojson")
+    out, changes = tf.reproject(perimeter, "EPSG:4326")
+    assert changes.crs == "EPSG:4326" and out.geometry[0].is_valid
+    assert [len(p.interiors) for p in shapely.get_parts(out.geometry[0])] == [
+        len(p.interiors) for p in shapely.get_parts(perimeter.geometry[0])
+    ]
+    assert math.isclose(geodesic_m2(out.geometry[0]) / 1e6, 62.9, rel_tol=2e-3)  # README: 62.88 km² in UTM 11N
+    back, _ = tf.reproject(out, "EPSG:26911")
+    assert math.isclose(back.area.sum(), perimeter.area.sum(), rel_tol=1e-9)
 
 
 # --------------------------------------------------------------------------------------------- geometry

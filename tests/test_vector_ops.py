@@ -48,3 +48,40 @@ def test_clip_dissolve_and_sum():
     assert table.loc["y", "sum"] == 250 and table.loc["x", "count"] == 2  # None is not counted
     with pytest.raises(ToolFailed, match="no field 'beds'"):
         ops.sum_by(hospitals, "beds", None)
+
+
+# ------------------------------------------------------------------------------------- identifiers (issue 28)
+def test_identifier_vocabulary_from_names_and_values():
+    from geofaham_plugin.core.domain.identifiers import is_identifier
+
+    for name in ("clinic_id", "osm_id", "fid", "OBJECTID", "stationID", "feature_id", "identifica", "idsubclase"):
+        assert is_identifier(name), name
+    for name in ("beds", "POPULATION", "paid", "VALID", "grid", "idle", "capacity", "val_dany", "cod_catch"):
+        assert not is_identifier(name), name
+    assert is_identifier("n", list(range(101, 121)))  # a row number whatever it is called
+    assert not is_identifier("population", [1200, 3400, 5000, 8000, 150, 90, 12_000, 4, 77, 31])  # distinct, gaps
+    assert not is_identifier("floors", [1, 2, 3])  # too few features to tell a row number from a measure
+
+
+def test_a_sum_or_mean_of_an_identifier_of_a_real_file_is_refused_and_a_measure_is_not():
+    """València's health facilities: identifica (a key) and telefono (a phone number) are numbers that name a
+    facility; their sum or mean was reported as an answer. HIFLD hospitals: BEDS is a measure and still adds up."""
+    from conftest import SHARED_DATA
+
+    from geofaham_plugin.core.engines.layers import describe_fields
+
+    health = gpd.read_file(SHARED_DATA / "valencia-2024" / "valencia_city_health_facilities.geojson")
+    with pytest.raises(ToolFailed, match="identifica is an identifier") as caught:
+        ops.stats(health, "identifica", "sum", None)
+    assert caught.value.hint and "\n" not in str(caught.value)
+    with pytest.raises(ToolFailed, match="telefono is an identifier"):
+        ops.stats(health, "telefono", "mean", None)
+    with pytest.raises(ToolFailed, match="identifica is an identifier"):
+        ops.sum_by(health, "identifica", None)
+    assert ops.stats(health, "identifica", "max", None)[1]["value"] == 7930  # the largest key is no sum of keys
+    ids = {f.name for f in describe_fields(health) if f.identifier}
+    assert ids == {"identifica", "idclase", "codvia", "idsubclase", "telefono"}, ids
+    hospitals = gpd.read_file(SHARED_DATA / "poi" / "hifld-hospitals" / "hospitals_la_county_maui_county.geojson")
+    beds = hospitals["BEDS"].where(hospitals["BEDS"] >= 0)
+    assert ops.stats(hospitals, "BEDS", "sum", None)[1]["value"] == pytest.approx(float(hospitals["BEDS"].sum()))
+    assert ops.stats(hospitals.assign(BEDS=beds), "BEDS", "mean", None)[1]["value"] == pytest.approx(beds.mean())

@@ -93,8 +93,15 @@ def orient_rings(ctx: ToolContext, args: OrientArgs, layer: ArtifactRecord) -> A
 
 
 class DedupeArgs(BaseModel):
-    tolerance_m: float = Field(default=0.0, ge=0, le=10_000, description="0: exact; else geometries within metres")
-    fields: list[str] | None = Field(default=None, description="fields that must match too; null: all, []: none")
+    tolerance_m: float = Field(
+        default=tf.DEDUPE_TOLERANCE_M,
+        ge=0,
+        le=10_000,
+        description="geometries within this many metres are the same place (0: exactly the same geometry)",
+    )
+    fields: list[str] | None = Field(
+        default=None, description="fields that must match too; null: every one but the identifiers, []: none"
+    )
 
 
 @tool(agent=V, args=DedupeArgs, output=ArtifactKind.vector, accepts_empty=("layer",), inputs=LAYER)
@@ -105,14 +112,23 @@ def dedupe(ctx: ToolContext, args: DedupeArgs, layer: ArtifactRecord) -> Artifac
 
 
 class SliverArgs(BaseModel):
-    min_area_m2: float = Field(default=0.0, ge=0, description="parts smaller than this (m²) go")
-    min_compactness: float = Field(default=0.0, ge=0, lt=1, description="parts thinner than this (4πA/P²) go")
+    min_area_m2: float = Field(default=tf.SLIVER_MIN_AREA_M2, ge=0, description="parts smaller than this (m²) go")
+    min_compactness: float = Field(
+        default=tf.SLIVER_MIN_COMPACTNESS, ge=0, lt=1, description="parts thinner than this (4πA/P²) go"
+    )
+    thin_below_m2: float | None = Field(
+        default=tf.SLIVER_THIN_BELOW_M2,
+        ge=0,
+        description="only parts smaller than this (m²) are judged thin (a long road or river polygon stays); null: all",
+    )
 
 
 @tool(agent=V, args=SliverArgs, output=ArtifactKind.vector, accepts_empty=("layer",), inputs=LAYER)
 def remove_slivers(ctx: ToolContext, args: SliverArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Remove sliver polygon parts: below an area (m²) or a compactness, measured in an equal-area CRS."""
-    out, changes = tf.remove_slivers(ctx.store.read_vector(layer.id), args.min_area_m2, args.min_compactness)
+    out, changes = tf.remove_slivers(
+        ctx.store.read_vector(layer.id), args.min_area_m2, args.min_compactness, args.thin_below_m2
+    )
     summary = f"{changes.changed} sliver parts removed from {layer.id}"
     return _register(ctx, out, "remove_slivers", [layer], summary, changes)
 
@@ -231,7 +247,9 @@ def rename_fields(ctx: ToolContext, args: RenameArgs, layer: ArtifactRecord) -> 
     """Rename fields (restore a shapefile's cut names: populati_1 -> population_male)."""
     out, changes = tf.rename_fields(ctx.store.read_vector(layer.id), args.mapping)
     shown = ", ".join(f"{a} -> {b}" for a, b in args.mapping.items())
-    return _register(ctx, out, "rename_fields", [layer], f"{layer.id} with fields renamed ({shown})", changes)
+    return _register(
+        ctx, out, "rename_fields", [layer], f"{layer.id} with fields renamed ({shown})", changes, mapping=args.mapping
+    )
 
 
 class AddMeasureArgs(BaseModel):

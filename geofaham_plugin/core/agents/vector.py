@@ -116,16 +116,30 @@ class DistanceArgs(BaseModel):
     distance_m: float = Field(gt=0, le=200_000, description="distance in metres")
 
 
-@tool(agent=V, args=DistanceArgs, output=ArtifactKind.vector, metric=True, inputs=(InputSpec("layer", VECTOR_KINDS),))
-def buffer(ctx: ToolContext, args: DistanceArgs, layer: ArtifactRecord) -> ArtifactRecord:
-    """Buffer (and dissolve) a layer by a distance in metres."""
-    out = ops.buffer(ctx.store.read_vector(layer.id), args.distance_m)
+class BufferArgs(DistanceArgs):
+    dissolve: bool = Field(
+        default=False,
+        description="true: one area (the buffers merged: an area within a distance, to clip or measure); "
+        "false: one buffer per feature, its attributes kept",
+    )
+
+
+@tool(agent=V, args=BufferArgs, output=ArtifactKind.vector, metric=True, inputs=(InputSpec("layer", VECTOR_KINDS),))
+def buffer(ctx: ToolContext, args: BufferArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Buffer a layer by a distance in metres: one buffer per feature with its attributes, or merged into one."""
+    gdf = ctx.store.read_vector(layer.id)
+    out = ops.buffer(gdf, args.distance_m, dissolve=args.dissolve)
+    what = "merged buffer" if args.dissolve else f"buffers of the {len(gdf)} features"
     return ctx.store.register_vector(
         out,
         source="vector.buffer",
         inputs=[layer.id],
-        summary=f"{args.distance_m:g} m buffer around {layer.id}",
-        extra={"distance_m": args.distance_m},
+        summary=f"{args.distance_m:g} m {what} of {layer.id}",
+        extra={
+            **(_carry(layer) if not args.dissolve else {}),
+            "distance_m": args.distance_m,
+            "dissolve": args.dissolve,
+        },
     )
 
 

@@ -428,6 +428,27 @@ def looks_truncated(name: str) -> bool:
     return len(name) == DBF_NAME_LIMIT or bool(re.fullmatch(r".{6,8}_\d{1,2}", name))
 
 
+def restore_asked_names(columns: list[str], asked: list[str]) -> dict[str, str]:
+    """Cut name -> the full name asked for it: a field the output must have (``asked``) that the layer holds only
+    cut to the DBF's 10 characters (``building_i`` for ``building_id``) or as GDAL's de-duplicated cut
+    (``populati_1``), when exactly one of the layer's cut names fits it and that name is not asked itself."""
+    restored: dict[str, str] = {}
+    for full in asked:
+        if full in columns or len(full) <= DBF_NAME_LIMIT:
+            continue
+        fits = [
+            c
+            for c in columns
+            if c not in asked
+            and c not in restored
+            and looks_truncated(c)
+            and (c == full[:DBF_NAME_LIMIT] or full.startswith(c.rsplit("_", 1)[0]))
+        ]
+        if len(fits) == 1:  # several (population, populati_1): which is which is a guess, so none is restored
+            restored[fits[0]] = full
+    return restored
+
+
 def _tidy_shapefile(raw: RawRead, path: Path, field_map: dict[str, str]) -> None:
     gdf = raw.gdf
     text = [c for c in gdf.columns if c != gdf.geometry.name and pd.api.types.is_object_dtype(gdf[c])]

@@ -48,6 +48,7 @@ from ..domain.damage import DamageClass
 from ..domain.events import get_event
 from ..domain.feature_classes import feature_class_names
 from ..domain.geometry import geometry_family
+from ..domain.identifiers import identifier_name, is_identifier
 from ..domain.layer_names import user_layer_aliases, user_layer_slug
 from ..errors import ToolFailed
 from .formats import FORMAT_HINT, FieldType, field_type, read_frame
@@ -276,6 +277,7 @@ class UserField(BaseModel):
     type: FieldType
     distinct: int  # distinct values (nulls aside)
     values: list[str | int | float | bool] | None = None  # every distinct value, when at most MAX_DOMAIN
+    identifier: bool = False  # a key, code or row number (domain/identifiers.py): never summed or averaged
 
 
 class UserLayer(BaseModel):
@@ -331,7 +333,16 @@ def describe_fields(gdf: gpd.GeoDataFrame) -> list[UserField]:
         values = None
         if len(distinct) <= MAX_DOMAIN and kind != "other":
             values = sorted((_plain_value(v) for v in distinct), key=lambda v: (str(type(v)), v))
-        out.append(UserField(name=str(column), type=kind, distinct=len(distinct), values=values))
+        numbers = series.tolist() if kind in ("integer", "real") else None  # a row number shows in its values
+        out.append(
+            UserField(
+                name=str(column),
+                type=kind,
+                distinct=len(distinct),
+                values=values,
+                identifier=is_identifier(str(column), numbers),
+            )
+        )
     return out
 
 
@@ -347,13 +358,7 @@ def guess_name_field(fields: list[UserField], count: int | None = None) -> str |
     ending = [f.name for f in text if re.search(r"(?:^|_|[a-z])name$", f.name.lower()) or f.name.endswith("Name")]
     if ending:
         return ending[0] if len(ending) == 1 else None
-    ids = [
-        f.name
-        for f in text
-        if count
-        and f.distinct == count
-        and (re.search(r"(?:^|_)(?:id|code|ref|key)$", f.name.lower()) or re.search(r"[a-z]I[Dd]$", f.name))
-    ]
+    ids = [f.name for f in text if count and f.distinct == count and identifier_name(f.name)]
     return ids[0] if len(ids) == 1 else None
 
 

@@ -23,6 +23,7 @@ from shapely.geometry import box
 
 from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from ..domain.geometry import geometry_family
+from ..domain.identifiers import is_identifier
 from ..errors import ToolFailed
 from .layers import repair_geometries
 from .vector_ops import WGS84, _keys, _lonlat, _require_field, hits_per_zone, local_metric_crs, utm_crs
@@ -33,6 +34,12 @@ CRS_HINT = (
 )
 _POLAR = {"polar-north": 3413, "arctic": 3413, "north-polar": 3413, "polar-south": 3031, "antarctic": 3031}
 WIDE_DEG = 10.0  # a layer wider than this gets a metric CRS per feature
+# the defaults the tools apply when the instruction says no number (they must do something: exact geometries and
+# every attribute, identifiers included, found no duplicate in field data; 0 m² and 0 found no sliver)
+DEDUPE_TOLERANCE_M = 0.5  # the same place: coordinates rounded or re-projected differently, a GPS fix taken twice
+SLIVER_MIN_AREA_M2 = 1.0  # parts under a square metre
+SLIVER_MIN_COMPACTNESS = 0.05  # thinner than a 1:60 strip ...
+SLIVER_THIN_BELOW_M2 = 10_000.0  # ... and under a hectare (a long road or river polygon is no sliver)
 
 
 class Changes(BaseModel):
@@ -163,6 +170,14 @@ def _unwrap(coords: np.ndarray) -> np.ndarray:
     return np.column_stack([lon, coords[:, 1:]])
 
 
+def _polygon(rings: list[np.ndarray]) -> shapely.Polygon:
+    """A polygon from its exterior ring's coordinates and its holes', each ring of any length. (Handing
+    ``shapely.polygons`` the holes as one list of coordinate arrays makes numpy stack them: holes of different
+    sizes failed with "setting an array element with a sequence".)"""
+    holes = [shapely.linearrings(ring) for ring in rings[1:]]
+    return shapely.polygons(shapely.linearrings(rings[0]), holes=holes or None)
+
+
 def continuous_lonlat(geom: shapely.Geometry) -> shapely.Geometry:
     """A lon/lat geometry with continuous longitudes: each ring or line the short way round (179° -> -179° is 2°,
     not 358°), and each part moved by 360° next to the first, so a shape across the antimeridian is one shape
@@ -187,7 +202,7 @@ def continuous_lonlat(geom: shapely.Geometry) -> shapely.Geometry:
             rings += [fix(shapely.get_coordinates(hole)) for hole in part.interiors]
             if any(abs(r[0, 0] - r[-1, 0]) > 1e-9 for r in rings):
                 return geom  # a ring around a pole: leave it
-            parts.append(shapely.polygons(rings[0], holes=rings[1:] or None))
+            parts.append(_polygon(rings))
         elif isinstance(part, shapely.LineString):
             parts.append(shapely.linestrings(fix(shapely.get_coordinates(part))))
         else:
@@ -216,7 +231,7 @@ def _split_one(geom: shapely.Geometry) -> tuple[shapely.Geometry, bool]:
             rings.append(ring)
         if any(abs(r[0, 0] - r[-1, 0]) > 1e-9 for r in rings):
             return geom, False  # a ring around a pole: there is no antimeridian edge to cut
-        polygons.append(shapely.polygons(rings[0], holes=rings[1:] or None))
+        polygons.append(_polygon(rings))
     unwrapped = shapely.multilinestrings(lines) if family == "line" else shapely.multipolygons(polygons)
     x0, _, x1, _ = unwrapped.bounds
     if x0 >= -180.0 and x1 <= 180.0:
@@ -279,27 +294,36 @@ def orient(gdf: gpd.GeoDataFrame, exterior: Literal["ccw", "cw"] = "ccw") -> tup
     )
 
 
-def _attribute_keys(gdf: gpd.GeoDataFrame, fields: list[str] | None) -> list[tuple]:
-    columns = [c for c in gdf.columns if c != gdf.geometry.name] if fields is None else fields
+def _attribute_keys(gdf: gpd.GeoDataFrame, fields: list[str] | None) -> tuple[list[tuple], list[str]]:
+    """The attribute key of each feature, and the identifiers left out of it (``fields`` None: every attribute but
+    the identifiers, :mod:`..domain.identifiers`: two copies of a record that differ only in their feature_id are
+    duplicates)."""
+    ignored: list[str] = []
+    if fields is None:
+        attributes = [c for c in gdf.columns if c != gdf.geometry.name]
+        ignored = [c for c in attributes if is_identifier(str(c), gdf[c].tolist())]
+        columns = [c for c in attributes if c not in ignored]
+    else:
+        columns = fields
     for column in columns:
         _require_field(gdf, column)
     if not columns:
-        return [()] * len(gdf)
+        return [()] * len(gdf), ignored
     frame = gdf[columns].astype(object).where(gdf[columns].notna(), None)
-    return [tuple(row) for row in frame.itertuples(index=False, name=None)]
+    return [tuple(row) for row in frame.itertuples(index=False, name=None)], ignored
 
 
 def dedupe(
     gdf: gpd.GeoDataFrame, tolerance_m: float = 0.0, fields: list[str] | None = None
 ) -> tuple[gpd.GeoDataFrame, Changes]:
-    """Duplicates removed (the first kept): same attributes (``fields``; None: all of them, []: none) and the same
-    geometry: equal once normalised (ring start and direction aside), or with ``tolerance_m`` > 0 within that
-    Hausdorff distance of each other in metres."""
+    """Duplicates removed (the first kept): same attributes (``fields``; None: all of them but the identifiers, []:
+    none) and the same geometry: equal once normalised (ring start and direction aside), or with ``tolerance_m`` > 0
+    within that Hausdorff distance of each other in metres."""
     if tolerance_m < 0:
         raise ToolFailed("the tolerance must be 0 or more metres", kind="invalid_input")
     if gdf.empty:
         return gdf, Changes()
-    attrs = _attribute_keys(gdf, fields)
+    attrs, ignored = _attribute_keys(gdf, fields)
     geoms = gdf.geometry.to_numpy()
     drop = np.zeros(len(gdf), dtype=bool)
     if tolerance_m == 0:
@@ -318,10 +342,10 @@ def dedupe(
                 if j > i and not drop[j] and attrs[j] == attrs[i]:
                     drop[j] = shapely.hausdorff_distance(metric[i], metric[j]) <= tolerance_m
     removed = int(drop.sum())
-    how = f"within {tolerance_m:g} m" if tolerance_m else "exact"
-    return gdf[~drop].copy(), Changes(
-        removed=removed, notes=[f"{removed} duplicates removed ({how})"] if removed else []
-    )
+    how = f"geometries within {tolerance_m:g} m" if tolerance_m else "exact geometries"
+    if ignored:
+        how += f", identifiers {', '.join(map(str, ignored))} not compared"
+    return gdf[~drop].copy(), Changes(removed=removed, notes=[f"{removed} duplicates removed ({how})"])
 
 
 def _metric_frames(gdf: gpd.GeoDataFrame) -> list[tuple[np.ndarray, CRS]]:
@@ -335,13 +359,16 @@ def _metric_frames(gdf: gpd.GeoDataFrame) -> list[tuple[np.ndarray, CRS]]:
 
 
 def remove_slivers(
-    gdf: gpd.GeoDataFrame, min_area_m2: float = 0.0, min_compactness: float = 0.0
+    gdf: gpd.GeoDataFrame, min_area_m2: float = 0.0, min_compactness: float = 0.0, thin_below_m2: float | None = None
 ) -> tuple[gpd.GeoDataFrame, Changes]:
     """Polygon parts smaller than ``min_area_m2`` or thinner than ``min_compactness`` (Polsby-Popper 4πA/P²: 1
     for a disc, 0.785 for a square, near 0 for a sliver) removed, measured in an equal-area projection centred on
-    the data; features left with no part are removed. Points and lines are kept."""
-    if min_area_m2 < 0 or not 0 <= min_compactness < 1:
-        raise ToolFailed("min_area_m2 must be ≥ 0 and min_compactness in [0, 1)", kind="invalid_input")
+    the data; features left with no part are removed. Points and lines are kept. With ``thin_below_m2``, only parts
+    smaller than that are judged by their thinness (a thin part of a hectare is a road or a river, not a sliver)."""
+    if min_area_m2 < 0 or not 0 <= min_compactness < 1 or (thin_below_m2 is not None and thin_below_m2 < 0):
+        raise ToolFailed(
+            "min_area_m2 and thin_below_m2 must be ≥ 0 and min_compactness in [0, 1)", kind="invalid_input"
+        )
     if gdf.empty:
         return gdf, Changes()
     geoms = gdf.geometry.to_numpy().copy()
@@ -354,7 +381,10 @@ def remove_slivers(
             parts = shapely.get_parts(projected)
             area, perimeter = shapely.area(parts), shapely.length(parts)
             compact = np.where(perimeter > 0, 4 * np.pi * area / np.maximum(perimeter, 1e-12) ** 2, 0.0)
-            keep = (area >= min_area_m2) & (compact >= min_compactness)
+            thin = compact < min_compactness
+            if thin_below_m2 is not None:
+                thin &= area < thin_below_m2
+            keep = (area >= min_area_m2) & ~thin
             if keep.all():
                 continue
             parts_removed += int((~keep).sum())
@@ -362,8 +392,14 @@ def remove_slivers(
             geoms[row] = shapely.multipolygons(original[keep]) if keep.any() else None
     emptied = np.array([g is None for g in geoms])
     out = gdf.set_geometry(gpd.GeoSeries(geoms, index=gdf.index, crs=gdf.crs))[~emptied].copy()
-    notes = [f"{parts_removed} sliver parts removed ({int(emptied.sum())} features left empty and removed)"]
-    return out, Changes(changed=parts_removed, removed=int(emptied.sum()), notes=notes if parts_removed else [])
+    rule = f"under {min_area_m2:g} m²" + (
+        f" or thinner than a compactness of {min_compactness:g}"
+        + (f" and under {thin_below_m2:g} m²" if thin_below_m2 is not None else "")
+        if min_compactness
+        else ""
+    )
+    notes = [f"{parts_removed} sliver parts removed ({rule}; {int(emptied.sum())} features left empty and removed)"]
+    return out, Changes(changed=parts_removed, removed=int(emptied.sum()), notes=notes)
 
 
 def centroids(

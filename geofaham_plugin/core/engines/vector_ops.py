@@ -16,6 +16,7 @@ import shapely
 from pyproj import CRS, Transformer
 
 from ..domain.geodesy import GEOD, line_lengths_m, polygon_areas_m2
+from ..domain.identifiers import IDENTIFIER_HINT, identifier_refusal, is_identifier
 from ..errors import ToolFailed
 from .area_grid import intersects_area
 
@@ -434,9 +435,10 @@ def dissolve(gdf: gpd.GeoDataFrame, by: str | None, parts: bool = False) -> gpd.
 
 
 def sum_by(gdf: gpd.GeoDataFrame, field: str, by: str | None) -> pd.DataFrame:
-    """Sum (and count) a numeric field, in total or per value of ``by``."""
+    """Sum (and count) a numeric field, in total or per value of ``by``; never of an identifier."""
     for name in [field] + ([by] if by else []):
         _require_field(gdf, name)
+    refuse_identifier(gdf, field, "sum")
     values = pd.to_numeric(gdf[field], errors="coerce")
     if values.notna().sum() == 0 and len(gdf):
         raise ToolFailed(f"field '{field}' has no numbers", kind="invalid_input")
@@ -499,6 +501,13 @@ def _fields_hint(gdf: gpd.GeoDataFrame) -> str:
 def _require_field(gdf: gpd.GeoDataFrame, name: str, what: str = "the layer") -> None:
     if name not in gdf.columns:
         raise ToolFailed(f"{what} has no field '{name}'", kind="invalid_input", hint=_fields_hint(gdf))
+
+
+def refuse_identifier(gdf: gpd.GeoDataFrame, field: str, measure: str) -> None:
+    """:class:`ToolFailed` when ``field`` is an identifier of the layer (its name, or its values a row number: see
+    :mod:`..domain.identifiers`): a sum or mean of it measures nothing."""
+    if is_identifier(field, gdf[field].tolist()):
+        raise ToolFailed(identifier_refusal(field, measure), kind="invalid_input", hint=IDENTIFIER_HINT)
 
 
 def _keys(gdf: gpd.GeoDataFrame, by: str | None) -> pd.Series:
@@ -732,6 +741,8 @@ def stats(gdf: gpd.GeoDataFrame, field: str, stat: str, by: str | None) -> tuple
     _require_field(gdf, field)
     if by is not None:
         _require_field(gdf, by)
+    if stat in ("sum", "mean"):
+        refuse_identifier(gdf, field, stat)
     raw = gdf[field]
     values = pd.to_numeric(raw, errors="coerce")
     if values.notna().sum() == 0:

@@ -27,7 +27,9 @@ from .spec_compile import StepBuilder
 from .spec_schema import SpecError
 from .values import WhereNotSaid, field_grouping, layer_filters, where_said
 
-ArgKind = str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity
+ArgKind = (
+    str  # crs | distance | field | fields | geometry | geometries | filename | k | where | renames | quantity | merged
+)
 
 
 # ---------------------------------------------------------------------------------------- arguments
@@ -55,6 +57,10 @@ _K = re.compile(
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
 
 
+_MERGED = re.compile(
+    r"\b(?:dissolv\w*|merg\w*|union\w*|unif\w*|fusion\w*|combin\w*|one\s+(?:single\s+)?(?:zone|area|polygon|buffer)"
+    r"|single\s+(?:zone|area|polygon|buffer)|disolv\w*|fusionn\w*)\b"
+)
 _BY_WORDS = re.compile(
     r"\b(?:by|per|grouped\s+by|for\s+each|of\s+each|around\s+each)\s+(?:the\s+|their\s+|its\s+)?(?P<word>[a-z_]+)"
 )
@@ -146,6 +152,8 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
                 text,
             )
         )
+    if kind == "merged":  # "one buffer zone", "merge the buffers": else one buffer per feature, attributes kept
+        return bool(_MERGED.search(text))
     if kind == "where":
         return _where(text, entry)
     if kind == "renames":
@@ -271,6 +279,8 @@ def chain_from_facts(
             if kind == "parts" and not value:
                 continue  # the tool's default: everything merged
             filled.update(value if arg == "*" else {arg: value})
+        if name == "buffer" and "dissolve" in [n for _, n, _ in asked]:
+            filled["dissolve"] = False  # the dissolve step merges them (by a field, into parts): one buffer per feature
         if name == "rename_fields":
             implied.append(
                 "fields renamed "

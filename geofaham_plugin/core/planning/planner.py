@@ -20,6 +20,7 @@ from ..agents.base import TOOLS
 from ..agents.maps import FEATURE_CLASSES
 from ..domain.damage import DamageClass
 from ..domain.events import DisasterEvent, get_event, load_events
+from ..domain.layer_names import GENERIC_WORDS, layer_words
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue, default_catalogue
 from ..engines.raster.ops import INDEX_NAMES
@@ -31,7 +32,9 @@ from .chain import chain_from_facts, compile_chain
 from .coverage import asks_nearest, question_constraints
 from .facts import PrepassFacts
 from .identify import require_identified
+from .operations import operations_asked
 from .plan import Plan, TaskLedger
+from .prepass import blank_spans, normalise
 from .reading.read import Read, read_alone, read_specs
 from .roads import Unavailable, routable
 from .spec_compile import compile_specs
@@ -41,6 +44,16 @@ from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_templat
 from .validate import validate_plan
 
 INDEX_WORDS = {"vegetation": "ndvi", "greenness": "ndvi", "water": "ndwi"}
+#: words that place nothing in an instruction (English, Spanish, French, Portuguese): left out of the words an
+#: instruction is said to hold that code could not place
+FUNCTION_WORDS = frozenset(
+    """the and for with from into onto that this these those them they their its it's are was were been being has
+    have had will would should could can may might must shall please just also then than but not all any each
+    every some one two per out our your you what which who whom whose when where how why there here about above
+    below over under between after before give make get put let want need like keep use using made done doing
+    los las del por para con una uno que como sus les des une pour avec dans sur par est son ses aux das dos uma
+    com pelo pela nos nas""".split()  # noqa: SIM905 (a list of words, read as one)
+)
 MAX_CANDIDATES = 3
 CLOSE_FIT = 3.0  # templates scoring within this of the best stay candidates
 FOLLOW_UP_BONUS = 4.0
@@ -301,23 +314,43 @@ class Planner:
     ) -> PlanResult:
         templates = load_templates()
         ranked = rank_templates(facts, templates)
+        # why code could not read the question as an analysis of yours (said when nothing else fits)
+        why: list[str] = []
         # a question naming a raster of yours ("mean dNBR inside the fire mask") is an analysis of it, not imagery
         own_raster = any(getattr(self.layers.user_layers.get(i), "role", None) == "values" for i in facts.layers)
         if not failures and not self.always_ask_model and (own_raster or not asks_imagery(facts, self.layers)):
             chained = self._chain(facts, store, aoi_artifact_id)
             if chained is not None:
                 return chained
-            specced = self._spec(facts, store, aoi_artifact_id, step)
+            specced = self._spec(facts, store, aoi_artifact_id, step, why)
             if specced is not None:
                 return specced
-        own_only = not facts.event_id and not facts.event_candidates and self._own_layers(facts)
+        no_disaster = not facts.event_id and not facts.event_candidates
+        own_only = no_disaster and self._own_layers(facts)
+        if no_disaster and not aoi_artifact_id and not own_only:
+            # the templates analyse a disaster's layers: with none named and no area, the model would pick any
+            # disaster (a damage count of the Saint Louis tornado for an instruction about files on roads)
+            if failures:
+                raise NoOtherPlan(
+                    "the question names no disaster and no area: every other analysis works on a disaster's layers"
+                )
+            unplaced = self._unplaced_words(facts)
+            raise NoOtherPlan(
+                "could not read the instruction as an operation on your layers"
+                + (f" (words not placed: {', '.join(unplaced)})" if unplaced else "")
+                + "".join(f": {reason}" for reason in why[:1])
+                + "; it names no disaster, so no disaster's analysis was run instead"
+                + "; hint: say the operation (reproject, clip, dissolve, count per, sum of a field ...) and the layer"
+            )
         if own_only and (failures or not aoi_artifact_id):
             # the templates analyse a disaster's layers: chosen for a question about yours, any of them (with any
             # disaster the model picks) would answer another question
             raise NoOtherPlan(
                 "no analysis applies this question as asked to your layers ("
                 + ", ".join(self._own_layers(facts))
-                + "); the analyses left to choose from work on a disaster's layers"
+                + ")"
+                + "".join(f": {reason}" for reason in why[:1])
+                + "; the analyses left to choose from work on a disaster's layers"
                 + self._values_hint(facts)
             )
         if preferred_template:  # a follow-up continues the same workflow unless the facts point elsewhere
@@ -392,6 +425,23 @@ class Planner:
             failures=failures,
         )
 
+    def _unplaced_words(self, facts: PrepassFacts) -> list[str]:
+        """The instruction's words code could not place: not a function word, not a word of one of your layers (its
+        name, fields, values), not part of an operation's or a constraint's phrase, not a feature class."""
+        text = normalise(facts.question)
+        spans = [(pos, pos + len(phrase)) for pos, _, phrase in operations_asked(facts.question)]
+        blanked = blank_spans(text, spans)
+        for c in question_constraints(facts, entries=self.layers.user_layers):
+            blanked = blanked.replace(normalise(c.phrase), " ")
+        known = set(FUNCTION_WORDS) | set(GENERIC_WORDS) | {w for c in facts.target_entities for w in layer_words(c)}
+        for entry in self.layers.user_layers.values():
+            known.update(w for alias in [entry.name, *entry.aliases] for w in layer_words(alias))
+            for f in entry.fields:
+                known.update(layer_words(f.name))
+                known.update(w for v in f.values or [] if isinstance(v, str) for w in layer_words(v))
+        words = [w for w in re.findall(r"[a-z]{3,}", blanked) if w not in known]
+        return list(dict.fromkeys(words))[:8]
+
     def _own_layers(self, facts: PrepassFacts) -> list[str]:
         """The titles of the user's layers the question names."""
         return [e.title for i in facts.layers if (e := self.layers.user_layers.get(i)) is not None]
@@ -431,11 +481,16 @@ class Planner:
         return PlanResult(ledger=ledger, plan=plan, mode="guided", model_called=False, assumptions=chain.implied)
 
     def _spec(
-        self, facts: PrepassFacts, store: ResponseStore | None, aoi_artifact_id: str | None, step: str
+        self,
+        facts: PrepassFacts,
+        store: ResponseStore | None,
+        aoi_artifact_id: str | None,
+        step: str,
+        why: list[str] | None = None,
     ) -> PlanResult | None:
         """The plan of the question's analysis specs, or None when the question is not one code can read
-        (then the templates and the model take over). The model is asked only for what code left open:
-        which of the candidate disasters is meant."""
+        (then the templates and the model take over; ``why`` gets the reason). The model is asked only for what
+        code left open: which of the candidate disasters is meant."""
         try:
             aoi_events = _events_under(store, aoi_artifact_id)
             model_called = False
@@ -462,7 +517,9 @@ class Planner:
             specs, unavailable = routable(read.specs, self.layers, self.offline)
             unavailable += read.unavailable
             plan = compile_specs(specs, difference=draft.difference and len(specs) == len(draft.specs))
-        except SpecError:
+        except SpecError as exc:
+            if why is not None:
+                why.append(str(exc))
             return None
         unavailable += _conditions_without_field(facts, plan)
         problems = validate_plan(plan, store)

@@ -245,7 +245,7 @@ def _compile_raster(b: StepBuilder, spec: AnalysisSpec) -> str:
             area = b.add(
                 "buffer",
                 f"Buffer {where} by {relation.distance_m:g} m",
-                {"distance_m": relation.distance_m},
+                {"distance_m": relation.distance_m, "dissolve": True},
                 {"layer": area},
             )
             where = f"{relation.distance_m:g} m of {where}"
@@ -345,7 +345,7 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
                 mask = b.add(
                     "buffer",
                     f"Buffer {relation.reference.describe()} by {relation.distance_m:g} m",
-                    {"distance_m": relation.distance_m},
+                    {"distance_m": relation.distance_m, "dissolve": True},
                     {"layer": r},
                 )
             s = b.add(
@@ -434,7 +434,7 @@ def _compile_access(b: StepBuilder, spec: AnalysisSpec, origins: str) -> str:
         hazard = b.add(
             "buffer",
             f"Buffer the damaged buildings by {access.cut_buffer_m:g} m: roads there are taken as blocked",
-            {"distance_m": access.cut_buffer_m},
+            {"distance_m": access.cut_buffer_m, "dissolve": True},
             {"layer": damaged},
         )
     else:

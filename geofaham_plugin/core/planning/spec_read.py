@@ -13,6 +13,7 @@ from ..agents.transforms import WhereArgs
 from ..domain.damage import ANY_DAMAGE
 from ..domain.events import get_event, load_events
 from ..domain.feature_classes import feature_class_specs
+from ..domain.identifiers import identifier_refusal
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import (
@@ -587,15 +588,26 @@ def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer
     entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
     if entry is None:
         raise SpecError(f"the {measure} of a field needs a layer of yours with that field")
-    numeric = [f.name for f in entry.fields if f.type in ("integer", "real")]
+    ids = {f.name for f in entry.fields if f.identifier and f.type in ("integer", "real")}  # keys, row numbers
+    numeric = [f.name for f in entry.fields if f.type in ("integer", "real") and f.name not in ids]
     said = _said_numeric_fields(subject_what, entries, text)
+    if said and set(said) <= ids:
+        raise SpecError(identifier_refusal(said[0], measure))
+    said = [name for name in said if name not in ids]
     if len(said) == 1:
         return said[0]
     if not said and len(numeric) == 1:
         return numeric[0]
     raise SpecError(
         f"which field of {entry.title} to take the {measure} of: "
-        + (", ".join(said or numeric) if numeric else "it has no numeric field")
+        + (
+            ", ".join(said or numeric)
+            if numeric
+            else "it has no numeric field but identifiers (" + ", ".join(sorted(ids)) + "), whose "
+            f"{measure} measures nothing"
+            if ids
+            else "it has no numeric field"
+        )
     )
 
 
