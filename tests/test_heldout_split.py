@@ -16,6 +16,7 @@ import shapely
 from bench.aoi_files import AOI_FILES
 from bench.spec import BENCH_DIR, PARAPHRASES_FILE, TASKS_FILE, TaskSpec, load_expected, load_tasks
 from tests.test_examples_apart import bench_questions, normalise, similarity
+from tests.test_heldout2_split import VALUE_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT_FILE = BENCH_DIR / "heldout.json"
@@ -43,14 +44,7 @@ def test_every_task_loads_in_the_heldout_split(heldout):
 
 def test_every_expectation_points_into_the_heldout_values(heldout):
     expected = load_expected()
-    kinds = {
-        "count": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "value": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-        "names": lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v) and v,
-        "count_by": lambda v: isinstance(v, dict) and v,
-        "distance": lambda v: isinstance(v, dict) and v,
-    }
+    kinds = VALUE_KINDS
     for task in heldout:
         assert task.expectations and not task.follow_ups, task.id
         for e in task.all_expectations():
