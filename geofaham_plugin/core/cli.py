@@ -425,9 +425,21 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _log_to_file()
     try:
+        _gdal_network_from_env()
         return args.func(args)
     except Exception as exc:  # noqa: BLE001 - every error ends as one line; the traceback goes to the log
         return report_error(exc)
+
+
+def _gdal_network_from_env() -> None:
+    """GDAL's network access off for the whole process when GEOFAHAM_OFFLINE is on (before any command opens a
+    file: a VRT or a GeoJSON URL reaches no server)."""
+    from .config import NetworkSettings
+
+    if NetworkSettings.from_env().offline:
+        from .engines.user_files import gdal_network
+
+        gdal_network(True)
 
 
 def log_path() -> Path:

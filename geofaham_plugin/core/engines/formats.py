@@ -1,6 +1,8 @@
 """The file formats field data arrives in, read and written one way.
 
-Reading (:func:`read_frame`, called by :func:`..layers.read_user_file`, the one reader entry point):
+Reading (:func:`read_frame`, called by :func:`..layers.read_user_file`, the one reader entry point). Every file is
+first checked by :func:`.user_files.check_user_file` (the allow-list of formats, verified by their signatures; no
+VRT, no ``/vsi`` path, no link out of the folder, no FIFO) and OGR must read it with its format's drivers:
 
 - GeoParquet (``.parquet``, ``.geoparquet``) through pyarrow (GDAL 3.6 has no Parquet driver);
 - CSV / TSV: the geometry column is found by its content, not its name: WKT or EWKT text, WKB hex (SRID
@@ -37,8 +39,11 @@ from pyproj import CRS
 
 from ..domain.geometry import geometry_family
 from ..errors import ToolFailed
+from .user_files import CheckedFile, InputFormat, check_driver, check_user_file
 
-FORMAT_HINT = "give a vector file OGR reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML, CSV with a WKT column ..."
+FORMAT_HINT = (
+    "give a vector file: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, GeoParquet, KML/KMZ, or CSV with a WKT column"
+)
 CSV_HINT = (
     "a CSV needs a WKT column (wkt, geometry), a WKB hex column, or longitude/latitude columns in degrees (lon, lat)"
 )
@@ -76,17 +81,17 @@ _KML_DEFAULTS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def file_kind(path: Path) -> Kind:
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".geoparquet"):
-        return "parquet"
-    if suffix in (".csv", ".tsv"):
-        return "csv"
-    if suffix in (".kml", ".kmz"):
-        return "kml"
-    if suffix in (".shp", ".dbf"):
-        return "shapefile"
-    return "ogr"
+_KINDS: dict[str, Kind] = {"GeoParquet": "parquet", "CSV": "csv", "KML": "kml", "KMZ": "kml", "Shapefile": "shapefile"}
+
+
+def file_kind(fmt: InputFormat) -> Kind:
+    """How a checked file of the allow-list is read: pyarrow, pandas, or OGR (with tidying for KML, shapefiles)."""
+    return _KINDS.get(fmt.name, "ogr")
+
+
+def check_vector(path: str | Path | CheckedFile, folder: str | Path | None = None) -> CheckedFile:
+    """``path`` checked as a user's vector file (:func:`.user_files.check_user_file`), or as it was checked."""
+    return path if isinstance(path, CheckedFile) else check_user_file(path, folder=folder, kind="vector")
 
 
 class RawRead(BaseModel):
@@ -107,25 +112,34 @@ def _read_error(path: Path, exc: Exception) -> ToolFailed:
     return ToolFailed(f"cannot read {path.name} as a vector layer: {first}", kind="invalid_input", hint=FORMAT_HINT)
 
 
-def read_frame(path: str | Path, layer: str | None = None, field_map: dict[str, str] | None = None) -> RawRead:
+def read_frame(
+    path: str | Path | CheckedFile,
+    layer: str | None = None,
+    field_map: dict[str, str] | None = None,
+    *,
+    folder: str | Path | None = None,
+) -> RawRead:
     """A vector file's features by its format (see the module docstring). One clear :class:`ToolFailed` for a
-    missing or unreadable file, a file without geometry, and an unknown or unchosen layer of a multi-layer
-    file. ``field_map`` (shapefiles): truncated field name -> full name."""
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise ToolFailed(f"no such file: {path}", kind="not_found", hint=FORMAT_HINT)
-    kind = file_kind(path)
+    missing, refused or unreadable file, a file without geometry, and an unknown or unchosen layer of a multi-layer
+    file. ``field_map`` (shapefiles): truncated field name -> full name; ``folder``: the input folder the file
+    and its links must stay in (default: its own)."""
+    checked = check_vector(path, folder)
+    path, kind = checked.path, file_kind(checked.format)
     if kind == "parquet":
-        return RawRead(gdf=read_geoparquet(path), layer=None, crs_named=True)
-    if kind == "csv":
+        raw = RawRead(gdf=read_geoparquet(path), layer=None, crs_named=True)
+    elif kind == "csv":
         gdf, notes = read_csv_geometry(path)
-        return RawRead(gdf=gdf, layer=None, crs_named=gdf.attrs.get("srid_named", False), notes=notes)
-    return _read_ogr(path, layer, kind, field_map or {})
+        raw = RawRead(gdf=gdf, layer=None, crs_named=gdf.attrs.get("srid_named", False), notes=notes)
+    else:
+        raw = _read_ogr(checked, layer, field_map or {})
+    raw.notes[:0] = checked.notes
+    return raw
 
 
-def _read_ogr(path: Path, layer: str | None, kind: Kind, field_map: dict[str, str]) -> RawRead:
+def _read_ogr(checked: CheckedFile, layer: str | None, field_map: dict[str, str]) -> RawRead:
     import pyogrio
 
+    path, kind = checked.path, file_kind(checked.format)
     try:
         layers = [str(row[0]) for row in pyogrio.list_layers(path)]
     except Exception as exc:  # noqa: BLE001 (OGR's own errors: DataSourceError and friends)
@@ -143,6 +157,7 @@ def _read_ogr(path: Path, layer: str | None, kind: Kind, field_map: dict[str, st
     chosen = layer if layer is not None else (layers[0] if layers else None)
     try:
         info = pyogrio.read_info(path, layer=chosen)
+        check_driver(checked, str(info.get("driver")))
         if not info.get("geometry_type"):
             raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
         # the .cpg's codec passed explicitly: inside QGIS, its OGR provider clears GDAL's SHAPE_ENCODING for the
@@ -537,14 +552,14 @@ def _layer_manifest(name: str, raw: RawRead) -> LayerManifest:
     )
 
 
-def read_layers(path: str | Path) -> tuple[str, list[RawRead]]:
+def read_layers(path: str | Path | CheckedFile, folder: str | Path | None = None) -> tuple[str, list[RawRead]]:
     """Every layer with a geometry a file holds, each read as :func:`read_frame` reads it (``RawRead.layer`` names
     it when the file holds several), and the file's format (the OGR driver, or parquet / csv). One clear
-    :class:`ToolFailed` for a missing or unreadable file."""
-    path = Path(path).expanduser()
-    kind = file_kind(path)
-    if kind in ("parquet", "csv") or not path.exists():
-        return kind, [read_frame(path)]
+    :class:`ToolFailed` for a missing, refused or unreadable file (``folder``: as :func:`read_frame`)."""
+    checked = check_vector(path, folder)
+    path, kind = checked.path, file_kind(checked.format)
+    if kind in ("parquet", "csv"):
+        return kind, [read_frame(checked)]
     import pyogrio
 
     try:
@@ -552,10 +567,12 @@ def read_layers(path: str | Path) -> tuple[str, list[RawRead]]:
         driver = pyogrio.read_info(path, layer=str(rows[0][0]))["driver"] if len(rows) else kind
     except Exception as exc:  # noqa: BLE001
         raise _read_error(path, exc) from None
+    check_driver(checked, str(driver))
     spatial = [str(row[0]) for row in rows if row[1]]
     if not spatial:
         raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
-    raws = [_read_ogr(path, name, kind, {}) for name in spatial]
+    raws = [_read_ogr(checked, name, {}) for name in spatial]
+    raws[0].notes[:0] = checked.notes
     for name, raw in zip(spatial, raws, strict=True):
         raw.layer = name if len(rows) > 1 else None
     return str(driver), raws

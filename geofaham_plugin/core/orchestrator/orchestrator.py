@@ -22,6 +22,7 @@ from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
+from ..engines.user_files import gdal_network
 from ..errors import (
     Cancelled,
     DeadlineReached,
@@ -100,6 +101,7 @@ class Orchestrator:
         self.llm = llm
         self.config = config or OrchestratorConfig()
         self.settings = settings or settings_from_env()
+        gdal_network(self.settings.network.offline)  # GDAL's own network access too, for the whole process
         self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
