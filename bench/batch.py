@@ -872,6 +872,10 @@ def run_batch(
         raise InputError(f"no outputs file {outputs}", hint='a JSON file: {"outputs": [{"name": "result.gpkg"}]}')
     specs = load_outputs(outputs) if isinstance(outputs, (str, Path)) else list(outputs)
     out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(
+            f"--out {out} is a file, not a folder", hint="--out names a folder for the outputs (made if missing)"
+        )
     for spec in specs:  # unknown formats and names outside --out fail before any work
         spec.fmt()
         confined_output(out_dir, spec.name)

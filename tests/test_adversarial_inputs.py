@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,7 +23,10 @@ from conftest import ROOT
 from shapely.geometry import box
 
 from geofaham_plugin.core.aoi import register_aoi_file
+from geofaham_plugin.core.cli import INTERRUPTED
 from geofaham_plugin.core.domain.geodesy import geodesic_area_m2
+from geofaham_plugin.core.engines.layers import read_user_file
+from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.orchestrator.runlog import RunLog, RunRecord
 from geofaham_plugin.core.store.store import ResponseStore
 
@@ -493,3 +497,138 @@ def test_fifos_and_devices_are_refused_and_never_hang(tmp_path, inputs):
     assert vectors == []
     assert any(n.startswith("area.geojson: not read (area.geojson is a named pipe (FIFO)") for n in notes), notes
     assert any(n.startswith("roads.shp: not read (roads.dbf (beside roads.shp) is a named pipe (FIFO)") for n in notes)
+
+
+# ------------------------------------------------------------------------------------------- messages
+def test_a_key_in_the_model_servers_url_is_masked_everywhere_it_is_printed(tmp_path, real_models_allowed):
+    with socket.socket() as closed:  # a port nothing listens on: the model server cannot be reached
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://sk-userinfo-s3cret0123456789@127.0.0.1:{port}/v1?key=query-s3cret"
+    cache = tmp_path / "cache"
+    code, stdout, stderr = cli(
+        "ask", EATON, "--mode", "free", "--session", str(tmp_path / "s"),
+        env={"GEOFAHAM_LLM_BASE_URL": url, "GEOFAHAM_CACHE": str(cache)},
+    )  # fmt: skip
+    assert "cannot connect" in stdout + stderr, stdout + stderr
+    assert "s3cret" not in stdout + stderr and "http://***@127.0.0.1" in stdout + stderr
+    assert "ModelHTTPError" not in stdout  # the answer names no exception class
+    written = [p.read_text(encoding="utf-8", errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
+    assert written and not any("s3cret" in text for text in written)  # run records, logs
+
+
+def test_ctrl_c_while_waiting_for_the_model_is_one_line(tmp_path, real_models_allowed):
+    import signal
+    import time
+
+    with socket.socket() as silent:  # accepts the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        env = os.environ | {"GEOFAHAM_LLM_BASE_URL": f"http://127.0.0.1:{silent.getsockname()[1]}/v1"}
+        child = subprocess.Popen(
+            [sys.executable, "-m", "geofaham_plugin", "ask", EATON, "--mode", "free", "--session", str(tmp_path / "s")],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        silent.settimeout(120)
+        conn, _ = silent.accept()  # the model request is on its way: now the user presses Ctrl-C
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=120)
+        conn.close()
+    assert child.returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines() == [f"error: {INTERRUPTED}"]
+
+
+def test_batch_out_naming_a_file_is_one_line(tmp_path, inputs):
+    points_file(inputs / "clinics.geojson")
+    (tmp_path / "outputs.json").write_text('[{"name": "clinics.gpkg"}]', encoding="utf-8")
+    (tmp_path / "taken").write_text("a file, not a folder", encoding="utf-8")
+    code, _, stderr = cli(
+        "batch", "--instruction", "convert the clinics to a GeoPackage", "--inputs", str(inputs),
+        "--outputs", str(tmp_path / "outputs.json"), "--out", str(tmp_path / "taken"),
+    )  # fmt: skip
+    assert "--out" in one_line_error(code, stderr) and "is a file, not a folder" in stderr
+
+
+def test_nan_coordinates_a_session_under_proc_and_a_far_distance_are_one_line(tmp_path):
+    nan = tmp_path / "area.geojson"
+    nan.write_text(
+        '{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, "geometry": {"type": '
+        '"Polygon", "coordinates": [[[-118.17, 34.17], [NaN, 34.17], [-118.11, 34.21], [-118.17, 34.17]]]}}]}',
+        encoding="utf-8",
+    )
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(nan), "--session", str(tmp_path / "a"))
+    line = one_line_error(code, stderr)
+    assert "area.geojson: 1 feature has coordinates that are not numbers (NaN or infinite)" in line and stdout == ""
+    code, _, stderr = cli("ask", EATON, "--session", "/proc/geofaham-session")
+    assert "cannot create the session folder /proc/geofaham-session" in one_line_error(code, stderr)
+    code, stdout, stderr = cli(
+        "ask", "Which hospitals are within 40000 km of the Eaton fire?", "--session", str(tmp_path / "b")
+    )
+    assert "a distance of 40,000 km is not one GeoFaham measures" in one_line_error(code, stderr) and stdout == ""
+
+
+def test_a_write_cut_short_by_a_full_disk_says_so(tmp_path):
+    """The FlatGeobuf and shapefile writers' own words for a write cut short (a file size limit standing in for a
+    full disk) get the disk hint, not the bare GDAL error."""
+    probe = (
+        "import resource, geopandas as gpd, numpy as np\n"
+        "from geofaham_plugin.core.engines.formats import write_layer\n"
+        "from geofaham_plugin.core.errors import ToolFailed, user_line\n"
+        "n = 20000\n"
+        "gdf = gpd.GeoDataFrame({'name': ['x' * 50] * n}, geometry=gpd.points_from_xy(np.arange(n) / n, np.zeros(n)),"
+        " crs=4326)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
+        f"for name in ('a.fgb', 'a.shp'):\n"
+        "    try:\n"
+        f"        gdf.to_file('{tmp_path}/raw_' + name, engine='pyogrio')\n"
+        "    except Exception as exc:\n"
+        "        print('raw', name, user_line(exc))\n"
+        "    try:\n"
+        f"        write_layer(gdf, '{tmp_path}/' + name)\n"
+        "    except ToolFailed as exc:\n"
+        "        print('tool', name, user_line(exc))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("raw", "tool"))]
+    assert len(lines) == 4, done.stdout + done.stderr
+    for line in lines:
+        assert "None" not in line and "disk may be full" in line, line
+
+
+def test_an_unknown_epsg_code_is_refused_never_taken_as_4326(tmp_path):
+    geojson = tmp_path / "zones.geojson"
+    geojson.write_text(
+        '{"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "EPSG:999999"}}, '
+        '"features": [{"type": "Feature", "properties": {}, "geometry": {"type": "Polygon", '
+        '"coordinates": [[[390000, 3780000], [396000, 3780000], [396000, 3785000], [390000, 3780000]]]}}]}',
+        encoding="utf-8",
+    )
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(geojson), "--session", str(tmp_path / "s"))
+    assert "zones.geojson names the CRS 'EPSG:999999', which is not a CRS GeoFaham knows" in one_line_error(
+        code, stderr
+    )
+    csv = tmp_path / "wells.csv"
+    csv.write_text('id,wkt\n1,"SRID=999999;POINT (-118.1 34.2)"\n', encoding="utf-8")
+    with pytest.raises(ToolFailed, match="names the CRS 'EPSG:999999'"):
+        read_user_file(csv)
+
+
+@pytest.mark.parametrize(
+    ("drawn", "says"),
+    [
+        (ring(-170, 10, 15, 50), "spans 185° of longitude as drawn, or 175° across 180°"),  # Los Angeles inside
+        (ring(-179, 0, 1, 60), "spans 180° of longitude, half the Earth or more"),
+    ],
+    ids=["185-degrees", "180-degrees"],
+)
+def test_an_aoi_half_the_earth_wide_is_refused_not_answered_with_nothing(tmp_path, drawn, says):
+    aoi = write_geojson(tmp_path / "wide.geojson", [drawn])
+    code, stdout, stderr = cli(
+        "ask", "How many hospitals are in this area?", "--aoi", str(aoi), "--session", str(tmp_path / "s")
+    )
+    assert says in one_line_error(code, stderr) and stdout == ""

@@ -36,9 +36,10 @@ import pandas as pd
 import shapely
 from pydantic import BaseModel, ConfigDict, Field
 from pyproj import CRS
+from pyproj.exceptions import CRSError
 
 from ..domain.geometry import geometry_family
-from ..errors import ToolFailed
+from ..errors import ToolFailed, storage_error
 from .user_files import CheckedFile, InputFormat, check_driver, check_user_file
 
 FORMAT_HINT = (
@@ -47,6 +48,9 @@ FORMAT_HINT = (
 CSV_HINT = (
     "a CSV needs a WKT column (wkt, geometry), a WKB hex column, or longitude/latitude columns in degrees (lon, lat)"
 )
+CRS_FILE_HINT = "save it with a CRS GeoFaham knows (an EPSG code such as EPSG:4326 or EPSG:32611), e.g. from QGIS"
+FINITE_HINT = "fix or delete those features (QGIS: Vector > Geometry Tools > Check Validity), then save the file again"
+WRITE_HINT = "the disk may be full or the folder not writable: free some space, or write to another folder"
 PYARROW_HINT = "install pyarrow (pip install pyarrow==23.0.1; scripts/setup.sh does) to read and write GeoParquet"
 DBF_NAME_LIMIT = 10
 SIDECAR_SUFFIX = ".fieldnames.json"  # <stem>.fieldnames.json beside a shapefile: {"short": "full name"}
@@ -107,6 +111,42 @@ class RawRead(BaseModel):
     truncated: list[str] = Field(default_factory=list)  # shapefile: names that look cut and were not restored
 
 
+def known_crs(declared: Any, name: str) -> CRS:
+    """The CRS a file names; one clear :class:`ToolFailed` when it is none GeoFaham knows (``EPSG:999999``),
+    never a silent EPSG:4326."""
+    try:
+        return CRS.from_user_input(declared)
+    except CRSError:
+        raise ToolFailed(
+            f"{name} names the CRS '{declared}', which is not a CRS GeoFaham knows",
+            kind="invalid_input",
+            hint=CRS_FILE_HINT,
+        ) from None
+
+
+_GEOJSON_CRS = re.compile(rb'"crs"\s*:\s*\{[^{}]*"properties"\s*:\s*\{[^{}]*"name"\s*:\s*"([^"]{1,200})"')
+
+
+def _geojson_crs(path: Path) -> str | None:
+    """The CRS a GeoJSON's ``crs`` member names (GDAL reads an unknown one as EPSG:4326 without a word)."""
+    with open(path, "rb") as fh:
+        found = _GEOJSON_CRS.search(fh.read(65_536))
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
+def check_finite(gdf: gpd.GeoDataFrame, name: str) -> None:
+    """Refuse features whose coordinates are not numbers (NaN, infinite): GEOS cannot compute with them."""
+    coords, index = shapely.get_coordinates(gdf.geometry.to_numpy(), return_index=True)
+    bad = np.unique(index[~np.isfinite(coords).all(axis=1)])
+    if len(bad):
+        raise ToolFailed(
+            f"{name}: {len(bad)} feature{'s' if len(bad) > 1 else ''} ha{'ve' if len(bad) > 1 else 's'} coordinates that"
+            f" are not numbers (NaN or infinite), the first is feature {int(bad[0])}",
+            kind="invalid_input",
+            hint=FINITE_HINT,
+        )
+
+
 def _read_error(path: Path, exc: Exception) -> ToolFailed:
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(".;")[0]
     return ToolFailed(f"cannot read {path.name} as a vector layer: {first}", kind="invalid_input", hint=FORMAT_HINT)
@@ -132,6 +172,7 @@ def read_frame(
         raw = RawRead(gdf=gdf, layer=None, crs_named=gdf.attrs.get("srid_named", False), notes=notes)
     else:
         raw = _read_ogr(checked, layer, field_map or {})
+    check_finite(raw.gdf, path.name)
     raw.notes[:0] = checked.notes
     return raw
 
@@ -158,6 +199,9 @@ def _read_ogr(checked: CheckedFile, layer: str | None, field_map: dict[str, str]
     try:
         info = pyogrio.read_info(path, layer=chosen)
         check_driver(checked, str(info.get("driver")))
+        declared = _geojson_crs(path) if checked.format.name == "GeoJSON" else info.get("crs")
+        if declared:
+            known_crs(declared, path.name)
         if not info.get("geometry_type"):
             raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
         # the .cpg's codec passed explicitly: inside QGIS, its OGR provider clears GDAL's SHAPE_ENCODING for the
@@ -333,7 +377,8 @@ def read_csv_geometry(path: Path) -> tuple[gpd.GeoDataFrame, list[str]]:
         if bad:
             notes.append(f"{bad} values of {column} are not valid geometries: read as features without geometry")
         attributes, _ = infer_text_types(frame.drop(columns=[column]), skip=tuple(f[0] for f in found[1:]))
-        gdf = gpd.GeoDataFrame(attributes, geometry=gpd.GeoSeries(geoms, index=frame.index), crs=srid or 4326)
+        crs = known_crs(f"EPSG:{srid}", path.name) if srid else 4326
+        gdf = gpd.GeoDataFrame(attributes, geometry=gpd.GeoSeries(geoms, index=frame.index), crs=crs)
         gdf.attrs["srid_named"] = srid is not None
         return gdf, notes
     typed, _ = infer_text_types(frame)
@@ -572,6 +617,8 @@ def read_layers(path: str | Path | CheckedFile, folder: str | Path | None = None
     if not spatial:
         raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
     raws = [_read_ogr(checked, name, {}) for name in spatial]
+    for raw in raws:
+        check_finite(raw.gdf, path.name)
     raws[0].notes[:0] = checked.notes
     for name, raw in zip(spatial, raws, strict=True):
         raw.layer = name if len(rows) > 1 else None
@@ -707,7 +754,9 @@ def write_layer(
         raise
     except Exception as exc:  # noqa: BLE001 (the drivers' own errors)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ToolFailed(f"writing {path.name} failed: {first}", kind="error") from None
+        raise ToolFailed(
+            f"writing {path.name} failed: {first}", kind="error", hint=WRITE_HINT if storage_error(exc) else None
+        ) from None
     report = _check_written(out, path, fmt, layer if fmt == "gpkg" else None)
     return report.model_copy(
         update={"files": [str(f) for f in files if f.exists()], "renamed_fields": renamed, "notes": notes}

@@ -51,7 +51,7 @@ from ..planning.prepass import prepass
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
 from .answer import StructuredAnswer
-from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
+from .checks import check_distances, check_geospatial_compatibility, check_input_validity, check_plan_adherence
 from .events import (
     AnswerEvent,
     ArtifactEvent,
@@ -74,6 +74,10 @@ from .toolchoice import choose_tool
 
 if TYPE_CHECKING:
     from ..store.store import ResponseStore
+
+
+#: what ends a run as failed: a status and an answer, never an exception (``record.error`` names the kind)
+RUN_FAILURES = (ModelOutputError, ModelHTTPError, ToolFailed, NoOtherPlan)
 
 
 class OrchestratorConfig(BaseModel):
@@ -131,6 +135,7 @@ class Orchestrator:
 
         def start() -> None:
             facts = prepass(question, layers=self.layers)
+            check_distances(facts)  # "within 40000 km": one line for the user, not a validation error
             record.facts = inherit_facts(facts, previous)
             if previous is not None and record.facts is not facts:  # a follow-up of the previous run
                 record.follow_up_of = previous.run_id
@@ -181,7 +186,7 @@ class Orchestrator:
             except Cancelled:
                 record.status = "cancelled"
                 self._emit(record, CancelledEvent())
-            except (ModelOutputError, ModelHTTPError, ToolFailed, NoOtherPlan) as exc:
+            except RUN_FAILURES as exc:
                 record.status = "failed"
                 record.error = f"{type(exc).__name__}: {exc}"
                 self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
@@ -668,7 +673,9 @@ class Orchestrator:
                     else phrase("answer.nothing_computed", lang)
                 )
             )
-        return f"{phrase('answer.failed', lang)} {record.error or ''}".strip()
+        name, sep, message = (record.error or "").partition(": ")  # the answer names no exception class
+        error = message if sep and name in {kind.__name__ for kind in RUN_FAILURES} else record.error or ""
+        return f"{phrase('answer.failed', lang)} {error}".strip()
 
     # -------------------------------------------------------------------------------- records
     def last_run(self) -> RunRecord | None:
