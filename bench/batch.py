@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from geofaham_plugin.core.domain.geometry import geometry_family
+from geofaham_plugin.core.engines.user_files import RASTER_SUFFIXES, VECTOR_SUFFIXES
 from geofaham_plugin.core.errors import InputError, user_line
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ if TYPE_CHECKING:
     from .config import ModelConfig
 
 AOI_WORDS = re.compile(r"aoi|area|boundary|boundaries|extent|perimeter|footprint|zone|region", re.I)
-VECTOR_EXT = {".geojson", ".json", ".gpkg", ".shp", ".csv", ".tsv", ".kml", ".kmz", ".parquet", ".geoparquet", ".fgb"}
-RASTER_EXT = {".tif", ".tiff"}
+VECTOR_EXT = set(VECTOR_SUFFIXES) - {".dbf"}  # a .dbf is read with its .shp
+RASTER_EXT = set(RASTER_SUFFIXES)
 SIDECAR_EXT = {".shx", ".prj", ".cpg", ".qmd", ".xml", ".aux", ".sbn", ".sbx", ".qix"}
 
 FORMATS: dict[str, tuple[str, str | None]] = {  # alias -> (kind, OGR driver / writer)
@@ -226,31 +227,41 @@ def read_inputs(
     folder: Path,
 ) -> tuple[list[tuple[str, gpd.GeoDataFrame, list[str]]], list[tuple[str, Path]], list[str]]:
     """(vector layers as (label, GeoDataFrame, reading notes), rasters as (label, path), notes on skipped files).
-    Every vector file is read by :func:`geofaham_plugin.core.engines.formats.read_layers` (one reader: CSV geometry
+    Every file goes through the one check of the user's files first
+    (:func:`geofaham_plugin.core.engines.user_files.check_user_file`: the allow-list of formats verified by their
+    signatures, no VRT, no link out of ``folder``, no FIFO or device: a refused file is noted and skipped). Every
+    vector file is read by :func:`geofaham_plugin.core.engines.formats.read_layers` (one reader: CSV geometry
     by content, KML ExtendedData and dates, GeoParquet, FlatGeobuf, shapefile .cpg and cut field names); a
     GeoPackage gives one layer per table, labelled ``file:layer``."""
     from geofaham_plugin.core.engines.formats import SIDECAR_SUFFIX, read_layers
+    from geofaham_plugin.core.engines.user_files import check_user_file
     from geofaham_plugin.core.errors import ToolFailed
 
     vectors: list[tuple[str, gpd.GeoDataFrame, list[str]]] = []
     rasters: list[tuple[str, Path]] = []
     notes: list[str] = []
-    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+    for path in sorted(p for p in folder.iterdir() if p.is_symlink() or not p.is_dir()):  # FIFOs too: refused
         ext = path.suffix.lower()
-        if ext in RASTER_EXT:
-            rasters.append((path.name, path))
-            continue
         if (
             ext in SIDECAR_EXT
             or path.name.endswith(SIDECAR_SUFFIX)  # a shapefile's full field names
             or (ext == ".dbf" and path.with_suffix(".shp").exists())
         ):
             continue  # read with its .shp
-        if ext not in VECTOR_EXT:
+        if ext not in VECTOR_EXT | RASTER_EXT:
             notes.append(f"{path.name}: not a supported input format; skipped")
             continue
         try:
-            _driver, raws = read_layers(path)
+            checked = check_user_file(path, folder=folder)
+        except ToolFailed as exc:  # a refused file does not stop the batch either
+            notes.append(f"{path.name}: not read ({exc})"[:300])
+            continue
+        if ext in RASTER_EXT:
+            notes += [f"{path.name}: {note}" for note in checked.notes]
+            rasters.append((path.name, checked.path))
+            continue
+        try:
+            _driver, raws = read_layers(checked)
         except ToolFailed as exc:  # one unreadable file does not stop the batch
             notes.append(f"{path.name}: not read ({exc})"[:300])
             continue
@@ -1092,6 +1103,10 @@ def run_batch(
             hint="see `python -m bench batch --help` for the outputs file",
         ) from None
     out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(
+            f"--out {out} is a file, not a folder", hint="--out names a folder for the outputs (made if missing)"
+        )
     for spec in specs:  # names outside --out fail before any work
         confined_output(out_dir, spec.name)
     config = config or load_config()

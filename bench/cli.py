@@ -311,8 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every way a command ends is an exit code and at most one line on stderr (Ctrl-C, an error: the
+    traceback goes to the command line's log), as ``python -m geofaham_plugin``'s commands."""
+    from geofaham_plugin.core.cli import guarded
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return guarded(lambda: int(args.func(args)))
 
 
 if __name__ == "__main__":

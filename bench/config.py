@@ -48,7 +48,9 @@ class RoleModel(BaseModel):
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
     def describe(self) -> str:
-        return "embedded local model" if self.embedded else f"{self.model} @ {self.base_url}"
+        from geofaham_plugin.core.domain.secrets import mask_secrets
+
+        return "embedded local model" if self.embedded else mask_secrets(f"{self.model} @ {self.base_url}")
 
 
 class ModelConfig(BaseModel):

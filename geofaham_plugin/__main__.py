@@ -6,11 +6,15 @@ how to install it (what ``check`` prints) and exits with 1, instead of a traceba
 
 import sys
 
-from .deps import missing_dependencies, print_check
+try:  # Ctrl-C while the modules load: one line, no traceback (inside a command, core.cli.guarded says it)
+    from .deps import missing_dependencies, print_check
 
-if missing_dependencies():
-    sys.exit(print_check())
+    if missing_dependencies():
+        sys.exit(print_check())
 
-from .core.cli import main  # noqa: E402 - only once the dependencies are there
+    from .core.cli import main
+except KeyboardInterrupt:
+    print("error: interrupted (Ctrl-C)", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

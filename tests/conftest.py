@@ -77,6 +77,16 @@ def _offline(monkeypatch):
     monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def _gdal_network_restored():
+    """An orchestrator built offline turns GDAL's network off for the whole process; each test starts as the
+    process started (the STAC tests read COGs from a local server)."""
+    yield
+    from geofaham_plugin.core.engines.user_files import gdal_network
+
+    gdal_network(False)
+
+
 @pytest.fixture()
 def store(tmp_path):
     """A fresh Response Store in a session folder of its own."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,7 +23,10 @@ from conftest import ROOT
 from shapely.geometry import box
 
 from geofaham_plugin.core.aoi import register_aoi_file
+from geofaham_plugin.core.cli import INTERRUPTED
 from geofaham_plugin.core.domain.geodesy import geodesic_area_m2
+from geofaham_plugin.core.engines.layers import read_user_file
+from geofaham_plugin.core.errors import ToolFailed
 from geofaham_plugin.core.orchestrator.runlog import RunLog, RunRecord
 from geofaham_plugin.core.store.store import ResponseStore
 
@@ -279,3 +283,352 @@ def test_error_lines_and_run_records_mask_secrets(tmp_path):
     text = path.read_text(encoding="utf-8")
     assert "s3cret" not in text and "postgresql://u:***@db/x" in text
     assert "s3cret" not in log.state_path(record.run_id).read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------- the user's files: one door
+def ogr_vrt(path: Path, source: str) -> Path:
+    """An OGR VRT (saved under any name) whose layer is the points of the CSV ``source`` (any path or URL)."""
+    path.write_text(
+        '<OGRVRTDataSource><OGRVRTLayer name="leak">'
+        f'<SrcDataSource relativeToVRT="0">{source}</SrcDataSource><SrcLayer>{Path(source).stem}</SrcLayer>'
+        "<GeometryType>wkbPoint</GeometryType><LayerSRS>EPSG:4326</LayerSRS>"
+        '<GeometryField encoding="PointFromColumns" x="x" y="y"/></OGRVRTLayer></OGRVRTDataSource>',
+        encoding="utf-8",
+    )
+    return path
+
+
+def raster_vrt(path: Path, source: str) -> Path:
+    """A GDAL VRT (saved under any name) whose one band is the raw bytes of ``source``: 64 x 4 pixels."""
+    path.write_text(
+        '<VRTDataset rasterXSize="64" rasterYSize="4"><SRS>EPSG:32611</SRS>'
+        "<GeoTransform>390000,10,0,3785000,0,-10</GeoTransform>"
+        '<VRTRasterBand dataType="Byte" band="1" subClass="VRTRawRasterBand">'
+        f'<SourceFilename relativeToVRT="0">{source}</SourceFilename>'
+        "<ImageOffset>0</ImageOffset><PixelOffset>1</PixelOffset><LineOffset>64</LineOffset>"
+        "</VRTRasterBand></VRTDataset>",
+        encoding="utf-8",
+    )
+    return path
+
+
+def points_file(path: Path) -> Path:
+    gpd.GeoDataFrame({"name": ["a"]}, geometry=gpd.points_from_xy([-118.1], [34.2]), crs=4326).to_file(path)
+    return path
+
+
+def one_line(code: int, stderr: str) -> str:
+    """Exit 2 and one line with a hint (``; hint:`` or ``(hint:``), no traceback; returns the line."""
+    lines = [line for line in stderr.splitlines() if not line.startswith(("note:", "warning:"))]
+    assert code == 2 and "Traceback" not in stderr and len(lines) == 1, stderr
+    assert lines[0].startswith("error: ") and "hint: " in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    """A CSV of points outside every input folder, holding a secret."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "secret.csv").write_text("x,y,secret\n-118.1,34.2,OUTSIDE-SECRET\n", encoding="utf-8")
+    return folder / "secret.csv"
+
+
+@pytest.fixture
+def inputs(tmp_path) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def http_hits(tmp_path):
+    """A local HTTP server in its own process: its base URL, and the requests it got so far."""
+    hits = tmp_path / "hits.log"
+    hits.touch()
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "helpers" / "counting_http_server.py"), str(hits)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port = int(server.stdout.readline())
+    yield f"http://127.0.0.1:{port}", lambda: hits.read_text(encoding="utf-8").splitlines()
+    server.kill()
+    server.wait()
+
+
+def test_an_ogr_vrt_named_geojson_is_refused_as_layer_aoi_and_batch_input(tmp_path, inputs, outside):
+    import pyogrio
+
+    from bench.batch import read_inputs
+
+    pointer = ogr_vrt(inputs / "roads.geojson", str(outside))
+    assert pyogrio.read_dataframe(pointer)["secret"].tolist() == ["OUTSIDE-SECRET"]  # what GDAL alone would read
+    says = "cannot read roads.geojson as a vector layer: its content is an OGR virtual layer (OGR VRT)"
+    code, stdout, stderr = cli("ask", EATON, "--layer", f"roads={pointer}", "--session", str(tmp_path / "a"))
+    assert says in one_line(code, stderr) and stdout == "" and "OUTSIDE-SECRET" not in stderr
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(pointer), "--session", str(tmp_path / "b"))
+    assert says in one_line_error(code, stderr) and stdout == ""
+    points_file(inputs / "clinics.geojson")
+    vectors, rasters, notes = read_inputs(inputs)
+    assert [label for label, _, _ in vectors] == ["clinics.geojson"] and rasters == []
+    assert any(note.startswith("roads.geojson: not read (") and "OGR VRT" in note for note in notes), notes
+    assert not any("OUTSIDE-SECRET" in gdf.to_json() for _, gdf, _ in vectors)
+
+
+def test_a_vrt_over_proc_self_environ_named_tif_never_reaches_the_session(tmp_path, inputs):
+    from bench.batch import register_inputs
+
+    raster_vrt(inputs / "elevation.tif", "/proc/self/environ")
+    with ResponseStore(tmp_path / "s") as store:
+        registered = register_inputs(store, inputs)
+    assert registered["inputs"] == []
+    assert any(
+        n.startswith("elevation.tif: not read (") and "GDAL virtual raster (VRT)" in n for n in registered["notes"]
+    )
+    for path in (tmp_path / "s").rglob("*"):
+        assert not path.is_file() or b"PATH=" not in path.read_bytes(), path  # no byte of the environment
+    # a GeoTIFF whose overview (.ovr, which GDAL opens with any driver) is that VRT is refused too
+    tif = inputs / "dem.tif"
+    with rasterio_file(tif):
+        pass
+    raster_vrt(inputs / "dem.tif.ovr", "/proc/self/environ")
+    (inputs / "elevation.tif").unlink()
+    with ResponseStore(tmp_path / "t") as store:
+        registered = register_inputs(store, inputs)
+    assert registered["inputs"] == [] and any("dem.tif.ovr beside dem.tif" in n for n in registered["notes"])
+
+
+def rasterio_file(path: Path):
+    import numpy as np
+    import rasterio
+    from rasterio.transform import from_origin
+
+    dst = rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=64,
+        height=4,
+        count=1,
+        dtype="uint8",
+        crs="EPSG:32611",
+        transform=from_origin(390000, 3785000, 10, 10),
+    )
+    dst.write(np.ones((1, 4, 64), dtype="uint8"))
+    return dst
+
+
+def test_network_paths_and_vrt_files_are_refused_and_reach_no_server(tmp_path, inputs, http_hits):
+    url, hits = http_hits
+    for value, says in (
+        (f"/vsicurl/{url}/secret.csv", "GeoFaham opens local files only, not network or archive paths"),
+        (f"{url}/layer.geojson", "GeoFaham opens local files only, not network or archive paths"),
+        (f"/vsizip/{inputs}/a.zip/a.shp", "GeoFaham opens local files only, not network or archive paths"),
+        (str(ogr_vrt(inputs / "layer.vrt", f"/vsicurl/{url}/secret.csv")), "does not open virtual datasets (.vrt)"),
+        (str(ogr_vrt(inputs / "remote.geojson", f"/vsicurl/{url}/secret.csv")), "OGR virtual layer (OGR VRT)"),
+    ):
+        code, _, stderr = cli("ask", EATON, "--layer", f"x={value}", "--session", str(tmp_path / "s"))
+        assert says in one_line(code, stderr), value
+    assert hits() == []  # not one request, online or off
+
+
+@pytest.mark.parametrize("offline", ["1", "0"])
+def test_gdal_reaches_no_server_when_offline(http_hits, offline):
+    """GEOFAHAM_OFFLINE turns GDAL's own network off for the whole process (a /vsicurl/ path or a URL opened by
+    any code after the command line started); online, the same opens reach the server (the control)."""
+    url, hits = http_hits
+    probe = (
+        "import sys, pyogrio\n"
+        "from geofaham_plugin.core.cli import main\n"
+        "main(['config'])\n"
+        f"for path in ('/vsicurl/{url}/a.csv', '{url}/b.geojson', '/vsis3/bucket/c.csv'):\n"
+        "    try:\n"
+        "        pyogrio.read_info(path)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
+    env = os.environ | {"GEOFAHAM_OFFLINE": offline, "AWS_NO_SIGN_REQUEST": "YES", "AWS_S3_ENDPOINT": url[7:]}
+    env |= {"AWS_HTTPS": "NO", "AWS_VIRTUAL_HOSTING": "FALSE", "GDAL_HTTP_MAX_RETRY": "0"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    if offline == "1":
+        assert hits() == []
+    else:
+        assert any("/a.csv" in h for h in hits()) and any("/b.geojson" in h for h in hits())
+
+
+def test_links_out_of_the_input_folder_are_refused_with_a_note(tmp_path, inputs, outside):
+    from bench.batch import read_inputs
+
+    points_file(tmp_path / "elsewhere" / "far.geojson")
+    (inputs / "far.geojson").symlink_to(tmp_path / "elsewhere" / "far.geojson")
+    (inputs / "secret.csv").symlink_to(outside)
+    (inputs / "sub").mkdir()
+    points_file(inputs / "sub" / "near.geojson")
+    (inputs / "near.geojson").symlink_to(inputs / "sub" / "near.geojson")  # inside the folder: read, and said
+    (inputs / "environ.geojson").symlink_to("/proc/self/environ")
+    vectors, _, notes = read_inputs(inputs)
+    assert [label for label, _, _ in vectors] == ["near.geojson"]
+    assert vectors[0][2][0] == "near.geojson is a link: read sub/near.geojson"
+    for name in ("far.geojson", "secret.csv", "environ.geojson"):
+        assert any(
+            n.startswith(f"{name}: not read ({name} is a link to ") and "outside the input folder" in n for n in notes
+        )
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(inputs / "far.geojson"), "--session", str(tmp_path / "s"))
+    assert "far.geojson is a link to" in one_line_error(code, stderr) and stdout == ""
+
+
+def test_fifos_and_devices_are_refused_and_never_hang(tmp_path, inputs):
+    from bench.batch import read_inputs
+
+    fifo = inputs / "area.geojson"
+    os.mkfifo(fifo)
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(fifo), "--session", str(tmp_path / "s"))  # no hang
+    assert "area.geojson is a named pipe (FIFO), not a file" in one_line_error(code, stderr) and stdout == ""
+    code, _, stderr = cli("ask", EATON, "--layer", "x=/dev/zero", "--session", str(tmp_path / "t"))
+    assert "is a device, not a file" in one_line(code, stderr)
+    # a shapefile whose .dbf is a FIFO: GDAL would open it beside the .shp and wait forever
+    roads = inputs / "roads.shp"
+    gpd.GeoDataFrame({"n": [1]}, geometry=gpd.points_from_xy([-118.1], [34.2]), crs=4326).to_file(roads)
+    (inputs / "roads.dbf").unlink()
+    os.mkfifo(inputs / "roads.dbf")
+    vectors, _, notes = read_inputs(inputs)
+    assert vectors == []
+    assert any(n.startswith("area.geojson: not read (area.geojson is a named pipe (FIFO)") for n in notes), notes
+    assert any(n.startswith("roads.shp: not read (roads.dbf (beside roads.shp) is a named pipe (FIFO)") for n in notes)
+
+
+# ------------------------------------------------------------------------------------------- messages
+def test_a_key_in_the_model_servers_url_is_masked_everywhere_it_is_printed(tmp_path, real_models_allowed):
+    with socket.socket() as closed:  # a port nothing listens on: the model server cannot be reached
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://sk-userinfo-s3cret0123456789@127.0.0.1:{port}/v1?key=query-s3cret"
+    cache = tmp_path / "cache"
+    code, stdout, stderr = cli(
+        "ask", EATON, "--mode", "free", "--session", str(tmp_path / "s"),
+        env={"GEOFAHAM_LLM_BASE_URL": url, "GEOFAHAM_CACHE": str(cache)},
+    )  # fmt: skip
+    assert "cannot connect" in stdout + stderr, stdout + stderr
+    assert "s3cret" not in stdout + stderr and "http://***@127.0.0.1" in stdout + stderr
+    assert "ModelHTTPError" not in stdout  # the answer names no exception class
+    written = [p.read_text(encoding="utf-8", errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
+    assert written and not any("s3cret" in text for text in written)  # run records, logs
+
+
+def test_ctrl_c_while_waiting_for_the_model_is_one_line(tmp_path, real_models_allowed):
+    import signal
+    import time
+
+    with socket.socket() as silent:  # accepts the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        env = os.environ | {"GEOFAHAM_LLM_BASE_URL": f"http://127.0.0.1:{silent.getsockname()[1]}/v1"}
+        child = subprocess.Popen(
+            [sys.executable, "-m", "geofaham_plugin", "ask", EATON, "--mode", "free", "--session", str(tmp_path / "s")],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        silent.settimeout(120)
+        conn, _ = silent.accept()  # the model request is on its way: now the user presses Ctrl-C
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=120)
+        conn.close()
+    assert child.returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines() == [f"error: {INTERRUPTED}"]
+
+
+def test_batch_out_naming_a_file_is_one_line(tmp_path, inputs):
+    points_file(inputs / "clinics.geojson")
+    (tmp_path / "outputs.json").write_text('[{"name": "clinics.gpkg"}]', encoding="utf-8")
+    (tmp_path / "taken").write_text("a file, not a folder", encoding="utf-8")
+    code, _, stderr = cli(
+        "batch", "--instruction", "convert the clinics to a GeoPackage", "--inputs", str(inputs),
+        "--outputs", str(tmp_path / "outputs.json"), "--out", str(tmp_path / "taken"),
+    )  # fmt: skip
+    assert "--out" in one_line_error(code, stderr) and "is a file, not a folder" in stderr
+
+
+def test_nan_coordinates_a_session_under_proc_and_a_far_distance_are_one_line(tmp_path):
+    nan = tmp_path / "area.geojson"
+    nan.write_text(
+        '{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {}, "geometry": {"type": '
+        '"Polygon", "coordinates": [[[-118.17, 34.17], [NaN, 34.17], [-118.11, 34.21], [-118.17, 34.17]]]}}]}',
+        encoding="utf-8",
+    )
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(nan), "--session", str(tmp_path / "a"))
+    line = one_line_error(code, stderr)
+    assert "area.geojson: 1 feature has coordinates that are not numbers (NaN or infinite)" in line and stdout == ""
+    code, _, stderr = cli("ask", EATON, "--session", "/proc/geofaham-session")
+    assert "cannot create the session folder /proc/geofaham-session" in one_line_error(code, stderr)
+    code, stdout, stderr = cli(
+        "ask", "Which hospitals are within 40000 km of the Eaton fire?", "--session", str(tmp_path / "b")
+    )
+    assert "a distance of 40,000 km is not one GeoFaham measures" in one_line_error(code, stderr) and stdout == ""
+
+
+def test_a_write_cut_short_by_a_full_disk_says_so(tmp_path):
+    """The FlatGeobuf and shapefile writers' own words for a write cut short (a file size limit standing in for a
+    full disk) get the disk hint, not the bare GDAL error."""
+    probe = (
+        "import resource, geopandas as gpd, numpy as np\n"
+        "from geofaham_plugin.core.engines.formats import write_layer\n"
+        "from geofaham_plugin.core.errors import ToolFailed, user_line\n"
+        "n = 20000\n"
+        "gdf = gpd.GeoDataFrame({'name': ['x' * 50] * n}, geometry=gpd.points_from_xy(np.arange(n) / n, np.zeros(n)),"
+        " crs=4326)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
+        f"for name in ('a.fgb', 'a.shp'):\n"
+        "    try:\n"
+        f"        gdf.to_file('{tmp_path}/raw_' + name, engine='pyogrio')\n"
+        "    except Exception as exc:\n"
+        "        print('raw', name, user_line(exc))\n"
+        "    try:\n"
+        f"        write_layer(gdf, '{tmp_path}/' + name)\n"
+        "    except ToolFailed as exc:\n"
+        "        print('tool', name, user_line(exc))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("raw", "tool"))]
+    assert len(lines) == 4, done.stdout + done.stderr
+    for line in lines:
+        assert "None" not in line and "disk may be full" in line, line
+
+
+def test_an_unknown_epsg_code_is_refused_never_taken_as_4326(tmp_path):
+    geojson = tmp_path / "zones.geojson"
+    geojson.write_text(
+        '{"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "EPSG:999999"}}, '
+        '"features": [{"type": "Feature", "properties": {}, "geometry": {"type": "Polygon", '
+        '"coordinates": [[[390000, 3780000], [396000, 3780000], [396000, 3785000], [390000, 3780000]]]}}]}',
+        encoding="utf-8",
+    )
+    code, stdout, stderr = cli("ask", NEAR_AREA, "--aoi", str(geojson), "--session", str(tmp_path / "s"))
+    assert "zones.geojson names the CRS 'EPSG:999999', which is not a CRS GeoFaham knows" in one_line_error(
+        code, stderr
+    )
+    csv = tmp_path / "wells.csv"
+    csv.write_text('id,wkt\n1,"SRID=999999;POINT (-118.1 34.2)"\n', encoding="utf-8")
+    with pytest.raises(ToolFailed, match="names the CRS 'EPSG:999999'"):
+        read_user_file(csv)
+
+
+@pytest.mark.parametrize(
+    ("drawn", "says"),
+    [
+        (ring(-170, 10, 15, 50), "spans 185° of longitude as drawn, or 175° across 180°"),  # Los Angeles inside
+        (ring(-179, 0, 1, 60), "spans 180° of longitude, half the Earth or more"),
+    ],
+    ids=["185-degrees", "180-degrees"],
+)
+def test_an_aoi_half_the_earth_wide_is_refused_not_answered_with_nothing(tmp_path, drawn, says):
+    aoi = write_geojson(tmp_path / "wide.geojson", [drawn])
+    code, stdout, stderr = cli(
+        "ask", "How many hospitals are in this area?", "--aoi", str(aoi), "--session", str(tmp_path / "s")
+    )
+    assert says in one_line_error(code, stderr) and stdout == ""

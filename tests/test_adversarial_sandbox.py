@@ -490,3 +490,106 @@ def test_opted_in_without_landlock_the_other_layers_still_hold(session, listener
         assert f"contained {what}" in out and f"LOST {what}" not in out, (what, out)
     assert SECRET not in json.dumps(result)
     assert nobody_connected(socks)
+
+
+# ---------------------------------------------------------- 6. run as root: the child holds no privilege
+ROOT_PAYLOAD = """
+os = sys.modules['os']
+importlib = sys.modules['importlib']
+ctypes = importlib.import_module('ctypes')
+fcntl = importlib.import_module('fcntl')
+struct = importlib.import_module('struct')
+libc = ctypes.CDLL(None, use_errno=True)
+ctypes.CDLL(None).getpid()
+print('HOOK OFF', flush=True)
+
+def attempt(what, fn):
+    try:
+        print('LOST' if fn() else 'contained', what, flush=True)
+    except BaseException as exc:
+        print('contained', what, repr(exc)[:160], flush=True)
+
+def status(field):
+    with open('/proc/self/status') as fh:
+        return next(int(line.split()[1], 16) for line in fh if line.startswith(field + ':'))
+
+def hostname():  # the name it already has: allowed, nothing would change; the call alone is the escape
+    name = os.uname().nodename.encode()
+    return libc.sethostname(name, len(name)) == 0
+
+def domainname():
+    buf = ctypes.create_string_buffer(256)
+    libc.getdomainname(buf, 256)
+    return libc.setdomainname(buf.value, len(buf.value)) == 0
+
+def kernel_log():
+    buf = ctypes.create_string_buffer(4096)
+    return libc.klogctl(3, buf, 4096) >= 0  # SYSLOG_ACTION_READ_ALL
+
+def fifo():
+    os.mkfifo('pipe')
+    return True
+
+def memfd():  # memory outside RLIMIT_AS: 1 MiB is proof enough
+    fd = os.memfd_create('hoard')
+    os.write(fd, bytes(1 << 20))
+    return True
+
+def set_id():
+    for name, mode in (('suid', 0o4755), ('sgid', 0o2755)):
+        open(name, 'w').close()
+        try:
+            os.chmod(name, mode)
+        except OSError:
+            pass
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            os.fchmod(fd, mode)
+        except OSError:
+            pass
+        if os.stat(name).st_mode & 0o6000:
+            return True
+    return False
+
+def immutable():  # FS_IOC_SETFLAGS with FS_IMMUTABLE_FL, taken off again at once when it worked
+    fd = os.open('frozen', os.O_CREAT | os.O_RDONLY)
+    fcntl.ioctl(fd, 0x40086602, struct.pack('l', 0x10))
+    fcntl.ioctl(fd, 0x40086602, struct.pack('l', 0))
+    return True
+
+attempt('hostname', hostname)
+attempt('domainname', domainname)
+attempt('kernel log', kernel_log)
+attempt('fifo', fifo)
+attempt('memfd', memfd)
+attempt('set-id bit', set_id)
+attempt('immutable', immutable)
+open('plain', 'w').close()
+os.chmod('plain', 0o600)
+print('plain chmod', oct(os.stat('plain').st_mode & 0o777), flush=True)
+print('caps', status('CapEff'), status('CapPrm'), status('CapBnd'), flush=True)
+for ns in ('user', 'uts', 'ipc'):
+    print('ns', ns, os.readlink('/proc/self/ns/' + ns), flush=True)
+"""
+ROOT_EFFECTS = ("hostname", "domainname", "kernel log", "fifo", "memfd", "set-id bit", "immutable")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the cases of a GeoFaham run as root")
+@needs_landlock
+def test_run_as_root_the_child_holds_no_privilege(session):
+    """Run as root (containers, lab VMs), with the in-process layers switched off: no capability, its own user,
+    UTS and IPC namespaces, and seccomp refuses the host's names, the kernel log, device nodes, memfd, set-id bits
+    and the immutable flag; nothing of the run survives the cleanup."""
+    hostname = socket.gethostname()
+    result = run_with_secret(FLIP + ROOT_PAYLOAD, session)
+    out = result["stdout"]
+    assert "HOOK OFF" in out, (result["message"], result["stderr"][-1500:])
+    for what in ROOT_EFFECTS:
+        assert f"contained {what}" in out and f"LOST {what}" not in out, (what, out)
+    assert "plain chmod 0o600" in out  # the filter refuses set-id bits, not chmod
+    assert "caps 0 0 0" in out, out
+    for ns in ("user", "uts", "ipc"):
+        assert f"ns {ns} {os.readlink(f'/proc/self/ns/{ns}')}" not in out and f"ns {ns} {ns}:[" in out, out
+    assert socket.gethostname() == hostname
+    left = [p for p in session.rglob("*") if p.is_file() and p.name != "inside.txt"]
+    assert left == [], left  # the cleanup removed everything the run made

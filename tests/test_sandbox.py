@@ -172,8 +172,8 @@ def test_isolation_layers_are_reported(session):
     assert result.ok
     layers = " ".join(result.isolation)
     assert "process tree" in layers and "rlimits" in layers and "quota" in layers
-    if os.geteuid() == 0:
-        assert "namespaces: pid net" in layers  # root on Linux: unshare --pid --net works
+    if os.geteuid() == 0:  # root on Linux: a user namespace too where the kernel allows one, and no capability
+        assert "pid net uts ipc" in layers and "capabilities: none" in layers, layers
     if "landlock ABI" in layers:
         assert "seccomp: no processes, sockets" in layers
 

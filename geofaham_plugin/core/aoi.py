@@ -5,7 +5,10 @@ Checked on the way in: coordinates of a geographic CRS must be longitude/latitud
 GeoJSON without ``crs`` and swapped axes are refused with a hint); a polygon drawn across the antimeridian
 (179.5 -> -179.5) is split into its two halves instead of becoming a band around the world; an area whose
 axes look swapped (far from every disaster of the event table, while swapped it lies on one) is refused;
-an area larger than ``settings.aoi.warn_km2`` (GEOFAHAM_AOI_WARN_KM2) is used with a warning."""
+an area larger than ``settings.aoi.warn_km2`` (GEOFAHAM_AOI_WARN_KM2) is used with a warning. A polygon 180° of
+longitude wide or wider, and one whose jump across 180° leaves it wider than :data:`MAX_CROSSING_DEG` the other
+way round (185° one way, 175° the other: which way?), is refused with a line, never guessed; coordinates that are
+not numbers (NaN) are refused too."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from .config import AoiSettings
 from .domain.events import load_events
 from .domain.geodesy import geodesic_area_m2
 from .domain.geometry import POLYGON_TYPES
+from .engines.formats import check_finite
 from .engines.layers import check_lonlat, read_user_file, repair_geometries
 from .errors import ToolFailed
 from .store.models import ArtifactKind, ArtifactRecord
@@ -29,12 +33,45 @@ from .store.store import ResponseStore
 
 #: an area within this many degrees of a disaster's box is near it (for the swapped-axes check)
 NEAR_DEG = 1.0
+#: a polygon drawn across the antimeridian is split only when, taken that way, it is narrower than this
+MAX_CROSSING_DEG = 90.0
+WIDE_HINT = "draw it as parts each less than 180° of longitude wide (split at 180° or at 0°), or in a projected CRS"
 
 
 def _crosses_antimeridian(polygon: BaseGeometry) -> bool:
     """A ring that jumps more than 180° of longitude between two vertices was drawn across 180°."""
     rings = [polygon.exterior, *polygon.interiors] if polygon.geom_type == "Polygon" else []
     return any(np.any(np.abs(np.diff(np.asarray(r.coords)[:, 0])) > 180) for r in rings)
+
+
+def _widths(polygon: BaseGeometry) -> tuple[float, float]:
+    """(degrees of longitude the polygon spans as drawn, degrees it spans taken across the antimeridian)."""
+    xs = np.concatenate([np.asarray(r.coords)[:, 0] for r in (polygon.exterior, *polygon.interiors)])
+    shifted = np.where(xs < 0, xs + 360.0, xs)
+    return float(xs.max() - xs.min()), float(shifted.max() - shifted.min())
+
+
+def check_width(geom: BaseGeometry | None, name: str) -> None:
+    """Refuse a longitude/latitude polygon GeoFaham cannot place on the Earth: 180° wide or more as drawn (its edges
+    have no one way round), or drawn across 180° but wider than :data:`MAX_CROSSING_DEG` that way (ambiguous)."""
+    for part in shapely.get_parts(geom) if geom is not None else []:
+        if part.geom_type != "Polygon" or part.is_empty:
+            continue
+        plain, crossing = _widths(part)
+        if _crosses_antimeridian(part) and crossing >= MAX_CROSSING_DEG:
+            raise ToolFailed(
+                f"{name}: the area spans {plain:.0f}° of longitude as drawn, or {crossing:.0f}° across 180°: "
+                "GeoFaham cannot tell which way round the Earth it goes",
+                kind="invalid_input",
+                hint=WIDE_HINT,
+            )
+        if not _crosses_antimeridian(part) and plain >= 180:
+            raise ToolFailed(
+                f"{name}: the area spans {plain:.0f}° of longitude, half the Earth or more: its edges have no one way "
+                "round the Earth",
+                kind="invalid_input",
+                hint=WIDE_HINT,
+            )
 
 
 def split_antimeridian(geom: BaseGeometry | None) -> tuple[BaseGeometry | None, bool]:
@@ -93,10 +130,13 @@ def register_aoi(
     gdf = gdf[gdf.geometry.notna() & ~gdf.geometry.is_empty]
     if gdf.empty:
         raise ToolFailed("the area of interest is empty", kind="empty", hint="select or draw at least one polygon")
+    check_finite(gdf, name)
     check_lonlat(gdf, name)
     limitations = list(notes or [])
     warnings: list[str] = []
     if gdf.crs.is_geographic:
+        for geom in gdf.geometry:
+            check_width(geom, name)
         split = gdf.geometry.apply(split_antimeridian)
         if any(crossed for _, crossed in split):
             gdf = gdf.set_geometry(gpd.GeoSeries([g for g, _ in split], index=gdf.index, crs=gdf.crs))

@@ -111,9 +111,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         return 2
     try:
         store = ResponseStore(session)
-    except GeoFahamError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except GeoFahamError as exc:  # a folder that cannot be created, a store another process holds
+        return report_error(exc)
     for note in store.notes:  # what the store rebuilt or set aside when it opened
         print(f"note: {note}", file=sys.stderr)
     llm = build_llm(settings)
@@ -424,10 +423,42 @@ def main(argv: list[str] | None = None) -> int:
         return run_bench_command(argv)
     args = build_parser().parse_args(argv)
     _log_to_file()
+
+    def command() -> int:
+        _gdal_network_from_env()
+        return int(args.func(args))
+
+    return guarded(command)
+
+
+#: what Ctrl-C prints (exit code 130, as shells report SIGINT); the run state was saved before each step
+INTERRUPTED = (
+    "interrupted (Ctrl-C); hint: a question cut off can be resumed: python -m geofaham_plugin runs --session DIR"
+)
+
+
+def guarded(command: Callable[[], int]) -> int:
+    """Run a command so that every way it ends is an exit code and at most one line on stderr: Ctrl-C at any
+    moment (the model starting, a step, a write) prints :data:`INTERRUPTED` (130), an error :func:`report_error`'s
+    line (its traceback to the log)."""
     try:
-        return args.func(args)
+        return command()
+    except KeyboardInterrupt:
+        print(f"error: {INTERRUPTED}", file=sys.stderr)
+        return 130
     except Exception as exc:  # noqa: BLE001 - every error ends as one line; the traceback goes to the log
         return report_error(exc)
+
+
+def _gdal_network_from_env() -> None:
+    """GDAL's network access off for the whole process when GEOFAHAM_OFFLINE is on (before any command opens a
+    file: a VRT or a GeoJSON URL reaches no server)."""
+    from .config import NetworkSettings
+
+    if NetworkSettings.from_env().offline:
+        from .engines.user_files import gdal_network
+
+        gdal_network(True)
 
 
 def log_path() -> Path:

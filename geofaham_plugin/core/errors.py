@@ -111,13 +111,17 @@ _STORAGE_SIGNS = (
     "truncated",
     "readonly database",
     "read-only",
+    # what the FlatGeobuf and shapefile writers say when a write is cut short (a full disk, a file size limit)
+    "i/o failure",
+    "file too large",
+    "fwrite()",
 )
-_STORAGE_HINT = (
+STORAGE_HINT = (
     "the disk may be full, the folder not writable or a session file damaged: free some space, "
     "or start a new session folder (--session DIR, or a new session in the dock)"
 )
 _FULL_HINT = "free some space, or choose a session folder on another disk (--session DIR)"
-_FOLDER_HINT = "choose a folder you can write to (--session DIR, GEOFAHAM_SESSIONS or GEOFAHAM_CACHE)"
+FOLDER_HINT = "choose a folder you can write to (--session DIR, GEOFAHAM_SESSIONS or GEOFAHAM_CACHE)"
 
 
 def _oserror_line(exc: OSError) -> str | None:
@@ -125,9 +129,9 @@ def _oserror_line(exc: OSError) -> str | None:
     if exc.errno in _FULL:
         return f"the disk is full{where}; hint: {_FULL_HINT}"
     if exc.errno in _DENIED:
-        return f"cannot write{where}: {exc.strerror or 'permission denied'}; hint: {_FOLDER_HINT}"
+        return f"cannot write{where}: {exc.strerror or 'permission denied'}; hint: {FOLDER_HINT}"
     if exc.errno in _NOT_A_FOLDER:
-        return f"cannot use{where} as a folder: {exc.strerror}; hint: {_FOLDER_HINT}"
+        return f"cannot use{where} as a folder: {exc.strerror}; hint: {FOLDER_HINT}"
     return None
 
 
@@ -144,18 +148,24 @@ def user_line(exc: BaseException) -> str | None:
     if isinstance(exc, GeoFahamError):
         return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, UnicodeError):
-        return f"a file is not UTF-8 text ({exc}); hint: {_STORAGE_HINT}"
+        return f"a file is not UTF-8 text ({exc}); hint: {STORAGE_HINT}"
     if isinstance(exc, OSError) and (line := _oserror_line(exc)) is not None:
         return line
-    text = str(exc).lower()
-    if "no space left" in text:
+    if "no space left" in str(exc).lower():
         return f"the disk is full; hint: {_FULL_HINT}"
-    storage = isinstance(exc, sqlite3.Error | OSError) or type(exc).__module__.startswith("pyogrio")
-    if storage and any(sign in text for sign in _STORAGE_SIGNS):
+    if storage_error(exc):
         first = str(exc).strip().splitlines()[0]
         first = first if len(first) <= 160 else first[:157] + "..."
-        return f"a file of the session could not be written or read ({first}); hint: {_STORAGE_HINT}"
+        return f"a file of the session could not be written or read ({first}); hint: {STORAGE_HINT}"
     return None
+
+
+def storage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a file that could not be written or read back (SQLite, the OS, GDAL's writers): a full
+    disk, a size limit, a damaged file."""
+    text = str(exc).lower()
+    storage = isinstance(exc, sqlite3.Error | OSError) or type(exc).__module__.startswith("pyogrio")
+    return storage and any(sign in text for sign in _STORAGE_SIGNS)
 
 
 class DeadlineReached(GeoFahamError):

@@ -35,6 +35,7 @@ from qgis.PyQt.QtWidgets import (
 
 from ..core.config import GROUPS, Settings, settings_from_env
 from ..core.domain.names import Role
+from ..core.domain.secrets import mask_secrets
 from .i18n import tr
 
 PREFIX = "geofaham/"
@@ -366,9 +367,9 @@ class SettingsDialog(QDialog):
                 Role.planner, [Message(role="user", content='Reply with {"ok": true}')], Pong
             )
         except GeoFahamError as exc:
-            self.test_result.setText(tr("Connection failed: {error}").format(error=exc))
+            self.test_result.setText(tr("Connection failed: {error}").format(error=mask_secrets(str(exc))))
             return False
         self.test_result.setText(
-            tr("Connected to {model} at {url}").format(model=endpoint.model, url=endpoint.base_url)
+            tr("Connected to {model} at {url}").format(model=endpoint.model, url=mask_secrets(endpoint.base_url or ""))
         )
         return True

@@ -1,6 +1,7 @@
 """One masking rule for secrets in text that is printed or written: settings shown by ``config``, error
-messages, log lines and run records. Passwords in URLs and libpq DSNs, API keys, tokens and signatures in
-query strings, ``Authorization: Bearer`` values and OpenAI-style keys become ``***``."""
+messages, answers, log lines and run records. Passwords in URLs and libpq DSNs, a URL's user info without a
+password (``https://KEY@host``: a key), API keys, tokens and signatures in query strings (``?key=``, ``&sig=``),
+``Authorization: Bearer`` values and OpenAI-style keys become ``***``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ MASK = "***"
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # the password of a URL's user info (between the ':' after the user name and the '@') becomes ***
     (re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://[^\s:/@\"']*:)[^\s@/\"']+(?=@)"), rf"\g<head>{MASK}"),
+    # user info without a password (https://KEY@host): the whole of it, a key as often as a name
+    (re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://)[^\s:/@\"'?#]+(?=@)"), rf"\g<head>{MASK}"),
+    # a query parameter naming a key, token, secret or signature (?key=, ?subscription-key=, &sig=)
+    (
+        re.compile(r"(?P<head>[?&][\w.-]*(?:key|token|secret|sig|signature|password|auth)[\w.-]*=)[^&#\s\"']+", re.I),
+        rf"\g<head>{MASK}",
+    ),
     # libpq key=value DSN and similar settings: password=..., api_key: ..., "token": "..."
     (
         re.compile(

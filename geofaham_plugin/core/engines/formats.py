@@ -1,6 +1,8 @@
 """The file formats field data arrives in, read and written one way.
 
-Reading (:func:`read_frame`, called by :func:`..layers.read_user_file`, the one reader entry point):
+Reading (:func:`read_frame`, called by :func:`..layers.read_user_file`, the one reader entry point). Every file is
+first checked by :func:`.user_files.check_user_file` (the allow-list of formats, verified by their signatures; no
+VRT, no ``/vsi`` path, no link out of the folder, no FIFO) and OGR must read it with its format's drivers:
 
 - GeoParquet (``.parquet``, ``.geoparquet``) through pyarrow (GDAL 3.6 has no Parquet driver);
 - CSV / TSV: the geometry column is found by its content, not its name: WKT or EWKT text, WKB hex (SRID
@@ -34,14 +36,21 @@ import pandas as pd
 import shapely
 from pydantic import BaseModel, ConfigDict, Field
 from pyproj import CRS
+from pyproj.exceptions import CRSError
 
 from ..domain.geometry import geometry_family
-from ..errors import ToolFailed
+from ..errors import ToolFailed, storage_error
+from .user_files import CheckedFile, InputFormat, check_driver, check_user_file
 
-FORMAT_HINT = "give a vector file OGR reads: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, KML, CSV with a WKT column ..."
+FORMAT_HINT = (
+    "give a vector file: GeoPackage, GeoJSON, Shapefile, FlatGeobuf, GeoParquet, KML/KMZ, or CSV with a WKT column"
+)
 CSV_HINT = (
     "a CSV needs a WKT column (wkt, geometry), a WKB hex column, or longitude/latitude columns in degrees (lon, lat)"
 )
+CRS_FILE_HINT = "save it with a CRS GeoFaham knows (an EPSG code such as EPSG:4326 or EPSG:32611), e.g. from QGIS"
+FINITE_HINT = "fix or delete those features (QGIS: Vector > Geometry Tools > Check Validity), then save the file again"
+WRITE_HINT = "the disk may be full or the folder not writable: free some space, or write to another folder"
 PYARROW_HINT = "install pyarrow (pip install pyarrow==23.0.1; scripts/setup.sh does) to read and write GeoParquet"
 DBF_NAME_LIMIT = 10
 SIDECAR_SUFFIX = ".fieldnames.json"  # <stem>.fieldnames.json beside a shapefile: {"short": "full name"}
@@ -76,17 +85,17 @@ _KML_DEFAULTS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def file_kind(path: Path) -> Kind:
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".geoparquet"):
-        return "parquet"
-    if suffix in (".csv", ".tsv"):
-        return "csv"
-    if suffix in (".kml", ".kmz"):
-        return "kml"
-    if suffix in (".shp", ".dbf"):
-        return "shapefile"
-    return "ogr"
+_KINDS: dict[str, Kind] = {"GeoParquet": "parquet", "CSV": "csv", "KML": "kml", "KMZ": "kml", "Shapefile": "shapefile"}
+
+
+def file_kind(fmt: InputFormat) -> Kind:
+    """How a checked file of the allow-list is read: pyarrow, pandas, or OGR (with tidying for KML, shapefiles)."""
+    return _KINDS.get(fmt.name, "ogr")
+
+
+def check_vector(path: str | Path | CheckedFile, folder: str | Path | None = None) -> CheckedFile:
+    """``path`` checked as a user's vector file (:func:`.user_files.check_user_file`), or as it was checked."""
+    return path if isinstance(path, CheckedFile) else check_user_file(path, folder=folder, kind="vector")
 
 
 class RawRead(BaseModel):
@@ -102,30 +111,76 @@ class RawRead(BaseModel):
     truncated: list[str] = Field(default_factory=list)  # shapefile: names that look cut and were not restored
 
 
+def known_crs(declared: Any, name: str) -> CRS:
+    """The CRS a file names; one clear :class:`ToolFailed` when it is none GeoFaham knows (``EPSG:999999``),
+    never a silent EPSG:4326."""
+    try:
+        return CRS.from_user_input(declared)
+    except CRSError:
+        raise ToolFailed(
+            f"{name} names the CRS '{declared}', which is not a CRS GeoFaham knows",
+            kind="invalid_input",
+            hint=CRS_FILE_HINT,
+        ) from None
+
+
+_GEOJSON_CRS = re.compile(rb'"crs"\s*:\s*\{[^{}]*"properties"\s*:\s*\{[^{}]*"name"\s*:\s*"([^"]{1,200})"')
+
+
+def _geojson_crs(path: Path) -> str | None:
+    """The CRS a GeoJSON's ``crs`` member names (GDAL reads an unknown one as EPSG:4326 without a word)."""
+    with open(path, "rb") as fh:
+        found = _GEOJSON_CRS.search(fh.read(65_536))
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
+def check_finite(gdf: gpd.GeoDataFrame, name: str) -> None:
+    """Refuse features whose coordinates are not numbers (NaN, infinite): GEOS cannot compute with them."""
+    coords, index = shapely.get_coordinates(gdf.geometry.to_numpy(), return_index=True)
+    bad = np.unique(index[~np.isfinite(coords).all(axis=1)])
+    if len(bad):
+        raise ToolFailed(
+            f"{name}: {len(bad)} feature{'s' if len(bad) > 1 else ''} ha{'ve' if len(bad) > 1 else 's'} coordinates that"
+            f" are not numbers (NaN or infinite), the first is feature {int(bad[0])}",
+            kind="invalid_input",
+            hint=FINITE_HINT,
+        )
+
+
 def _read_error(path: Path, exc: Exception) -> ToolFailed:
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(".;")[0]
     return ToolFailed(f"cannot read {path.name} as a vector layer: {first}", kind="invalid_input", hint=FORMAT_HINT)
 
 
-def read_frame(path: str | Path, layer: str | None = None, field_map: dict[str, str] | None = None) -> RawRead:
+def read_frame(
+    path: str | Path | CheckedFile,
+    layer: str | None = None,
+    field_map: dict[str, str] | None = None,
+    *,
+    folder: str | Path | None = None,
+) -> RawRead:
     """A vector file's features by its format (see the module docstring). One clear :class:`ToolFailed` for a
-    missing or unreadable file, a file without geometry, and an unknown or unchosen layer of a multi-layer
-    file. ``field_map`` (shapefiles): truncated field name -> full name."""
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise ToolFailed(f"no such file: {path}", kind="not_found", hint=FORMAT_HINT)
-    kind = file_kind(path)
+    missing, refused or unreadable file, a file without geometry, and an unknown or unchosen layer of a multi-layer
+    file. ``field_map`` (shapefiles): truncated field name -> full name; ``folder``: the input folder the file
+    and its links must stay in (default: its own)."""
+    checked = check_vector(path, folder)
+    path, kind = checked.path, file_kind(checked.format)
     if kind == "parquet":
-        return RawRead(gdf=read_geoparquet(path), layer=None, crs_named=True)
-    if kind == "csv":
+        raw = RawRead(gdf=read_geoparquet(path), layer=None, crs_named=True)
+    elif kind == "csv":
         gdf, notes = read_csv_geometry(path)
-        return RawRead(gdf=gdf, layer=None, crs_named=gdf.attrs.get("srid_named", False), notes=notes)
-    return _read_ogr(path, layer, kind, field_map or {})
+        raw = RawRead(gdf=gdf, layer=None, crs_named=gdf.attrs.get("srid_named", False), notes=notes)
+    else:
+        raw = _read_ogr(checked, layer, field_map or {})
+    check_finite(raw.gdf, path.name)
+    raw.notes[:0] = checked.notes
+    return raw
 
 
-def _read_ogr(path: Path, layer: str | None, kind: Kind, field_map: dict[str, str]) -> RawRead:
+def _read_ogr(checked: CheckedFile, layer: str | None, field_map: dict[str, str]) -> RawRead:
     import pyogrio
 
+    path, kind = checked.path, file_kind(checked.format)
     try:
         layers = [str(row[0]) for row in pyogrio.list_layers(path)]
     except Exception as exc:  # noqa: BLE001 (OGR's own errors: DataSourceError and friends)
@@ -143,6 +198,10 @@ def _read_ogr(path: Path, layer: str | None, kind: Kind, field_map: dict[str, st
     chosen = layer if layer is not None else (layers[0] if layers else None)
     try:
         info = pyogrio.read_info(path, layer=chosen)
+        check_driver(checked, str(info.get("driver")))
+        declared = _geojson_crs(path) if checked.format.name == "GeoJSON" else info.get("crs")
+        if declared:
+            known_crs(declared, path.name)
         if not info.get("geometry_type"):
             raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
         # the .cpg's codec passed explicitly: inside QGIS, its OGR provider clears GDAL's SHAPE_ENCODING for the
@@ -318,7 +377,8 @@ def read_csv_geometry(path: Path) -> tuple[gpd.GeoDataFrame, list[str]]:
         if bad:
             notes.append(f"{bad} values of {column} are not valid geometries: read as features without geometry")
         attributes, _ = infer_text_types(frame.drop(columns=[column]), skip=tuple(f[0] for f in found[1:]))
-        gdf = gpd.GeoDataFrame(attributes, geometry=gpd.GeoSeries(geoms, index=frame.index), crs=srid or 4326)
+        crs = known_crs(f"EPSG:{srid}", path.name) if srid else 4326
+        gdf = gpd.GeoDataFrame(attributes, geometry=gpd.GeoSeries(geoms, index=frame.index), crs=crs)
         gdf.attrs["srid_named"] = srid is not None
         return gdf, notes
     typed, _ = infer_text_types(frame)
@@ -558,14 +618,14 @@ def _layer_manifest(name: str, raw: RawRead) -> LayerManifest:
     )
 
 
-def read_layers(path: str | Path) -> tuple[str, list[RawRead]]:
+def read_layers(path: str | Path | CheckedFile, folder: str | Path | None = None) -> tuple[str, list[RawRead]]:
     """Every layer with a geometry a file holds, each read as :func:`read_frame` reads it (``RawRead.layer`` names
     it when the file holds several), and the file's format (the OGR driver, or parquet / csv). One clear
-    :class:`ToolFailed` for a missing or unreadable file."""
-    path = Path(path).expanduser()
-    kind = file_kind(path)
-    if kind in ("parquet", "csv") or not path.exists():
-        return kind, [read_frame(path)]
+    :class:`ToolFailed` for a missing, refused or unreadable file (``folder``: as :func:`read_frame`)."""
+    checked = check_vector(path, folder)
+    path, kind = checked.path, file_kind(checked.format)
+    if kind in ("parquet", "csv"):
+        return kind, [read_frame(checked)]
     import pyogrio
 
     try:
@@ -573,10 +633,14 @@ def read_layers(path: str | Path) -> tuple[str, list[RawRead]]:
         driver = pyogrio.read_info(path, layer=str(rows[0][0]))["driver"] if len(rows) else kind
     except Exception as exc:  # noqa: BLE001
         raise _read_error(path, exc) from None
+    check_driver(checked, str(driver))
     spatial = [str(row[0]) for row in rows if row[1]]
     if not spatial:
         raise ToolFailed(f"{path.name} has no geometry", kind="invalid_input", hint=FORMAT_HINT)
-    raws = [_read_ogr(path, name, kind, {}) for name in spatial]
+    raws = [_read_ogr(checked, name, {}) for name in spatial]
+    for raw in raws:
+        check_finite(raw.gdf, path.name)
+    raws[0].notes[:0] = checked.notes
     for name, raw in zip(spatial, raws, strict=True):
         raw.layer = name if len(rows) > 1 else None
     return str(driver), raws
@@ -711,7 +775,9 @@ def write_layer(
         raise
     except Exception as exc:  # noqa: BLE001 (the drivers' own errors)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ToolFailed(f"writing {path.name} failed: {first}", kind="error") from None
+        raise ToolFailed(
+            f"writing {path.name} failed: {first}", kind="error", hint=WRITE_HINT if storage_error(exc) else None
+        ) from None
     report = _check_written(out, path, fmt, layer if fmt == "gpkg" else None)
     return report.model_copy(
         update={"files": [str(f) for f in files if f.exists()], "renamed_fields": renamed, "notes": notes}

@@ -53,6 +53,7 @@ from ..domain.layer_names import user_layer_aliases, user_layer_slug
 from ..errors import ToolFailed
 from .formats import FORMAT_HINT, FieldType, field_type, read_frame
 from .osm.query import HOT_TYPES, classify
+from .user_files import RASTER_SUFFIXES, check_user_file, open_user_raster
 
 CATALOGUE_FILE = Path(__file__).resolve().parents[1] / "data" / "layers.json"
 OTHER_CLASS = "other"  # an OSM feature in none of the classes
@@ -262,8 +263,6 @@ class LayerData(BaseModel):
 # -------------------------------------------------------------------------------------- user layers
 USER_PREFIX = "user:"
 UserRole = Literal["area", "features", "values"]  # polygons: an area; points, lines: features; a raster: values
-#: raster files a user may add as a layer of values (population, elevation ...); never a VRT (it may point anywhere)
-RASTER_SUFFIXES = (".tif", ".tiff", ".img", ".asc")
 MAX_DOMAIN = 30  # a field's distinct values are recorded when it has at most this many
 NAME_FIELDS = ("name", "nombre", "nom", "nome", "title", "label")  # an obvious name field, in this order
 
@@ -388,10 +387,11 @@ def check_lonlat(gdf: gpd.GeoDataFrame, name: str) -> None:
 def read_user_file(
     path: str | Path, layer: str | None = None, field_map: dict[str, str] | None = None
 ) -> tuple[gpd.GeoDataFrame, str | None, str, list[str]]:
-    """A user's vector file read once, whatever its format (:func:`.formats.read_frame`): (features with a
-    geometry, 2D, repaired; the layer read; source CRS; notes). One clear :class:`ToolFailed` for a missing or
-    unreadable file, a file without geometry or features, and an unknown or unchosen layer of a multi-layer
-    file. ``field_map``: a shapefile's truncated field names -> full names."""
+    """A user's vector file read once, whatever its format (:func:`.formats.read_frame`, through the one check of
+    the user's files): (features with a geometry, 2D, repaired; the layer read; source CRS; notes). One clear
+    :class:`ToolFailed` for a missing, refused or unreadable file, a file without geometry or features, and an
+    unknown or unchosen layer of a multi-layer file. ``field_map``: a shapefile's truncated field names -> full
+    names."""
     path = Path(path).expanduser()
     raw = read_frame(path, layer, field_map)
     gdf, src_crs, repaired, empty = normalise_frame(raw.gdf)
@@ -436,19 +436,11 @@ def describe_user_layer(
 
 
 def describe_user_raster(name: str, path: Path) -> UserLayer:
-    """A user's raster (GeoTIFF, ERDAS, ASCII grid) described from its header: CRS, bands; one clear
-    :class:`ToolFailed` for a missing, unreadable, CRS-less or VRT-backed file."""
-    import rasterio
-
-    if not path.exists():
-        raise ToolFailed(f"no such file: {path}", kind="not_found", hint=FORMAT_HINT)
-    try:
-        with rasterio.open(path) as src:
-            driver, crs, bands, res, nodata = src.driver, src.crs, src.count, src.res, src.nodata
-    except rasterio.errors.RasterioIOError as exc:
-        raise ToolFailed(f"cannot read {path.name} as a raster: {exc}", kind="invalid_input", hint=FORMAT_HINT) from exc
-    if driver == "VRT":
-        raise ToolFailed(f"{path.name} is a virtual raster (VRT)", kind="invalid_input", hint="export it to GeoTIFF")
+    """A user's raster (GeoTIFF or COG) described from its header: CRS, bands; one clear :class:`ToolFailed` for a
+    missing, refused (a VRT, whatever its name), unreadable or CRS-less file."""
+    checked = check_user_file(path, kind="raster")
+    with open_user_raster(checked) as src:
+        crs, bands, res, nodata = src.crs, src.count, src.res, src.nodata
     if crs is None:
         raise ToolFailed(
             f"{path.name} has no coordinate reference system",

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import openai
 
 from ..config import ModelEndpoint, TestHooks
+from ..domain.secrets import mask_secrets
 from ..errors import GeoFahamBug, ModelHTTPError, RealModelBlocked
 from .base import Message, ModelReply, Usage
 
@@ -82,11 +83,16 @@ class OpenAIChatModel:
             )
         return self._client
 
+    def _failed(self, what: str, body: str, status_code: int | None = None) -> ModelHTTPError:
+        """The server's failure, its URL's key or password masked (the message reaches answers and screens)."""
+        message = mask_secrets(f"{self.endpoint.base_url}: {what}")
+        return ModelHTTPError(message, status_code=status_code, body=mask_secrets(body))
+
     def serves(self, role: str) -> bool:
         return not real_models_blocked()
 
     def chat(self, messages: list[Message], *, schema: dict | None = None, role: str = "") -> ModelReply:
-        check_not_blocked(f"{self.endpoint.base_url} ({self.name})")
+        check_not_blocked(mask_secrets(f"{self.endpoint.base_url} ({self.name})"))
         kwargs: dict = {}
         if schema is not None:
             kwargs["response_format"] = response_format(schema, self.json_mode)
@@ -99,19 +105,17 @@ class OpenAIChatModel:
                 **kwargs,
             )
         except openai.APIStatusError as e:
-            raise ModelHTTPError(
-                f"{self.endpoint.base_url}: HTTP {e.status_code} for role {role or '?'}",
-                status_code=e.status_code,
-                body=e.response.text[:4000],
+            raise self._failed(
+                f"HTTP {e.status_code} for role {role or '?'}", e.response.text[:4000], status_code=e.status_code
             ) from e
         except openai.APITimeoutError as e:
-            raise ModelHTTPError(f"{self.endpoint.base_url}: timed out after {self.timeout:g} s", body=str(e)) from e
+            raise self._failed(f"timed out after {self.timeout:g} s", str(e)) from e
         except openai.APIConnectionError as e:
-            raise ModelHTTPError(f"{self.endpoint.base_url}: cannot connect ({e.__cause__ or e})", body=str(e)) from e
+            raise self._failed(f"cannot connect ({e.__cause__ or e})", str(e)) from e
         except openai.APIError as e:  # e.g. a body that is not a chat completion
-            raise ModelHTTPError(f"{self.endpoint.base_url}: bad reply ({e})", body=str(e.body or "")[:4000]) from e
+            raise self._failed(f"bad reply ({e})", str(e.body or "")[:4000]) from e
         if not resp.choices:
-            raise ModelHTTPError(f"{self.endpoint.base_url}: reply without choices", body=resp.model_dump_json()[:4000])
+            raise self._failed("reply without choices", resp.model_dump_json()[:4000])
         choice = resp.choices[0]
         usage = Usage(
             prompt_tokens=(resp.usage.prompt_tokens or 0) if resp.usage else 0,

@@ -1,5 +1,6 @@
 """The three pre-dispatch checks, done in code: plan adherence, input validity, geospatial compatibility.
-A failed check is an observation (a :class:`Failure`), never an exception."""
+A failed check is an observation (a :class:`Failure`), never an exception. And one check of the question's
+facts before planning (:func:`check_distances`): a distance GeoFaham cannot measure is the user's to fix."""
 
 from __future__ import annotations
 
@@ -8,10 +9,29 @@ import math
 from ..agents.base import Tool
 from ..domain.geometry import geometry_family
 from ..domain.ids import ARTIFACT_ID
+from ..errors import InputError
+from ..planning.facts import PrepassFacts
 from ..planning.plan import STEP_REF, PlanStep
+from ..planning.spec_schema import Relation
 from ..store.models import ArtifactRecord, Bounds, VectorMeta
 from ..store.store import ResponseStore
 from .ledgers import Failure, ProgressLedger, StepStatus
+
+#: the farthest distance a question may ask about ("within 200 km"): what a relation takes
+MAX_DISTANCE_M = next(float(m.le) for m in Relation.model_fields["distance_m"].metadata if getattr(m, "le", None))
+
+
+def check_distances(facts: PrepassFacts) -> None:
+    """Every distance the question states is more than 0 and at most :data:`MAX_DISTANCE_M`; else one line
+    (:class:`InputError`) before anything is planned."""
+    for distance in facts.distances_m:
+        if not 0 < distance <= MAX_DISTANCE_M or not math.isfinite(distance):
+            shown = f"{distance / 1000:,.0f} km" if distance >= 1000 else f"{distance:g} m"
+            raise InputError(
+                f"a distance of {shown} is not one GeoFaham measures (more than 0, at most "
+                f"{MAX_DISTANCE_M / 1000:,.0f} km)",
+                hint="ask within a distance up to that, e.g. 'within 5 km'",
+            )
 
 
 def check_plan_adherence(step: PlanStep, progress: ProgressLedger) -> Failure | None:

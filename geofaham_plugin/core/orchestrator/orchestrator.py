@@ -22,6 +22,7 @@ from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
+from ..engines.user_files import gdal_network
 from ..errors import (
     Cancelled,
     DeadlineReached,
@@ -51,7 +52,7 @@ from ..planning.spec_read import damage_domain
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
 from .answer import StructuredAnswer
-from .checks import check_geospatial_compatibility, check_input_validity, check_plan_adherence
+from .checks import check_distances, check_geospatial_compatibility, check_input_validity, check_plan_adherence
 from .events import (
     AnswerEvent,
     ArtifactEvent,
@@ -74,6 +75,10 @@ from .toolchoice import choose_tool
 
 if TYPE_CHECKING:
     from ..store.store import ResponseStore
+
+
+#: what ends a run as failed: a status and an answer, never an exception (``record.error`` names the kind)
+RUN_FAILURES = (ModelOutputError, ModelHTTPError, ToolFailed, NoOtherPlan)
 
 
 class OrchestratorConfig(BaseModel):
@@ -101,6 +106,7 @@ class Orchestrator:
         self.llm = llm
         self.config = config or OrchestratorConfig()
         self.settings = settings or settings_from_env()
+        gdal_network(self.settings.network.offline)  # GDAL's own network access too, for the whole process
         self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
@@ -130,6 +136,7 @@ class Orchestrator:
 
         def start() -> None:
             facts = prepass(question, layers=self.layers)
+            check_distances(facts)  # "within 40000 km": one line for the user, not a validation error
             record.facts = inherit_facts(facts, previous)
             if previous is not None and record.facts is not facts:  # a follow-up of the previous run
                 record.follow_up_of = previous.run_id
@@ -180,7 +187,7 @@ class Orchestrator:
             except Cancelled:
                 record.status = "cancelled"
                 self._emit(record, CancelledEvent())
-            except (ModelOutputError, ModelHTTPError, ToolFailed, NoOtherPlan) as exc:
+            except RUN_FAILURES as exc:
                 record.status = "failed"
                 record.error = f"{type(exc).__name__}: {exc}"
                 self._emit(record, ErrorEvent(message=str(exc), error_type=type(exc).__name__))
@@ -672,7 +679,9 @@ class Orchestrator:
                     else phrase("answer.nothing_computed", lang)
                 )
             )
-        return f"{phrase('answer.failed', lang)} {record.error or ''}".strip()
+        name, sep, message = (record.error or "").partition(": ")  # the answer names no exception class
+        error = message if sep and name in {kind.__name__ for kind in RUN_FAILURES} else record.error or ""
+        return f"{phrase('answer.failed', lang)} {error}".strip()
 
     # -------------------------------------------------------------------------------- records
     def last_run(self) -> RunRecord | None:

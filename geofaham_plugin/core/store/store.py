@@ -67,7 +67,7 @@ import pandas as pd
 
 from ..config import ComputeSettings, TestHooks
 from ..domain.files import atomic_write_text, fsync_dir, fsync_file, lock, set_aside, try_lock
-from ..errors import GeoFahamError
+from ..errors import FOLDER_HINT, GeoFahamError, InputError
 from .describe import raster_metadata, table_metadata, text_metadata, to_utc, vector_metadata
 from .integrity import ArtifactDamaged, fingerprint, frame_digest, vector_fingerprint
 from .integrity import verify as verify_file
@@ -333,7 +333,12 @@ class ResponseStore:
         self.artifacts_dir = self.session_dir / "artifacts"
         self.staging_dir = self.session_dir / ".staging"
         self.quarantine_dir = self.session_dir / QUARANTINE_DIR
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        except FileNotFoundError as exc:  # a folder that cannot hold folders (under /proc, a vanished mount)
+            raise InputError(
+                f"cannot create the session folder {self.session_dir}: {exc.strerror}", hint=FOLDER_HINT, kind="storage"
+            ) from None
         self._lock = threading.RLock()
         self._reserved: set[str] = set()
         #: one line per thing the store repaired on open or on a check (rebuilt index, quarantined file)

@@ -5,17 +5,18 @@ The boundary is the operating system; the in-process layers are conveniences wit
 
 1. Pre-check (here, before anything starts): the code parses; imports are on the allow-list; no
    private or dunder attribute (``__class__``, ``_io``), no ``eval``/``exec``/``getattr`` & co.
-2. Process tree: a fresh interpreter (``python -I``) in its own session, in fresh PID, mount (own
-   ``/proc``: no other process is visible) and network namespaces (``unshare``) when this machine
-   allows them, with a minimal environment (no API keys). Its supervisor (``sandbox_child``) is a
+2. Process tree: a fresh interpreter (``python -I``) in its own session, in a fresh user namespace
+   (run as root too) and PID, mount (own ``/proc``: no other process is visible), network, UTS and IPC
+   namespaces (``unshare``) when this machine allows them, with a minimal environment (no API keys). Its supervisor (``sandbox_child``) is a
    subreaper that kills whatever the worker leaves behind; here the whole tree is killed on
    deadline, cancel or quota (descendants found in /proc, then the group; with the PID namespace the
    kernel kills every process in it when its init dies). Limits: CPU time, address space, file
    size, a total quota on the run folder (watched here), a wall clock.
-3. Kernel, in the child: Landlock (reads only under the interpreter/library roots and the session,
+3. Kernel, in the child: every capability dropped (``capabilities``: root keeps none); Landlock (reads only under the interpreter/library roots and the session,
    writes only in the run's output folder, no TCP, no signals outside) and seccomp (no new process -
    so one address-space limit bounds the whole tree -, no socket of any family - UNIX sockets such as
-   PostgreSQL's included -, no setsid, no exec). Both bind C code (GDAL) too. Without Landlock
+   PostgreSQL's included -, no setsid, no exec, no host name, kernel log, device node, ``memfd_create``
+   (memory outside the address-space limit), set-id bit or immutable flag). Both bind C code (GDAL) too. Without Landlock
    (older kernels) generated code is not run unless the user opted in
    (``GEOFAHAM_SANDBOX_ALLOW_NO_LANDLOCK``): files outside the session would be reachable.
 4. Audit hook + restricted builtins in the child: sockets, process spawning, ctypes and file access
@@ -171,12 +172,14 @@ def check_code(code: str, allowed: tuple[str, ...] = ALLOWED_MODULES) -> list[st
     return list(dict.fromkeys(problems))
 
 
-#: namespaces for the child, strongest first: PID (+ its own /proc) and network, as root or in a user namespace
+#: namespaces for the child, strongest first: a user namespace always where the machine allows one (run as root
+#: too: the child's root is no root of the host), PID (+ its own /proc), network, UTS (its own host name) and IPC
+#: (its own System V memory, gone with it); without user namespaces (root only) the child drops every capability
 NAMESPACES = (
-    ("--pid", "--fork", "--kill-child", "--mount-proc", "--net"),
-    ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc", "--net"),
-    ("--net",),
-    ("--user", "--map-root-user", "--net"),
+    ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--uts", "--ipc"),
+    ("--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--uts", "--ipc"),
+    ("--user", "--map-root-user", "--net", "--uts", "--ipc"),
+    ("--net", "--uts", "--ipc"),
 )
 NO_LANDLOCK = (
     "generated Python was not run: this kernel has no Landlock, so the sandbox could not keep the code "
@@ -424,7 +427,7 @@ def run_code(
         isolation.append("landlock unavailable" if landlock else "landlock off")
     prefix = namespace_prefix() if namespaces else []
     if prefix:
-        names = [f for f in ("--user", "--pid", "--net") if f in prefix]
+        names = [f for f in ("--user", "--pid", "--net", "--uts", "--ipc") if f in prefix]
         isolation.append("namespaces: " + " ".join(n.strip("-") for n in names))
     cmd = [*prefix, sys.executable, "-I", str(CHILD), str(run_dir / "spec.json")]
     stdout_path, stderr_path = run_dir / "stdout.txt", run_dir / "stderr.txt"

@@ -9,8 +9,9 @@ succeeded it forks a second, equally confined converter that rewrites the output
 
 In the worker, order matters, each step narrows what the next may do: resource limits (CPU seconds,
 address space, file size, no core dumps); the repository on ``sys.path`` and the library imported;
-Landlock (kernel: files outside the read roots and the output folder, TCP, signals to outside
-processes); seccomp (kernel: no new process, no socket of any family, no setsid, no exec); an audit
+every capability dropped (root too: ``capabilities``); Landlock (kernel: files outside the read roots and the output folder, TCP, signals to outside
+processes); seccomp (kernel: no new process, no socket of any family, no setsid, no exec, no host name,
+kernel log, device node, memfd, set-id bit or immutable flag); an audit
 hook (sockets, process spawning, ctypes, files by path) and restricted builtins whose ``__import__``
 enforces the import allow-list - those two are conveniences with clear messages, not the boundary:
 code can switch them off; then the code runs. The verdict goes back on an inherited pipe, never
@@ -294,9 +295,10 @@ def _wait(pid: int) -> int:
 
 
 def _confine(spec: dict, read: tuple[str, ...], write: str) -> list[str]:
-    from geofaham_plugin.core.engines.raster import landlock, seccomp
+    from geofaham_plugin.core.engines.raster import capabilities, landlock, seccomp
 
-    isolation = [landlock.restrict(read, [write])] if spec["landlock"] else ["landlock off"]
+    isolation = [capabilities.drop()]  # whatever user runs GeoFaham: root keeps none
+    isolation.append(landlock.restrict(read, [write]) if spec["landlock"] else "landlock off")
     isolation.append(seccomp.restrict() if spec["seccomp"] else "seccomp off")
     return isolation
 

@@ -27,22 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ToolFailed
+from ..user_files import SQLITE_MAGIC, TIFF_MAGIC, UNTRUSTED_GDAL
 
 #: the outputs the sandbox hands over, by suffix (what ``gr.save_*`` writes); other files are ignored
 KINDS = {".tif": "raster", ".gpkg": "vector", ".csv": "table", ".md": "text"}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
-TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
-SQLITE_MAGIC = b"SQLite format 3\x00"
 GPKG_APPLICATION_ID = b"GPKG"
 #: GDAL settings for every open of a sandbox output: no sibling files (.ovr, .aux.xml, .msk), no
 #: network, no external access from SQLite
-SAFE_GDAL = {
-    "GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR",
-    "CPL_VSIL_CURL_ALLOWED_EXTENSIONS": ".none",
-    "GDAL_HTTP_TIMEOUT": "1",
-    "OGR_SQLITE_ALLOW_EXTERNAL_ACCESS": "NO",
-    "GDAL_PAM_ENABLED": "NO",
-}
+SAFE_GDAL = {**UNTRUSTED_GDAL, "GDAL_DISABLE_READDIR_ON_OPEN": "EMPTY_DIR", "GDAL_PAM_ENABLED": "NO"}
 HINT = "save outputs only with gr.save_raster / save_vector / save_table / save_text"
 
 
