@@ -24,20 +24,57 @@ def session_group(project: QgsProject, session_name: str) -> QgsLayerTreeGroup:
     return group if group is not None else root.insertGroup(0, name)
 
 
+#: the geometry families an OGR data source can be told (``|geometrytype=``) for a file that states none
+GEOMETRY_FAMILIES = {"point": "Point", "linestring": "LineString", "polygon": "Polygon"}
+
+
+def made_geometry(record: ArtifactRecord, store: ResponseStore) -> str | None:
+    """The geometry family ("Point", "LineString", "Polygon") of an artifact: its own, else, for an empty result
+    whose file states none, that of what it was made from (its inputs, nearest first); None when nothing says."""
+    from ..core.store.models import VectorMeta
+
+    seen: set[str] = set()
+    todo = [record]
+    while todo:
+        current = todo.pop(0)
+        meta = current.metadata
+        if isinstance(meta, VectorMeta):
+            family = GEOMETRY_FAMILIES.get(meta.geometry_type.lower().removeprefix("multi"))
+            if family is not None:
+                return family
+        seen.add(current.id)
+        todo += [store.get(i) for i in current.inputs if i not in seen and i in store]
+    return None
+
+
+def artifact_source(record: ArtifactRecord, store: ResponseStore) -> str:
+    """The data source of an artifact's layer. An empty vector result's GeoPackage has geometry type Unknown
+    (QGIS would open it as a table, with no symbol): its source says the geometry of what it was made from."""
+    from ..core.store.models import VectorMeta
+
+    path = store.abs_path(record.id)
+    if record.kind.value not in ("vector", "aoi"):
+        return str(path)
+    source = f"{path}|layername={record.id}"
+    if isinstance(record.metadata, VectorMeta) and record.metadata.feature_count == 0:
+        family = made_geometry(record, store)
+        source += f"|geometrytype={family}" if family else ""
+    return source
+
+
 def layer_for_artifact(record: ArtifactRecord, store: ResponseStore) -> QgsVectorLayer | QgsRasterLayer | None:
     """A QGIS layer for a vector/AOI/raster artifact, or None for kinds that are not map layers."""
-    path = store.abs_path(record.id)
     name = f"{record.id} · {record.summary}"[:120]
     kind = record.kind.value
     # our own style follows; looking for a default one in the file costs most of the time a big layer takes to open
     if kind in ("vector", "aoi"):
         options = QgsVectorLayer.LayerOptions()
         options.loadDefaultStyle = False
-        layer = QgsVectorLayer(f"{path}|layername={record.id}", name, "ogr", options)
+        layer = QgsVectorLayer(artifact_source(record, store), name, "ogr", options)
     elif kind == "raster":
         raster_options = QgsRasterLayer.LayerOptions()
         raster_options.loadDefaultStyle = False
-        layer = QgsRasterLayer(str(path), name, "gdal", raster_options)
+        layer = QgsRasterLayer(artifact_source(record, store), name, "gdal", raster_options)
     else:
         return None
     if not layer.isValid():

@@ -410,11 +410,12 @@ class Session(QObject):
         new_dir.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(old_dir, new_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("store.lock"))
         self.store = ResponseStore(new_dir)
+        from .layers import artifact_source
+
         for layer in self.layers:
             artifact_id = layer.customProperty("geofaham/artifact_id")
             if artifact_id in self.store:
-                path = self.store.abs_path(artifact_id)
-                source = f"{path}|layername={artifact_id}" if layer.providerType() == "ogr" else str(path)
+                source = artifact_source(self.store.get(artifact_id), self.store)
                 layer.setDataSource(source, layer.name(), layer.providerType())
         shutil.rmtree(old_dir, ignore_errors=True)
 

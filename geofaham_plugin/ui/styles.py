@@ -46,6 +46,8 @@ UNGRADED_LABELS = {"damaged": "damaged (grade unknown)", "unknown": "not assesse
 
 
 def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
+    if not layer.isSpatial():  # no geometry type at all (an empty file nothing says the geometry of): no symbol
+        return
     kind = record.kind.value
     geometry = layer.geometryType()
     fields = [f.name() for f in layer.fields()]

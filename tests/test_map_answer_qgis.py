@@ -1,0 +1,100 @@
+"""The answer on the map in QGIS (issue 30): an empty result is a layer like any other; the canvas frames the
+area asked about with the answer drawn on top; layer names read; legends list what the layer holds."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+from qgis.core import QgsCategorizedSymbolRenderer, QgsFeature, QgsGeometry, QgsProject, QgsVectorLayer, QgsWkbTypes
+from shapely.geometry import Point
+from test_session_qgis import close_session, wait_for
+
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.store.store import ResponseStore
+from geofaham_plugin.ui.dock import ChatDock
+from geofaham_plugin.ui.layers import GROUP_PREFIX, add_artifact_layer, session_group
+from geofaham_plugin.ui.session import Session
+
+#: a square in Altadena where the Eaton DINS snapshot has 117 inspected structures and none destroyed
+NONE_DESTROYED = "POLYGON((-118.045 34.17, -118.041 34.17, -118.041 34.174, -118.045 34.174, -118.045 34.17))"
+ZERO_QUESTION = "How many structures were destroyed by the Eaton fire in my area?"
+
+
+def polygon_layer(wkt: str, name: str = "my area") -> QgsVectorLayer:
+    layer = QgsVectorLayer("Polygon?crs=EPSG:4326", name, "memory")
+    feature = QgsFeature()
+    feature.setGeometry(QgsGeometry.fromWkt(wkt))
+    layer.dataProvider().addFeatures([feature])
+    layer.updateExtents()
+    QgsProject.instance().addMapLayer(layer)
+    return layer
+
+
+@pytest.fixture()
+def session(qgis_iface, tmp_path):
+    dock = ChatDock(qgis_iface.mainWindow())
+    s = Session(dock, iface=qgis_iface, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})))
+    s.name = "map"
+    yield s
+    close_session(s)
+
+
+def ask(session: Session, question: str):
+    finished = []
+    session.runFinished.connect(finished.append)
+    assert session.ask(question)
+    wait_for(lambda: finished)
+    return finished[0]
+
+
+def group_layers(session: Session) -> list:
+    group = QgsProject.instance().layerTreeRoot().findGroup(GROUP_PREFIX + session.name)
+    return [node.layer() for node in group.findLayers()]
+
+
+# ------------------------------------------------------------------------------------------- empty results
+def test_an_empty_result_is_added_as_a_layer_of_the_geometry_it_was_made_from(qgis_app, tmp_path):
+    store = ResponseStore(tmp_path / "session")
+    project = QgsProject.instance()
+    try:
+        points = store.register_vector(
+            gpd.GeoDataFrame({"damage_class": ["none"]}, geometry=[Point(-118.1, 34.2)], crs=4326),
+            source="test.points",
+            summary="one inspected building",
+        )
+        empty = store.register_vector(
+            gpd.GeoDataFrame({"damage_class": []}, geometry=[], crs=4326),
+            source="vector.select_damage",
+            summary="0 buildings with damage class destroyed",
+            inputs=[points.id],
+        )
+        assert empty.metadata.geometry_type == "None"  # the GeoPackage says "Unknown": QGIS alone makes it a table
+        group = session_group(project, "empty")
+        layer = add_artifact_layer(project, group, empty, store)
+        assert layer is not None and layer.isValid() and layer.featureCount() == 0
+        assert layer.geometryType() == QgsWkbTypes.PointGeometry  # the geometry of what it was made from
+        assert isinstance(layer.renderer(), QgsCategorizedSymbolRenderer)
+        assert group.findLayer(layer.id()) is not None
+        # nothing to say the geometry of: a table-like layer, added all the same, never an error
+        orphan = store.register_vector(
+            gpd.GeoDataFrame({"damage_class": []}, geometry=[], crs=4326), source="test.empty", summary="nothing"
+        )
+        table = add_artifact_layer(project, group, orphan, store)
+        assert table is not None and table.isValid() and not table.isSpatial()
+    finally:
+        store.close()
+        project.clear()
+
+
+def test_a_question_answered_zero_in_the_dock_adds_its_empty_layers_and_is_an_answer(session):
+    aoi = polygon_layer(NONE_DESTROYED)
+    assert session.aoi_from_layer(aoi, selected_only=False)
+    record = ask(session, ZERO_QUESTION)
+    assert record.status == "answered", record.answer
+    assert record.structured.values[0].value == 0
+    layers = {layer.customProperty("geofaham/artifact_id"): layer for layer in group_layers(session)}
+    empty = [s.artifact_id for s in record.steps if s.tool == "select_damage"]
+    assert empty and empty[0] in layers, "the empty result must be on the map"
+    assert layers[empty[0]].featureCount() == 0 and layers[empty[0]].geometryType() == QgsWkbTypes.PointGeometry
+    text = session.dock.transcript_text()
+    assert "0 in total" in text and "Not the answer" not in text and "Partial" not in text
