@@ -20,7 +20,7 @@ NONE_DESTROYED = "POLYGON((-118.045 34.17, -118.041 34.17, -118.041 34.174, -118
 ZERO_QUESTION = "How many structures were destroyed by the Eaton fire in my area?"
 
 
-def polygon_layer(wkt: str, name: str = "my area") -> QgsVectorLayer:
+def polygon_layer(wkt: str, name: str = "square") -> QgsVectorLayer:
     layer = QgsVectorLayer("Polygon?crs=EPSG:4326", name, "memory")
     feature = QgsFeature()
     feature.setGeometry(QgsGeometry.fromWkt(wkt))
@@ -86,10 +86,17 @@ def test_an_empty_result_is_added_as_a_layer_of_the_geometry_it_was_made_from(qg
         project.clear()
 
 
-def test_a_question_answered_zero_in_the_dock_adds_its_empty_layers_and_is_an_answer(session):
+#: the model reads a breakdown by structure type, its second reading none: two readings, both computed
+BY_TYPE = {"subject": "damage", "grades": ["destroyed"], "relation": "inside", "reference": "my_area"}
+TWO_READINGS = {"reader": [{**BY_TYPE, "group_by": "structure_type"}, BY_TYPE]}
+
+
+@pytest.mark.parametrize("script", [{}, TWO_READINGS], ids=["code reads", "read two ways"])
+def test_a_question_answered_zero_in_the_dock_adds_its_empty_layers_and_is_an_answer(session, script):
+    session._llm_factory = lambda: LLM(ScriptedModel(dict(script)))
     aoi = polygon_layer(NONE_DESTROYED)
     assert session.aoi_from_layer(aoi, selected_only=False)
-    record = ask(session, ZERO_QUESTION)
+    record = ask(session, ZERO_QUESTION if not script else "How many structures were destroyed in the area I drew?")
     assert record.status == "answered", record.answer
     assert record.structured.values[0].value == 0
     layers = {layer.customProperty("geofaham/artifact_id"): layer for layer in group_layers(session)}
