@@ -394,3 +394,48 @@ def test_an_interrupted_run_is_offered_in_the_dock_and_resumed_by_its_link(qgis_
         assert len(finished) == 1
     finally:
         close_session(s)
+
+
+def test_a_closed_session_disconnects_everything_and_never_answers(qgis_iface, tmp_path):
+    """A reopened project gets a new session on the same dock: the old one, closed, must have let go of every
+    signal it connected (the report link printed "Cannot operate on a closed database" from the closed one)."""
+    from qgis.PyQt.QtCore import QUrl
+
+    from geofaham_plugin.ui.dock import REPORT_SCHEME
+
+    dock = ChatDock(qgis_iface.mainWindow())
+    root = QgsProject.instance().layerTreeRoot()
+    signals = [
+        dock.artifactActivated,
+        dock.transcriptChanged,
+        dock.reportRequested,
+        dock.resumeRequested,
+        dock.layerChoiceChanged,
+    ]
+    tree = [root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged]
+    before = [dock.receivers(s) for s in signals] + [root.receivers(s) for s in tree]
+    folder = tmp_path / "session"
+    old = Session(dock, session_dir=folder, llm_factory=lambda: LLM(ScriptedModel({})), name="reopened")
+    finished = []
+    old.runFinished.connect(finished.append)
+    assert old.ask("How many buildings were damaged in the Eaton fire?")
+    wait_for(lambda: finished)
+    run_id = finished[0].run_id
+    old.close()
+    assert [dock.receivers(s) for s in signals] + [root.receivers(s) for s in tree] == before
+    new = Session(dock, session_dir=folder, llm_factory=lambda: LLM(ScriptedModel({})), name="reopened")
+    try:
+        new.restore()
+        dock._on_link(QUrl(f"{REPORT_SCHEME}:{run_id}"))  # the user clicks the report link of the reopened run
+        text = dock.transcript_text()
+        assert text.count("Situation report written") == 1, text
+        assert "closed database" not in text and "Problem" not in text
+        # nothing reaches the closed one: no question, no report, no transcript written over the reopened one's
+        assert not old.ask("How many buildings were destroyed in the Eaton fire?") and not old.busy
+        assert old.make_report(run_id) is None and not old.resume(run_id)
+        saved = (folder / Session.TRANSCRIPT).read_text(encoding="utf-8")
+        dock.restore([])
+        old.save_transcript()
+        assert "3,051 in total" in saved and (folder / Session.TRANSCRIPT).read_text(encoding="utf-8") == saved
+    finally:
+        close_session(new)

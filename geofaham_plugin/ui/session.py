@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qgis.core import Qgis, QgsMessageLog, QgsProject
 from qgis.PyQt.QtCore import QObject, pyqtSignal
@@ -110,21 +110,27 @@ class Session(QObject):
         self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
         self._closed = False
         self.records: list[RunRecord] = []
-        dock.artifactActivated.connect(self.show_artifact)
-        dock.transcriptChanged.connect(self.save_transcript)
-        dock.reportRequested.connect(self.make_report)
-        dock.resumeRequested.connect(self.resume)
+        # every connection the session makes, so that close() undoes them all: the dock outlives the session (a
+        # reopened project gets a new session on the same dock) and a closed session must never answer
+        self._connections: list[tuple[Any, Callable[..., object]]] = []
+        self._connect(dock.artifactActivated, self.show_artifact)
+        self._connect(dock.transcriptChanged, self.save_transcript)
+        self._connect(dock.reportRequested, self.make_report)
+        self._connect(dock.resumeRequested, self.resume)
         # the project's own layers a question may read: listed in the dock, ticked when visible
         self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
-        dock.layerChoiceChanged.connect(self._on_layer_choice)
+        self._connect(dock.layerChoiceChanged, self._on_layer_choice)
         root = QgsProject.instance().layerTreeRoot()
-        self._project_signals = [root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged]
-        for signal in self._project_signals:
-            signal.connect(self.refresh_layers)
+        for signal in (root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged):
+            self._connect(signal, self.refresh_layers)
         self.refresh_layers()
         from .styles import warm_up_labels
 
         warm_up_labels()  # the answer's labels then cost nothing on the main thread
+
+    def _connect(self, signal: Any, slot: Callable[..., object]) -> None:
+        signal.connect(slot)
+        self._connections.append((signal, slot))
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -171,7 +177,7 @@ class Session(QObject):
         return self.worker is not None and self.worker.isRunning()
 
     def ask(self, question: str, aoi_artifact_id: str | None = None) -> bool:
-        if self.busy:
+        if self.busy or self._closed:
             return False
         self.dock.set_busy(True, tr("Planning…"))
         previous = next((r for r in reversed(self.records) if r and r.status in ("answered", "partial")), None)
@@ -180,19 +186,22 @@ class Session(QObject):
         def orchestrator(*, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:  # run's thread
             return self._orchestrator(on_event=on_event, cancel=cancel, user_layers=files)
 
-        self.worker = RunWorker(orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self)
-        self.worker.event.connect(self._on_event)
-        self.worker.done.connect(self._on_done)
-        self.worker.crashed.connect(self._on_crash)
-        self.worker.start()
+        self._start(RunWorker(orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self))
         return True
+
+    def _start(self, worker: RunWorker) -> None:
+        self.worker = worker
+        self._connect(worker.event, self._on_event)
+        self._connect(worker.done, self._on_done)
+        self._connect(worker.crashed, self._on_crash)
+        worker.start()
 
     def resume(self, run_id: str) -> bool:
         """Go on with a run of this session that did not finish (killed with QGIS, cancelled, timed out):
         steps done stay done (``Orchestrator.resume``). A run that cannot be resumed is one line."""
         from ..core.orchestrator.runlog import not_resumable
 
-        if self.busy:
+        if self.busy or self._closed:
             return False
         runlog = RunLog(self.store.session_dir)
         if problem := not_resumable(runlog, run_id):
@@ -205,11 +214,7 @@ class Session(QObject):
         def orchestrator(*, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:  # run's thread
             return self._orchestrator(on_event=on_event, cancel=cancel)
 
-        self.worker = RunWorker(orchestrator, question, parent=self, resume=run_id)
-        self.worker.event.connect(self._on_event)
-        self.worker.done.connect(self._on_done)
-        self.worker.crashed.connect(self._on_crash)
-        self.worker.start()
+        self._start(RunWorker(orchestrator, question, parent=self, resume=run_id))
         return True
 
     def offer_resumes(self) -> list[str]:
@@ -345,6 +350,8 @@ class Session(QObject):
         from ..core.errors import user_line
         from .report import situation_report
 
+        if self._closed:
+            return None
         record = next((r for r in reversed(self.records) if r is not None and r.run_id == run_id), None)
         if record is None:
             self.dock.append_error(tr("No finished run {run} in this session.").format(run=run_id))
@@ -372,6 +379,8 @@ class Session(QObject):
     def save_transcript(self) -> None:
         import json
 
+        if self._closed:  # the dock now shows another session (or none): never written over this one's
+            return
         path = self.store.session_dir / self.TRANSCRIPT
         tmp = path.with_suffix(".tmp")
         tmp.write_text(
@@ -483,11 +492,12 @@ class Session(QObject):
             raise RuntimeError("drawing an area of interest needs the QGIS interface (this session has no iface)")
         canvas = self.iface.mapCanvas()
         tool = self._draw_tool = PolygonTool(canvas)
-        tool.polygonFinished.connect(
+        self._connect(
+            tool.polygonFinished,
             lambda g: (
                 self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
                 canvas.unsetMapTool(tool),
-            )
+            ),
         )
         canvas.setMapTool(tool)
 
@@ -496,14 +506,20 @@ class Session(QObject):
         self.dock.set_aoi(None)
 
     def close(self) -> None:
-        for signal in self._project_signals:
-            with contextlib.suppress(TypeError, RuntimeError):  # already disconnected, or the project is gone
-                signal.disconnect(self.refresh_layers)
-        self._project_signals = []
+        """Disconnect every signal the session connected, end its run and its context loads, close its model and
+        store. A closed session never answers: its entry points return at once."""
+        self._closed = True
+        for signal, slot in self._connections:
+            with contextlib.suppress(TypeError, RuntimeError):  # already disconnected, or its sender is gone
+                signal.disconnect(slot)
+        self._connections = []
+        if self._draw_tool is not None and self.iface is not None:
+            with contextlib.suppress(RuntimeError):
+                if self.iface.mapCanvas().mapTool() is self._draw_tool:
+                    self.iface.mapCanvas().unsetMapTool(self._draw_tool)
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait(30000)
-        self._closed = True
         for load in self.context_loads:  # a context still loading: its thread ends before the session does
             if load.task is not None and not load.done:
                 load.task.waitForFinished(30000)
