@@ -105,3 +105,60 @@ def test_a_question_answered_zero_in_the_dock_adds_its_empty_layers_and_is_an_an
     assert layers[empty[0]].featureCount() == 0 and layers[empty[0]].geometryType() == QgsWkbTypes.PointGeometry
     text = session.dock.transcript_text()
     assert "0 in total" in text and "Not the answer" not in text and "Partial" not in text
+
+
+# ------------------------------------------------------------------------------------------ the answer framed
+#: a square in Altadena with 484 destroyed structures of the 5,805 the Eaton DINS snapshot holds
+SOME_DESTROYED = "POLYGON((-118.15 34.18, -118.13 34.18, -118.13 34.195, -118.15 34.195, -118.15 34.18))"
+
+
+def in_crs(rectangle, source, target):
+    from qgis.core import QgsCoordinateTransform
+
+    return QgsCoordinateTransform(source, target, QgsProject.instance()).transformBoundingBox(rectangle)
+
+
+def frames(extent, area) -> bool:
+    """``extent`` contains ``area`` and is at most 4 times its size."""
+    return extent.contains(area) and extent.area() <= 4 * area.area()
+
+
+def test_after_an_aoi_question_the_map_shows_the_answer_over_the_area_asked_about(session, qgis_canvas):
+    from qgis.core import QgsCoordinateReferenceSystem, QgsLayoutItemMap
+
+    qgis_canvas.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:3857"))
+    qgis_canvas.resize(800, 600)
+    qgis_canvas.setExtent(
+        in_crs(
+            QgsGeometry.fromWkt("POLYGON((-125 30, -110 30, -110 45, -125 45, -125 30))").boundingBox(),
+            QgsCoordinateReferenceSystem("EPSG:4326"),
+            qgis_canvas.mapSettings().destinationCrs(),
+        )
+    )
+    aoi = polygon_layer(SOME_DESTROYED)
+    assert session.aoi_from_layer(aoi, selected_only=False)
+    QgsProject.instance().removeMapLayer(aoi.id())  # the AOI is now the session's own layer
+    record = ask(session, ZERO_QUESTION)
+    assert record.status == "answered" and record.structured.values[0].value == 484, record.answer
+    area = QgsGeometry.fromWkt(SOME_DESTROYED).boundingBox()
+    wgs84 = QgsCoordinateReferenceSystem("EPSG:4326")
+    canvas = qgis_canvas.extent()
+    assert frames(canvas, in_crs(area, wgs84, qgis_canvas.mapSettings().destinationCrs())), canvas.toString()
+
+    # the answer (the 484 destroyed structures the count counted) on top and visible; what the run read and
+    # computed on the way (the 5,805 inspections, those inside the area) hidden but kept in the group
+    group = QgsProject.instance().layerTreeRoot().findGroup(GROUP_PREFIX + session.name)
+    nodes = group.findLayers()
+    by_id = {n.layer().customProperty("geofaham/artifact_id"): n for n in nodes}
+    (selected,) = [s.artifact_id for s in record.steps if s.tool == "select_damage"]
+    assert nodes[0] is by_id[selected] and nodes[0].isVisible() and nodes[0].layer().featureCount() == 484
+    assert nodes[1].layer().customProperty("geofaham/artifact_id") == record.aoi_artifact_id and nodes[1].isVisible()
+    others = [by_id[s.artifact_id] for s in record.steps if s.artifact_id in by_id and s.artifact_id != selected]
+    assert others and not any(n.isVisible() for n in others)
+    assert any(n.layer().featureCount() == 5805 for n in others)
+
+    # the report's main map frames the same area
+    report = session.make_report(record.run_id)
+    assert report is not None
+    main = [i for i in report.layout.items() if isinstance(i, QgsLayoutItemMap) and i.id() == "main map"][0]
+    assert frames(main.extent(), in_crs(area, wgs84, main.crs())), main.extent().toString()

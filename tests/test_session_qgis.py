@@ -89,11 +89,15 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     assert dock.send_button.isEnabled() and not dock.cancel_button.isEnabled()
     group = QgsProject.instance().layerTreeRoot().findGroup(GROUP_PREFIX + "test session")
     assert group is not None
-    layers = [node.layer() for node in group.findLayers()]
-    # one layer per map artifact, in run order, each telling what it is and which artifact it holds
-    assert [layer.customProperty("geofaham/artifact_id") for layer in layers] == [s.artifact_id for s in record.steps]
-    assert [layer.featureCount() for layer in layers][0::2] == [1, 7]
-    assert all(layer.isValid() for layer in layers) and "HIFLD hospitals" in layers[1].name()
+    nodes = group.findLayers()
+    layers = [node.layer() for node in nodes]
+    # one layer per map artifact, each telling what it is and which artifact it holds: the answer on top and
+    # visible, the others in run order under it, hidden
+    steps = [s.artifact_id for s in record.steps]
+    assert [layer.customProperty("geofaham/artifact_id") for layer in layers] == steps[-1:] + steps[:-1]
+    assert [layer.featureCount() for layer in layers][:2] == [7, 1]
+    assert [node.isVisible() for node in nodes] == [True, False, False]
+    assert all(layer.isValid() for layer in layers) and "HIFLD hospitals" in layers[2].name()
     # the main thread kept ticking while the engines worked: apart from creating layers (one per
     # artifact, as each arrives), no gap between 5 ms ticks exceeded 50 ms
     layer_work = session.main_thread_work

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRasterLayer, QgsVectorLayer
+from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRasterLayer, QgsRectangle, QgsVectorLayer
 
 if TYPE_CHECKING:
-    from qgis.core import QgsMapLayer
+    from qgis.core import QgsCoordinateReferenceSystem, QgsMapLayer
     from qgis.gui import QgsMapCanvas
 
     from ..core.orchestrator.runlog import RunRecord
@@ -101,16 +102,106 @@ def find_artifact_layer(project: QgsProject, artifact_id: str) -> QgsMapLayer | 
 
 def zoom_to_layer(canvas: QgsMapCanvas, layer: QgsMapLayer) -> None:
     """Zoom the canvas to a layer's extent, transformed to the canvas CRS."""
-    from qgis.core import QgsCoordinateTransform
+    if _has_extent(layer):
+        zoom_to_extent(canvas, layers_extent([layer], canvas.mapSettings().destinationCrs(), QgsProject.instance()))
 
-    extent = layer.extent()
-    if extent.isEmpty() and layer.featureCount() == 0:
+
+def zoom_to_extent(canvas: QgsMapCanvas, extent: QgsRectangle) -> None:
+    if extent.isNull():
         return
-    transform = QgsCoordinateTransform(layer.crs(), canvas.mapSettings().destinationCrs(), QgsProject.instance())
-    extent = transform.transformBoundingBox(extent)
-    extent.scale(1.15)
     canvas.setExtent(extent)
     canvas.refresh()
+
+
+def _has_extent(layer: QgsMapLayer) -> bool:
+    """A layer with something to frame: features (a vector layer), or an extent (a raster)."""
+    if isinstance(layer, QgsVectorLayer) and layer.featureCount() == 0:
+        return False
+    return not layer.extent().isNull()
+
+
+def layers_extent(layers: list[QgsMapLayer], crs: QgsCoordinateReferenceSystem, project: QgsProject) -> QgsRectangle:
+    """The union of the layers' extents in ``crs``, with a margin (a single point: a little around it); null when
+    none has an extent."""
+    from qgis.core import QgsCoordinateTransform
+
+    extent = QgsRectangle()
+    extent.setNull()
+    for layer in layers:
+        if _has_extent(layer):
+            extent.combineExtentWith(
+                QgsCoordinateTransform(layer.crs(), crs, project).transformBoundingBox(layer.extent())
+            )
+    if not extent.isNull():
+        if extent.width() == 0 or extent.height() == 0:  # a single point
+            extent.grow(0.005 if crs.isGeographic() else 500.0)
+        extent.scale(1.1)
+    return extent
+
+
+def lineage_layers(
+    project: QgsProject,
+    artifact_ids: list[str],
+    store: ResponseStore,
+    keep: Callable[[QgsMapLayer], bool] = lambda layer: True,
+) -> list[QgsMapLayer]:
+    """The layers ``keep`` accepts of the nearest artifacts in the lineage of ``artifact_ids``: theirs, else those
+    of what they were made from, and so on (the first generation with any)."""
+    seen: set[str] = set()
+    generation = list(dict.fromkeys(artifact_ids))
+    while generation:
+        found = [layer for a in generation if (layer := find_artifact_layer(project, a)) is not None and keep(layer)]
+        if found:
+            return found
+        seen.update(generation)
+        generation = list(
+            dict.fromkeys(i for a in generation if a in store for i in store.get(a).inputs if i not in seen)
+        )
+    return []
+
+
+def answer_layers(project: QgsProject, record: RunRecord, store: ResponseStore) -> list[QgsMapLayer]:
+    """The layers that show a run's answer: its cited artifacts' layers; for a cited table (a count, a breakdown)
+    the layers it was computed from."""
+    return lineage_layers(project, list(record.cited_artifacts), store)
+
+
+def answer_extent(
+    project: QgsProject, record: RunRecord, store: ResponseStore, crs: QgsCoordinateReferenceSystem
+) -> QgsRectangle:
+    """What a map of a run's answer frames, in ``crs``: the area asked about (the run's AOI) and the answer's
+    features (the cited artifacts' layers with features, else the nearest layers with features they were made
+    from), with a margin; null when nothing has an extent."""
+    layers = lineage_layers(project, list(record.cited_artifacts), store, _has_extent)
+    aoi = find_artifact_layer(project, record.aoi_artifact_id) if record.aoi_artifact_id else None
+    return layers_extent(layers + ([aoi] if aoi is not None else []), crs, project)
+
+
+def show_answer(
+    project: QgsProject, group: QgsLayerTreeGroup, record: RunRecord, store: ResponseStore
+) -> list[QgsMapLayer]:
+    """The answer on top: a run's answer layers first in the session's group and visible, its AOI outline right
+    under them, the run's other layers (intermediate results, what it read) hidden but kept; returns the answer
+    layers."""
+    answers = answer_layers(project, record, store)
+    aoi = find_artifact_layer(project, record.aoi_artifact_id) if record.aoi_artifact_id else None
+    shown = answers + ([aoi] if aoi is not None and aoi not in answers else [])
+    for artifact_id in record.artifact_ids():
+        layer = find_artifact_layer(project, artifact_id)
+        node = group.findLayer(layer.id()) if layer is not None and layer not in shown else None
+        if node is not None:
+            node.setItemVisibilityChecked(False)
+    for layer in reversed(shown):
+        node = group.findLayer(layer.id())
+        if node is None:
+            continue
+        if group.children().index(node) != 0:
+            moved = node.clone()
+            group.insertChildNode(0, moved)
+            group.removeChildNode(node)
+            node = moved
+        node.setItemVisibilityChecked(True)
+    return answers
 
 
 def add_artifact_layer(

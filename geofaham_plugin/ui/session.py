@@ -281,7 +281,7 @@ class Session(QObject):
             self.dock.append_constraints(constraint_rows(record))
             style_road_access(QgsProject.instance(), record, self.store)
             label_answer(QgsProject.instance(), record, self.store)
-            self._zoom_to_answer(record)
+            self._show_answer(record)
             self.show_context(record)
         else:
             self.dock.append_error(record.answer)
@@ -429,16 +429,16 @@ class Session(QObject):
         shutil.rmtree(old_dir, ignore_errors=True)
 
     # ------------------------------------------------------------------------------ map side
-    def _zoom_to_answer(self, record: RunRecord) -> None:
-        from .layers import find_artifact_layer, zoom_to_layer
+    def _show_answer(self, record: RunRecord) -> None:
+        """The answer on the map: its layers on top, the run's other layers hidden, the canvas framing the area
+        asked about and the answer's features."""
+        from .layers import answer_extent, show_answer, zoom_to_extent
 
-        if self.iface is None:
-            return
-        for artifact_id in record.cited_artifacts:
-            layer = find_artifact_layer(QgsProject.instance(), artifact_id)
-            if layer is not None and layer.featureCount():
-                zoom_to_layer(self.iface.mapCanvas(), layer)
-                return
+        project = QgsProject.instance()
+        show_answer(project, session_group(project, self.name), record, self.store)
+        if self.iface is not None:
+            canvas = self.iface.mapCanvas()
+            zoom_to_extent(canvas, answer_extent(project, record, self.store, canvas.mapSettings().destinationCrs()))
 
     def show_artifact(self, artifact_id: str) -> None:
         """Select the artifact's layer in the layer tree and zoom to it."""
