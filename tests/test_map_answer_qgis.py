@@ -3,6 +3,8 @@ area asked about with the answer drawn on top; layer names read; legends list wh
 
 from __future__ import annotations
 
+import re
+
 import geopandas as gpd
 import pytest
 from qgis.core import QgsCategorizedSymbolRenderer, QgsFeature, QgsGeometry, QgsProject, QgsVectorLayer, QgsWkbTypes
@@ -17,6 +19,7 @@ from geofaham_plugin.ui.session import Session
 
 #: a square in Altadena where the Eaton DINS snapshot has 117 inspected structures and none destroyed
 NONE_DESTROYED = "POLYGON((-118.045 34.17, -118.041 34.17, -118.041 34.174, -118.045 34.174, -118.045 34.17))"
+ARTIFACT_ID = re.compile(r"\ba_[0-9a-f]{8}\b")
 ZERO_QUESTION = "How many structures were destroyed by the Eaton fire in my area?"
 
 
@@ -124,7 +127,7 @@ def frames(extent, area) -> bool:
 
 
 def test_after_an_aoi_question_the_map_shows_the_answer_over_the_area_asked_about(session, qgis_canvas):
-    from qgis.core import QgsCoordinateReferenceSystem, QgsLayoutItemMap
+    from qgis.core import QgsCoordinateReferenceSystem, QgsLayoutItemLegend, QgsLayoutItemMap
 
     qgis_canvas.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:3857"))
     qgis_canvas.resize(800, 600)
@@ -157,8 +160,30 @@ def test_after_an_aoi_question_the_map_shows_the_answer_over_the_area_asked_abou
     assert others and not any(n.isVisible() for n in others)
     assert any(n.layer().featureCount() == 5805 for n in others)
 
-    # the report's main map frames the same area
+    # names that read: no artifact id in them (it is in the layer's abstract and properties); the legend lists
+    # the classes the layer holds, with their counts
+    names = [n.layer().name() for n in nodes]
+    assert not [name for name in names if ARTIFACT_ID.search(name)], names
+    assert nodes[0].layer().name() == "484 buildings with damage class destroyed (of 550)"
+    assert "550 CAL FIRE DINS damage inspections, Eaton Fire inside your area" in names, names
+    answer = nodes[0].layer()
+    assert selected in answer.serverProperties().abstract()
+    assert [c.label() for c in answer.renderer().categories()] == ["destroyed"]
+    inspections = [n.layer() for n in others if n.layer().featureCount() == 5805][0]
+    assert [c.label() for c in inspections.renderer().categories()] == [
+        "none",
+        "affected",
+        "minor",
+        "major",
+        "destroyed",
+    ]
+    assert nodes[0].customProperty("showFeatureCount")
+
+    # the report's main map frames the same area; its legend names the layers as the Layers panel does
     report = session.make_report(record.run_id)
     assert report is not None
     main = [i for i in report.layout.items() if isinstance(i, QgsLayoutItemMap) and i.id() == "main map"][0]
     assert frames(main.extent(), in_crs(area, wgs84, main.crs())), main.extent().toString()
+    legend = [i for i in report.layout.items() if isinstance(i, QgsLayoutItemLegend)][0]
+    titles = [node.name() for node in legend.model().rootGroup().findLayers()]
+    assert titles and not [t for t in titles if ARTIFACT_ID.search(t)], titles

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRasterLayer, QgsRectangle, QgsVectorLayer
+
+from .i18n import tr
 
 if TYPE_CHECKING:
     from qgis.core import QgsCoordinateReferenceSystem, QgsMapLayer
@@ -63,9 +66,42 @@ def artifact_source(record: ArtifactRecord, store: ResponseStore) -> str:
     return source
 
 
+ARTIFACT_ID = re.compile(r"\ba_[0-9a-f]{8}\b")
+#: "117 features of a_02dd9896 inside a_8634d4b0": a count of the features of another artifact
+FEATURES_OF = re.compile(r"^([\d,.]+) features of (a_[0-9a-f]{8})\b")
+#: "7 healthcare features within 5000 m of ...", "0 buildings with damage class destroyed": what was counted
+COUNTED = re.compile(r"^[\d,.]+ (.+?) (?:within|inside|outside|nearest|with|clipped|in|of|cut)\b")
+
+
+def said(artifact_id: str, store: ResponseStore, depth: int = 0) -> str:
+    """An artifact another's summary names, in words: the user's area, or what its features are (the data set's
+    title for a layer read as it is)."""
+    if artifact_id not in store:
+        return tr("an earlier result")
+    record = store.get(artifact_id)
+    if record.kind.value == "aoi":
+        return tr("your area")
+    if depth < 8 and (of := FEATURES_OF.match(record.summary)):
+        return said(of[2], store, depth + 1)
+    if counted := COUNTED.match(record.summary):
+        return counted[1]
+    return record.summary.split(" (")[0]
+
+
+def layer_name(record: ArtifactRecord, store: ResponseStore) -> str:
+    """The name a result's layer has in the Layers panel and the legends: its summary with the artifacts it names
+    said in words ("117 CAL FIRE DINS damage inspections, Eaton Fire inside your area"), never an artifact id;
+    the id is in the layer's abstract and its ``geofaham/artifact_id`` property."""
+    summary = record.summary
+    if of := FEATURES_OF.match(summary):
+        summary = f"{of[1]} {said(of[2], store)}{summary[of.end() :]}"
+    text = ARTIFACT_ID.sub(lambda m: said(m.group(), store), summary).strip()
+    return (text[:1].upper() + text[1:])[:120]
+
+
 def layer_for_artifact(record: ArtifactRecord, store: ResponseStore) -> QgsVectorLayer | QgsRasterLayer | None:
     """A QGIS layer for a vector/AOI/raster artifact, or None for kinds that are not map layers."""
-    name = f"{record.id} · {record.summary}"[:120]
+    name = layer_name(record, store)
     kind = record.kind.value
     # our own style follows; looking for a default one in the file costs most of the time a big layer takes to open
     if kind in ("vector", "aoi"):
@@ -87,7 +123,7 @@ def layer_for_artifact(record: ArtifactRecord, store: ResponseStore) -> QgsVecto
         style_for(layer, record)
     else:
         style_raster(layer, record)
-    layer.setAbstract(
+    layer.serverProperties().setAbstract(
         f"GeoFaham artifact {record.id}\nsource: {record.source}\ninputs: {', '.join(record.inputs) or '-'}\n{record.summary}"
     )
     return layer
@@ -212,7 +248,8 @@ def add_artifact_layer(
     if layer is None:
         return None
     project.addMapLayer(layer, False)
-    group.addLayer(layer)
+    node = group.addLayer(layer)
+    node.setCustomProperty("showFeatureCount", True)  # each legend class with its count
     return layer
 
 

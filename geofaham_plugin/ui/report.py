@@ -354,7 +354,7 @@ def build_layout(
         node.setCustomProperty("showFeatureCount", True)  # the count of each class (damage classes)
         _count_classes(layer)
         legend.model().refreshLayerLegend(node)
-        name = layer.name().partition(" · ")[2] or layer.name()
+        name = layer.name()
         node.setName(name if len(name) <= 46 else name[:45] + "…")
     for style, size in (
         (QgsLegendStyle.Title, 9.0),
