@@ -119,6 +119,10 @@ class Session(QObject):
         self._connect(dock.resumeRequested, self.resume)
         # the project's own layers a question may read: listed in the dock, ticked when visible
         self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
+        # the layers written for earlier questions (layer id -> (its state, its file)) and the count of each one's
+        # edits and commits: a layer is written again only when it changed
+        self._written: dict[str, tuple[tuple[object, ...], UserLayerFile]] = {}
+        self._edits: dict[str, int] = {}
         self._connect(dock.layerChoiceChanged, self._on_layer_choice)
         root = QgsProject.instance().layerTreeRoot()
         for signal in (root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged):
@@ -157,7 +161,7 @@ class Session(QObject):
         catalogue = LayerCatalogue(self.settings.paths.data_dir)
         for user_layer in user_layers:
             try:
-                catalogue.add_user_layer(user_layer.name, user_layer.path)
+                catalogue.add_user_layer(user_layer.name, user_layer.path, user_layer.layer)
             except GeoFahamError as exc:  # e.g. no features with a geometry: the question goes on without it
                 QgsMessageLog.logMessage(f"layer {user_layer.name} not used: {exc}", LOG_TAG, Qgis.Warning)
         mode = "guided" if self.settings.endpoint("planner").embedded else "free"
@@ -238,12 +242,24 @@ class Session(QObject):
         self._layer_choices[layer_id] = checked
 
     def write_user_layers(self) -> list[UserLayerFile]:
-        """The ticked layers written into the session folder (main thread); the files, for the run's thread."""
+        """The ticked layers as files for the run's thread: a file-backed layer's own file; any other written into
+        the session folder (main thread) when it changed since it was last written."""
+        project = QgsProject.instance()
         files, problems = write_user_layers(
-            QgsProject.instance(), self.dock.chosen_layer_ids(), self.store.session_dir / USER_LAYERS_DIR
+            project,
+            self.dock.chosen_layer_ids(),
+            self.store.session_dir / USER_LAYERS_DIR,
+            self._written,
+            self._edits,
         )
         for problem in problems:
             QgsMessageLog.logMessage(f"layer not used: {problem}", LOG_TAG, Qgis.Warning)
+        for layer_id in self._written.keys() - self._edits.keys():  # count its edits from now on
+            self._edits[layer_id] = 0
+            layer = project.mapLayer(layer_id)
+            if layer is not None:
+                for signal in (layer.layerModified, layer.afterCommitChanges):
+                    self._connect(signal, lambda *_, i=layer_id: self._edits.__setitem__(i, self._edits[i] + 1))
         return files
 
     def _on_event(self, event: RunEvent) -> None:  # main thread
