@@ -443,3 +443,60 @@ def test_a_closed_session_disconnects_everything_and_never_answers(qgis_iface, t
         assert "3,051 in total" in saved and (folder / Session.TRANSCRIPT).read_text(encoding="utf-8") == saved
     finally:
         close_session(new)
+
+
+def test_a_reopened_project_asks_nothing_and_brings_back_its_context_and_plan(
+    plugin_package, qgis_iface, tmp_path, monkeypatch
+):
+    """The Eaton perimeter (EPSG:26911) in an EPSG:4326 project: nine ways from one to the other, and QGIS asked
+    which with a modal dialog when the layer was added and each time the project was opened. The project now
+    keeps the operation. The towns (a memory layer: no feature is saved) and the plan view come back too."""
+    from qgis.core import QgsCoordinateReferenceSystem
+    from qgis.PyQt.QtWidgets import QApplication
+
+    from geofaham_plugin.ui.context import KIND_PROPERTY
+
+    monkeypatch.setenv("GEOFAHAM_SESSIONS", str(tmp_path / "sessions"))
+    plugin = plugin_package.classFactory(qgis_iface)
+    plugin.initGui()
+    project = QgsProject.instance()
+    wgs84, utm = QgsCoordinateReferenceSystem("EPSG:4326"), QgsCoordinateReferenceSystem("EPSG:26911")
+    modal = []
+    watchdog = QTimer()
+    watchdog.timeout.connect(
+        lambda: QApplication.activeModalWidget() and modal.append(QApplication.activeModalWidget())
+    )
+    watchdog.start(20)
+
+    def context_of(kind):
+        return [lyr for lyr in project.mapLayers().values() if lyr.customProperty(KIND_PROPERTY) == kind]
+
+    try:
+        project.setCrs(wgs84)
+        finished = []
+        plugin.on_question("How many buildings were damaged in the Eaton fire?")
+        plugin.session.runFinished.connect(finished.append)
+        wait_for(lambda: finished)
+        wait_for(lambda: all(load.done for load in plugin.session.context_loads))
+        assert [lyr.crs() for lyr in context_of("hazard")] == [utm] and context_of("towns")[0].featureCount() > 0
+        assert project.transformContext().hasTransform(utm, wgs84)
+        steps = len(finished[0].steps)
+        path = tmp_path / "work" / "eaton.qgz"
+        path.parent.mkdir()
+        assert project.write(str(path))
+        wait_for(lambda: not plugin.resave_pending)
+        project.clear()
+        assert plugin.dock.plan_view.topLevelItemCount() == 0
+
+        assert project.read(str(path))
+        assert project.transformContext().hasTransform(utm, wgs84)  # kept in the file: nothing to ask
+        wait_for(lambda: all(load.done for load in plugin.session.context_loads))
+        (towns,) = context_of("towns")
+        assert towns.featureCount() > 0
+        view = plugin.dock.plan_view
+        assert view.topLevelItemCount() == steps and all(view.topLevelItem(i).text(2) == "done" for i in range(steps))
+        assert modal == []
+    finally:
+        watchdog.stop()
+        plugin.unload()
+        project.clear()

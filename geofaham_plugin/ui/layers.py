@@ -240,6 +240,27 @@ def show_answer(
     return answers
 
 
+def settle_transform(project: QgsProject, layer: QgsMapLayer) -> None:
+    """Give the project the coordinate operation from the layer's CRS to its own when it has none and there are
+    several (NAD83 / UTM 11N to WGS 84: nine), the one QGIS takes first, so that QGIS never asks which to use: a
+    modal "Select Transformation" dialog when the layer is added, and again each time the project is opened. The
+    project keeps it (its transform context) in its file. Main thread."""
+    from qgis.core import QgsDatumTransform
+
+    source, target = layer.crs(), project.crs()
+    if not source.isValid() or not target.isValid() or source == target:
+        return
+    context = project.transformContext()
+    if context.hasTransform(source, target):
+        return
+    operations = QgsDatumTransform.operations(source, target)
+    usable = [o for o in operations if o.isAvailable]
+    if len(operations) < 2 or not usable:
+        return
+    context.addCoordinateOperation(source, target, usable[0].proj, True)
+    project.setTransformContext(context)
+
+
 def add_artifact_layer(
     project: QgsProject, group: QgsLayerTreeGroup, record: ArtifactRecord, store: ResponseStore
 ) -> QgsVectorLayer | QgsRasterLayer | None:
@@ -247,6 +268,7 @@ def add_artifact_layer(
     layer = layer_for_artifact(record, store)
     if layer is None:
         return None
+    settle_transform(project, layer)
     project.addMapLayer(layer, False)
     node = group.addLayer(layer)
     node.setCustomProperty("showFeatureCount", True)  # each legend class with its count

@@ -422,6 +422,32 @@ class Session(QObject):
             for layer in QgsProject.instance().mapLayers().values()
             if layer.customProperty("geofaham/artifact_id")
         ]
+        if self.records:  # the last run's plan, as it ended
+            last = self.records[-1]
+            if last.plans:
+                self.dock.show_plan(last.plans[-1].plan.steps)
+            for step in last.steps:
+                if step.plan_index == len(last.plans):
+                    self.dock.update_step(step.step_id, step.status.value, step.artifact_id or "")
+        self._restore_context()
+
+    def _restore_context(self) -> None:
+        """A project keeps no feature of a memory layer: the map context's (towns from the gazetteer) come back
+        empty. They are removed and the answered runs' context loaded again (what is still there stays)."""
+        from .context import KIND_PROPERTY
+
+        project = QgsProject.instance()
+        lost = [
+            layer.id()
+            for layer in project.mapLayers().values()
+            if layer.customProperty(KIND_PROPERTY) and layer.providerType() == "memory" and layer.featureCount() == 0
+        ]
+        if not lost:
+            return
+        project.removeMapLayers(lost)
+        for record in self.records:
+            if record is not None and record.status in ("answered", "partial"):
+                self.show_context(record)
 
     def relocate(self, new_dir: Path) -> None:
         """Move the session folder (e.g. next to a newly saved project) and re-point its layers."""
