@@ -17,6 +17,7 @@ from geofaham_plugin.ui.dock import ChatDock
 from geofaham_plugin.ui.layers import GROUP_PREFIX
 from geofaham_plugin.ui.session import Session
 
+EATON_HOSPITALS = "Which hospitals are within 5 km of the Eaton fire perimeter?"
 RunEventPayloadTypes = typing.get_args(typing.get_args(RunEventPayload)[0])
 
 
@@ -500,3 +501,27 @@ def test_a_reopened_project_asks_nothing_and_brings_back_its_context_and_plan(
         watchdog.stop()
         plugin.unload()
         project.clear()
+
+
+def test_a_run_is_a_task_in_the_task_manager_with_its_steps_progress_and_its_cancel(session):
+    from qgis.core import QgsApplication, QgsTask
+
+    finished, progress, statuses = [], [], []
+    session.runFinished.connect(finished.append)
+    assert session.ask(EATON_HOSPITALS)
+    task = session.task
+    assert task is not None and task.description() == f"GeoFaham: {EATON_HOSPITALS}"
+    assert task in QgsApplication.taskManager().activeTasks() or task.status() == QgsTask.Queued
+    task.progressChanged.connect(progress.append)
+    task.statusChanged.connect(statuses.append)
+    wait_for(lambda: finished)
+    assert finished[0].status == "answered" and session.task is None
+    wait_for(lambda: QgsTask.Complete in statuses)
+    assert progress == sorted(progress) and progress[-1] >= 60  # one step after another, three in all
+
+    finished.clear()
+    assert session.ask("How many buildings were destroyed in the Eaton fire?")
+    session.task.cancel()  # the task manager's cancel button
+    wait_for(lambda: finished)
+    assert finished[0] is not None and finished[0].status == "cancelled"
+    assert "cancel" in session.dock.transcript_text().lower()

@@ -29,7 +29,7 @@ from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, label_answer, session_group, style_road_access
 from .user_layers import USER_LAYERS_DIR, UserLayerFile, project_layer_choices, write_user_layers
-from .worker import RunWorker
+from .worker import RunTask, RunWorker
 
 if TYPE_CHECKING:
     import threading
@@ -106,6 +106,9 @@ class Session(QObject):
         self._llm_factory = llm_factory
         self._llm: LLM | None = None
         self.worker: RunWorker | None = None
+        self.task: RunTask | None = None  # the run in QGIS's task manager, until it ends
+        self._steps: set[int] = set()  # the steps of the current plan
+        self._finished: set[int] = set()  # those that finished
         self.layers: list[QgsMapLayer] = []
         self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
         self._closed = False
@@ -194,11 +197,39 @@ class Session(QObject):
         return True
 
     def _start(self, worker: RunWorker) -> None:
+        from qgis.core import QgsApplication
+
         self.worker = worker
         self._connect(worker.event, self._on_event)
         self._connect(worker.done, self._on_done)
         self._connect(worker.crashed, self._on_crash)
+        self._steps, self._finished = set(), set()
+        task = self.task = RunTask(tr("GeoFaham: {question}").format(question=worker.question[:80]), worker.cancel)
+        for ended in (task.taskCompleted, task.taskTerminated):  # cancelled in the task manager: it goes first
+            ended.connect(lambda task=task: self._forget_task(task))
+        QgsApplication.taskManager().addTask(task)
         worker.start()
+
+    def _live_task(self) -> RunTask | None:
+        """The run's task while the task manager has not deleted it."""
+        from qgis.PyQt import sip
+
+        if self.task is not None and sip.isdeleted(self.task):
+            self.task = None
+        return self.task
+
+    def _end_task(self) -> None:
+        if (task := self._live_task()) is not None:
+            task.end()  # the task manager deletes it once it completes: no reference is kept
+        self.task = None
+
+    def _forget_task(self, task: RunTask) -> None:
+        if self.task is task:
+            self.task = None
+
+    def _show_progress(self) -> None:
+        if (task := self._live_task()) is not None and self._steps:
+            task.show_progress(min(99.0, 100.0 * len(self._finished & self._steps) / len(self._steps)))
 
     def resume(self, run_id: str) -> bool:
         """Go on with a run of this session that did not finish (killed with QGIS, cancelled, timed out):
@@ -266,6 +297,8 @@ class Session(QObject):
         payload = event.payload
         if isinstance(payload, PlanEvent):
             steps = payload.plan.steps
+            self._steps = {s.id for s in steps}
+            self._show_progress()
             self.dock.show_plan(steps)
             self.dock.status.setText(tr("Plan: ") + " → ".join(f"{s.agent.value}.{s.tool or '?'}" for s in steps))
         elif isinstance(payload, StepStartedEvent):
@@ -273,6 +306,8 @@ class Session(QObject):
             self.dock.status.setText(tr("Step {n}: {goal}").format(n=payload.step, goal=payload.goal))
         elif isinstance(payload, StepFinishedEvent):
             self.dock.update_step(payload.step, payload.shown_status, payload.artifact_id or "", payload.message)
+            self._finished.add(payload.step)
+            self._show_progress()
         elif isinstance(payload, ArtifactEvent):
             started = time.monotonic()
             group = session_group(QgsProject.instance(), self.name)
@@ -287,6 +322,7 @@ class Session(QObject):
         self.runEvent.emit(event)
 
     def _on_done(self, record: RunRecord) -> None:  # main thread
+        self._end_task()
         self.records.append(record)
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
@@ -320,6 +356,7 @@ class Session(QObject):
         """``users``: an error the user can fix (a question naming no disaster, a full disk ...): its one line
         (message; hint) as the command line prints it; else our failure, with the details in the log panel."""
         QgsMessageLog.logMessage(details, LOG_TAG, Qgis.Warning if users else Qgis.Critical)
+        self._end_task()
         self.dock.set_busy(False, "")
         self.dock.append_error(
             message
@@ -562,6 +599,7 @@ class Session(QObject):
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait(30000)
+        self._end_task()
         for load in self.context_loads:  # a context still loading: its thread ends before the session does
             if load.task is not None and not load.done:
                 load.task.waitForFinished(30000)
