@@ -241,24 +241,28 @@ def show_answer(
 
 
 def settle_transform(project: QgsProject, layer: QgsMapLayer) -> None:
-    """Give the project the coordinate operation from the layer's CRS to its own when it has none and there are
-    several (NAD83 / UTM 11N to WGS 84: nine), the one QGIS takes first, so that QGIS never asks which to use: a
-    modal "Select Transformation" dialog when the layer is added, and again each time the project is opened. The
-    project keeps it (its transform context) in its file. Main thread."""
+    """Give the project the coordinate operations between the layer's CRS and its own, each way, when there are
+    several (NAD83 / UTM 11N to WGS 84: nine) and it has none: the one QGIS takes first, so that QGIS never asks
+    which to use (a modal "Select Transformation" dialog when the layer is added, and again each time the project
+    is opened). The project keeps them (its transform context) in its file. Both ways are stated: QGIS 3.40 applied
+    a one-way operation unreversed the other way (WGS 84 degrees read as UTM metres). Main thread."""
     from qgis.core import QgsDatumTransform
 
     source, target = layer.crs(), project.crs()
     if not source.isValid() or not target.isValid() or source == target:
         return
     context = project.transformContext()
-    if context.hasTransform(source, target):
-        return
-    operations = QgsDatumTransform.operations(source, target)
-    usable = [o for o in operations if o.isAvailable]
-    if len(operations) < 2 or not usable:
-        return
-    context.addCoordinateOperation(source, target, usable[0].proj, True)
-    project.setTransformContext(context)
+    stated = context.coordinateOperations()
+    changed = False
+    for a, b in ((source, target), (target, source)):
+        if (a.authid(), b.authid()) in stated:
+            continue
+        operations = QgsDatumTransform.operations(a, b)
+        usable = [o for o in operations if o.isAvailable]
+        if len(operations) > 1 and usable:
+            changed = context.addCoordinateOperation(a, b, usable[0].proj, True) or changed
+    if changed:
+        project.setTransformContext(context)
 
 
 def add_artifact_layer(
