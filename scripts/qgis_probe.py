@@ -90,6 +90,16 @@ def ask_question(report, then):
             "layers": [
                 [node.layer().name(), node.layer().featureCount()] for g in root.findGroups() for node in g.findLayers()
             ],
+            "visible": [node.layer().name() for g in root.findGroups() for node in g.findLayers() if node.isVisible()],
+            "canvas": {
+                "extent": iface.mapCanvas().extent().toString(),
+                "crs": iface.mapCanvas().mapSettings().destinationCrs().authid(),
+                "layers": [layer.name() for layer in iface.mapCanvas().layers()],
+                "operations": {
+                    f"{a} -> {b}": op
+                    for (a, b), op in QgsProject.instance().transformContext().coordinateOperations().items()
+                },
+            },
         }
         then()
 

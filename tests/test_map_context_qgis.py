@@ -341,8 +341,7 @@ def test_every_damage_feature_is_drawn_the_ungraded_lahaina_labels_too(qgis_app,
         renderer = layer.renderer()
         assert isinstance(renderer, QgsCategorizedSymbolRenderer)
         labels = [c.label() for c in renderer.categories()]
-        assert labels[:5] == ["none", "affected", "minor", "major", "destroyed"]  # the standard order
-        assert "damaged (grade unknown)" in labels
+        assert labels == ["none", "damaged (grade unknown)"]  # the classes the layer holds, in the standard order
         context = QgsRenderContext()
         renderer.startRender(context, layer.fields())
         drawn = {}

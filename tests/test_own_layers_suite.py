@@ -469,7 +469,7 @@ def test_layers_of_a_qgis_project_are_read_as_the_users_layers(qgis_iface, tmp_p
     assert not problems and [f.name for f in files] == ["Field clinics", "Evacuation zones"]
     catalogue = LayerCatalogue(data_dir())
     for f in files:
-        catalogue.add_user_layer(f.name, f.path)
+        catalogue.add_user_layer(f.name, f.path, f.layer)
     assert catalogue.user_layers["user:evacuation_zones"].crs == "EPSG:25830"
     store = ResponseStore(tmp_path / "session")
     try:

@@ -377,3 +377,30 @@ def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store
     )
     assert record.status == "partial", record.answer
     assert "não pôde ser lida de forma coerente" in record.answer and "two ways" in record.answer
+
+
+def test_two_readings_that_both_find_nothing_are_one_answer_zero(store):
+    """A breakdown the model read and a second reading did not confirm: two readings, both computed. In an area where
+    the fire destroyed nothing both find nothing, so whichever was meant the answer is 0: answered, not partial. With
+    destroyed structures in the area the readings differ and the answer stays partial."""
+    import geopandas as gpd
+    from shapely import wkt
+
+    from geofaham_plugin.core.aoi import register_aoi
+
+    none_destroyed = "POLYGON((-118.045 34.17, -118.041 34.17, -118.041 34.174, -118.045 34.174, -118.045 34.17))"
+    some_destroyed = "POLYGON((-118.15 34.18, -118.13 34.18, -118.13 34.195, -118.15 34.195, -118.15 34.18))"
+    q = "How many structures were destroyed in the area I drew?"
+    by_type = {"subject": "damage", "grades": ["destroyed"], "relation": "inside", "reference": "my_area"}
+    readings = [{**by_type, "group_by": "structure_type"}, by_type]
+    outcomes = {}
+    for name, area in (("none", none_destroyed), ("some", some_destroyed)):
+        aoi = register_aoi(store, gpd.GeoDataFrame(geometry=[wkt.loads(area)], crs=4326))
+        outcomes[name] = Orchestrator(store, LLM(ScriptedModel({"reader": list(readings)}))).run(
+            q, aoi_artifact_id=aoi.id
+        )
+    some, none = outcomes["some"], outcomes["none"]
+    assert some.status == "partial" and "read two ways" in some.answer  # 484 in total, by type: which was meant
+    assert none.status == "answered", none.answer
+    assert none.structured.not_applied == [] and none.structured.values[0].value == 0
+    assert "Do not use it" not in none.answer and "0 in total" in none.answer

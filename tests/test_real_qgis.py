@@ -104,7 +104,14 @@ def test_a_question_typed_into_the_dock_is_answered_in_real_qgis(tmp_path):
     assert "7 healthcare features within 5,000 m" in q["transcript"]
     assert "AURORA LAS ENCINAS HOSPITAL" in q["transcript"]
     assert len(q["groups"]) == 1 and q["groups"][0].startswith("GeoFaham — ")
-    assert [count for _, count in q["layers"]] == [1, 7, 7]
+    # the answer on top (the 7 hospitals), then the run's other layers in run order; no name starts with an id
+    assert [count for _, count in q["layers"]] == [7, 1, 7]
+    assert not [name for name, _ in q["layers"] if name.startswith("a_")], q["layers"]
+    # the map shows the answer: only it drawn of the run's layers, the canvas (in the project's EPSG:26911, from the
+    # perimeter) around the seven hospitals; its coordinates in metres, not WGS 84 degrees read as metres
+    assert q["visible"] == [q["layers"][0][0]] and q["canvas"]["crs"] == "EPSG:26911"
+    (xmin, ymin), (xmax, ymax) = (map(float, corner.split(",")) for corner in q["canvas"]["extent"].split(" : "))
+    assert 370_000 < xmin < xmax < 430_000 and 3_760_000 < ymin < ymax < 3_800_000, q["canvas"]
     assert r["returncode"] == 0
 
 

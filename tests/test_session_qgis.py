@@ -17,6 +17,7 @@ from geofaham_plugin.ui.dock import ChatDock
 from geofaham_plugin.ui.layers import GROUP_PREFIX
 from geofaham_plugin.ui.session import Session
 
+EATON_HOSPITALS = "Which hospitals are within 5 km of the Eaton fire perimeter?"
 RunEventPayloadTypes = typing.get_args(typing.get_args(RunEventPayload)[0])
 
 
@@ -89,11 +90,15 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     assert dock.send_button.isEnabled() and not dock.cancel_button.isEnabled()
     group = QgsProject.instance().layerTreeRoot().findGroup(GROUP_PREFIX + "test session")
     assert group is not None
-    layers = [node.layer() for node in group.findLayers()]
-    # one layer per map artifact, in run order, each telling what it is and which artifact it holds
-    assert [layer.customProperty("geofaham/artifact_id") for layer in layers] == [s.artifact_id for s in record.steps]
-    assert [layer.featureCount() for layer in layers][0::2] == [1, 7]
-    assert all(layer.isValid() for layer in layers) and "HIFLD hospitals" in layers[1].name()
+    nodes = group.findLayers()
+    layers = [node.layer() for node in nodes]
+    # one layer per map artifact, each telling what it is and which artifact it holds: the answer on top and
+    # visible, the others in run order under it, hidden
+    steps = [s.artifact_id for s in record.steps]
+    assert [layer.customProperty("geofaham/artifact_id") for layer in layers] == steps[-1:] + steps[:-1]
+    assert [layer.featureCount() for layer in layers][:2] == [7, 1]
+    assert [node.isVisible() for node in nodes] == [True, False, False]
+    assert all(layer.isValid() for layer in layers) and "HIFLD hospitals" in layers[2].name()
     # the main thread kept ticking while the engines worked: apart from creating layers (one per
     # artifact, as each arrives), no gap between 5 ms ticks exceeded 50 ms
     layer_work = session.main_thread_work
@@ -394,3 +399,130 @@ def test_an_interrupted_run_is_offered_in_the_dock_and_resumed_by_its_link(qgis_
         assert len(finished) == 1
     finally:
         close_session(s)
+
+
+def test_a_closed_session_disconnects_everything_and_never_answers(qgis_iface, tmp_path):
+    """A reopened project gets a new session on the same dock: the old one, closed, must have let go of every
+    signal it connected (the report link printed "Cannot operate on a closed database" from the closed one)."""
+    from qgis.PyQt.QtCore import QUrl
+
+    from geofaham_plugin.ui.dock import REPORT_SCHEME
+
+    dock = ChatDock(qgis_iface.mainWindow())
+    root = QgsProject.instance().layerTreeRoot()
+    signals = [
+        dock.artifactActivated,
+        dock.transcriptChanged,
+        dock.reportRequested,
+        dock.resumeRequested,
+        dock.layerChoiceChanged,
+    ]
+    tree = [root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged]
+    before = [dock.receivers(s) for s in signals] + [root.receivers(s) for s in tree]
+    folder = tmp_path / "session"
+    old = Session(dock, session_dir=folder, llm_factory=lambda: LLM(ScriptedModel({})), name="reopened")
+    finished = []
+    old.runFinished.connect(finished.append)
+    assert old.ask("How many buildings were damaged in the Eaton fire?")
+    wait_for(lambda: finished)
+    run_id = finished[0].run_id
+    old.close()
+    assert [dock.receivers(s) for s in signals] + [root.receivers(s) for s in tree] == before
+    new = Session(dock, session_dir=folder, llm_factory=lambda: LLM(ScriptedModel({})), name="reopened")
+    try:
+        new.restore()
+        dock._on_link(QUrl(f"{REPORT_SCHEME}:{run_id}"))  # the user clicks the report link of the reopened run
+        text = dock.transcript_text()
+        assert text.count("Situation report written") == 1, text
+        assert "closed database" not in text and "Problem" not in text
+        # nothing reaches the closed one: no question, no report, no transcript written over the reopened one's
+        assert not old.ask("How many buildings were destroyed in the Eaton fire?") and not old.busy
+        assert old.make_report(run_id) is None and not old.resume(run_id)
+        saved = (folder / Session.TRANSCRIPT).read_text(encoding="utf-8")
+        dock.restore([])
+        old.save_transcript()
+        assert "3,051 in total" in saved and (folder / Session.TRANSCRIPT).read_text(encoding="utf-8") == saved
+    finally:
+        close_session(new)
+
+
+def test_a_reopened_project_asks_nothing_and_brings_back_its_context_and_plan(
+    plugin_package, qgis_iface, tmp_path, monkeypatch
+):
+    """The Eaton perimeter (EPSG:26911) in an EPSG:4326 project: nine ways from one to the other, and QGIS asked
+    which with a modal dialog when the layer was added and each time the project was opened. The project now
+    keeps the operation. The towns (a memory layer: no feature is saved) and the plan view come back too."""
+    from qgis.core import QgsCoordinateReferenceSystem
+    from qgis.PyQt.QtWidgets import QApplication
+
+    from geofaham_plugin.ui.context import KIND_PROPERTY
+
+    monkeypatch.setenv("GEOFAHAM_SESSIONS", str(tmp_path / "sessions"))
+    plugin = plugin_package.classFactory(qgis_iface)
+    plugin.initGui()
+    project = QgsProject.instance()
+    wgs84, utm = QgsCoordinateReferenceSystem("EPSG:4326"), QgsCoordinateReferenceSystem("EPSG:26911")
+    modal = []
+    watchdog = QTimer()
+    watchdog.timeout.connect(
+        lambda: QApplication.activeModalWidget() and modal.append(QApplication.activeModalWidget())
+    )
+    watchdog.start(20)
+
+    def context_of(kind):
+        return [lyr for lyr in project.mapLayers().values() if lyr.customProperty(KIND_PROPERTY) == kind]
+
+    try:
+        project.setCrs(wgs84)
+        finished = []
+        plugin.on_question("How many buildings were damaged in the Eaton fire?")
+        plugin.session.runFinished.connect(finished.append)
+        wait_for(lambda: finished)
+        wait_for(lambda: all(load.done for load in plugin.session.context_loads))
+        assert [lyr.crs() for lyr in context_of("hazard")] == [utm] and context_of("towns")[0].featureCount() > 0
+        both_ways = {("EPSG:26911", "EPSG:4326"), ("EPSG:4326", "EPSG:26911")}  # one way was applied unreversed
+        assert both_ways <= project.transformContext().coordinateOperations().keys()
+        steps = len(finished[0].steps)
+        path = tmp_path / "work" / "eaton.qgz"
+        path.parent.mkdir()
+        assert project.write(str(path))
+        wait_for(lambda: not plugin.resave_pending)
+        project.clear()
+        assert plugin.dock.plan_view.topLevelItemCount() == 0
+
+        assert project.read(str(path))
+        assert both_ways <= project.transformContext().coordinateOperations().keys()  # kept: nothing to ask
+        wait_for(lambda: all(load.done for load in plugin.session.context_loads))
+        (towns,) = context_of("towns")
+        assert towns.featureCount() > 0
+        view = plugin.dock.plan_view
+        assert view.topLevelItemCount() == steps and all(view.topLevelItem(i).text(2) == "done" for i in range(steps))
+        assert modal == []
+    finally:
+        watchdog.stop()
+        plugin.unload()
+        project.clear()
+
+
+def test_a_run_is_a_task_in_the_task_manager_with_its_steps_progress_and_its_cancel(session):
+    from qgis.core import QgsApplication, QgsTask
+
+    finished, progress, statuses = [], [], []
+    session.runFinished.connect(finished.append)
+    assert session.ask(EATON_HOSPITALS)
+    task = session.task
+    assert task is not None and task.description() == f"GeoFaham: {EATON_HOSPITALS}"
+    assert task in QgsApplication.taskManager().activeTasks() or task.status() == QgsTask.Queued
+    task.progressChanged.connect(progress.append)
+    task.statusChanged.connect(statuses.append)
+    wait_for(lambda: finished)
+    assert finished[0].status == "answered" and session.task is None
+    wait_for(lambda: QgsTask.Complete in statuses)
+    assert progress == sorted(progress) and progress[-1] >= 60  # one step after another, three in all
+
+    finished.clear()
+    assert session.ask("How many buildings were destroyed in the Eaton fire?")
+    session.task.cancel()  # the task manager's cancel button
+    wait_for(lambda: finished)
+    assert finished[0] is not None and finished[0].status == "cancelled"
+    assert "cancel" in session.dock.transcript_text().lower()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsProject, QgsSettings
+from qgis.PyQt.QtWidgets import QTabWidget
 
 from geofaham_plugin.core.domain.names import Role
 from geofaham_plugin.ui.settings import SettingsDialog, settings_from_qgis
@@ -245,3 +246,27 @@ def test_the_basemap_checkbox_is_stored_and_offline_turns_the_basemap_off(qgis_i
     assert settings_from_qgis().map.basemap and not settings_from_qgis().basemap_on
     again.offline.setChecked(False)
     again.save()
+
+
+def test_the_dialog_fits_a_laptop_screen_and_the_embedded_model_greys_out_the_remote_fields(qgis_iface):
+    """The dialog was 1,054 px tall (off a 1366×768 screen); its tabs now scroll and it opens at most 700 px tall.
+    While the embedded model is on, the remote endpoints (server, model, key of each role) cannot be edited."""
+    from qgis.PyQt.QtWidgets import QScrollArea
+
+    dialog = SettingsDialog(qgis_iface.mainWindow())
+    try:
+        dialog.show()
+        assert dialog.height() <= 700 and dialog.width() <= 1366, dialog.size()
+        tabs = dialog.findChild(QTabWidget)
+        assert all(isinstance(tabs.widget(i), QScrollArea) for i in range(tabs.count()))
+        models = tabs.widget(0)
+        assert models.widget().sizeHint().height() > models.viewport().height()  # the models page scrolls
+        url, model, _ = dialog.role_fields["planner"]
+        dialog.embedded.setChecked(True)
+        assert not url.isEnabled() and not model.isEnabled()
+        assert not any(field.isEnabled() for fields in dialog.role_fields.values() for field in fields)
+        dialog.embedded.setChecked(False)
+        assert all(field.isEnabled() for fields in dialog.role_fields.values() for field in fields)
+    finally:
+        dialog.close()
+        dialog.deleteLater()

@@ -101,7 +101,7 @@ def test_asking_writes_the_ticked_layers_and_the_run_reads_them_as_user_layers(s
     assert record is not None and record.status == "answered", record and record.answer
     # the ticked layer only, written on the main thread as a GeoPackage in the session folder
     written = sorted((session.store.session_dir / USER_LAYERS_DIR).glob("*.gpkg"))
-    assert [p.name for p in written] == ["01_field_clinics.gpkg"]
+    assert [p.name[: -len("_12345678.gpkg")] for p in written] == ["field_clinics"]
     ((on_main, files),) = built_on
     assert not on_main and [(f.name, f.path) for f in files] == [("Field clinics", written[0])]
     # the run's pre-pass named the layer and load_layer read it
@@ -110,3 +110,43 @@ def test_asking_writes_the_ticked_layers_and_the_run_reads_them_as_user_layers(s
     assert "Altadena field clinic" in session.dock.transcript_text()
     saved = json.loads((session.store.session_dir / "runs" / f"{record.run_id}.json").read_text())
     assert saved["facts"]["layers"] == ["user:field_clinics"]
+
+
+def test_geofahams_own_context_layers_are_not_offered_as_your_layers(session):
+    from geofaham_plugin.ui.context import KIND_PROPERTY
+
+    roads = point_layer("Roads (OpenStreetMap)", [("road", INSIDE_EATON)])
+    roads.setCustomProperty(KIND_PROPERTY, "roads")
+    QgsProject.instance().addMapLayer(roads)
+    assert "Roads (OpenStreetMap)" not in [name for name, _ in rows(session.dock)]
+    assert roads.id() not in session.dock.chosen_layer_ids()
+
+
+def test_a_ticked_layer_is_written_once_until_it_changes_and_a_file_is_read_in_place(session, project_layers, tmp_path):
+    """Each question hands the run every ticked layer: a layer in memory is written into the session folder the
+    first time and again only after an edit; a layer read from a file is read from that file (nothing written)."""
+    import geopandas as gpd
+    from shapely.geometry import Point
+
+    clinics, _ = project_layers
+    folder = tmp_path / "shelters.gpkg"
+    gpd.GeoDataFrame({"name": ["S1", "S2"]}, geometry=[Point(*INSIDE_EATON), Point(*FAR_AWAY)], crs=4326).to_file(
+        folder, layer="shelters"
+    )
+    shelters = QgsVectorLayer(f"{folder}|layername=shelters", "Shelters", "ogr")
+    assert shelters.isValid()
+    QgsProject.instance().addMapLayer(shelters)
+    first = {f.name: f for f in session.write_user_layers()}
+    assert first["Shelters"].path == folder and first["Shelters"].layer == "shelters"  # in place
+    written = first["Field clinics"].path
+    assert written.parent == session.store.session_dir / USER_LAYERS_DIR
+    assert sorted(p.name for p in written.parent.iterdir()) == [written.name]
+    stamp = written.stat().st_mtime_ns
+    again = {f.name: f for f in session.write_user_layers()}
+    assert again == first and written.stat().st_mtime_ns == stamp  # unchanged: not written again
+    clinics.startEditing()
+    clinics.changeAttributeValue(next(clinics.getFeatures()).id(), 1, "closed")
+    clinics.commitChanges()
+    edited = {f.name: f for f in session.write_user_layers()}
+    assert edited["Field clinics"].path == written and written.stat().st_mtime_ns != stamp
+    assert "closed" in gpd.read_file(written)["status"].tolist()

@@ -29,7 +29,7 @@ from qgis.core import (
 )
 from qgis.PyQt.QtCore import QCoreApplication
 
-from .layers import GROUP_PREFIX
+from .layers import GROUP_PREFIX, settle_transform
 
 if TYPE_CHECKING:
     from qgis.core import QgsMapLayer
@@ -146,6 +146,7 @@ def add_context(project: QgsProject, results_group: QgsLayerTreeGroup, layers: l
             continue
         rank = ORDER.index(layer.customProperty(KIND_PROPERTY))
         above = [lyr for lyr in context_layers(group) if ORDER.index(lyr.customProperty(KIND_PROPERTY)) >= rank]
+        settle_transform(project, layer)
         project.addMapLayer(layer, False)
         group.insertLayer(len(above), layer)
         added.append(layer)

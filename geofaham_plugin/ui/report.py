@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from qgis.core import (
     Qgis,
     QgsCoordinateReferenceSystem,
-    QgsCoordinateTransform,
     QgsLayoutExporter,
     QgsLayoutItemLabel,
     QgsLayoutItemLegend,
@@ -50,6 +49,8 @@ from .i18n import tr
 from .layers import (
     GROUP_PREFIX,
     add_artifact_layer,
+    answer_extent,
+    answer_layers,
     find_artifact_layer,
     label_answer,
     session_group,
@@ -237,26 +238,6 @@ def _label(
     return label
 
 
-def _extent(
-    layers: list[QgsMapLayer], crs: QgsCoordinateReferenceSystem, project: QgsProject, cited: set[str]
-) -> QgsRectangle:
-    """The union of the cited layers' extents (all layers when none is cited), in ``crs``, with a margin."""
-    chosen = [lyr for lyr in layers if lyr.customProperty("geofaham/artifact_id") in cited] or layers
-    extent = QgsRectangle()
-    extent.setNull()
-    for layer in chosen:
-        box = layer.extent()
-        if box.isNull():
-            continue
-        box = QgsCoordinateTransform(layer.crs(), crs, project).transformBoundingBox(box)
-        extent.combineExtentWith(box)
-    if not extent.isNull():
-        if extent.width() == 0 or extent.height() == 0:  # a single point
-            extent.grow(0.005 if crs.isGeographic() else 500.0)
-        extent.scale(1.1)
-    return extent
-
-
 def _count_classes(layer: QgsMapLayer) -> None:
     """Count the features of each legend class now (QGIS counts them in a background task, and an export
     made before it ends shows "[N/A]")."""
@@ -278,9 +259,10 @@ def build_layout(
     *,
     source_lines: list[str],
     limit_lines: list[str],
+    store: ResponseStore,
     context: list[QgsMapLayer] | None = None,
 ) -> QgsPrintLayout:
-    """The one-page (A4 landscape) situation report of ``record`` over ``layers``."""
+    """The one-page (A4 landscape) situation report of ``record`` over ``layers`` (the last on top)."""
     layout = QgsPrintLayout(project)
     layout.initializeDefaults()  # one A4 page
     page = layout.pageCollection().page(0)
@@ -319,7 +301,7 @@ def build_layout(
 
     # the map, its north arrow and scale bar
     main = _map_item(layout, "main map", (10, 32, 180, 118), crs, layers, context)
-    extent = _extent(layers, crs, project, set(record.cited_artifacts))
+    extent = answer_extent(project, record, store, crs)  # the area asked about and the answer, as on the canvas
     if not extent.isNull():
         main.zoomToExtent(extent)
     arrow = _label(layout, "▲\nN", 181, 34, 8, 10, size=10, bold=True)
@@ -372,7 +354,7 @@ def build_layout(
         node.setCustomProperty("showFeatureCount", True)  # the count of each class (damage classes)
         _count_classes(layer)
         legend.model().refreshLayerLegend(node)
-        name = layer.name().partition(" · ")[2] or layer.name()
+        name = layer.name()
         node.setName(name if len(name) <= 46 else name[:45] + "…")
     for style, size in (
         (QgsLegendStyle.Title, 9.0),
@@ -489,6 +471,8 @@ def situation_report(
 
         settings = settings_from_env()
     layers = run_layers(record, store, project, group_name)
+    answers = answer_layers(project, record, store)
+    layers = [layer for layer in layers if layer not in answers] + [layer for layer in layers if layer in answers]
     style_road_access(project, record, store)
     label_answer(project, record, store)
     context = run_context(record, store, project, group_name, catalogue, settings)
@@ -503,6 +487,7 @@ def situation_report(
         project,
         source_lines=source_lines,
         limit_lines=limitations(record, store),
+        store=store,
         context=context,
     )
     pdf = Path(pdf) if pdf is not None else store.session_dir / REPORTS_DIR / f"{record.run_id}.pdf"

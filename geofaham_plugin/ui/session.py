@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qgis.core import Qgis, QgsMessageLog, QgsProject
 from qgis.PyQt.QtCore import QObject, pyqtSignal
@@ -29,7 +29,7 @@ from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, label_answer, session_group, style_road_access
 from .user_layers import USER_LAYERS_DIR, UserLayerFile, project_layer_choices, write_user_layers
-from .worker import RunWorker
+from .worker import RunTask, RunWorker
 
 if TYPE_CHECKING:
     import threading
@@ -106,25 +106,38 @@ class Session(QObject):
         self._llm_factory = llm_factory
         self._llm: LLM | None = None
         self.worker: RunWorker | None = None
+        self.task: RunTask | None = None  # the run in QGIS's task manager, until it ends
+        self._steps: set[int] = set()  # the steps of the current plan
+        self._finished: set[int] = set()  # those that finished
         self.layers: list[QgsMapLayer] = []
         self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
         self._closed = False
         self.records: list[RunRecord] = []
-        dock.artifactActivated.connect(self.show_artifact)
-        dock.transcriptChanged.connect(self.save_transcript)
-        dock.reportRequested.connect(self.make_report)
-        dock.resumeRequested.connect(self.resume)
+        # every connection the session makes, so that close() undoes them all: the dock outlives the session (a
+        # reopened project gets a new session on the same dock) and a closed session must never answer
+        self._connections: list[tuple[Any, Callable[..., object]]] = []
+        self._connect(dock.artifactActivated, self.show_artifact)
+        self._connect(dock.transcriptChanged, self.save_transcript)
+        self._connect(dock.reportRequested, self.make_report)
+        self._connect(dock.resumeRequested, self.resume)
         # the project's own layers a question may read: listed in the dock, ticked when visible
         self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
-        dock.layerChoiceChanged.connect(self._on_layer_choice)
+        # the layers written for earlier questions (layer id -> (its state, its file)) and the count of each one's
+        # edits and commits: a layer is written again only when it changed
+        self._written: dict[str, tuple[tuple[object, ...], UserLayerFile]] = {}
+        self._edits: dict[str, int] = {}
+        self._connect(dock.layerChoiceChanged, self._on_layer_choice)
         root = QgsProject.instance().layerTreeRoot()
-        self._project_signals = [root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged]
-        for signal in self._project_signals:
-            signal.connect(self.refresh_layers)
+        for signal in (root.addedChildren, root.removedChildren, root.visibilityChanged, root.nameChanged):
+            self._connect(signal, self.refresh_layers)
         self.refresh_layers()
         from .styles import warm_up_labels
 
         warm_up_labels()  # the answer's labels then cost nothing on the main thread
+
+    def _connect(self, signal: Any, slot: Callable[..., object]) -> None:
+        signal.connect(slot)
+        self._connections.append((signal, slot))
 
     # --------------------------------------------------------------------------------- model
     @property
@@ -151,7 +164,7 @@ class Session(QObject):
         catalogue = LayerCatalogue(self.settings.paths.data_dir)
         for user_layer in user_layers:
             try:
-                catalogue.add_user_layer(user_layer.name, user_layer.path)
+                catalogue.add_user_layer(user_layer.name, user_layer.path, user_layer.layer)
             except GeoFahamError as exc:  # e.g. no features with a geometry: the question goes on without it
                 QgsMessageLog.logMessage(f"layer {user_layer.name} not used: {exc}", LOG_TAG, Qgis.Warning)
         mode = "guided" if self.settings.endpoint("planner").embedded else "free"
@@ -171,7 +184,7 @@ class Session(QObject):
         return self.worker is not None and self.worker.isRunning()
 
     def ask(self, question: str, aoi_artifact_id: str | None = None) -> bool:
-        if self.busy:
+        if self.busy or self._closed:
             return False
         self.dock.set_busy(True, tr("Planning…"))
         previous = next((r for r in reversed(self.records) if r and r.status in ("answered", "partial")), None)
@@ -180,19 +193,50 @@ class Session(QObject):
         def orchestrator(*, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:  # run's thread
             return self._orchestrator(on_event=on_event, cancel=cancel, user_layers=files)
 
-        self.worker = RunWorker(orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self)
-        self.worker.event.connect(self._on_event)
-        self.worker.done.connect(self._on_done)
-        self.worker.crashed.connect(self._on_crash)
-        self.worker.start()
+        self._start(RunWorker(orchestrator, question, aoi_artifact_id or self.aoi_id, previous, parent=self))
         return True
+
+    def _start(self, worker: RunWorker) -> None:
+        from qgis.core import QgsApplication
+
+        self.worker = worker
+        self._connect(worker.event, self._on_event)
+        self._connect(worker.done, self._on_done)
+        self._connect(worker.crashed, self._on_crash)
+        self._steps, self._finished = set(), set()
+        task = self.task = RunTask(tr("GeoFaham: {question}").format(question=worker.question[:80]), worker.cancel)
+        for ended in (task.taskCompleted, task.taskTerminated):  # cancelled in the task manager: it goes first
+            ended.connect(lambda task=task: self._forget_task(task))
+        QgsApplication.taskManager().addTask(task)
+        worker.start()
+
+    def _live_task(self) -> RunTask | None:
+        """The run's task while the task manager has not deleted it."""
+        from qgis.PyQt import sip
+
+        if self.task is not None and sip.isdeleted(self.task):
+            self.task = None
+        return self.task
+
+    def _end_task(self) -> None:
+        if (task := self._live_task()) is not None:
+            task.end()  # the task manager deletes it once it completes: no reference is kept
+        self.task = None
+
+    def _forget_task(self, task: RunTask) -> None:
+        if self.task is task:
+            self.task = None
+
+    def _show_progress(self) -> None:
+        if (task := self._live_task()) is not None and self._steps:
+            task.show_progress(min(99.0, 100.0 * len(self._finished & self._steps) / len(self._steps)))
 
     def resume(self, run_id: str) -> bool:
         """Go on with a run of this session that did not finish (killed with QGIS, cancelled, timed out):
         steps done stay done (``Orchestrator.resume``). A run that cannot be resumed is one line."""
         from ..core.orchestrator.runlog import not_resumable
 
-        if self.busy:
+        if self.busy or self._closed:
             return False
         runlog = RunLog(self.store.session_dir)
         if problem := not_resumable(runlog, run_id):
@@ -205,11 +249,7 @@ class Session(QObject):
         def orchestrator(*, on_event: EventCallback, cancel: threading.Event) -> Orchestrator:  # run's thread
             return self._orchestrator(on_event=on_event, cancel=cancel)
 
-        self.worker = RunWorker(orchestrator, question, parent=self, resume=run_id)
-        self.worker.event.connect(self._on_event)
-        self.worker.done.connect(self._on_done)
-        self.worker.crashed.connect(self._on_crash)
-        self.worker.start()
+        self._start(RunWorker(orchestrator, question, parent=self, resume=run_id))
         return True
 
     def offer_resumes(self) -> list[str]:
@@ -233,18 +273,32 @@ class Session(QObject):
         self._layer_choices[layer_id] = checked
 
     def write_user_layers(self) -> list[UserLayerFile]:
-        """The ticked layers written into the session folder (main thread); the files, for the run's thread."""
+        """The ticked layers as files for the run's thread: a file-backed layer's own file; any other written into
+        the session folder (main thread) when it changed since it was last written."""
+        project = QgsProject.instance()
         files, problems = write_user_layers(
-            QgsProject.instance(), self.dock.chosen_layer_ids(), self.store.session_dir / USER_LAYERS_DIR
+            project,
+            self.dock.chosen_layer_ids(),
+            self.store.session_dir / USER_LAYERS_DIR,
+            self._written,
+            self._edits,
         )
         for problem in problems:
             QgsMessageLog.logMessage(f"layer not used: {problem}", LOG_TAG, Qgis.Warning)
+        for layer_id in self._written.keys() - self._edits.keys():  # count its edits from now on
+            self._edits[layer_id] = 0
+            layer = project.mapLayer(layer_id)
+            if layer is not None:
+                for signal in (layer.layerModified, layer.afterCommitChanges):
+                    self._connect(signal, lambda *_, i=layer_id: self._edits.__setitem__(i, self._edits[i] + 1))
         return files
 
     def _on_event(self, event: RunEvent) -> None:  # main thread
         payload = event.payload
         if isinstance(payload, PlanEvent):
             steps = payload.plan.steps
+            self._steps = {s.id for s in steps}
+            self._show_progress()
             self.dock.show_plan(steps)
             self.dock.status.setText(tr("Plan: ") + " → ".join(f"{s.agent.value}.{s.tool or '?'}" for s in steps))
         elif isinstance(payload, StepStartedEvent):
@@ -252,6 +306,8 @@ class Session(QObject):
             self.dock.status.setText(tr("Step {n}: {goal}").format(n=payload.step, goal=payload.goal))
         elif isinstance(payload, StepFinishedEvent):
             self.dock.update_step(payload.step, payload.shown_status, payload.artifact_id or "", payload.message)
+            self._finished.add(payload.step)
+            self._show_progress()
         elif isinstance(payload, ArtifactEvent):
             started = time.monotonic()
             group = session_group(QgsProject.instance(), self.name)
@@ -266,6 +322,7 @@ class Session(QObject):
         self.runEvent.emit(event)
 
     def _on_done(self, record: RunRecord) -> None:  # main thread
+        self._end_task()
         self.records.append(record)
         self.dock.set_busy(False, "")
         if record.status in ("answered", "partial"):
@@ -276,7 +333,7 @@ class Session(QObject):
             self.dock.append_constraints(constraint_rows(record))
             style_road_access(QgsProject.instance(), record, self.store)
             label_answer(QgsProject.instance(), record, self.store)
-            self._zoom_to_answer(record)
+            self._show_answer(record)
             self.show_context(record)
         else:
             self.dock.append_error(record.answer)
@@ -299,6 +356,7 @@ class Session(QObject):
         """``users``: an error the user can fix (a question naming no disaster, a full disk ...): its one line
         (message; hint) as the command line prints it; else our failure, with the details in the log panel."""
         QgsMessageLog.logMessage(details, LOG_TAG, Qgis.Warning if users else Qgis.Critical)
+        self._end_task()
         self.dock.set_busy(False, "")
         self.dock.append_error(
             message
@@ -345,6 +403,8 @@ class Session(QObject):
         from ..core.errors import user_line
         from .report import situation_report
 
+        if self._closed:
+            return None
         record = next((r for r in reversed(self.records) if r is not None and r.run_id == run_id), None)
         if record is None:
             self.dock.append_error(tr("No finished run {run} in this session.").format(run=run_id))
@@ -372,6 +432,8 @@ class Session(QObject):
     def save_transcript(self) -> None:
         import json
 
+        if self._closed:  # the dock now shows another session (or none): never written over this one's
+            return
         path = self.store.session_dir / self.TRANSCRIPT
         tmp = path.with_suffix(".tmp")
         tmp.write_text(
@@ -397,6 +459,32 @@ class Session(QObject):
             for layer in QgsProject.instance().mapLayers().values()
             if layer.customProperty("geofaham/artifact_id")
         ]
+        if self.records:  # the last run's plan, as it ended
+            last = self.records[-1]
+            if last.plans:
+                self.dock.show_plan(last.plans[-1].plan.steps)
+            for step in last.steps:
+                if step.plan_index == len(last.plans):
+                    self.dock.update_step(step.step_id, step.status.value, step.artifact_id or "")
+        self._restore_context()
+
+    def _restore_context(self) -> None:
+        """A project keeps no feature of a memory layer: the map context's (towns from the gazetteer) come back
+        empty. They are removed and the answered runs' context loaded again (what is still there stays)."""
+        from .context import KIND_PROPERTY
+
+        project = QgsProject.instance()
+        lost = [
+            layer.id()
+            for layer in project.mapLayers().values()
+            if layer.customProperty(KIND_PROPERTY) and layer.providerType() == "memory" and layer.featureCount() == 0
+        ]
+        if not lost:
+            return
+        project.removeMapLayers(lost)
+        for record in self.records:
+            if record is not None and record.status in ("answered", "partial"):
+                self.show_context(record)
 
     def relocate(self, new_dir: Path) -> None:
         """Move the session folder (e.g. next to a newly saved project) and re-point its layers."""
@@ -410,25 +498,26 @@ class Session(QObject):
         new_dir.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(old_dir, new_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("store.lock"))
         self.store = ResponseStore(new_dir)
+        from .layers import artifact_source
+
         for layer in self.layers:
             artifact_id = layer.customProperty("geofaham/artifact_id")
             if artifact_id in self.store:
-                path = self.store.abs_path(artifact_id)
-                source = f"{path}|layername={artifact_id}" if layer.providerType() == "ogr" else str(path)
+                source = artifact_source(self.store.get(artifact_id), self.store)
                 layer.setDataSource(source, layer.name(), layer.providerType())
         shutil.rmtree(old_dir, ignore_errors=True)
 
     # ------------------------------------------------------------------------------ map side
-    def _zoom_to_answer(self, record: RunRecord) -> None:
-        from .layers import find_artifact_layer, zoom_to_layer
+    def _show_answer(self, record: RunRecord) -> None:
+        """The answer on the map: its layers on top, the run's other layers hidden, the canvas framing the area
+        asked about and the answer's features."""
+        from .layers import answer_extent, show_answer, zoom_to_extent
 
-        if self.iface is None:
-            return
-        for artifact_id in record.cited_artifacts:
-            layer = find_artifact_layer(QgsProject.instance(), artifact_id)
-            if layer is not None and layer.featureCount():
-                zoom_to_layer(self.iface.mapCanvas(), layer)
-                return
+        project = QgsProject.instance()
+        show_answer(project, session_group(project, self.name), record, self.store)
+        if self.iface is not None:
+            canvas = self.iface.mapCanvas()
+            zoom_to_extent(canvas, answer_extent(project, record, self.store, canvas.mapSettings().destinationCrs()))
 
     def show_artifact(self, artifact_id: str) -> None:
         """Select the artifact's layer in the layer tree and zoom to it."""
@@ -482,11 +571,12 @@ class Session(QObject):
             raise RuntimeError("drawing an area of interest needs the QGIS interface (this session has no iface)")
         canvas = self.iface.mapCanvas()
         tool = self._draw_tool = PolygonTool(canvas)
-        tool.polygonFinished.connect(
+        self._connect(
+            tool.polygonFinished,
             lambda g: (
                 self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
                 canvas.unsetMapTool(tool),
-            )
+            ),
         )
         canvas.setMapTool(tool)
 
@@ -495,14 +585,21 @@ class Session(QObject):
         self.dock.set_aoi(None)
 
     def close(self) -> None:
-        for signal in self._project_signals:
-            with contextlib.suppress(TypeError, RuntimeError):  # already disconnected, or the project is gone
-                signal.disconnect(self.refresh_layers)
-        self._project_signals = []
+        """Disconnect every signal the session connected, end its run and its context loads, close its model and
+        store. A closed session never answers: its entry points return at once."""
+        self._closed = True
+        for signal, slot in self._connections:
+            with contextlib.suppress(TypeError, RuntimeError):  # already disconnected, or its sender is gone
+                signal.disconnect(slot)
+        self._connections = []
+        if self._draw_tool is not None and self.iface is not None:
+            with contextlib.suppress(RuntimeError):
+                if self.iface.mapCanvas().mapTool() is self._draw_tool:
+                    self.iface.mapCanvas().unsetMapTool(self._draw_tool)
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait(30000)
-        self._closed = True
+        self._end_task()
         for load in self.context_loads:  # a context still loading: its thread ends before the session does
             if load.task is not None and not load.done:
                 load.task.waitForFinished(30000)

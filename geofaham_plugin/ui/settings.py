@@ -23,10 +23,12 @@ from qgis.PyQt.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -184,6 +186,19 @@ def limits_from_qgis() -> dict:
     }
 
 
+#: the settings dialog's height at most (px): it fits a 1366×768 screen with QGIS's title and task bars
+MAX_HEIGHT = 640
+
+
+def _scrolled(page: QWidget) -> QScrollArea:
+    """A tab's page in a scroll area, so that the dialog stays short whatever the page holds."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.NoFrame)
+    area.setWidget(page)
+    return area
+
+
 def _save_override(s: QgsSettings, key: str, value: Any, inherited: Any) -> None:
     """Store ``value`` under ``key`` only when it differs from the environment's (``inherited``)."""
     if value in ("", None) or value == inherited:
@@ -214,6 +229,7 @@ class SettingsDialog(QDialog):
         self.embedded.setChecked(s.value(_key("llm", "embedded"), True, type=bool))
         form.addRow(self.embedded)
         self.role_fields: dict[str, tuple[QLineEdit, QLineEdit, QWidget]] = {}
+        self.remote_boxes: list[QGroupBox] = []  # greyed out while the embedded model is used
         for role in [None, *Role]:
             name = role.value if role else None
             box = QGroupBox(tr("All roles") if role is None else tr("Role: {role}").format(role=name))
@@ -226,13 +242,16 @@ class SettingsDialog(QDialog):
             inner.addRow(tr("Model"), model)
             inner.addRow(tr("API key (authentication)"), auth)
             self.role_fields[name or ""] = (url, model, auth)
+            self.remote_boxes.append(box)
             form.addRow(box)
+        self.embedded.toggled.connect(self._show_remote)
+        self._show_remote(self.embedded.isChecked())
         self.test_button = QPushButton(tr("Test connection"))
         self.test_result = QLabel("")
         self.test_result.setObjectName("GeoFahamTestResult")
         self.test_button.clicked.connect(self.test_connection)
         form.addRow(self.test_button, self.test_result)
-        tabs.addTab(models, tr("Models"))
+        tabs.addTab(_scrolled(models), tr("Models"))
 
         data = QWidget()
         form = QFormLayout(data)
@@ -262,7 +281,7 @@ class SettingsDialog(QDialog):
         form.addRow(tr("Overpass API"), self.overpass)
         form.addRow(tr("Nominatim (place names)"), self.nominatim)
         form.addRow(tr("Data folder (sample layers, OSM extracts)"), self.data_dir)
-        tabs.addTab(data, tr("Data"))
+        tabs.addTab(_scrolled(data), tr("Data"))
 
         limits = QWidget()
         form = QFormLayout(limits)
@@ -289,12 +308,19 @@ class SettingsDialog(QDialog):
         self.sandbox_memory.setValue(sandbox.get("memory_mb", env.sandbox.memory_mb))
         form.addRow(tr("Python sandbox: CPU time"), self.sandbox_cpu)
         form.addRow(tr("Python sandbox: memory"), self.sandbox_memory)
-        tabs.addTab(limits, tr("Limits"))
+        tabs.addTab(_scrolled(limits), tr("Limits"))
 
         buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         buttons.accepted.connect(self.save_and_close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        # on a 1366×768 laptop the whole dialog is on screen: its tabs scroll
+        hint = self.sizeHint()
+        self.resize(max(hint.width(), 560), min(hint.height(), MAX_HEIGHT))
+
+    def _show_remote(self, embedded: bool) -> None:
+        for box in self.remote_boxes:
+            box.setEnabled(not embedded)
 
     @staticmethod
     def _url_field(s: QgsSettings, key: str, inherited: str) -> QLineEdit:

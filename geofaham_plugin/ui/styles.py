@@ -46,6 +46,8 @@ UNGRADED_LABELS = {"damaged": "damaged (grade unknown)", "unknown": "not assesse
 
 
 def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
+    if not layer.isSpatial():  # no geometry type at all (an empty file nothing says the geometry of): no symbol
+        return
     kind = record.kind.value
     geometry = layer.geometryType()
     fields = [f.name() for f in layer.fields()]
@@ -70,12 +72,12 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
         classified = "damage_class"
         if "is_damaged" in fields:  # a class for buildings without a grade too (binary labels): never left undrawn
             colours.update(UNGRADED_COLOURS)
-            classified = (
-                'CASE WHEN "damage_class" IS NOT NULL THEN "damage_class" '
-                "WHEN lower(to_string(\"is_damaged\")) IN ('true', '1') THEN 'damaged' ELSE 'unknown' END"
-            )
+            classified = f"CASE WHEN \"damage_class\" IS NOT NULL THEN \"damage_class\" WHEN {DAMAGED} THEN 'damaged' ELSE 'unknown' END"
+        present = damage_classes_present(layer)
         categories = []
         for value, colour in colours.items():
+            if present is not None and value not in present:  # the legend lists the classes the layer holds
+                continue
             symbol = _point_symbol(layer, colour) or QgsSymbol.defaultSymbol(geometry)
             symbol.setColor(_qcolor(colour))
             categories.append(QgsRendererCategory(value, symbol, UNGRADED_LABELS.get(value, value)))
@@ -98,6 +100,41 @@ def style_for(layer: QgsVectorLayer, record: ArtifactRecord) -> None:
         if dot is not None and isinstance(layer.renderer(), QgsSingleSymbolRenderer):
             layer.renderer().setSymbol(dot)
     layer.triggerRepaint()
+
+
+#: a building without a grade that the labels say is damaged (binary labels)
+DAMAGED = "lower(to_string(\"is_damaged\")) IN ('true', '1')"
+
+
+#: a damage layer with more features than this lists every class in its legend: finding those it holds reads every
+#: feature (a million: 0.4 s of the main thread, where a layer is styled)
+LEGEND_SCAN_MAX = 20_000
+
+
+def damage_classes_present(layer: QgsVectorLayer) -> set[str] | None:
+    """The damage classes a layer holds: the distinct grades (the provider's own query), and for buildings without
+    one, 'damaged' or 'unknown' when any is (a search that stops at the first); None for a layer of more than
+    LEGEND_SCAN_MAX features (not looked at)."""
+    from qgis.core import QgsFeatureRequest
+
+    if layer.featureCount() > LEGEND_SCAN_MAX:
+        return None
+    grades = {str(v) for v in layer.uniqueValues(layer.fields().indexOf("damage_class")) if _known(v)}
+    if "is_damaged" not in [f.name() for f in layer.fields()]:
+        return grades
+    for value, test in (("damaged", DAMAGED), ("unknown", f"NOT coalesce({DAMAGED}, false)")):
+        request = QgsFeatureRequest().setFilterExpression(f'"damage_class" IS NULL AND ({test})').setLimit(1)
+        request.setFlags(QgsFeatureRequest.NoGeometry)
+        if next(layer.getFeatures(request), None) is not None:
+            grades.add(value)
+    return grades
+
+
+def _known(value: object) -> bool:
+    """Not NULL (QGIS gives NULL as a null QVariant or None)."""
+    from qgis.PyQt.QtCore import QVariant
+
+    return value is not None and not (isinstance(value, QVariant) and value.isNull())
 
 
 def label_facilities(layer: QgsVectorLayer, record: ArtifactRecord) -> bool:

@@ -1,20 +1,24 @@
 """The project's own vector layers a question may read. Main thread only.
 
-The dock lists the project's vector layers (GeoFaham's artifact layers aside); the visible ones are ticked
-by default. When a question is asked, each ticked layer is written, here on the main thread, as a
-GeoPackage into the session folder (``user_layers/``); the run's thread gets only (name, file) pairs and
-adds them to its layer catalogue as the user's own layers (``user:<name>``). No QGIS object crosses a
-thread."""
+The dock lists the project's vector layers (GeoFaham's own layers aside: its results and its map context); the
+visible ones are ticked by default. When a question is asked, each ticked layer is handed to the run as a file:
+a layer read from a file as it is (OGR, no filter, no unsaved edits, the file's own CRS) by that file, in place;
+any other (memory, database, filtered, edited) written here, on the main thread, as a GeoPackage into the session
+folder (``user_layers/``), again only when it changed since it was last written. The run's thread gets only
+(name, file, layer) and adds them to its layer catalogue as the user's own layers (``user:<name>``). No QGIS object
+crosses a thread."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qgis.core import QgsProject, QgsVectorFileWriter, QgsVectorLayer
+from qgis.core import QgsProject, QgsProviderRegistry, QgsVectorFileWriter, QgsVectorLayer
 
 from ..core.domain.layer_names import user_layer_slug
+from .context import KIND_PROPERTY
 
 if TYPE_CHECKING:
     from qgis.core import QgsMapLayer
@@ -37,15 +41,45 @@ class UserLayerFile:
 
     name: str
     path: Path
+    layer: str | None = None  # the layer of a multi-layer file read in place (a GeoPackage's)
 
 
 def is_readable(layer: QgsMapLayer) -> bool:
-    """A valid vector layer with geometry that is no GeoFaham artifact."""
+    """A valid vector layer with geometry that is not GeoFaham's own (a result, or the map context it adds)."""
     return (
         isinstance(layer, QgsVectorLayer)
         and layer.isValid()
         and layer.isSpatial()
         and not layer.customProperty("geofaham/artifact_id")
+        and not layer.customProperty(KIND_PROPERTY)
+    )
+
+
+def in_place(layer: QgsVectorLayer) -> UserLayerFile | None:
+    """The file a layer can be read from as it is (OGR, no filter, no unsaved edits, the file's own CRS, every
+    geometry type of its layer): the file and its layer; else None (it must be written out)."""
+    if layer.providerType() != "ogr" or layer.subsetString() or layer.isModified():
+        return None
+    parts = QgsProviderRegistry.instance().decodeUri("ogr", layer.source())
+    path = Path(str(parts.get("path") or ""))
+    if not path.is_file() or parts.get("subset") or parts.get("geometryType") or parts.get("layerId") is not None:
+        return None
+    if layer.crs() != layer.dataProvider().crs():  # a CRS set in QGIS, not the file's
+        return None
+    return UserLayerFile(name=layer.name(), path=path, layer=str(parts.get("layerName") or "") or None)
+
+
+def layer_state(layer: QgsVectorLayer, edits: int = 0) -> tuple[object, ...]:
+    """What tells whether a written layer changed since: its source, filter, CRS, feature count, extent, unsaved
+    edits and ``edits`` (the caller's count of its edits and commits)."""
+    return (
+        layer.source(),
+        layer.subsetString(),
+        layer.crs().toWkt(),
+        layer.featureCount(),
+        layer.extent().toString(),
+        layer.isModified(),
+        edits,
     )
 
 
@@ -64,17 +98,36 @@ def project_layer_choices(project: QgsProject, choices: dict[str, bool] | None =
     return out
 
 
-def write_user_layers(project: QgsProject, layer_ids: list[str], folder: Path) -> tuple[list[UserLayerFile], list[str]]:
-    """Write each chosen layer as ``folder/<nn>_<slug>.gpkg`` (all its features, its CRS); returns the files
-    and one message per layer that could not be written."""
-    folder.mkdir(parents=True, exist_ok=True)
+def write_user_layers(
+    project: QgsProject,
+    layer_ids: list[str],
+    folder: Path,
+    written: dict[str, tuple[tuple[object, ...], UserLayerFile]] | None = None,
+    edits: dict[str, int] | None = None,
+) -> tuple[list[UserLayerFile], list[str]]:
+    """The chosen layers as files for a run: a file-backed layer's own file (:func:`in_place`); any other written
+    as ``folder/<slug>_<id hash>.gpkg`` (all its features, its CRS), unless ``written`` (layer id -> (its
+    :func:`layer_state`, the file), kept by the caller across questions) says it has not changed since. Returns
+    the files and one message per layer that could not be written."""
+    written = {} if written is None else written
+    edits = edits or {}
     files, problems = [], []
-    for i, layer_id in enumerate(layer_ids, start=1):
+    for layer_id in layer_ids:
         layer = project.mapLayer(layer_id)
         if layer is None or not is_readable(layer) or layer.featureCount() == 0:
             continue
+        assert isinstance(layer, QgsVectorLayer)
+        source = in_place(layer)
+        if source is not None:
+            files.append(source)
+            continue
+        state = layer_state(layer, edits.get(layer_id, 0))
+        if layer_id in written and written[layer_id][0] == state and written[layer_id][1].path.exists():
+            files.append(UserLayerFile(name=layer.name(), path=written[layer_id][1].path))
+            continue
         slug = user_layer_slug(layer.name())
-        path = folder / f"{i:02d}_{slug}.gpkg"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{slug}_{hashlib.sha1(layer_id.encode(), usedforsecurity=False).hexdigest()[:8]}.gpkg"
         options = QgsVectorFileWriter.SaveVectorOptions()
         options.driverName = "GPKG"
         options.layerName = slug
@@ -87,4 +140,5 @@ def write_user_layers(project: QgsProject, layer_ids: list[str], folder: Path) -
             problems.append(f"{layer.name()}: {message or 'could not be written'}")
             continue
         files.append(UserLayerFile(name=layer.name(), path=path))
+        written[layer_id] = (state, files[-1])
     return files, problems

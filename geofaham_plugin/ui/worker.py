@@ -7,12 +7,15 @@ import threading
 import traceback
 from typing import TYPE_CHECKING, Protocol
 
+from qgis.core import QgsTask
 from qgis.PyQt.QtCore import QObject, QThread, pyqtSignal
 
 from ..core.domain.secrets import mask_secrets
 from ..core.errors import user_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..core.orchestrator.events import EventCallback
     from ..core.orchestrator.orchestrator import Orchestrator
     from ..core.orchestrator.runlog import RunRecord
@@ -61,3 +64,31 @@ class RunWorker(QThread):
 
     def cancel(self) -> None:
         self.cancel_event.set()
+
+
+class RunTask(QgsTask):
+    """A run as QGIS's task manager shows it: its description, its steps' progress (set on the main thread), a
+    cancel button that cancels the run. It does no work: its thread waits until :meth:`end` (the run's own
+    thread is the RunWorker's)."""
+
+    def __init__(self, description: str, on_cancel: Callable[[], None]) -> None:
+        super().__init__(description, QgsTask.CanCancel)
+        self._ended = threading.Event()
+        self._on_cancel = on_cancel
+
+    def run(self) -> bool:  # the task manager's thread
+        while not self._ended.wait(0.05):
+            if self.isCanceled():
+                return False
+        return True
+
+    def cancel(self) -> None:  # main thread (the task manager's cancel button)
+        self._on_cancel()
+        super().cancel()
+
+    def end(self) -> None:
+        """The run ended (any thread): the task completes."""
+        self._ended.set()
+
+    def show_progress(self, percent: float) -> None:
+        self.setProgress(percent)

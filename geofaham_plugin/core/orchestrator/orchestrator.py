@@ -577,16 +577,24 @@ class Orchestrator:
         implied = [note for spec in specs for note in spec.implied] + record.plans[-1].assumptions
         findings.limitations += [phrase("answer.assumed", lang, note=note) for note in dict.fromkeys(implied)]
         record.cited_artifacts = findings.cited
+        # a part read two ways whose readings were all computed and all found nothing: whichever was meant, the
+        # answer is none (0 is the answer, not a partial one)
+        agreed = (
+            {k for u in record.plans[-1].unavailable if u.phrase == "reading.two_ways" for k in u.constraints}
+            if complete and answer_ids and all(_is_empty(self.store.get(a)) for a in answer_ids)
+            else set()
+        )
+        left_out = [c for c in unapplied(record.constraints) if f"{c.kind}:{c.value}" not in agreed]
         # the structured answer's not_applied is for machines (English); the text's is in the question's language
         # (both bounds of "between 1950 and 1980" are constraints of their own, said once)
-        missing = list(dict.fromkeys(c.describe() for c in unapplied(record.constraints)))
+        missing = list(dict.fromkeys(c.describe() for c in left_out))
         missing += [f"not asked for: {limit}" for limit in record.unasked_limits]
         # a part the data at hand cannot answer is said with its reason ("no road network offline")
         reasons = {u.constraints[0]: phrase(u.phrase, lang, **u.values) for u in record.plans[-1].unavailable}
         shown_missing = list(
             dict.fromkeys(
                 c.describe(lang) + (f": {reasons[key]}" if (key := f"{c.kind}:{c.value}") in reasons else "")
-                for c in unapplied(record.constraints)
+                for c in left_out
             )
         )
         shown_missing += [phrase("answer.not_asked_for", lang, limit=limit) for limit in record.unasked_limits]
