@@ -779,5 +779,17 @@
             <source>OpenStreetMap basemap behind the results (online only)</source>
             <translation>Mapa base de OpenStreetMap bajo los resultados (solo en línea)</translation>
         </message>
+        <message>
+            <source>an earlier result</source>
+            <translation>un resultado anterior</translation>
+        </message>
+        <message>
+            <source>your area</source>
+            <translation>su zona</translation>
+        </message>
+        <message>
+            <source>GeoFaham: {question}</source>
+            <translation>GeoFaham: {question}</translation>
+        </message>
     </context>
 </TS>

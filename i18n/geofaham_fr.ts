@@ -779,5 +779,17 @@
             <source>OpenStreetMap basemap behind the results (online only)</source>
             <translation>Fond de carte OpenStreetMap sous les résultats (en ligne seulement)</translation>
         </message>
+        <message>
+            <source>an earlier result</source>
+            <translation>un résultat antérieur</translation>
+        </message>
+        <message>
+            <source>your area</source>
+            <translation>votre zone</translation>
+        </message>
+        <message>
+            <source>GeoFaham: {question}</source>
+            <translation>GeoFaham : {question}</translation>
+        </message>
     </context>
 </TS>
