@@ -330,6 +330,7 @@ def test_kinds_only_the_model_read_are_two_readings(store):
     record = ask(store, "Quantas igrejas foram destruídas pelo fogo de Eaton?", read, read)
     assert record.status == "partial" and "(all / Church)" in record.answer
     assert "2,722" in record.answer and "STRUCTURETYPE: Church" in record.answer
+    assert "a leitura de «os tipos do que é contado»" in record.answer  # the field named in the question's language
 
 
 def test_kinds_the_model_leaves_out_keep_code_s(store):

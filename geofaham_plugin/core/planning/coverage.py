@@ -127,7 +127,11 @@ class Constraint(BaseModel):
             "place": {"place": self.value},
             "rank": {"phrase": self.phrase},
             "exclusion": {"phrase": self.phrase},
-            "reading": {"phrase": self.phrase},
+            "reading": {
+                "phrase": phrase(f"reading.field.{self.value}", lang)
+                if f"reading.field.{self.value}" in phrase_keys()
+                else self.phrase
+            },
         }
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)

@@ -15,6 +15,7 @@ from ...agents.maps import FEATURE_CLASSES
 from ...domain.damage import DamageClass
 from ...domain.events import get_event
 from ...domain.feature_classes import feature_class_specs
+from ...domain.language import phrase
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
@@ -27,21 +28,12 @@ from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
 from .fill import Candidates, class_line, default_sets, read_question
 from .qualifiers import contradictions
-from .reconcile import Difference, classes_of, differences, overlay, project, same_field, set_ref
+from .reconcile import FIELDS, Difference, classes_of, differences, overlay, project, same_field, set_ref
 from .schema import MY_AREA, Reading, class_grade
 
-#: What a reading's field is, in the answer's words (the field names are the schema's).
-FIELD_WORDS = {
-    "subject": "what is counted",
-    "grades": "the damage grades",
-    "relation": "the relation",
-    "reference": "what it is related to",
-    "measure": "the measure",
-    "share_of": "the base of the share",
-    "separately": "one figure or several",
-    "group_by": "the breakdown",
-    "kinds": "the kinds of what is counted",
-}
+#: What a reading's field is, in the answer's words (the field names are the schema's; the texts are phrases, in the
+#: answer's language where the answer says them)
+FIELD_WORDS = {f: phrase(f"reading.field.{f}") for f in FIELDS}
 
 
 class Read(BaseModel):

@@ -201,4 +201,14 @@ def classes_of(grades: Sequence[str]) -> list[DamageClass]:
     return [] if all_grades(grades) else [grade_class(g) for g in sorted(set(grades), key=GRADES.index)]
 
 
-__all__ = ["Difference", "classes_of", "differences", "overlay", "project", "same_field", "set_ref", "with_kinds"]
+__all__ = [
+    "FIELDS",
+    "Difference",
+    "classes_of",
+    "differences",
+    "overlay",
+    "project",
+    "same_field",
+    "set_ref",
+    "with_kinds",
+]
