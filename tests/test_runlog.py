@@ -252,7 +252,11 @@ def test_records_and_memo_survive_kills_at_random_moments(tmp_path):
         return lines
 
     try:
-        for round_ in range(12):
+        # The kills land at random moments; on a loaded machine fewer of them land mid-write, so the
+        # rounds go on (bounded) until both kinds of moment were hit, rather than a fixed count.
+        for round_ in range(60):
+            if round_ >= 12 and len(seen) > 3 and mid_write >= 3:
+                break
             stdin.write(f"{2 + 5 * round_}\n")
             stdin.flush()
             lines = until("writer")

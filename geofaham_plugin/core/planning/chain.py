@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.layer_names import layer_words, user_layer_aliases
 from ..engines.layers import LayerCatalogue, UserLayer
-from .coverage import question_constraints
+from .coverage import question_constraints, words_pattern
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .plan import Plan
@@ -57,10 +57,7 @@ _K = re.compile(
 _WITHOUT = re.compile(r"(?:without|no|missing|empty|null|blank|sin|sem|sans)\s+(?:an?\s+|any\s+|the\s+)?([a-z_][\w]*)")
 
 
-_MERGED = re.compile(
-    r"\b(?:dissolv\w*|merg\w*|union\w*|unif\w*|fusion\w*|combin\w*|one\s+(?:single\s+)?(?:zone|area|polygon|buffer)"
-    r"|single\s+(?:zone|area|polygon|buffer)|disolv\w*|fusionn\w*)\b"
-)
+_MERGED = words_pattern("merged")  # "one buffer zone", "merge the buffers" (constraint_words.json)
 _BY_WORDS = re.compile(
     r"\b(?:by|per|grouped\s+by|for\s+each|of\s+each|around\s+each)\s+(?:the\s+|their\s+|its\s+)?(?P<word>[a-z_]+)"
 )

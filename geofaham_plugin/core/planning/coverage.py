@@ -155,7 +155,8 @@ class ExecutedStep(BaseModel):
 # ------------------------------------------------------------------------------------------ finding
 @cache
 def words_pattern(group: str) -> re.Pattern[str]:
-    """A list of the constraint words (``hazard_words``, ``imagery_words``, ``before_after``, ``type_grouping``) as
+    """A list of the constraint words (``hazard_words``, ``imagery_words``, ``before_after``, ``type_grouping``,
+    ``merged``) as
     one pattern of whole words, matched on the normalised question."""
     words = json.loads(WORDS_FILE.read_text(encoding="utf-8"))[group]
     return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")(?![\w])")
