@@ -1,0 +1,124 @@
+"""Vector specialist: the everyday operations on the user's layers that relate, snap, tidy and rank them (issue 28,
+cause 6): a spatial join that carries attributes, vertices snapped to a grid or to another layer, class values
+normalised, the top N by a measure, a KML's folders merged into one layer. Each is a typed tool over an engine
+function (engines/joins.py, engines/tidy.py, engines/kml.py); the words that ask for them are rows of
+planning/data/operations.json, their arguments read from the instruction by :mod:`.said`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, model_validator
+
+from ..domain.names import AgentName
+from ..engines import joins
+from ..store.models import ArtifactKind, ArtifactRecord
+from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
+from .transforms import _register
+
+V = AgentName.vector
+LAYER = (InputSpec("layer", VECTOR_KINDS),)
+
+
+class SpatialJoinArgs(BaseModel):
+    predicate: joins.Predicate | None = Field(
+        default=None,
+        description="how a feature relates to the other layer's: within (points in polygons), contains (polygons "
+        "holding points), intersects, nearest (with max_distance_m); null: chosen from the geometries",
+    )
+    max_distance_m: float | None = Field(
+        default=None, gt=0, le=200_000, description="nearest only: the farthest (m) a joined feature may be"
+    )
+    fields: list[str] | None = Field(default=None, description="fields of the other layer to carry; null: all")
+    aggregate: joins.Aggregate | None = Field(
+        default=None,
+        description="several matches: first, list (distinct values), sum, mean, min, max; null: first, or for "
+        "polygons holding points numbers summed and text listed",
+    )
+    prefix: str = Field(default="", max_length=24, pattern=r"^[A-Za-z0-9_]*$", description="put before joined names")
+
+    @model_validator(mode="after")
+    def _distance_is_for_nearest(self) -> SpatialJoinArgs:
+        if self.max_distance_m is not None and self.predicate not in (None, "nearest"):
+            raise ValueError(f"max_distance_m is for predicate nearest, not {self.predicate}")
+        return self
+
+
+@tool(
+    agent=V,
+    args=SpatialJoinArgs,
+    output=ArtifactKind.vector,
+    overlap=("features", "candidates", "max_distance_m"),
+    accepts_empty=("features", "candidates"),
+    covers={"each": True, "distance": "max_distance_m", "k": 1},  # one row per feature, with its one nearest
+    inputs=(
+        InputSpec("features", VECTOR_KINDS, description="the layer that gets the attributes (every feature kept)"),
+        InputSpec("candidates", VECTOR_KINDS, description="the layer whose attributes are joined"),
+    ),
+)
+def spatial_join(
+    ctx: ToolContext, args: SpatialJoinArgs, features: ArtifactRecord, candidates: ArtifactRecord
+) -> ArtifactRecord:
+    """Join attributes by location: each feature gets the attributes of the other layer's features it is within,
+    contains, intersects or is nearest to (within a distance), with their count."""
+    out, changes = joins.spatial_join(
+        ctx.store.read_vector(features.id),
+        ctx.store.read_vector(candidates.id),
+        args.predicate,
+        args.max_distance_m,
+        args.fields,
+        args.aggregate,
+        args.prefix,
+    )
+    how = changes.notes[0].removeprefix("joined by ") if changes.notes else "location"
+    matched = int((out[joins.COUNT_FIELD] > 0).sum()) if joins.COUNT_FIELD in out.columns else changes.changed
+    summary = f"{len(out)} features of {features.id} with the attributes of {candidates.id} ({how}; {matched} matched)"
+    return _register(ctx, out, "spatial_join", [features, candidates], summary, changes, predicate=how)
+
+
+class GridSnapArgs(BaseModel):
+    grid_m: float = Field(gt=0, le=100_000, description="the grid's cell size in metres")
+
+
+@tool(
+    agent=V,
+    args=GridSnapArgs,
+    output=ArtifactKind.vector,
+    accepts_empty=("layer",),
+    covers={"each": True, "distance": "grid_m"},
+    inputs=LAYER,
+)
+def snap_to_grid(ctx: ToolContext, args: GridSnapArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Snap every vertex to a square grid of grid_m metres (the layer's metric CRS, else its UTM zone)."""
+    out, changes = joins.snap_to_grid(ctx.store.read_vector(layer.id), args.grid_m)
+    summary = f"{layer.id} snapped to a {args.grid_m:g} m grid in {changes.crs} ({changes.changed} vertices moved)"
+    return _register(ctx, out, "snap_to_grid", [layer], summary, changes, grid_m=args.grid_m, grid_crs=changes.crs)
+
+
+class LayerSnapArgs(BaseModel):
+    tolerance_m: float = Field(gt=0, le=10_000, description="vertices this close (m) to the other layer move onto it")
+    to: joins.SnapTarget = Field(default="vertices", description="vertices, or edges (the closest point on them)")
+
+
+@tool(
+    agent=V,
+    args=LayerSnapArgs,
+    output=ArtifactKind.vector,
+    overlap=("features", "candidates", "tolerance_m"),
+    accepts_empty=("features",),
+    covers={"each": True, "distance": "tolerance_m"},
+    inputs=(
+        InputSpec("features", VECTOR_KINDS, description="the layer whose vertices move"),
+        InputSpec("candidates", VECTOR_KINDS, description="the layer they snap to (it does not move)"),
+    ),
+)
+def snap_to_layer(
+    ctx: ToolContext, args: LayerSnapArgs, features: ArtifactRecord, candidates: ArtifactRecord
+) -> ArtifactRecord:
+    """Snap vertices within a tolerance (m) onto another layer's vertices or edges; invalid results repaired."""
+    out, changes = joins.snap_to_layer(
+        ctx.store.read_vector(features.id), ctx.store.read_vector(candidates.id), args.tolerance_m, args.to
+    )
+    summary = (
+        f"{features.id} snapped to the {args.to} of {candidates.id} within {args.tolerance_m:g} m"
+        f" ({changes.changed} vertices moved)"
+    )
+    return _register(ctx, out, "snap_to_layer", [features, candidates], summary, changes, tolerance_m=args.tolerance_m)

@@ -1,0 +1,232 @@
+"""The everyday operations issue 28 found missing (cause 6), each on a messy file the test writes (mixed types, nulls,
+accents, duplicate names, a point on a shared border, a KML with folders), through the tool registry with a real
+Response Store, then end to end through batch (``run_batch``) with a plain instruction and no model: code reads
+each instruction. Every expected value is computed here with shapely, pyproj or plain Python, never with the product
+code under test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import shapely
+from shapely.geometry import LineString, Point, box
+
+from bench.batch import OutputSpec, run_batch
+from geofaham_plugin.core.agents.base import TOOLS
+from geofaham_plugin.core.engines.formats import read_layers
+from geofaham_plugin.core.errors import ModelRetry, ToolFailed, user_line
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+
+
+def run(ctx, name: str, args: dict, **inputs):
+    return TOOLS[name].run(ctx, args, inputs)
+
+
+def read(store, path: Path, layer: str | None = None):
+    """A file as the product reads a user's file (every layer of it; ``layer``: the one wanted), registered."""
+    _, raws = read_layers(path)
+    raw = next(r for r in raws if layer is None or r.layer == layer)
+    gdf = raw.gdf if raw.gdf.crs is not None else raw.gdf.set_crs(4326)
+    return store.register_vector(gdf, source=f"test:{path.name}", summary=path.name)
+
+
+def batch(tmp_path: Path, instruction: str, outputs: list[dict], files: dict[str, str | bytes]) -> dict:
+    """Run batch on the files written here (name -> text or bytes) with no model; the manifest."""
+    folder = tmp_path / "in"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return run_batch(
+        instruction,
+        folder,
+        [OutputSpec.model_validate(o) for o in outputs],
+        tmp_path / "out",
+        session=tmp_path / "session",
+        llm=LLM(ScriptedModel({})),
+        log=lambda _: None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- messy files
+# Districts of a town near Valencia: two named "Norte" (one far away), an accented name, a population written as
+# text in two ways, one district without a geometry. Clinics as a CSV with lon/lat: one on the border of Norte and
+# Sur, one outside every district, one without coordinates, beds missing on some, a duplicate name.
+DISTRICTS = {
+    "type": "FeatureCollection",
+    "features": [
+        {
+            "type": "Feature",
+            "properties": {"district": "Norte", "population": 1200, "code": "D1"},
+            "geometry": shapely.geometry.mapping(box(-0.45, 39.44, -0.33, 39.50)),
+        },
+        {
+            "type": "Feature",
+            "properties": {"district": "Sur", "population": "2.450", "code": "D2"},
+            "geometry": shapely.geometry.mapping(box(-0.45, 39.38, -0.33, 39.44)),
+        },
+        {
+            "type": "Feature",
+            "properties": {"district": "Camí Vell", "population": None, "code": "D3"},
+            "geometry": shapely.geometry.mapping(box(-0.33, 39.38, -0.25, 39.50)),
+        },
+        {
+            "type": "Feature",
+            "properties": {"district": "Norte", "population": 80, "code": "D4"},
+            "geometry": shapely.geometry.mapping(box(-0.20, 39.00, -0.10, 39.10)),
+        },
+        {"type": "Feature", "properties": {"district": "Sin forma", "population": 5, "code": "D5"}, "geometry": None},
+    ],
+}
+CLINICS = """name;beds;lon;lat
+Clínica Mar;12;-0.40;39.45
+Centro Salud;;-0.38;39.44
+Clínica Mar;7;-0.42;39.40
+Consultorio Río;3;-0.30;39.47
+Lejana;4;1.00;40.00
+Sin sitio;9;;
+"""
+
+
+def _districts_and_clinics() -> dict[str, str]:
+    return {"districts.geojson": json.dumps(DISTRICTS, ensure_ascii=False), "clinics.csv": CLINICS}
+
+
+def _expected_districts(lon: float, lat: float) -> list[str]:
+    """The districts whose polygon holds the point, border included, in the file's order (shapely)."""
+    point = Point(lon, lat)
+    return [
+        f["properties"]["district"]
+        for f in DISTRICTS["features"]
+        if f["geometry"] is not None and shapely.geometry.shape(f["geometry"]).covers(point)
+    ]
+
+
+# --------------------------------------------------------------------------------------------- spatial join
+def test_points_get_the_attributes_of_the_polygon_they_fall_in(ctx, store, tmp_path):
+    for name, text in _districts_and_clinics().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    clinics, districts = read(store, tmp_path / "clinics.csv"), read(store, tmp_path / "districts.geojson")
+    joined = run(ctx, "spatial_join", {}, features=clinics, candidates=districts)
+    out = store.read_vector(joined.id)
+    source = pd.read_csv(tmp_path / "clinics.csv", sep=";")
+    assert len(out) == len(source) == 6 and list(out["name"]) == list(source["name"])  # one per clinic, in order
+    assert {"name", "beds", "district", "population", "code", "join_count"} <= set(out.columns)
+    for row, (lon, lat) in zip(out.itertuples(), zip(source["lon"], source["lat"], strict=True), strict=True):
+        hits = _expected_districts(lon, lat) if not np.isnan(lon) else []
+        assert row.join_count == len(hits)
+        assert (row.district if hits else None) == (hits[0] if hits else None)
+    assert _expected_districts(-0.38, 39.44) == ["Norte", "Sur"]  # the clinic on the border: both, the first taken
+    notes = " ".join(joined.extra["limitations"])
+    assert "1 features relate to several features" in notes and "2 features relate to no feature" in notes
+    assert joined.extra["predicate"] == "within"
+
+
+def test_polygons_get_counts_sums_and_lists_of_what_they_contain(ctx, store, tmp_path):
+    for name, text in _districts_and_clinics().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    clinics, districts = read(store, tmp_path / "clinics.csv"), read(store, tmp_path / "districts.geojson")
+    joined = run(ctx, "spatial_join", {"fields": ["name", "beds"]}, features=districts, candidates=clinics)
+    out = store.read_vector(joined.id)
+    source = pd.read_csv(tmp_path / "clinics.csv", sep=";").dropna(subset=["lon"])
+    assert list(out["district"]) == ["Norte", "Sur", "Camí Vell", "Norte", "Sin forma"]  # every district kept
+    for row in out.itertuples():
+        feature = next(f for f in DISTRICTS["features"] if f["properties"]["code"] == row.code)
+        inside = (
+            source[
+                [
+                    shapely.geometry.shape(feature["geometry"]).covers(Point(x, y))
+                    for x, y in zip(source["lon"], source["lat"], strict=True)
+                ]
+            ]
+            if feature["geometry"]
+            else source.iloc[0:0]
+        )
+        assert row.join_count == len(inside)
+        assert row.beds == pytest.approx(inside["beds"].fillna(0).sum())  # missing beds add nothing
+        assert (row.name or "") == "; ".join(dict.fromkeys(inside["name"]))  # duplicate names listed once
+    assert joined.extra["predicate"] == "contains"
+    with pytest.raises(ToolFailed, match="sum needs numbers; name is not numeric"):
+        run(ctx, "spatial_join", {"aggregate": "sum", "fields": ["name"]}, features=districts, candidates=clinics)
+    with pytest.raises(ModelRetry, match="max_distance_m is for predicate nearest"):
+        run(ctx, "spatial_join", {"predicate": "within", "max_distance_m": 10}, features=clinics, candidates=districts)
+    with pytest.raises(ToolFailed) as failed:
+        run(ctx, "spatial_join", {"fields": ["barrio"]}, features=clinics, candidates=districts)
+    assert user_line(failed.value) == (
+        "the layer to join has no field 'barrio'; hint: fields are: district, population, code"
+    )
+
+
+def test_nearest_within_a_distance_is_measured_in_metres(ctx, store, tmp_path):
+    """Wells joined to the nearest road within 300 m: distances checked against pyproj's UTM 30N."""
+    wells = gpd.GeoDataFrame(
+        {"well": ["W1", "W2", "W3"]},
+        geometry=[Point(-0.400, 39.450), Point(-0.390, 39.452), Point(-0.350, 39.40)],
+        crs=4326,
+    )
+    roads = gpd.GeoDataFrame(
+        {"road": ["CV-400", "CV-401"]},
+        geometry=[LineString([(-0.41, 39.451), (-0.38, 39.451)]), LineString([(-0.41, 39.4535), (-0.38, 39.4535)])],
+        crs=4326,
+    )
+    joined = run(
+        ctx,
+        "spatial_join",
+        {"max_distance_m": 300},
+        features=store.register_vector(wells, source="t", summary="wells"),
+        candidates=store.register_vector(roads, source="t", summary="roads"),
+    )
+    out = store.read_vector(joined.id)
+    metric_wells, metric_roads = wells.to_crs(25830).geometry, roads.to_crs(25830).geometry
+    for i, row in enumerate(out.itertuples()):
+        d = [metric_wells[i].distance(r) for r in metric_roads]
+        if min(d) <= 300:
+            assert row.road == roads["road"][int(np.argmin(d))] and row.join_distance_m == pytest.approx(
+                min(d), abs=1.0
+            )
+        else:
+            assert row.road is None and row.join_count == 0
+    assert out["join_count"].tolist() == [1, 1, 0]
+
+
+def test_batch_joins_the_district_to_each_clinic(tmp_path):
+    manifest = batch(
+        tmp_path,
+        "Give each clinic the name of the district it falls in",
+        [{"name": "clinics_districts.gpkg", "geometry_type": "Point", "columns": ["name", "district"]}],
+        _districts_and_clinics(),
+    )
+    assert manifest["ok"], manifest["outputs"]
+    out = gpd.read_file(tmp_path / "out" / "clinics_districts.gpkg")
+    located = pd.read_csv(tmp_path / "in" / "clinics.csv", sep=";").dropna(subset=["lon"])
+    assert len(out) == len(located)  # the clinic without coordinates has no geometry: not a feature of the layer
+    for row in out.itertuples():
+        hits = _expected_districts(row.geometry.x, row.geometry.y)
+        assert (row.district if hits else None) == (hits[0] if hits else None)
+
+
+def test_batch_sums_the_beds_of_the_clinics_in_each_district_and_joins_the_nearest(tmp_path):
+    manifest = batch(
+        tmp_path / "a",
+        "Give the districts the names and beds of the clinics they contain",
+        [{"name": "districts.geojson", "geometry_type": "Polygon", "columns": ["district", "beds", "join_count"]}],
+        _districts_and_clinics(),
+    )
+    assert manifest["ok"], manifest["outputs"]
+    out = gpd.read_file(tmp_path / "a" / "out" / "districts.geojson")
+    assert dict(zip(out["code"], out["beds"], strict=True)) == {"D1": 12.0, "D2": 7.0, "D3": 3.0, "D4": 0.0}
+    nearest = batch(
+        tmp_path / "b",
+        "Attach to each clinic the district of the nearest district within 5 km",
+        [{"name": "nearest.gpkg", "geometry_type": "Point"}],
+        _districts_and_clinics(),
+    )
+    assert nearest["ok"], nearest["outputs"]
+    out = gpd.read_file(tmp_path / "b" / "out" / "nearest.gpkg")
+    far = out[out["name"] == "Lejana"].iloc[0]
+    assert far["join_count"] == 0 and far["district"] is None  # 1°E 40°N: no district within 5 km
+    assert (out.loc[out["name"] != "Lejana", "join_distance_m"] == 0).all()  # the others lie in one
