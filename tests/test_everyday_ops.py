@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import shapely
-from shapely.geometry import LineString, Point, box
+from pyproj import CRS
+from shapely.geometry import LineString, Point, Polygon, box
 
 from bench.batch import OutputSpec, run_batch
 from geofaham_plugin.core.agents.base import TOOLS
@@ -230,3 +231,101 @@ def test_batch_sums_the_beds_of_the_clinics_in_each_district_and_joins_the_neare
     far = out[out["name"] == "Lejana"].iloc[0]
     assert far["join_count"] == 0 and far["district"] is None  # 1°E 40°N: no district within 5 km
     assert (out.loc[out["name"] != "Lejana", "join_distance_m"] == 0).all()  # the others lie in one
+
+
+# ------------------------------------------------------------------------------------------------ snapping
+UTM30 = CRS.from_epsg(25830)  # ETRS89 / UTM 30N: Valencia
+
+
+def _parcels_and_roads() -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+    """Parcels drawn in UTM 30N off a road by 0.4 m to 1.5 m (one far from it, one without geometry, a duplicate
+    name, a name with an accent), returned in lon/lat as a partner sends them; the roads as lines."""
+    x0, y0 = 725_000.0, 4_369_000.0
+    road = LineString([(x0 - 100, y0), (x0 + 300, y0)])  # the parcels' south edge should lie on it
+    parcels = [
+        Polygon([(x0, y0 + 0.4), (x0 + 50, y0 - 0.7), (x0 + 50, y0 + 40), (x0, y0 + 40)]),
+        Polygon([(x0 + 50, y0 + 1.5), (x0 + 100, y0 + 1.2), (x0 + 100, y0 + 40), (x0 + 50, y0 + 40)]),
+        Polygon([(x0 + 150, y0 + 30), (x0 + 200, y0 + 30), (x0 + 200, y0 + 70), (x0 + 150, y0 + 70)]),  # far
+        None,
+    ]
+    frame = gpd.GeoDataFrame(
+        {"parcel": ["P-1", "P-2", "P-2", "Huerta Martínez"], "area_text": ["1.234,5", "", None, "12"]},
+        geometry=parcels,
+        crs=UTM30,
+    ).to_crs(4326)
+    roads = gpd.GeoDataFrame({"road": ["Camí Reial"]}, geometry=[road], crs=UTM30).to_crs(4326)
+    return frame, roads
+
+
+def test_snap_to_layer_moves_the_vertices_within_the_tolerance_onto_the_road(ctx, store, tmp_path):
+    parcels, roads = _parcels_and_roads()
+    parcels.to_file(tmp_path / "parcels.gpkg", engine="pyogrio")
+    roads.to_file(tmp_path / "roads.geojson", engine="pyogrio")
+    layer, road = read(store, tmp_path / "parcels.gpkg"), read(store, tmp_path / "roads.geojson")
+    snapped = run(ctx, "snap_to_layer", {"tolerance_m": 2.0}, features=layer, candidates=road)
+    out = store.read_vector(snapped.id)
+    assert list(out["parcel"]) == ["P-1", "P-2", "P-2", "Huerta Martínez"] and out.crs.to_epsg() == 4326
+    line = roads.to_crs(UTM30).geometry[0]
+    moved = 0
+    for before, after in zip(parcels.to_crs(UTM30).geometry, out.to_crs(UTM30).geometry, strict=True):
+        if before is None:
+            assert after is None
+            continue
+        assert after.is_valid
+        for (bx, by), (ax, ay) in zip(before.exterior.coords, after.exterior.coords, strict=True):
+            if line.distance(Point(bx, by)) <= 2.0:
+                assert line.distance(Point(ax, ay)) < 1e-6 and abs(ax - bx) < 1e-6  # straight down onto the road
+                moved += 1
+            else:
+                assert (ax, ay) == pytest.approx((bx, by), abs=1e-6)
+    assert moved == 6 and snapped.extra["changed"] == 6  # P-1's two south corners (and its closing one), P-2's
+    far = store.read_vector(layer.id).geometry[2]
+    assert out.geometry[2].equals_exact(far, 0.0)  # nothing moved it: its coordinates exactly as read
+    with pytest.raises(ModelRetry, match="tolerance_m"):
+        run(ctx, "snap_to_layer", {"tolerance_m": -1}, features=layer, candidates=road)
+
+
+def test_snap_to_grid_in_utm_for_lonlat_and_in_the_layers_own_metric_crs(ctx, store):
+    parcels, _ = _parcels_and_roads()
+    record = run(ctx, "snap_to_grid", {"grid_m": 10}, layer=store.register_vector(parcels, source="t", summary="p"))
+    out = store.read_vector(record.id)
+    assert record.extra["grid_crs"] == "EPSG:32630" and out.crs.to_epsg() == 4326
+    xy = shapely.get_coordinates(out.to_crs(32630).geometry.to_numpy())
+    assert np.allclose(xy / 10, np.round(xy / 10), atol=1e-6)  # every vertex on the 10 m grid of UTM 30N
+    assert list(out["parcel"]) == ["P-1", "P-2", "P-2", "Huerta Martínez"]
+    tiny = gpd.GeoDataFrame({"parcel": ["tiny"]}, geometry=[box(725_001, 4_369_001, 725_002, 4_369_002)], crs=UTM30)
+    own = pd.concat([parcels.to_crs(UTM30), tiny], ignore_index=True)  # 1 m² on a 10 m grid: it collapses
+    record = run(ctx, "snap_to_grid", {"grid_m": 10}, layer=store.register_vector(own, source="t", summary="p"))
+    out = store.read_vector(record.id)
+    assert record.extra["grid_crs"] == "EPSG:25830" and out.crs.to_epsg() == 25830
+    xy = shapely.get_coordinates(out.geometry.to_numpy())
+    assert (xy % 10 == 0).all() and "tiny" not in set(out["parcel"]) and record.extra["removed"] == 1
+    assert any("1 features smaller than the grid collapsed" in n for n in record.extra["limitations"])
+
+
+def test_batch_snaps_parcels_to_the_roads_and_to_a_grid(tmp_path):
+    parcels, roads = _parcels_and_roads()
+    files = {}
+    for name, frame in (("parcels.geojson", parcels), ("roads.geojson", roads)):
+        frame.to_file(tmp_path / name, engine="pyogrio")
+        files[name] = (tmp_path / name).read_bytes()
+    manifest = batch(
+        tmp_path / "a",
+        "Snap the parcels to the roads within 2 m",
+        [{"name": "parcels_snapped.gpkg", "geometry_type": "Polygon", "columns": ["parcel"]}],
+        files,
+    )
+    assert manifest["ok"], manifest["outputs"]
+    out = gpd.read_file(tmp_path / "a" / "out" / "parcels_snapped.gpkg").to_crs(UTM30)
+    line = roads.to_crs(UTM30).geometry[0]
+    south = [min(p.exterior.coords, key=lambda c: c[1]) for p in out.geometry]
+    assert [line.distance(Point(c)) < 1e-6 for c in south] == [True, True, False]
+    grid = batch(
+        tmp_path / "b",
+        "Snap the vertices of the parcels to a 5 m grid",
+        [{"name": "parcels_grid.geojson", "geometry_type": "Polygon"}],
+        files,
+    )
+    assert grid["ok"], grid["outputs"]
+    xy = shapely.get_coordinates(gpd.read_file(tmp_path / "b" / "out" / "parcels_grid.geojson").to_crs(32630).geometry)
+    assert np.allclose(xy / 5, np.round(xy / 5), atol=1e-5)

@@ -95,7 +95,11 @@ def snap_to_grid(ctx: ToolContext, args: GridSnapArgs, layer: ArtifactRecord) ->
 
 class LayerSnapArgs(BaseModel):
     tolerance_m: float = Field(gt=0, le=10_000, description="vertices this close (m) to the other layer move onto it")
-    to: joins.SnapTarget = Field(default="vertices", description="vertices, or edges (the closest point on them)")
+    to: joins.SnapTarget = Field(
+        default="edges",
+        description="edges: onto a vertex of the other layer within the tolerance, else the closest point of its "
+        "edges; vertices: onto its vertices only",
+    )
 
 
 @tool(

@@ -250,9 +250,10 @@ def _moved(before: np.ndarray, after: np.ndarray) -> int:
     return moved
 
 
-def _valid(geoms: np.ndarray) -> tuple[np.ndarray, int]:
-    """Geometries made valid where snapping crossed their edges, keeping their dimension; how many."""
-    invalid = ~shapely.is_valid(geoms) & ~shapely.is_missing(geoms)
+def _valid(geoms: np.ndarray, before: np.ndarray) -> tuple[np.ndarray, int]:
+    """Geometries made valid where snapping crossed their edges (valid ``before``), keeping their dimension; how
+    many."""
+    invalid = ~shapely.is_valid(geoms) & ~shapely.is_missing(geoms) & shapely.is_valid(before)
     fixed = geoms.copy()
     for i in np.flatnonzero(invalid):
         dims = shapely.get_dimensions(geoms[i])
@@ -290,7 +291,8 @@ def _to_edges(geom: shapely.Geometry, reference: shapely.Geometry, tolerance: fl
     """Each vertex within ``tolerance`` of the reference moved onto it: to a reference vertex within the tolerance
     when there is one, else to the closest point of its edges."""
     vertices = shapely.multipoints(shapely.get_coordinates(reference))
-    edges = shapely.boundary(reference) if shapely.get_dimensions(reference) == 2 else reference
+    parts = shapely.get_parts(reference)
+    edges = shapely.union_all([shapely.boundary(p) if shapely.get_dimensions(p) == 2 else p for p in parts])
 
     def move(xy: np.ndarray) -> np.ndarray:
         points = shapely.points(xy)
@@ -306,13 +308,14 @@ def _to_edges(geom: shapely.Geometry, reference: shapely.Geometry, tolerance: fl
 
 
 def snap_to_layer(
-    gdf: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, tolerance_m: float, to: SnapTarget = "vertices"
+    gdf: gpd.GeoDataFrame, reference: gpd.GeoDataFrame, tolerance_m: float, to: SnapTarget = "edges"
 ) -> tuple[gpd.GeoDataFrame, Changes]:
-    """The features with their vertices within ``tolerance_m`` metres of the reference layer moved onto it: onto its
-    vertices (``vertices``: shapely's snap, the input's edges also take reference vertices near them) or onto its
-    edges too (``edges``: the closest point, a reference vertex first when one is within the tolerance). Measured in
-    a transverse Mercator centred on both layers; returned in the input's CRS. Geometries a snap made invalid are
-    repaired (their dimension kept) and counted."""
+    """The features with their vertices within ``tolerance_m`` metres of the reference layer moved onto it (QGIS's
+    default "prefer aligning nodes"): ``edges``, onto a reference vertex when one is within the tolerance, else onto
+    the closest point of its edges (a polygon's outline); ``vertices``, onto reference vertices only (shapely's snap:
+    the input's edges also take reference vertices near them). Measured in a transverse Mercator centred on both
+    layers; returned in the input's CRS (features nothing moved keep their coordinates exactly). Geometries a snap
+    made invalid are repaired (their dimension kept) and counted."""
     if not 0 < tolerance_m <= 10_000:
         raise ToolFailed("the snapping tolerance must be over 0 and at most 10 km", kind="invalid_input")
     _need_crs(gdf, reference)
@@ -337,8 +340,12 @@ def snap_to_layer(
             shapely.snap(geom, target, tolerance_m) if to == "vertices" else _to_edges(geom, target, tolerance_m)
         )
     moved = _moved(mine, snapped)
-    snapped, repaired = _valid(snapped)
-    out = gdf.set_geometry(gpd.GeoSeries(snapped, index=gdf.index, crs=metric).to_crs(gdf.crs))
+    snapped, repaired = _valid(snapped, mine)
+    touched = np.array([a is not b for a, b in zip(mine, snapped, strict=True)], dtype=bool)
+    geoms = gdf.geometry.to_numpy().copy()
+    if touched.any():
+        geoms[touched] = gpd.GeoSeries(snapped[touched], crs=metric).to_crs(gdf.crs).to_numpy()
+    out = gdf.set_geometry(gpd.GeoSeries(geoms, index=gdf.index, crs=gdf.crs))
     notes = [f"{moved} vertices snapped to the other layer's {to} within {tolerance_m:g} m"]
     if repaired:
         notes.append(f"{repaired} geometries the snap made invalid were repaired")
