@@ -329,3 +329,80 @@ def test_batch_snaps_parcels_to_the_roads_and_to_a_grid(tmp_path):
     assert grid["ok"], grid["outputs"]
     xy = shapely.get_coordinates(gpd.read_file(tmp_path / "b" / "out" / "parcels_grid.geojson").to_crs(32630).geometry)
     assert np.allclose(xy / 5, np.round(xy / 5), atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------ types said in words, nulls
+# Shelters as a partner types them: amounts in the Spanish way with a euro sign, dates three ways, yes/no in Spanish
+# with odd case, placeholders for no value (N/A, -, s/d, empty), a duplicate name, accents.
+SHELTERS = """name;importe;fecha;abierto;lon;lat
+Albergue Norte;1.234,56 €;12/03/2024;sí;-0.40;39.45
+Albergue Sur;12.345 €;3 de marzo de 2024;no;-0.38;39.44
+Centro Río;N/A;s/d;;-0.42;39.40
+Centro Río;7,5;2024-03-05;SI;-0.35;39.47
+Punto Mar;-;05/04/2024;No;-0.33;39.46
+Escuela Ñ;  ;13/04/2024;x;-0.31;39.43
+"""
+IMPORTE = [1234.56, 12345.0, None, 7.5, None, None]  # written out by hand from the lines above
+FECHA = ["2024-03-12", "2024-03-03", None, "2024-03-05", "2024-04-05", "2024-04-13"]  # 13/04 says day first
+ABIERTO = [True, False, None, True, False, True]
+
+
+def test_coerce_reads_spanish_numbers_dates_in_three_ways_and_placeholders(ctx, store, tmp_path):
+    (tmp_path / "albergues.csv").write_text(SHELTERS, encoding="utf-8")
+    layer = read(store, tmp_path / "albergues.csv")
+    assert store.read_vector(layer.id)["importe"].dtype == object  # the reader left them text: they are not numbers
+    record = run(
+        ctx, "coerce_types", {"types": {"importe": "real", "fecha": "date", "abierto": "boolean"}}, layer=layer
+    )
+    out = store.read_vector(record.id)
+    assert [None if pd.isna(v) else v for v in out["importe"]] == pytest.approx(IMPORTE)
+    assert [None if pd.isna(v) else v.strftime("%Y-%m-%d") for v in out["fecha"]] == FECHA
+    assert [None if pd.isna(v) else bool(v) for v in out["abierto"]] == ABIERTO
+    notes = " ".join(record.extra["limitations"])
+    assert "importe: numbers read with ',' as the decimal mark" in notes
+    assert "3 values of importe say no value" in notes and record.extra["changed"] == 0  # placeholders, no failure
+    whole = run(ctx, "coerce_types", {"types": {"importe": "integer"}}, layer=layer)
+    integers = store.read_vector(whole.id)["importe"]
+    assert pd.isna(integers[0]) and integers[1] == 12345  # 1234.56 is no integer; 12.345 € is twelve thousand
+    assert "2 values of importe are not integer (e.g. '1.234,56 €', '7,5')" in " ".join(whole.extra["limitations"])
+    english = run(ctx, "coerce_types", {"types": {"importe": "real"}, "decimal": "."}, layer=layer)
+    assert store.read_vector(english.id)["importe"].tolist()[1] == pytest.approx(12.345)  # as told: a decimal point
+    with pytest.raises(ModelRetry, match="decimal"):
+        run(ctx, "coerce_types", {"types": {"importe": "real"}, "decimal": ";"}, layer=layer)
+
+
+def test_drop_nulls_counts_empty_text_and_placeholders_as_missing(ctx, store, tmp_path):
+    (tmp_path / "albergues.csv").write_text(SHELTERS, encoding="utf-8")
+    layer = read(store, tmp_path / "albergues.csv")
+    record = run(ctx, "drop_nulls", {"fields": ["importe"]}, layer=layer)
+    out = store.read_vector(record.id)
+    assert list(out["name"]) == ["Albergue Norte", "Albergue Sur", "Centro Río"]  # N/A, "-" and spaces go
+    assert record.extra["removed"] == 3
+    kept = run(ctx, "drop_nulls", {"fields": ["importe"], "blanks": False}, layer=layer)
+    assert kept.extra["removed"] == 0  # as the file holds them, none is null
+    with pytest.raises(ToolFailed, match="no field 'importes'"):
+        run(ctx, "drop_nulls", {"fields": ["importes"]}, layer=layer)
+
+
+def test_batch_converts_fields_said_in_words_and_drops_the_ones_without_a_value(tmp_path):
+    manifest = batch(
+        tmp_path / "a",
+        "Convert the importe of the albergues to numbers, fecha to dates and abierto to booleans",
+        [{"name": "albergues.gpkg", "geometry_type": "Point", "columns": ["name", "importe", "fecha", "abierto"]}],
+        {"albergues.csv": SHELTERS},
+    )
+    assert manifest["ok"], manifest["outputs"]
+    out = gpd.read_file(tmp_path / "a" / "out" / "albergues.gpkg")
+    assert pd.api.types.is_float_dtype(out["importe"]) and pd.api.types.is_datetime64_any_dtype(out["fecha"])
+    assert [None if pd.isna(v) else v for v in out["importe"]] == pytest.approx(IMPORTE)
+    assert [None if pd.isna(v) else v.strftime("%Y-%m-%d") for v in out["fecha"]] == FECHA
+    dropped = batch(
+        tmp_path / "b",
+        "Drop the albergues without an importe and convert importe to numbers",
+        [{"name": "albergues.csv", "columns": ["name", "importe"]}],
+        {"albergues.csv": SHELTERS},
+    )
+    assert dropped["ok"], dropped["outputs"]
+    table = pd.read_csv(tmp_path / "b" / "out" / "albergues.csv")
+    assert list(table["name"]) == ["Albergue Norte", "Albergue Sur", "Centro Río"]
+    assert table["importe"].tolist() == pytest.approx([1234.56, 12345.0, 7.5])
