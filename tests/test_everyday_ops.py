@@ -406,3 +406,117 @@ def test_batch_converts_fields_said_in_words_and_drops_the_ones_without_a_value(
     table = pd.read_csv(tmp_path / "b" / "out" / "albergues.csv")
     assert list(table["name"]) == ["Albergue Norte", "Albergue Sur", "Centro Río"]
     assert table["importe"].tolist() == pytest.approx([1234.56, 12345.0, 7.5])
+
+
+# ------------------------------------------------------------------------------------------- class values
+# Land-use parcels as several surveyors typed them: case, accents, stray spaces, placeholders, an unknown class.
+USES = ["Residencial", "residencial ", "RESIDENCIAL", "Residencial", "Industrial", " industrial", "Agrícola",
+        "agricola", "AGRÍCOLA", "Agrícola", None, "N/A", "Comercial", "Huerta  Vieja"]  # fmt: skip
+MAPPING_CSV = "valor;clase\nresidencial;Residential\nindustrial;Industrial\nAGRICOLA;Agricultural\n"
+
+
+def _parcels_by_use() -> gpd.GeoDataFrame:
+    x0, y0 = 725_000.0, 4_369_000.0
+    squares = [box(x0 + 60 * i, y0, x0 + 60 * i + 10 * (i % 5 + 1), y0 + 40) for i in range(len(USES))]
+    frame = gpd.GeoDataFrame({"parcela": [f"P{i % 7}" for i in range(len(USES))], "uso": USES}, geometry=squares)
+    return frame.set_crs(UTM30).to_crs(4326)
+
+
+def _by_hand(value: object, table: dict[str, str] | None = None) -> object:
+    """The expected value, worked out with str methods: spaces, case and accents away, then the table."""
+    if value is None or str(value).strip() in ("", "N/A"):
+        return None
+    key = " ".join(str(value).split()).lower().replace("í", "i")
+    if table is not None:
+        return {k.lower(): v for k, v in table.items()}.get(key, " ".join(str(value).split()))
+    return {"residencial": "Residencial", "industrial": "Industrial", "agricola": "Agrícola"}.get(
+        key, " ".join(str(value).split())
+    )
+
+
+def test_normalise_makes_one_spelling_per_class_or_applies_a_mapping_table(ctx, store, tmp_path):
+    _parcels_by_use().to_file(tmp_path / "parcelas.gpkg", engine="pyogrio")
+    layer = read(store, tmp_path / "parcelas.gpkg")
+    record = run(ctx, "normalise_values", {"field": "uso"}, layer=layer)
+    out = store.read_vector(record.id)
+    assert out["uso"].tolist() == [_by_hand(v) for v in USES]  # the most common spelling of each class
+    assert len(out) == len(USES) and list(out["parcela"]) == [f"P{i % 7}" for i in range(len(USES))]
+    table = {"residencial": "Residential", "industrial": "Industrial", "AGRICOLA": "Agricultural"}
+    mapped = run(ctx, "normalise_values", {"field": "uso", "mapping": table, "to_field": "clase"}, layer=layer)
+    out = store.read_vector(mapped.id)
+    assert out["clase"].tolist() == [_by_hand(v, table) for v in USES] and out["uso"].tolist()[:2] == USES[:2]
+    notes = " ".join(mapped.extra["limitations"])
+    assert "2 values the mapping does not list, kept as they are: 'Comercial', 'Huerta Vieja'" in notes
+    lower = run(ctx, "normalise_values", {"field": "uso", "case": "lower", "accents": False}, layer=layer)
+    assert sorted(set(store.read_vector(lower.id)["uso"].dropna())) == [
+        "agricola", "comercial", "huerta vieja", "industrial", "residencial"
+    ]  # fmt: skip
+    with pytest.raises(ToolFailed, match="sends 'residencial ' both to 'X' and to 'Y'"):
+        run(
+            ctx,
+            "normalise_values",
+            {"field": "uso", "mapping": {"resid": "R", "Residencial": "X", "residencial ": "Y"}},
+            layer=layer,
+        )
+
+
+def test_batch_normalises_class_values_with_a_mapping_table_given_as_a_file(tmp_path):
+    _parcels_by_use().to_file(tmp_path / "parcelas.geojson", engine="pyogrio")
+    manifest = batch(
+        tmp_path,
+        "Normalise the uso values of the parcelas using mapping.csv",
+        [{"name": "parcelas_clean.gpkg", "geometry_type": "Polygon", "columns": ["parcela", "uso"]}],
+        {"parcelas.geojson": (tmp_path / "parcelas.geojson").read_bytes(), "mapping.csv": MAPPING_CSV},
+    )
+    assert manifest["ok"], manifest["outputs"]
+    out = gpd.read_file(tmp_path / "out" / "parcelas_clean.gpkg")
+    table = dict(line.split(";") for line in MAPPING_CSV.splitlines()[1:])
+    assert out["uso"].tolist() == [_by_hand(v, table) for v in USES]
+
+
+# ------------------------------------------------------------------------------------------------------ top N
+def test_top_n_by_a_field_written_as_text_and_by_area_with_ties_stated(ctx, store, tmp_path):
+    x0, y0 = 725_000.0, 4_369_000.0
+    towns = gpd.GeoDataFrame(
+        {
+            "name": ["Alcàsser", "Benetússer", "Catarroja", "Paiporta", "Sedaví", "Picanya"],
+            "poblacion": ["12.500", "15.100", "29.800", "n/d", "12.500", "12.500"],  # Spanish thousands, a tie
+        },
+        geometry=[box(x0 + 100 * i, y0, x0 + 100 * i + 10 * (6 - i), y0 + 50) for i in range(6)],
+        crs=UTM30,
+    ).to_crs(4326)
+    layer = store.register_vector(towns, source="t", summary="towns")
+    record = run(ctx, "top_n", {"by": "poblacion", "n": 3}, layer=layer)
+    out = store.read_vector(record.id)
+    assert list(out["name"]) == ["Catarroja", "Benetússer", "Alcàsser"] and list(out["rank"]) == [1, 2, 3]
+    notes = " ".join(record.extra["limitations"])
+    assert "3 features tie at 12500 at the cut: the file's first kept, 2 left out (Sedaví, Picanya)" in notes
+    assert "1 features without a value of poblacion left out" in notes
+    every = run(ctx, "top_n", {"by": "poblacion", "n": 3, "ties": "all"}, layer=layer)
+    assert list(store.read_vector(every.id)["rank"]) == [1, 2, 3, 3, 3]
+    small = run(ctx, "top_n", {"by": "area", "n": 2, "order": "asc"}, layer=layer)
+    out = store.read_vector(small.id)
+    areas = towns.to_crs(UTM30).area  # UTM areas: within 0.1 % of the geodesic ones here
+    assert list(out["name"]) == list(towns["name"][areas.sort_values().index[:2]])
+    assert out["area_km2"].tolist() == pytest.approx([a / 1e6 for a in sorted(areas)[:2]], rel=2e-3)
+    with pytest.raises(ToolFailed, match="field 'name' does not hold numbers"):
+        run(ctx, "top_n", {"by": "name", "n": 2}, layer=layer)
+
+
+def test_batch_keeps_the_top_n_by_a_measure(tmp_path):
+    x0, y0 = 725_000.0, 4_369_000.0
+    camps = gpd.GeoDataFrame(
+        {"camp": ["Alfa", "Bravo", "Charlie", "Delta", "Echo"], "people": [320, 1450, None, 980, 1450]},
+        geometry=[Point(x0 + 500 * i, y0) for i in range(5)],
+        crs=UTM30,
+    ).to_crs(4326)
+    camps.to_file(tmp_path / "camps.geojson", engine="pyogrio")
+    manifest = batch(
+        tmp_path,
+        "Keep the 3 camps with the most people",
+        [{"name": "top_camps.csv", "columns": ["camp", "people", "rank"]}],
+        {"camps.geojson": (tmp_path / "camps.geojson").read_bytes()},
+    )
+    assert manifest["ok"], manifest["outputs"]
+    table = pd.read_csv(tmp_path / "out" / "top_camps.csv")
+    assert table["camp"].tolist() == ["Bravo", "Echo", "Delta"] and table["rank"].tolist() == [1, 1, 3]

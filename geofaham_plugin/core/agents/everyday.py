@@ -6,10 +6,12 @@ planning/data/operations.json, their arguments read from the instruction by :mod
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, model_validator
 
 from ..domain.names import AgentName
-from ..engines import joins
+from ..engines import joins, tidy
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 from .transforms import _register
@@ -126,3 +128,66 @@ def snap_to_layer(
         f" ({changes.changed} vertices moved)"
     )
     return _register(ctx, out, "snap_to_layer", [features, candidates], summary, changes, tolerance_m=args.tolerance_m)
+
+
+class NormaliseArgs(BaseModel):
+    field: str = Field(min_length=1, description="the field whose class values to tidy")
+    mapping: dict[str, str] | None = Field(
+        default=None, description="value as written -> value it becomes (case, accents and spaces ignored)"
+    )
+    case: tidy.Case = Field(default="common", description="common (the most frequent spelling), lower, upper, title")
+    accents: bool = Field(default=True, description="false: take accents off")
+    unmatched: Literal["keep", "null"] = Field(default="keep", description="values the mapping does not list")
+    to_field: str | None = Field(default=None, description="write the result to a new field; null: in place")
+
+
+@tool(
+    agent=V,
+    args=NormaliseArgs,
+    output=ArtifactKind.vector,
+    field_arg=("field", "layer"),
+    accepts_empty=("layer",),
+    covers={"each": True},
+    inputs=LAYER,
+)
+def normalise_values(ctx: ToolContext, args: NormaliseArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Tidy a field's class values: spaces, case and accents made one spelling, or a mapping table applied."""
+    out, changes = tidy.normalise_values(
+        ctx.store.read_vector(layer.id),
+        args.field,
+        args.mapping,
+        args.case,
+        args.accents,
+        args.unmatched,
+        args.to_field,
+    )
+    summary = f"{layer.id} with the values of {args.field} normalised ({changes.changed} features changed)"
+    return _register(ctx, out, "normalise_values", [layer], summary, changes, field=args.field)
+
+
+class TopArgs(BaseModel):
+    by: str = Field(min_length=1, description="the measure to rank by: a numeric field, or area or length")
+    n: int = Field(ge=1, le=10_000, description="how many to keep")
+    order: tidy.Order = Field(default="desc", description="desc: the largest first; asc: the smallest first")
+    per: str | None = Field(default=None, description="a field: the top n of each of its values; null: overall")
+    ties: tidy.Ties = Field(default="first", description="at the cut: first (exactly n) or all tied ones")
+
+
+@tool(
+    agent=V,
+    args=TopArgs,
+    output=ArtifactKind.vector,
+    field_arg=("per", "layer"),
+    accepts_empty=("layer",),
+    covers={"rank": True, "k": "n"},
+    inputs=LAYER,
+)
+def top_n(ctx: ToolContext, args: TopArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """The n features with the largest (or smallest) value of a field, area or length, ranked; ties at the cut said."""
+    gdf = ctx.store.read_vector(layer.id)
+    out, changes = tidy.top_n(gdf, args.by, args.n, args.order, args.per, args.ties)
+    which = "largest" if args.order == "desc" else "smallest"
+    summary = f"the {len(out)} features of {layer.id} with the {which} {args.by} (of {len(gdf)})"
+    measure, unit = {"area": ("area", "km2"), "length": ("length", "km")}.get(args.by, ("value", "none"))
+    shown = [{"column": tidy.MEASURES.get(args.by, args.by), "measure": measure, "unit": unit, "label": args.by}]
+    return _register(ctx, out, "top_n", [layer], summary, changes, by=args.by, n=args.n, order=args.order, shown=shown)

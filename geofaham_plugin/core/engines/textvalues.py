@@ -32,7 +32,8 @@ _CURRENCY = re.compile(
 _SPACES = re.compile(r"[\s\u00a0\u202f\u2009'’]")
 _NUMBER_TEXT = re.compile(r"^[+-]?[\d.,]*\d[\d.,]*$")
 _SCIENTIFIC = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
-_GROUPED = {".": re.compile(r"^[+-]?\d{1,3}(?:\.\d{3})+$"), ",": re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+$")}
+#: "2.450", "1,200": a mark that may group thousands or start three decimals ("0.125" cannot group: a leading 0)
+_GROUPED = {".": re.compile(r"^[+-]?[1-9]\d{0,2}(?:\.\d{3})+$"), ",": re.compile(r"^[+-]?[1-9]\d{0,2}(?:,\d{3})+$")}
 
 
 def fold(value: object) -> str:
@@ -106,12 +107,12 @@ def _reading(text: str) -> tuple[str | None, dict[str, float | None]]:
     return mark, values
 
 
-def parse_numbers(
-    series: pd.Series, decimal: Decimal = "auto", integer: bool = False
-) -> tuple[pd.Series, list[str], int]:
+def parse_numbers(series: pd.Series, decimal: Decimal = "auto") -> tuple[pd.Series, list[str], int]:
     """The numbers a column writes, as floats (NaN where there is none), the notes on how they were read, and how
-    many values were placeholders. ``decimal``: the decimal mark ("auto": the one its unambiguous values show;
-    with none, "." — but for ``integer`` a lone "2.450" is read as thousands, an integer having no decimals)."""
+    many values were placeholders. ``decimal``: the decimal mark; "auto": each value with a mark it shows (1.234,56;
+    12,5; 1,234.5) by its own, the others ("12.500", "1,200": thousands or three decimals) by the mark the column's
+    other values show, and when none shows one, as thousands (12.500 is 12500): a column of such values has no
+    decimal part anywhere, which is how counts, not measurements, are written."""
     given = [
         isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and not is_placeholder(v) for v in series
     ]
@@ -121,43 +122,41 @@ def parse_numbers(
     votes = {".": 0, ",": 0}
     ambiguous = 0
     for r in readings:
-        if r is None:
-            continue
-        if r[0] in votes:
+        if r is not None and r[0] in votes:
             votes[r[0]] += 1  # type: ignore[index]
-        elif r[0] is None:
+        elif r is not None and r[0] is None:
             ambiguous += 1
     notes: list[str] = []
-    if decimal != "auto":
-        mark = decimal
-    elif votes[","] > votes["."]:
-        mark = ","
-    elif votes["."] > votes[","] or not integer:
-        mark = "."
-    else:
-        mark = ","  # integers with only "2.450"-like values: the dot groups thousands
+    shown = "," if votes[","] > votes["."] else "." if votes["."] else None  # the column's decimal mark, if any
     if decimal == "auto" and votes["."] and votes[","]:
         notes.append(
             f"the values mix decimal marks ({votes[',']} with ',', {votes['.']} with '.'): each read by its own"
         )
-    if ambiguous and decimal == "auto" and not (votes["."] or votes[","]):
-        shown = "',' groups thousands" if mark == "." else "'.' groups thousands"
+    if decimal == "auto" and ambiguous and shown is None:
         notes.append(
-            f"{ambiguous} values such as 2.450 or 1,200 could be read either way: read with '{mark}' as the decimal "
-            f"mark ({shown})"
+            f"{ambiguous} values such as 12.500 or 1,200 read as thousands (no value has a decimal part); say the "
+            "decimal mark to read them as decimals"
         )
     out = np.array([float(v) if g else np.nan for v, g in zip(series, given, strict=True)])
     for i, (p, r) in enumerate(zip(parts, readings, strict=True)):
         if p is None or r is None:
             continue
-        own = r[0] if r[0] in (".", ",") and decimal == "auto" else mark
-        value = r[1][own]
+        mark: str
+        if decimal != "auto":
+            mark = decimal
+        elif r[0] in (".", ","):
+            mark = str(r[0])
+        elif r[0] is None:  # thousands or three decimals: as the column shows, else thousands
+            mark = shown or ("," if "." in p[0] else ".")
+        else:
+            mark = "."
+        value = r[1][mark]
         if value is not None:
             out[i] = p[1] * value
     percent = sum(1 for v in series if isinstance(v, str) and v.strip().endswith("%"))
     if percent:
         notes.append(f"{percent} values with a percent sign kept as the number written (45 % is 45)")
-    if decimal == "auto" and (votes[","] > votes["."] or mark == ","):
+    if (decimal == "," or (decimal == "auto" and shown == ",")) and any(parts):
         notes.insert(0, "numbers read with ',' as the decimal mark and '.' grouping thousands (1.234,56 is 1234.56)")
     return pd.Series(out, index=series.index), notes, placeholders
 

@@ -467,7 +467,7 @@ def _coerce(series: pd.Series, kind: FieldKind, decimal: Decimal = "auto") -> tu
         text = series.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
         return text, [], 0
     if kind in ("integer", "real"):
-        numbers, notes, placeholders = parse_numbers(series, decimal, integer=kind == "integer")
+        numbers, notes, placeholders = parse_numbers(series, decimal)
         if kind == "real":
             return numbers.astype(float), notes, placeholders
         whole = numbers.where(numbers == numbers.round())
