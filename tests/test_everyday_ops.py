@@ -520,3 +520,113 @@ def test_batch_keeps_the_top_n_by_a_measure(tmp_path):
     assert manifest["ok"], manifest["outputs"]
     table = pd.read_csv(tmp_path / "out" / "top_camps.csv")
     assert table["camp"].tolist() == ["Bravo", "Echo", "Delta"] and table["rank"].tolist() == [1, 1, 3]
+
+
+# --------------------------------------------------------------------------------------------- KML folders
+# A field team's KML: placemarks in folders (one nested, one empty), one outside any folder, the same name in two
+# folders, accents, descriptions in HTML with dates written four ways (one with none), ExtendedData of mixed types.
+SITES_KML = """<?xml version="1.0" encoding="UTF-8"?>
+<kml xmlns="http://www.opengis.net/kml/2.2">
+<Document><name>Sitios DANA</name>
+ <Placemark><name>Punto suelto</name><description>Visitado 2024-11-05</description>
+  <Point><coordinates>-0.41,39.44</coordinates></Point></Placemark>
+ <Folder><name>Albergues</name>
+  <Placemark><name>Albergue Norte</name>
+   <description><![CDATA[<p><b>Abierto</b> el 12/11/2024<br/>capacidad: 40</p>]]></description>
+   <ExtendedData><Data name="plazas"><value>40</value></Data></ExtendedData>
+   <Point><coordinates>-0.40,39.45</coordinates></Point></Placemark>
+  <Placemark><name>Albergue Sur</name><description>Abierto el 3 de noviembre de 2024</description>
+   <ExtendedData><Data name="plazas"><value>n/d</value></Data></ExtendedData>
+   <Point><coordinates>-0.39,39.42</coordinates></Point></Placemark>
+  <Folder><name>Colegios</name>
+   <Placemark><name>CEIP Ñ</name><description>Sin fecha</description>
+    <Point><coordinates>-0.38,39.41</coordinates></Point></Placemark></Folder>
+ </Folder>
+ <Folder><name>Puntos de agua</name>
+  <Placemark><name>Pozo Río</name><description>Checked on November 7, 2024</description>
+   <Polygon><outerBoundaryIs><LinearRing><coordinates>-0.37,39.44 -0.36,39.44 -0.36,39.45 -0.37,39.44</coordinates>
+   </LinearRing></outerBoundaryIs></Polygon></Placemark>
+  <Placemark><name>Albergue Norte</name><description>revisado 15.11.2024</description>
+   <Point><coordinates>-0.36,39.46</coordinates></Point></Placemark>
+ </Folder>
+ <Folder><name>Vacía</name></Folder>
+</Document></kml>
+"""
+SITE_FOLDERS = {  # name -> (innermost folder, date), written out by hand from the KML above
+    "Punto suelto": (None, "2024-11-05"),
+    "Albergue Norte": ("Albergues", "2024-11-12"),
+    "Albergue Sur": ("Albergues", "2024-11-03"),
+    "CEIP Ñ": ("Colegios", None),
+    "Pozo Río": ("Puntos de agua", "2024-11-07"),
+    "Albergue Norte ": ("Puntos de agua", "2024-11-15"),  # the second Albergue Norte (a space keeps the keys apart)
+}
+
+
+def _placemarks_in_xml(text: str) -> list[tuple[str, str | None]]:
+    """(name, innermost folder) of each placemark, by walking the XML with ElementTree in document order."""
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.opengis.net/kml/2.2}"
+    found: list[tuple[str, str | None]] = []
+
+    def walk(node, folder):
+        for child in node:
+            if child.tag == ns + "Placemark":
+                found.append((child.find(ns + "name").text, folder))
+            elif child.tag in (ns + "Folder", ns + "Document"):
+                walk(child, child.find(ns + "name").text if child.tag == ns + "Folder" else folder)
+
+    walk(ET.fromstring(text.encode("utf-8")), None)
+    return found
+
+
+def _check_sites(out: gpd.GeoDataFrame) -> None:
+    placemarks = _placemarks_in_xml(SITES_KML)
+    assert len(out) == len(placemarks) == 6
+    seen = sorted((str(n), c or "") for n, c in zip(out["Name"], out["category"], strict=True))
+    assert seen == sorted((n, c or "") for n, c in placemarks)  # each placemark once, with its own folder
+    for name, category, date in zip(out["Name"], out["category"], out["date"], strict=True):
+        key = name + (" " if category == "Puntos de agua" and name == "Albergue Norte" else "")
+        want_folder, want_date = SITE_FOLDERS[key]
+        assert (None if pd.isna(category) else category) == want_folder
+        assert (None if pd.isna(date) else pd.Timestamp(date).strftime("%Y-%m-%d")) == want_date
+
+
+def test_kml_folders_merge_into_one_layer_with_category_and_dates(ctx, store, tmp_path):
+    from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir
+
+    (tmp_path / "sitios.kml").write_text(SITES_KML, encoding="utf-8")
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "sitios.kmz", "w") as kmz:
+        kmz.writestr("doc.kml", SITES_KML)
+    for name in ("sitios.kml", "sitios.kmz"):
+        catalogue = LayerCatalogue(data_dir())
+        catalogue.add_user_layer("albergues", tmp_path / name, layer="Albergues")
+        ctx.layers = catalogue
+        folder = run(ctx, "load_layer", {"layer_id": "user:albergues"})
+        assert len(store.read_vector(folder.id)) == 2  # OGR alone: one folder's placemarks
+        merged = run(ctx, "merge_kml_folders", {}, layer=folder)
+        out = store.read_vector(merged.id)
+        _check_sites(out)
+        assert out.loc[out["Name"] == "CEIP Ñ", "folder_path"].tolist() == ["Albergues / Colegios"]
+        notes = " ".join(merged.extra["limitations"])
+        assert "1 placemarks outside any folder" in notes and "Vacía" in notes and "Albergue Norte" in notes
+        assert "5 of 6 placemarks dated (5 from the description)" in notes
+    (tmp_path / "pts.csv").write_text("name,lon,lat\na,-0.4,39.4\nb,-0.3,39.5\n", encoding="utf-8")
+    ctx.layers.add_user_layer("pts", tmp_path / "pts.csv")
+    with pytest.raises(ToolFailed, match="not read from a KML or KMZ file of yours"):
+        run(ctx, "merge_kml_folders", {}, layer=run(ctx, "load_layer", {"layer_id": "user:pts"}))
+
+
+def test_batch_merges_the_folders_of_a_kml(tmp_path):
+    manifest = batch(
+        tmp_path,
+        "Merge the folders of sitios.kml into one layer with a category field and the dates from the descriptions",
+        [{"name": "sitios.gpkg", "columns": ["Name", "category", "date"]}],
+        {"sitios.kml": SITES_KML},
+    )
+    assert manifest["ok"], manifest["outputs"]
+    out = gpd.read_file(tmp_path / "out" / "sitios.gpkg")
+    _check_sites(out)
+    assert set(out.geom_type) == {"Point", "Polygon"}

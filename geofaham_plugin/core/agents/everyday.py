@@ -6,12 +6,15 @@ planning/data/operations.json, their arguments read from the instruction by :mod
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
 from ..domain.names import AgentName
 from ..engines import joins, tidy
+from ..engines import kml as kml_engine
+from ..errors import ToolFailed
 from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 from .transforms import _register
@@ -191,3 +194,33 @@ def top_n(ctx: ToolContext, args: TopArgs, layer: ArtifactRecord) -> ArtifactRec
     measure, unit = {"area": ("area", "km2"), "length": ("length", "km")}.get(args.by, ("value", "none"))
     shown = [{"column": tidy.MEASURES.get(args.by, args.by), "measure": measure, "unit": unit, "label": args.by}]
     return _register(ctx, out, "top_n", [layer], summary, changes, by=args.by, n=args.n, order=args.order, shown=shown)
+
+
+class KmlFoldersArgs(BaseModel):
+    dates: bool = Field(default=True, description="add a date column from each placemark's time stamp or description")
+
+
+@tool(
+    agent=V,
+    args=KmlFoldersArgs,
+    output=ArtifactKind.vector,
+    accepts_empty=("layer",),
+    inputs=(InputSpec("layer", VECTOR_KINDS, description="any folder of your KML or KMZ file, loaded"),),
+)
+def merge_kml_folders(ctx: ToolContext, args: KmlFoldersArgs, layer: ArtifactRecord) -> ArtifactRecord:
+    """Merge every folder of the user's KML/KMZ into one layer with a category field (the folder's name) and a
+    date parsed from each placemark's description."""
+    layer_id = layer.extra.get("layer_id")
+    entry = ctx.layers.entry(str(layer_id)) if layer_id else None
+    files = [p for p in (getattr(entry, "source_file", None), getattr(entry, "path", None)) if p]
+    kml = next((Path(p) for p in files if Path(p).suffix.lower() in (".kml", ".kmz")), None)
+    if kml is None:
+        raise ToolFailed(
+            f"{layer.id} was not read from a KML or KMZ file of yours",
+            kind="invalid_input",
+            hint="load a folder of the KML with load_layer(user:<folder>) first, or give the .kml/.kmz as a layer",
+        )
+    out, changes = kml_engine.merge_folders(kml, args.dates)
+    folders = out[kml_engine.CATEGORY].nunique()
+    summary = f"{len(out)} placemarks of {kml.name} in one layer, {folders} folders in {kml_engine.CATEGORY}"
+    return _register(ctx, out, "merge_kml_folders", [layer], summary, changes, kml=kml.name)
