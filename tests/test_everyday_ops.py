@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import shapely
-from pyproj import CRS
+from pyproj import CRS, Transformer
 from shapely.geometry import LineString, Point, Polygon, box
 
 from bench.batch import OutputSpec, run_batch
@@ -630,3 +630,81 @@ def test_batch_merges_the_folders_of_a_kml(tmp_path):
     out = gpd.read_file(tmp_path / "out" / "sitios.gpkg")
     _check_sites(out)
     assert set(out.geom_type) == {"Point", "Polygon"}
+
+
+# -------------------------------------------------------------------------------------------- per-layer audit
+def _survey_gpkg(path: Path) -> dict[str, gpd.GeoDataFrame]:
+    """A partner's GeoPackage: clinics in lon/lat with names gone through the wrong encoding (UTF-8 read as Latin-1,
+    a byte no codec read, a letter lost to '?'), parcels in UTM 30N with an empty geometry, rivers written without a
+    CRS, and a layer with no feature; written layer by layer with pyogrio."""
+    layers = {
+        "clinicas": gpd.GeoDataFrame(
+            {"nombre": ["Clínica Mar".encode().decode("latin-1"), "Centro Río", "Cl?nica Sur", "Ambulatorio \ufffd"]},
+            geometry=[Point(-0.40, 39.45), Point(-0.38, 39.44), Point(-0.42, 39.40), Point(-0.35, 39.47)],
+            crs=4326,
+        ),
+        "parcelas": gpd.GeoDataFrame(
+            {"ref": ["P1", "P1", "P2"]},  # a duplicate reference
+            geometry=[
+                box(725_000, 4_369_000, 725_050, 4_369_040),
+                Polygon(),
+                box(725_100, 4_369_000, 725_150, 4_369_040),
+            ],
+            crs=UTM30,
+        ),
+        "rios": gpd.GeoDataFrame({"nom": ["Turia"]}, geometry=[LineString([(-0.45, 39.47), (-0.33, 39.45)])]),
+        "vacia": gpd.GeoDataFrame({"x": pd.Series([], dtype=int)}, geometry=[], crs=4326),
+    }
+    for name, frame in layers.items():
+        frame.to_file(path, layer=name, engine="pyogrio")
+    return layers
+
+
+def test_the_audit_lists_each_layer_with_crs_count_types_a_sample_coordinate_and_encoding_problems(ctx, tmp_path):
+    import pyogrio
+
+    from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir
+
+    path = tmp_path / "survey.gpkg"
+    layers = _survey_gpkg(path)
+    catalogue = LayerCatalogue(data_dir())
+    catalogue.add_user_layer("clinicas", path, layer="clinicas")
+    ctx.layers = catalogue
+    record = run(ctx, "file_manifest", {"layer_id": "user:clinicas"})
+    table = ctx.store.read_table(record.id).set_index("value")
+    listed = [str(row[0]) for row in pyogrio.list_layers(path)]
+    assert list(table.index) == listed == list(layers)
+    for name in listed:
+        info = pyogrio.read_info(path, layer=name)
+        assert table.loc[name, "count"] == info["features"]
+        epsg = CRS.from_user_input(info["crs"]).to_epsg() if info["crs"] else None  # rios: OGR's "Undefined SRS"
+        assert table.loc[name, "crs"] == (f"EPSG:{epsg}" if epsg else "none (EPSG:4326 assumed)")
+    assert table.loc["parcelas", "geometry"] == "Polygon" and table.loc["parcelas", "empty_geometries"] == 1
+    assert (table.loc["parcelas", "sample_x"], table.loc["parcelas", "sample_y"]) == (725_050.0, 4_369_000.0)
+    lon, lat = Transformer.from_crs(25830, 4326, always_xy=True).transform(725_050.0, 4_369_000.0)
+    assert (table.loc["parcelas", "sample_lon"], table.loc["parcelas", "sample_lat"]) == pytest.approx((lon, lat))
+    assert (table.loc["rios", "sample_lon"], table.loc["rios", "sample_lat"]) == (-0.45, 39.47)
+    problems = table.loc["clinicas", "encoding_problems"]
+    garbled = repr("Clínica Mar".encode().decode("latin-1"))  # 'ClÃ\xadnica Mar'
+    assert f"nombre: 1 values UTF-8 read as Latin-1 (mojibake), e.g. {garbled}" in problems
+    assert (
+        "nombre: 1 values unreadable bytes (U+FFFD)" in problems and "nombre: 1 values letters lost to '?'" in problems
+    )
+    assert table.loc["parcelas", "encoding_problems"] == "" and table.loc["vacia", "count"] == 0
+    assert pd.isna(table.loc["vacia", "sample_x"]) and table.loc["vacia", "geometry"] == ""
+
+
+def test_batch_audits_every_layer_of_a_geopackage(tmp_path):
+    path = tmp_path / "survey.gpkg"
+    layers = _survey_gpkg(path)
+    manifest = batch(
+        tmp_path,
+        "Audit every layer of survey.gpkg: CRS, feature count, geometry types, a sample coordinate and encoding problems",
+        [{"name": "audit.csv", "columns": ["value", "crs", "count", "geometry", "sample_lon", "sample_lat"]}],
+        {"survey.gpkg": path.read_bytes()},
+    )
+    assert manifest["ok"], manifest["outputs"]
+    table = pd.read_csv(tmp_path / "out" / "audit.csv").set_index("value")
+    assert set(table.index) == set(layers)
+    assert {n: int(table.loc[n, "count"]) for n in layers} == {n: len(f) for n, f in layers.items()}
+    assert table.loc["parcelas", "crs"] == "EPSG:25830" and "mojibake" in table.loc["clinicas", "encoding_problems"]

@@ -425,7 +425,19 @@ def test_manifest_tool_lists_a_user_file(ctx, tmp_path):
     record = run(ctx, "file_manifest", {"layer_id": "user:clinics"})
     table = ctx.store.read_table(record.id)
     assert table.to_dict("records") == [
-        {"value": "pts", "crs": "none (EPSG:4326 assumed)", "geometry": "Point", "count": 2, "fields": "beds (integer)"}
+        {
+            "value": "pts",
+            "crs": "none (EPSG:4326 assumed)",
+            "geometry": "Point",
+            "count": 2,
+            "fields": "beds (integer)",
+            "sample_x": -118.51,
+            "sample_y": 34.07,
+            "sample_lon": -118.51,
+            "sample_lat": 34.07,
+            "empty_geometries": 0,
+            "encoding_problems": "",
+        }
     ]
 
 

@@ -258,3 +258,28 @@ def parse_dates(series: pd.Series) -> tuple[pd.Series, list[str], int]:
     values = [_found(t, first) if t else None for t in texts]
     out = pd.Series(pd.to_datetime(pd.Series(values, dtype=object), errors="coerce").to_numpy(), index=series.index)
     return out, [note] if note else [], placeholders
+
+
+# ------------------------------------------------------------------------------------------------ encoding
+#: what text that went through the wrong encoding shows: UTF-8 read as Latin-1 or Windows-1252 ("ClÃ\xadnica",
+#: "Ã±", "â€™"), bytes no codec could read (U+FFFD), control characters (Windows-1252 bytes read as Latin-1: \x92),
+#: letters lost to "?" in a conversion ("Cl?nica")
+ENCODING_SIGNS: dict[str, re.Pattern[str]] = {
+    "UTF-8 read as Latin-1 (mojibake)": re.compile("[\u00c2-\u00c5][\u0080-\u00bf]|\u00e2\u20ac|\u00c3[\u0080-\u00ff]"),
+    "unreadable bytes (U+FFFD)": re.compile("\ufffd"),
+    "control characters": re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]"),
+    "letters lost to '?'": re.compile(r"[^\W\d_]\?[^\W\d_]"),
+}
+
+
+def encoding_problems(series: pd.Series) -> dict[str, tuple[int, str]]:
+    """For a text column: each sign of a wrong encoding it shows -> (how many values, the first example)."""
+    found: dict[str, tuple[int, str]] = {}
+    for value in series:
+        if not isinstance(value, str):
+            continue
+        for sign, pattern in ENCODING_SIGNS.items():
+            if pattern.search(value):
+                n, example = found.get(sign, (0, value))
+                found[sign] = (n + 1, example)
+    return found
