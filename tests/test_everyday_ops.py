@@ -708,3 +708,54 @@ def test_batch_audits_every_layer_of_a_geopackage(tmp_path):
     assert set(table.index) == set(layers)
     assert {n: int(table.loc[n, "count"]) for n in layers} == {n: len(f) for n, f in layers.items()}
     assert table.loc["parcelas", "crs"] == "EPSG:25830" and "mojibake" in table.loc["clinicas", "encoding_problems"]
+
+
+# ------------------------------------------------------------------------------------- read from the instruction
+@pytest.fixture()
+def own_layers(tmp_path):
+    from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir
+
+    files = {**_districts_and_clinics(), "albergues.csv": SHELTERS}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    _parcels_by_use().to_file(tmp_path / "parcelas.geojson", engine="pyogrio")
+    catalogue = LayerCatalogue(data_dir())
+    for name in ("districts.geojson", "clinics.csv", "albergues.csv", "parcelas.geojson"):
+        catalogue.add_user_layer(Path(name).stem, tmp_path / name)
+    return catalogue
+
+
+@pytest.mark.parametrize(
+    ("instruction", "operations", "args"),
+    [
+        ("Spatially join the clinics with the districts", ["spatial_join"], [{}]),
+        ("Tag each clinic with the attributes of the nearest district within 2 km", ["join_nearest"], [{"max_distance_m": 2000.0}]),
+        ("Convert the albergues' importe to numbers (Spanish format)", ["coerce_types"], [{"types": {"importe": "real"}, "decimal": ","}]),
+        ("Convierte el importe de los albergues a números y la fecha a fechas", ["coerce_types"], [{"types": {"importe": "real", "fecha": "date"}}]),
+        ("Snap the clinics to a 10 m grid", ["snap_to_grid"], [{"grid_m": 10.0}]),
+        ("Normalise the uso values of the parcelas in lower case, without accents", ["normalise_values"], [{"field": "uso", "mapping": None, "case": "lower", "accents": False}]),
+        ("Standardise the parcelas' uso: 'resid' -> 'Housing', 'agri' -> 'Farmland'", ["normalise_values"], [{"field": "uso", "mapping": {"resid": "Housing", "agri": "Farmland"}}]),
+        ("Keep the 2 districts with the largest population", ["top_n"], [{"n": 2, "order": "desc", "by": "population"}]),
+        ("The 3 smallest parcelas", ["top_n"], [{"n": 3, "order": "asc", "by": "area"}]),
+    ],
+)  # fmt: skip
+def test_the_chain_reads_each_operation_and_its_arguments_from_plain_words(own_layers, instruction, operations, args):
+    from geofaham_plugin.core.planning.chain import chain_from_facts
+    from geofaham_plugin.core.planning.prepass import prepass
+
+    chain = chain_from_facts(prepass(instruction, layers=own_layers), own_layers)
+    assert chain is not None and chain.operations == operations and chain.args == args
+
+
+def test_an_operation_whose_arguments_are_not_said_plans_no_chain_and_says_what_to_say(own_layers):
+    from geofaham_plugin.core.planning.chain import chain_from_facts
+    from geofaham_plugin.core.planning.prepass import prepass
+    from geofaham_plugin.core.planning.spec_schema import SpecError
+
+    with pytest.raises(SpecError, match="say which field to convert and to what"):
+        chain_from_facts(prepass("Convert the albergues to a number", layers=own_layers), own_layers)
+    with pytest.raises(SpecError, match="values of uso written in the instruction would be read as the ones to keep"):
+        said = "Standardise the parcelas' uso: 'residencial' -> 'Residential', 'industrial' -> 'Industrial'"
+        chain_from_facts(prepass(said, layers=own_layers), own_layers)
+    with pytest.raises(SpecError, match="no mapping file clases.csv beside your layer 'parcelas'"):
+        chain_from_facts(prepass("Normalise the parcelas' uso values using clases.csv", layers=own_layers), own_layers)

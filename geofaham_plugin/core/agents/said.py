@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engines.layers import UserLayer
+from ..engines.textvalues import fold
 
 Reader = Callable[[str, str, UserLayer, type[Exception]], Any]
 
@@ -60,6 +61,18 @@ def field_spans(text: str, entry: UserLayer, kinds: tuple[str, ...] = ()) -> lis
     return kept
 
 
+def without_layer_names(text: str, entry: UserLayer) -> str:
+    """The text with the layer's own name blanked ("the parcelas' uso": parcelas names the layer, not its field
+    parcela), its length kept so positions hold."""
+    for alias in sorted({entry.name.lower(), *entry.aliases}, key=len, reverse=True):
+        words = _words(alias)
+        if not words:
+            continue
+        spelled = r"[\s_-]?".join(re.escape(w) for w in words)
+        text = re.sub(rf"(?<![\w]){spelled}(?:s|es)?'?s?(?![\w])", lambda m: " " * len(m.group(0)), text)
+    return text
+
+
 def _fields_list(entry: UserLayer) -> str:
     return ", ".join(f"{f.name} ({f.type})" for f in entry.fields)
 
@@ -93,6 +106,7 @@ def read_types(text: str, question: str, entry: UserLayer, error: type[Exception
     """``{"types": {field: kind}, "decimal": ...}`` of "convert beds to integer and opened to a date": the fields said
     before each type (since the previous one), else right after it; the decimal mark when said ("decimal comma",
     "Spanish format", a number written 1.234,56)."""
+    text = without_layer_names(text, entry)
     types: dict[str, str] = {}
     found = [(m, next(k for k in TYPE_WORDS if m.group(k))) for m in _TYPE.finditer(text)]
     found += [
@@ -128,6 +142,17 @@ _PAIR = re.compile(
     rf"[{_QUOTE}]([^{_QUOTE}]{{1,80}})[{_QUOTE}]\s*(?:->|→|=>|=|:|\bto\b|\binto\b|\bas\b|\ba\b|\ben\b|\bpor\b|\bpara\b)"
     rf"\s*[{_QUOTE}]([^{_QUOTE}]{{1,80}})[{_QUOTE}]"
 )
+_CASE = re.compile(
+    r"(?P<lower>lower[\s-]?case|lowercase|minusculas?|minuscules?)|(?P<upper>upper[\s-]?case|uppercase|capital\s+letters"
+    r"|mayusculas?|majuscules?|maiusculas?)|(?P<title>title[\s-]?case|capitali[sz]ed?\s+words?|capitali[sz]e\s+each\s+word)"
+)
+_NO_ACCENTS = re.compile(
+    r"(?:without|no|remove|strip|drop|sin|quit\w*|sans|enlev\w*|sem|tir\w*)\s+(?:the\s+|los\s+|les\s+|os\s+)?"
+    r"(?:accents?|diacritics?|acentos?|tildes?)"
+)
+_UNLISTED_NULL = re.compile(
+    r"(?:others?|the\s+rest|unlisted|unmapped|anything\s+else)\s+(?:[\w'-]+\s+){0,4}(?:null|empty|blank|missing|none)"
+)
 _MAPPING_FILE = re.compile(r"(?<![\w/\\.-])([A-Za-z0-9][A-Za-z0-9_.-]{0,80}\.(?:csv|json))\b", re.IGNORECASE)
 
 
@@ -152,6 +177,7 @@ def read_normalise(text: str, question: str, entry: UserLayer, error: type[Excep
     """``{"field": ..., "mapping": {...} | None}`` of "normalise the land use values ('resid' -> 'residential')": the
     text field said (the first; else the layer's only text field with few values), the pairs written in quotes, or a
     mapping table named by its file (.csv, .json) beside the layer's file."""
+    text = without_layer_names(text, entry)
     said = field_spans(text, entry, ("text",)) or field_spans(text, entry)
     if said:
         field = said[0][2]
@@ -161,6 +187,22 @@ def read_normalise(text: str, question: str, entry: UserLayer, error: type[Excep
             raise error("say which field's values to normalise; the fields: " + _fields_list(entry))
         field = categories[0]
     mapping = {a.strip(): b.strip() for a, b in _PAIR.findall(question)}
+    described = entry.field(field)
+    known = {fold(v) for v in (described.values or [])} if described is not None else set()
+    if any(fold(v) in known for pair in mapping.items() for v in pair):
+        # the chain planner reads a value of the layer said in the instruction as the ones to keep ("open clinics"):
+        # the pairs would narrow the layer to their values before it is normalised, a silently wrong file
+        raise error(
+            f"values of {field} written in the instruction would be read as the ones to keep: give the mapping as a "
+            "file beside the layer (e.g. mapping.csv: the value as written, what it becomes)"
+        )
+    style: dict[str, Any] = {}
+    if m := _CASE.search(text):
+        style["case"] = "lower" if m["lower"] else "upper" if m["upper"] else "title"
+    if _NO_ACCENTS.search(text):
+        style["accents"] = False
+    if _UNLISTED_NULL.search(text):
+        style["unmatched"] = "null"
     for m in _MAPPING_FILE.finditer(question):
         folders = {Path(p).parent for p in (entry.source_file, entry.path) if p}
         found = next((d / m.group(1) for d in folders if (d / m.group(1)).is_file()), None)
@@ -170,7 +212,7 @@ def read_normalise(text: str, question: str, entry: UserLayer, error: type[Excep
             mapping.update(_mapping_file(found))
         except (ValueError, KeyError, TypeError, IndexError, json.JSONDecodeError) as exc:
             raise error(f"{m.group(1)} is no mapping table: {exc}") from None
-    return {"field": field, "mapping": mapping or None}
+    return {"field": field, "mapping": mapping or None, **style}
 
 
 # ----------------------------------------------------------------------------------------------------- top N
@@ -185,26 +227,42 @@ _AREA = re.compile(r"\b(?:area|surface|superficie|size|largest|biggest|smallest|
 _LENGTH = re.compile(r"\b(?:length|longest|shortest|longitud|longueur|comprimento|mas\s+largos?)\b")
 
 
+def _numbers(entry: UserLayer, name: str) -> bool:
+    """Whether a text field holds numbers written as text (most of its known values read as numbers; a field with
+    too many values to list is given the benefit of the doubt)."""
+    import pandas as pd
+
+    from ..engines.textvalues import parse_numbers
+
+    f = entry.field(name)
+    if f is None or not f.values:
+        return f is not None
+    numbers, _, _ = parse_numbers(pd.Series(list(f.values), dtype=object))
+    return bool(numbers.notna().sum() >= 0.8 * len(f.values))
+
+
 def read_top(text: str, question: str, entry: UserLayer, error: type[Exception]) -> dict[str, Any]:
     """``{"n": ..., "order": "desc" | "asc", "by": field | "area" | "length"}`` of "the 5 districts with the highest
     population", "top 10 by beds", "the 3 smallest parks": the number, the direction its word says, the numeric
     field said (else area or length when the words are of size)."""
+    text = without_layer_names(text, entry)
     m = _RANK.search(text)
     if m is None:
         raise error("say how many to keep, e.g. 'the 5 largest' or 'top 10 by population'")
     n = _number(m["n1"] or m["n2"] or m["n3"])
     word = m["w2"] or m["w3"] or m.group(0).split()[0]
     order = "asc" if re.fullmatch(_LESS, word) else "desc"
-    numeric = field_spans(text, entry, ("integer", "real"))
-    if numeric:
-        after = [f for s, _, f in numeric if s >= m.start()]
-        by = after[0] if after else numeric[-1][2]
+    said = field_spans(text, entry, ("integer", "real")) or [
+        s for s in field_spans(text, entry) if _numbers(entry, s[2])
+    ]
+    if said:  # the measure said after the rank's words ("the 5 largest by population"), else before them
+        after = [f for s, _, f in said if s >= m.end()]
+        before = [f for s, _, f in said if s < m.start()]
+        by = (after or before[-1:] or [said[0][2]])[0]
     elif _LENGTH.search(text) or (entry.geometry == "line" and _AREA.search(text)):
         by = "length"
     elif _AREA.search(text) and entry.geometry == "polygon":
         by = "area"
-    elif text_fields := field_spans(text, entry):
-        by = text_fields[0][2]  # a number written as text: the tool reads it, or says it is no number
     else:
         numbers = [f.name for f in entry.fields if f.type in ("integer", "real")]
         raise error(
