@@ -734,11 +734,12 @@ WRITE_AS = {
 #: with the input's attributes (the other operations aggregate: dissolve, hulls, clusters, grids, a merged buffer)
 ONE_PER_FEATURE = frozenset(
     ["reproject", "split_antimeridian", "repair_geometry", "orient_rings", "centroids", "coerce_types", "add_measure"]
-    + ["count_points_in_polygons", "rename_fields", "buffer"]
+    + ["count_points_in_polygons", "rename_fields", "buffer", "spatial_join", "snap_to_layer"]
+    + ["normalise_values"]
 )
 SUBSET = frozenset(
     ["dedupe", "remove_slivers", "drop_nulls", "select_geometry_type", "filter_where", "filter_values", "select_kind"]
-    + ["select_damage", "clip", "inside", "outside", "within_distance"]
+    + ["select_damage", "clip", "inside", "outside", "within_distance", "snap_to_grid", "top_n"]
 )
 #: formats that keep a Multi* type of single parts as written (a shapefile reads one-part multis back as singles)
 KEEPS_MULTI = frozenset(["gpkg", "geojson", "fgb", "parquet", "csv"])

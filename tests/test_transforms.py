@@ -285,8 +285,9 @@ def test_coerce_types_counts_what_does_not_convert():
     assert out["open"].tolist()[:2] == [True, False] and pd.isna(out["open"][2]) and out["open"][3]
     assert out["seen"][0] == pd.Timestamp("2025-01-08") and out["seen"][1] == pd.Timestamp("2025-01-09")
     assert out["code"].tolist() == ["1", "2", "3", "4"]
-    assert changes.changed == 4  # 7.5 and n/a (integer), maybe (boolean), soon (date)
-    assert any("2 values of beds are not integer" in n for n in changes.notes)
+    assert changes.changed == 3  # 7.5 (integer), maybe (boolean), soon (date); n/a says no value: not a failure
+    assert any("1 values of beds are not integer (e.g. '7.5')" in n for n in changes.notes)
+    assert any("1 values of beds say no value" in n for n in changes.notes)
     with pytest.raises(ToolFailed, match="no field 'bedz'"):
         tf.coerce_types(gdf, {"bedz": "integer"})
 
@@ -424,7 +425,19 @@ def test_manifest_tool_lists_a_user_file(ctx, tmp_path):
     record = run(ctx, "file_manifest", {"layer_id": "user:clinics"})
     table = ctx.store.read_table(record.id)
     assert table.to_dict("records") == [
-        {"value": "pts", "crs": "none (EPSG:4326 assumed)", "geometry": "Point", "count": 2, "fields": "beds (integer)"}
+        {
+            "value": "pts",
+            "crs": "none (EPSG:4326 assumed)",
+            "geometry": "Point",
+            "count": 2,
+            "fields": "beds (integer)",
+            "sample_x": -118.51,
+            "sample_y": 34.07,
+            "sample_lon": -118.51,
+            "sample_lat": 34.07,
+            "empty_geometries": 0,
+            "encoding_problems": "",
+        }
     ]
 
 

@@ -8,4 +8,7 @@ from . import (
     network,  # noqa: F401  # road access (road_reachability, cut_roads)
     transforms,  # noqa: F401  # the file transforms, after the analysis tools
 )
+
+# isort: split
+from . import everyday  # noqa: F401  # join, snap, normalise, top N, KML folders: after the transforms they use
 from .base import TOOLS, Tool, ToolContext, get_tool, tools_of  # noqa: F401

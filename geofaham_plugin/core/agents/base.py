@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,9 @@ class Tool:
     overlap: tuple[str, str, str | None] | None = None
     field_arg: tuple[str, str] | None = None  # (args field naming a column, input that must have it)
     accepts_empty: frozenset[str] = frozenset()  # inputs that may be empty (the result is then empty too)
+    #: the parts of a question the tool applies by itself (see :func:`covers`): constraint kind -> True, an args field
+    #: holding the value (a distance), or the one value it applies (k 1: one nearest each)
+    covers: Mapping[str, bool | str | int] = field(default_factory=dict)
 
     def run(self, ctx: ToolContext, args: dict[str, Any], inputs: dict[str, ArtifactRecord]) -> ArtifactRecord:
         try:
@@ -107,6 +110,7 @@ def tool(
     field_arg: tuple[str, str] | None = None,
     optional_inputs: tuple[str, ...] = (),
     accepts_empty: tuple[str, ...] = (),
+    covers: Mapping[str, bool | str | int] | None = None,
 ) -> Callable[[ToolFn], ToolFn]:
     """Register ``fn(ctx, args, **inputs) -> ArtifactRecord`` as a tool; the declaration is checked now."""
 
@@ -128,6 +132,9 @@ def tool(
             raise GeoFahamBug(f"tool {name}: accepts_empty names unknown inputs")
         if field_arg and (field_arg[0] not in args.model_fields or field_arg[1] not in names):
             raise GeoFahamBug(f"tool {name}: bad field_arg {field_arg}")
+        for kind, rule in (covers or {}).items():
+            if isinstance(rule, str) and rule not in args.model_fields:
+                raise GeoFahamBug(f"tool {name}: covers {kind} by an unknown args field {rule}")
         fn._optional_inputs = set(optional_inputs)  # type: ignore[attr-defined]
         doc = inspect.getdoc(fn) or ""
         TOOLS[name] = Tool(
@@ -142,10 +149,29 @@ def tool(
             overlap=overlap,
             field_arg=field_arg,
             accepts_empty=frozenset(accepts_empty),
+            covers=dict(covers or {}),
         )
         return fn
 
     return register
+
+
+def covers(tool_name: str | None, kind: str, value: object, args: Mapping[str, Any]) -> bool:
+    """Whether a step of ``tool_name`` that ran with ``args`` applies a question's constraint of ``kind`` with
+    ``value``, by the tool's own declaration: always (True), by an argument holding the same number (a distance in
+    metres, to within half a metre), or for that one value (the 1 nearest)."""
+    rule = TOOLS[tool_name].covers.get(kind) if tool_name in TOOLS else None
+    if rule is None or rule is False:
+        return False
+    if rule is True:
+        return True
+    if isinstance(rule, str):
+        said = args.get(rule)
+        try:
+            return abs(float(said) - float(value)) <= max(0.5, 1e-6 * abs(float(value)))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+    return value == rule
 
 
 def tools_of(agent: AgentName) -> list[Tool]:

@@ -175,12 +175,16 @@ class CoerceArgs(BaseModel):
     types: dict[str, Literal["integer", "real", "text", "boolean", "date"]] = Field(
         min_length=1, description="field -> integer, real, text, boolean or date"
     )
+    decimal: Literal["auto", ".", ","] = Field(
+        default="auto", description="the decimal mark of numbers written as text (1.234,56: ','); auto: as they show"
+    )
 
 
 @tool(agent=V, args=CoerceArgs, output=ArtifactKind.vector, accepts_empty=("layer",), inputs=LAYER)
 def coerce_types(ctx: ToolContext, args: CoerceArgs, layer: ArtifactRecord) -> ArtifactRecord:
-    """Convert fields to integer, real, text, boolean or date; values that do not convert become null, counted."""
-    out, changes = tf.coerce_types(ctx.store.read_vector(layer.id), dict(args.types))
+    """Convert fields to integer, real, text, boolean or date, numbers and dates as people write them (1.234,56 €;
+    3 de marzo de 2024); values that do not convert become null, counted."""
+    out, changes = tf.coerce_types(ctx.store.read_vector(layer.id), dict(args.types), args.decimal)
     summary = f"{layer.id} with {', '.join(f'{k} as {v}' for k, v in args.types.items())}"
     return _register(ctx, out, "coerce_types", [layer], summary, changes)
 
@@ -188,12 +192,13 @@ def coerce_types(ctx: ToolContext, args: CoerceArgs, layer: ArtifactRecord) -> A
 class NullArgs(BaseModel):
     fields: list[str] | None = Field(default=None, description="fields that must have a value; null: all")
     geometry: bool = Field(default=True, description="also drop features without a geometry")
+    blanks: bool = Field(default=True, description="empty text and placeholders (N/A, -, null) count as no value")
 
 
 @tool(agent=V, args=NullArgs, output=ArtifactKind.vector, accepts_empty=("layer",), inputs=LAYER)
 def drop_nulls(ctx: ToolContext, args: NullArgs, layer: ArtifactRecord) -> ArtifactRecord:
     """Drop features with missing values in the given fields (and without a geometry)."""
-    out, changes = tf.drop_nulls(ctx.store.read_vector(layer.id), args.fields, args.geometry)
+    out, changes = tf.drop_nulls(ctx.store.read_vector(layer.id), args.fields, args.geometry, args.blanks)
     return _register(ctx, out, "drop_nulls", [layer], f"{changes.removed} features of {layer.id} dropped", changes)
 
 

@@ -177,6 +177,17 @@ def read_frame(
     return raw
 
 
+#: the CRS OGR reports for a layer that names none (a GeoPackage's srs_id 0 and -1)
+_UNDEFINED_CRS = frozenset({"Undefined geographic SRS", "Undefined Cartesian SRS", "Undefined SRS"})
+
+
+def _without_crs(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    name = gdf.geometry.name
+    geoms = gpd.GeoSeries(list(gdf.geometry), index=gdf.index)
+    out = gpd.GeoDataFrame(gdf.drop(columns=name), geometry=geoms)
+    return out.rename_geometry(name) if name != "geometry" else out
+
+
 def _read_ogr(checked: CheckedFile, layer: str | None, field_map: dict[str, str]) -> RawRead:
     import pyogrio
 
@@ -213,7 +224,10 @@ def _read_ogr(checked: CheckedFile, layer: str | None, field_map: dict[str, str]
         raise
     except Exception as exc:  # noqa: BLE001
         raise _read_error(path, exc) from None
-    raw = RawRead(gdf=gdf, layer=chosen if len(layers) > 1 else None, crs_named=info.get("crs") is not None)
+    named = info.get("crs") is not None
+    if named and gdf.crs is not None and CRS.from_user_input(gdf.crs).name in _UNDEFINED_CRS:
+        named, gdf = False, _without_crs(gdf)  # a GeoPackage layer written with no CRS: its srs_id 0 or -1
+    raw = RawRead(gdf=gdf, layer=chosen if len(layers) > 1 else None, crs_named=named)
     if kind == "kml":
         raw.gdf = _tidy_kml(gdf)
     elif kind == "shapefile":
@@ -556,6 +570,12 @@ class LayerManifest(BaseModel):
     bounds: tuple[float, float, float, float] | None = None
     truncated_fields: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    #: the first vertex of the first feature with a geometry, in the layer's CRS and in longitude/latitude
+    sample: tuple[float, float] | None = None
+    sample_lonlat: tuple[float, float] | None = None
+    empty_geometries: int = 0  # features without a geometry, or with an empty one
+    #: signs of a wrong encoding in text fields: "field: n values UTF-8 read as Latin-1 (mojibake), e.g. 'ClÃ­nica'"
+    encoding_problems: list[str] = Field(default_factory=list)
 
 
 class FileManifest(BaseModel):
@@ -602,10 +622,48 @@ def field_type(series: pd.Series) -> FieldType:
     return "other"
 
 
+def _sample(
+    raw: RawRead, located: gpd.GeoSeries
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None, list[str]]:
+    """The first vertex of the first located feature, in the layer's CRS and in lon/lat (None when that cannot be
+    told), and what the coordinates say about the CRS."""
+    if located.empty:
+        return None, None, []
+    x, y = (float(v) for v in shapely.get_coordinates(located.iloc[0])[0][:2])
+    crs = CRS.from_user_input(raw.gdf.crs) if raw.gdf.crs is not None else None
+    geographic = crs is None or crs.is_geographic
+    x0, y0, x1, y1 = (float(v) for v in located.total_bounds)
+    if geographic and (min(x0, y0) < -180 or max(x1, y1) > 180 or y0 < -90 or y1 > 90):
+        named = "no CRS is named" if not raw.crs_named else f"{_crs_label(crs)} is named"
+        return (
+            (x, y),
+            None,
+            [f"coordinates such as ({x:g}, {y:g}) are no longitudes/latitudes though {named}: the CRS is wrong"],
+        )
+    if crs is None or crs.is_geographic:
+        lonlat = (x, y) if crs is None or crs.equals(CRS.from_epsg(4326)) else None
+    else:
+        lonlat = None
+    if lonlat is None and crs is not None:
+        from pyproj import Transformer
+
+        lon, lat = Transformer.from_crs(crs, CRS.from_epsg(4326), always_xy=True).transform(x, y)
+        lonlat = (float(lon), float(lat)) if np.isfinite([lon, lat]).all() else None
+    return (x, y), (round(lonlat[0], 7), round(lonlat[1], 7)) if lonlat else None, []
+
+
 def _layer_manifest(name: str, raw: RawRead) -> LayerManifest:
+    from .textvalues import encoding_problems
+
     gdf = raw.gdf
     geoms = gdf.geometry
     located = geoms[geoms.notna() & ~geoms.is_empty]
+    sample, lonlat, said = _sample(raw, located)
+    problems = []
+    for column in gdf.columns:
+        if column != gdf.geometry.name and field_type(gdf[column]) == "text":
+            for sign, (n, example) in encoding_problems(gdf[column]).items():
+                problems.append(f"{column}: {n} values {sign}, e.g. {example!r}")
     return LayerManifest(
         name=name,
         geometry_types=sorted(set(located.geom_type)),
@@ -614,7 +672,11 @@ def _layer_manifest(name: str, raw: RawRead) -> LayerManifest:
         fields={str(c): field_type(gdf[c]) for c in gdf.columns if c != gdf.geometry.name},
         bounds=tuple(float(v) for v in located.total_bounds) if len(located) else None,  # type: ignore[arg-type]
         truncated_fields=raw.truncated,
-        notes=raw.notes,
+        notes=raw.notes + said,
+        sample=sample,
+        sample_lonlat=lonlat,
+        empty_geometries=len(gdf) - len(located),
+        encoding_problems=problems,
     )
 
 
@@ -657,7 +719,14 @@ def manifest(path: str | Path) -> FileManifest:
 
 def manifest_table(found: FileManifest) -> pd.DataFrame:
     """A manifest as a table, one row per layer: ``value`` (the layer's name), ``crs`` (``none (EPSG:4326
-    assumed)`` when the file names none), ``geometry`` (its types), ``count`` and ``fields`` (``name (type)``)."""
+    assumed)`` when the file names none), ``geometry`` (its types), ``count`` and ``fields`` (``name (type)``); the
+    audit's ``sample_x`` / ``sample_y`` (a vertex in the layer's CRS), ``sample_lon`` / ``sample_lat`` (the same in
+    longitude/latitude), ``empty_geometries`` and ``encoding_problems`` (empty when none)."""
+
+    def sample(layer: LayerManifest, which: str, i: int) -> float | None:
+        point = getattr(layer, which)
+        return None if point is None else point[i]
+
     return pd.DataFrame(
         [
             {
@@ -666,11 +735,20 @@ def manifest_table(found: FileManifest) -> pd.DataFrame:
                 "geometry": ", ".join(layer.geometry_types),
                 "count": layer.feature_count,
                 "fields": ", ".join(f"{k} ({v})" for k, v in layer.fields.items()),
+                "sample_x": sample(layer, "sample", 0),
+                "sample_y": sample(layer, "sample", 1),
+                "sample_lon": sample(layer, "sample_lonlat", 0),
+                "sample_lat": sample(layer, "sample_lonlat", 1),
+                "empty_geometries": layer.empty_geometries,
+                "encoding_problems": "; ".join(layer.encoding_problems),
             }
             for layer in found.layers
         ],
-        columns=["value", "crs", "geometry", "count", "fields"],
-    )
+        columns=[
+            "value", "crs", "geometry", "count", "fields", "sample_x", "sample_y", "sample_lon", "sample_lat",
+            "empty_geometries", "encoding_problems",
+        ],
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------- write

@@ -26,6 +26,7 @@ from ..domain.geometry import geometry_family
 from ..domain.identifiers import is_identifier
 from ..errors import ToolFailed
 from .layers import repair_geometries
+from .textvalues import Decimal, blank_mask, fold, is_placeholder, parse_dates, parse_numbers
 from .vector_ops import WGS84, _keys, _lonlat, _require_field, hits_per_zone, local_metric_crs, utm_crs
 
 CRS_HINT = (
@@ -455,67 +456,91 @@ def symmetric_difference(a: gpd.GeoDataFrame, b: gpd.GeoDataFrame) -> tuple[gpd.
 
 # ------------------------------------------------------------------------------------------ attributes
 FieldKind = Literal["integer", "real", "text", "boolean", "date"]
-_TRUE = {"true", "t", "yes", "y", "1", "si", "sí", "oui", "ja"}
-_FALSE = {"false", "f", "no", "n", "0", "non", "nein"}
+_TRUE = {"true", "t", "yes", "y", "1", "1.0", "si", "s", "sim", "oui", "vrai", "ja", "verdadero", "x"}
+_FALSE = {"false", "f", "no", "n", "0", "0.0", "nao", "non", "faux", "nein", "falso"}
 
 
-def _coerce(series: pd.Series, kind: FieldKind) -> pd.Series:
+def _coerce(series: pd.Series, kind: FieldKind, decimal: Decimal = "auto") -> tuple[pd.Series, list[str], int]:
+    """The column converted, the notes on how it was read, and how many values were placeholders (N/A, -, s/d ...:
+    no value, not a value that failed)."""
     if kind == "text":
-        return series.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+        text = series.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+        return text, [], 0
     if kind in ("integer", "real"):
-        numbers = pd.to_numeric(series.astype(str).str.replace(",", ".", regex=False).str.strip(), errors="coerce")
-        numbers = numbers.where(series.notna())
+        numbers, notes, placeholders = parse_numbers(series, decimal)
         if kind == "real":
-            return numbers.astype(float)
+            return numbers.astype(float), notes, placeholders
         whole = numbers.where(numbers == numbers.round())
-        return whole.astype("Int64")
+        return whole.astype("Int64"), notes, placeholders
     if kind == "boolean":
-        words = series.astype(str).str.strip().str.lower()
+        words = series.map(fold)
         out = pd.Series(pd.NA, index=series.index, dtype="boolean")
         out[words.isin(_TRUE) & series.notna()] = True
         out[words.isin(_FALSE) & series.notna()] = False
-        return out
+        return out, [], int(sum(isinstance(v, str) and is_placeholder(v) for v in series))
     text = series.where(series.notna(), None).astype(object)
     parsed = pd.to_datetime(text, errors="coerce", format="ISO8601")
     missing = parsed.isna() & series.notna()
-    if missing.any():
-        parsed[missing] = pd.to_datetime(text[missing], errors="coerce", format="mixed", dayfirst=True)
-    return parsed
+    if not missing.any():
+        return parsed, [], 0
+    # day first or not as the column says, month names in four languages (engines/textvalues.py)
+    written, said, blank = parse_dates(series[missing])
+    if getattr(parsed.dt, "tz", None) is not None:
+        written = written.dt.tz_localize("UTC")
+    parsed[missing] = written
+    return parsed, said, blank
 
 
-def coerce_types(gdf: gpd.GeoDataFrame, types: dict[str, FieldKind]) -> tuple[gpd.GeoDataFrame, Changes]:
-    """Fields converted to integer, real, text, boolean (true/false, yes/no, 1/0 ...) or date (ISO, else day
-    first); a value that does not convert becomes null and is counted per field."""
+def coerce_types(
+    gdf: gpd.GeoDataFrame, types: dict[str, FieldKind], decimal: Decimal = "auto"
+) -> tuple[gpd.GeoDataFrame, Changes]:
+    """Fields converted to integer, real, text, boolean (true/false, yes/no, sí/no, 1/0 ...) or date (ISO; else
+    numbers day first unless the column says otherwise, month names in English, Spanish, French, Portuguese); numbers
+    as people write them, "1.234,56", "12.345 €", "1,200", "45 %" (``decimal``: the decimal mark, "auto": the one the
+    column's unambiguous values show, see :func:`.textvalues.parse_numbers`). Placeholders (N/A, -, s/d) become null
+    and are said; a value that does not convert becomes null and is counted per field."""
     out = gdf.copy()
     notes = []
     failed = 0
     for field, kind in types.items():
         _require_field(gdf, field)
-        converted = _coerce(gdf[field], kind)
-        lost = int((converted.isna() & gdf[field].notna()).sum())
+        converted, read, placeholders = _coerce(gdf[field], kind, decimal)
+        lost = int((converted.isna() & gdf[field].notna()).sum()) - placeholders
         out[field] = converted
         failed += lost
+        notes += [f"{field}: {n}" for n in read]
+        if placeholders:
+            notes.append(f"{placeholders} values of {field} say no value (N/A, -, empty ...): set to null")
         if lost:
-            notes.append(f"{lost} values of {field} are not {kind}: set to null")
+            bad = [str(v) for v in gdf[field][converted.isna() & gdf[field].notna()] if not is_placeholder(v)][:3]
+            notes.append(
+                f"{lost} values of {field} are not {kind} (e.g. {', '.join(repr(v) for v in bad)}): set to null"
+            )
     return out, Changes(changed=failed, notes=notes)
 
 
 def drop_nulls(
-    gdf: gpd.GeoDataFrame, fields: list[str] | None = None, geometry: bool = True
+    gdf: gpd.GeoDataFrame, fields: list[str] | None = None, geometry: bool = True, blanks: bool = True
 ) -> tuple[gpd.GeoDataFrame, Changes]:
     """Features without a value in ``fields`` (None: in any field; []: none checked) removed, and, with
-    ``geometry``, features without a geometry (missing or empty)."""
+    ``geometry``, features without a geometry (missing or empty). With ``blanks`` text that says no value counts as
+    none: empty or only spaces, and placeholders such as N/A, null, "-", s/d (:data:`.textvalues.PLACEHOLDERS`)."""
     columns = [c for c in gdf.columns if c != gdf.geometry.name] if fields is None else fields
     for column in columns:
         _require_field(gdf, column)
     drop = gdf[columns].isna().any(axis=1).to_numpy() if columns else np.zeros(len(gdf), dtype=bool)
+    notes = []
+    if blanks and columns:
+        blank = np.column_stack([blank_mask(gdf[c]) for c in columns]).any(axis=1)
+        if said := int((blank & ~drop).sum()):
+            notes.append(f"{said} features with empty text or a placeholder (N/A, -, null) in {', '.join(columns)}")
+        drop |= blank
     if geometry:
         geoms = gdf.geometry.to_numpy()
         drop |= shapely.is_missing(geoms) | shapely.is_empty(geoms)
     removed = int(drop.sum())
-    return gdf[~drop].copy(), Changes(
-        removed=removed, notes=[f"{removed} features with nulls removed"] if removed else []
-    )
+    notes = ([f"{removed} features with nulls removed"] if removed else []) + [f"among them {n}" for n in notes]
+    return gdf[~drop].copy(), Changes(removed=removed, notes=notes)
 
 
 def split_by_geometry_type(gdf: gpd.GeoDataFrame) -> dict[str, gpd.GeoDataFrame]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..agents.said import SAID_ARGS
 from ..domain.layer_names import layer_words, user_layer_aliases
 from ..engines.layers import LayerCatalogue, UserLayer
 from .coverage import question_constraints, words_pattern
@@ -165,6 +166,8 @@ def _arg(kind: ArgKind, text: str, question: str, facts: PrepassFacts, entry: Us
     if kind == "k":
         m = _K.search(text)
         return int(_K_WORDS.get(m.group(1), m.group(1))) if m else 1
+    if kind in SAID_ARGS:  # the newer operations' arguments, read in agents/said.py (a SpecError when not said)
+        return SAID_ARGS[kind](text, question, entry, SpecError)
     raise SpecError(f"unknown argument kind {kind}")
 
 

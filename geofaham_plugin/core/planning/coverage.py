@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..agents.base import covers as tool_covers
 from ..domain.damage import DamageClass
 from ..domain.events import get_event, load_events
 from ..domain.feature_classes import class_words, feature_class_specs
@@ -719,7 +720,7 @@ def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
     out = []
     for c in constraints:
         rule = RULES[c.kind]
-        hits = [s for s in done if rule(c, s)]
+        hits = [s for s in done if rule(c, s) or tool_covers(s.tool, c.kind, c.value, s.args)]  # the tool's own say
         update = {
             "applied_by": sorted({s.step_id for s in hits if s.upstream is None}),
             "applied_upstream": sorted({s.upstream for s in hits if s.upstream is not None}),
