@@ -79,8 +79,9 @@ def _offline(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _gdal_network_restored():
-    """An orchestrator built offline turns GDAL's network off for the whole process; each test starts as the
-    process started (the STAC tests read COGs from a local server)."""
+    """A command line started in the test process (``cli.main``) offline turns GDAL's network off for good, as in
+    its own process; each test starts as the process started (the STAC tests read COGs from a local server). An
+    orchestrator's run gives it back itself when it ends."""
     yield
     from geofaham_plugin.core.engines.user_files import gdal_network
 

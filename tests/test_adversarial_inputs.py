@@ -458,6 +458,60 @@ def test_gdal_reaches_no_server_when_offline(http_hits, offline):
         assert any("/a.csv" in h for h in hits()) and any("/b.geojson" in h for h in hits())
 
 
+def test_an_offline_run_turns_gdal_off_while_it_runs_and_gives_everything_back_when_it_ends(
+    store, http_hits, monkeypatch, plugin_package
+):
+    """Inside QGIS the process is QGIS's: an offline run turns GDAL's network off while it runs (a /vsicurl/ open
+    reaches no server), and gives back exactly what was there when it ends (the user's proxy; QGIS's own layers
+    may read from the network again). The plugin and its core imported under a second name (as the tests and a
+    QGIS loading the plugin from its folder do) share the one setting: whichever order their runs end in, nothing
+    is left offline."""
+    import contextlib
+    import importlib
+
+    import pyogrio
+
+    from geofaham_plugin.core.engines import user_files
+    from geofaham_plugin.core.llm import LLM, ScriptedModel
+    from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+
+    url, hits = http_hits
+    monkeypatch.setenv("GDAL_HTTP_PROXY", "")  # the user's own setting: no proxy
+    monkeypatch.setenv("GDAL_HTTP_MAX_RETRY", "0")
+
+    def read(name: str) -> None:
+        with contextlib.suppress(Exception):  # the server answers 404: reached is what counts
+            pyogrio.read_info(f"/vsicurl/{url}/{name}.csv")
+
+    during: list[str] = []
+
+    def on_event(event) -> None:
+        if event.type == "step_finished" and not during:
+            during.append(event.type)
+            read("during")
+
+    record = Orchestrator(store, LLM(ScriptedModel({})), on_event=on_event).run(
+        "How many buildings were damaged in the Eaton fire?"
+    )
+    assert record.status == "answered" and during
+    assert not any("/during.csv" in h for h in hits())
+    assert os.environ["GDAL_HTTP_PROXY"] == "" and "CPL_VSIL_CURL_ALLOWED_EXTENSIONS" not in os.environ
+    read("after")
+    assert any("/after.csv" in h for h in hits())
+
+    copy = importlib.import_module(f"{plugin_package.__name__}.geofaham_plugin.core.engines.user_files")
+    assert copy is not user_files
+    for first, second in ((user_files, copy), (copy, user_files)):
+        outer, inner = first.gdal_offline(), second.gdal_offline()
+        outer.__enter__()
+        inner.__enter__()
+        assert os.environ["CPL_VSIL_CURL_ALLOWED_EXTENSIONS"] == ".geofaham-offline"
+        outer.__exit__(None, None, None)
+        inner.__exit__(None, None, None)
+        assert "CPL_VSIL_CURL_ALLOWED_EXTENSIONS" not in os.environ and os.environ["GDAL_HTTP_PROXY"] == ""
+        assert pyogrio.get_gdal_config_option("CPL_VSIL_CURL_ALLOWED_EXTENSIONS") is None
+
+
 def test_links_out_of_the_input_folder_are_refused_with_a_note(tmp_path, inputs, outside):
     from bench.batch import read_inputs
 

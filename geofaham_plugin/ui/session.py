@@ -157,16 +157,18 @@ class Session(QObject):
         """The run's orchestrator, built on the run's thread, with a layer catalogue of its own holding the
         user's layers (files written on the main thread; each is read here, off the main thread)."""
         from ..core.engines.layers import LayerCatalogue
+        from ..core.engines.user_files import gdal_offline
         from ..core.errors import GeoFahamError
         from ..core.orchestrator.orchestrator import Orchestrator, OrchestratorConfig
         from .settings import limits_from_qgis
 
         catalogue = LayerCatalogue(self.settings.paths.data_dir)
-        for user_layer in user_layers:
-            try:
-                catalogue.add_user_layer(user_layer.name, user_layer.path, user_layer.layer)
-            except GeoFahamError as exc:  # e.g. no features with a geometry: the question goes on without it
-                QgsMessageLog.logMessage(f"layer {user_layer.name} not used: {exc}", LOG_TAG, Qgis.Warning)
+        with gdal_offline(self.settings.network.offline):  # as the run reads its files: GDAL offline when it is
+            for user_layer in user_layers:
+                try:
+                    catalogue.add_user_layer(user_layer.name, user_layer.path, user_layer.layer)
+                except GeoFahamError as exc:  # e.g. no features with a geometry: the question goes on without it
+                    QgsMessageLog.logMessage(f"layer {user_layer.name} not used: {exc}", LOG_TAG, Qgis.Warning)
         mode = "guided" if self.settings.endpoint("planner").embedded else "free"
         return Orchestrator(
             self.store,

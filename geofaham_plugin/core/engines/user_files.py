@@ -18,7 +18,8 @@ a ``/vsicurl/`` URL) and copy it into the session. So :func:`check_user_file`:
   whatever its name.
 
 The readers then open the file with its format's drivers only (:func:`check_driver`, :func:`open_user_raster`).
-:func:`gdal_network` turns GDAL's network access off for the whole process when GeoFaham is offline.
+:func:`gdal_offline` turns GDAL's network access off for the whole process while an offline run goes on, and
+:func:`gdal_network` for good in GeoFaham's own process (the command line).
 Every refusal is one :class:`ToolFailed` line with a hint."""
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -321,6 +324,31 @@ def check_user_file(
     return CheckedFile(given=text, path=real, format=fmt, notes=notes)
 
 
+#: the tables a user gives beside a layer (a mapping of values), read with Python's own readers, never GDAL
+TABLE_SUFFIXES = (".csv", ".tsv", ".json")
+
+
+def check_user_table(path: str | Path, *, folder: str | Path | None = None) -> Path:
+    """A table the user gives beside a layer (a CSV or JSON mapping of values), checked as :func:`check_user_file`
+    checks a layer (a local regular file, links kept inside ``folder``, default the folder ``path`` names; its
+    text read without blocking); returns the path to open, links resolved."""
+    text = str(path)
+    given = Path(text).expanduser()
+    shown = given.name or text
+    if is_remote(text) and not given.exists():
+        raise refused(f"{text}: GeoFaham opens local files only, not network or archive paths", LOCAL_HINT)
+    if given.suffix.lower() not in TABLE_SUFFIXES:
+        raise refused(f"cannot read {shown} as a table", "give a CSV (.csv, .tsv) or JSON (.json) file")
+    absolute = Path(os.path.abspath(given))
+    base = Path(os.path.abspath(Path(folder).expanduser())) if folder is not None else absolute.parent
+    if not os.path.lexists(absolute):
+        raise refused(f"no such file: {given}", "give a CSV (.csv, .tsv) or JSON (.json) file", "not_found")
+    real, _ = _resolve_inside(absolute, base.resolve(), shown)
+    if b"\x00" in _read_head(real, shown):
+        raise refused(f"cannot read {shown} as a table: it is not text", "give a CSV or JSON file saved as text")
+    return real
+
+
 def check_driver(checked: CheckedFile, driver: str) -> None:
     """Refuse a file GDAL opened with a driver its format does not allow."""
     if checked.format.drivers and driver not in checked.format.drivers:
@@ -360,33 +388,93 @@ OFFLINE_GDAL = {
     "GDAL_HTTP_TIMEOUT": "1",
     "PROJ_NETWORK": "OFF",
 }
-_saved: dict[str, tuple[str | None, Any]] = {}  # option -> (its environment variable, GDAL's value) before
+#: what GeoFaham changed to go offline: option -> (its environment variable, GDAL's value) before
+_saved: dict[str, tuple[str | None, Any]] = {}
 _network_lock = threading.Lock()
+_offline_runs = 0  # offline runs going on in this process (:func:`gdal_offline` scopes)
+_offline_process = False  # the whole process offline for good (:func:`gdal_network`: the command line)
+_offline_now = False  # OFFLINE_GDAL applied by this module
 
 
-def gdal_network(offline: bool) -> None:
-    """Turn GDAL's network access off for the whole process (the environment, which every GDAL in the process
-    and every child reads, and GDAL's global settings) when ``offline``; back to what it was when not."""
-    with _network_lock:
-        try:
-            import pyogrio
+def _gdal_config() -> tuple[Any, Any]:
+    try:
+        import pyogrio
 
-            get_config: Any = pyogrio.get_gdal_config_option
-            set_config: Any = pyogrio.set_gdal_config_options
-        except ImportError:  # pragma: no cover - a Python without pyogrio: the environment only
-            get_config, set_config = (lambda _key: None), (lambda _options: None)
-        if offline:
-            for key, value in OFFLINE_GDAL.items():
-                _saved.setdefault(key, (os.environ.get(key), get_config(key)))
-                os.environ[key] = value
-            set_config(dict(OFFLINE_GDAL))
-            return
+        return pyogrio.get_gdal_config_option, pyogrio.set_gdal_config_options
+    except ImportError:  # pragma: no cover - a Python without pyogrio: the environment only
+        return (lambda _key: None), (lambda _options: None)
+
+
+def _as_text(config: Any) -> str:
+    """A GDAL option's value as GDAL takes it (pyogrio reads ON/OFF back as True/False, digits as a number)."""
+    return ("ON" if config else "OFF") if isinstance(config, bool) else str(config)
+
+
+def _same(env: str | None, config: Any, value: str) -> bool:
+    if env != value or config is None:
+        return False
+    if isinstance(config, bool):
+        return config == (value.upper() in ("ON", "YES", "TRUE", "1"))
+    return str(config) == value
+
+
+def _apply_network() -> None:
+    """Offline while a run is offline or the process is; back to exactly what was there when neither is. Only the
+    options GeoFaham changes are saved and given back: one already at its offline value (the user's own setting,
+    or set by a second copy of GeoFaham in the process: the QGIS plugin and its core imported under another
+    name) is left to whoever set it. Called with the lock held."""
+    global _offline_now
+    get_config, set_config = _gdal_config()
+    wanted = _offline_process or _offline_runs > 0
+    if wanted and not _offline_now:
+        changed = {}
+        for key, value in OFFLINE_GDAL.items():
+            env, config = os.environ.get(key), get_config(key)
+            if _same(env, config, value):
+                continue
+            _saved[key] = (env, config)
+            os.environ[key] = value
+            changed[key] = value
+        set_config(changed)
+        _offline_now = True
+    elif not wanted and _offline_now:
         for key, (env, config) in _saved.items():
             if env is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = env
             # GDAL's value came from its own settings (QGIS sets a proxy there) unless it was the environment's
-            own = config is not None and (env is None or str(config) != env)
-            set_config({key: str(config) if own else None})
+            own = config is not None and (env is None or (_as_text(config) != env and str(config) != env))
+            set_config({key: _as_text(config) if own else None})
         _saved.clear()
+        _offline_now = False
+
+
+def gdal_network(offline: bool) -> None:
+    """GeoFaham's own process (the command line) offline for good when ``offline``, its network access given back
+    when not (an offline run going on in another thread keeps it off until it ends). GDAL's settings go to the
+    environment, which every GDAL in the process and every child reads, and to GDAL's global settings."""
+    global _offline_process
+    with _network_lock:
+        _offline_process = offline
+        _apply_network()
+
+
+@contextmanager
+def gdal_offline(offline: bool = True) -> Iterator[None]:
+    """GDAL's network access off for the whole process while the block runs, when ``offline`` (an orchestrator's
+    run: inside QGIS the process is QGIS's, whose own layers may read from the network once the run is over).
+    Nested and concurrent blocks are counted: the last one out gives the network back."""
+    global _offline_runs
+    if not offline:
+        yield
+        return
+    with _network_lock:
+        _offline_runs += 1
+        _apply_network()
+    try:
+        yield
+    finally:
+        with _network_lock:
+            _offline_runs -= 1
+            _apply_network()

@@ -22,7 +22,7 @@ from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
 from ..engines.layers import LayerCatalogue
-from ..engines.user_files import gdal_network
+from ..engines.user_files import gdal_offline
 from ..errors import (
     Cancelled,
     DeadlineReached,
@@ -106,7 +106,6 @@ class Orchestrator:
         self.llm = llm
         self.config = config or OrchestratorConfig()
         self.settings = settings or settings_from_env()
-        gdal_network(self.settings.network.offline)  # GDAL's own network access too, for the whole process
         self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
@@ -177,7 +176,8 @@ class Orchestrator:
         becomes a status and an answer, never an exception."""
         deadline = self.settings.run.deadline_s
         self._deadline = time.monotonic() + deadline if deadline else None
-        with self.runlog.owning(record.run_id):
+        # offline, GDAL's own network access too, for the whole process while the run goes on
+        with gdal_offline(self.settings.network.offline), self.runlog.owning(record.run_id):
             self.runlog.save_state(record)
             try:
                 body()
@@ -204,12 +204,13 @@ class Orchestrator:
         t0 = time.monotonic()
         self._deadline = None
         self._adopt(record, plan_result)
-        try:
-            self._execute(record)
-            self._cover(record, replan=False)
-        except Cancelled:
-            record.status = "cancelled"
-        return self._finish(record, t0)
+        with gdal_offline(self.settings.network.offline):
+            try:
+                self._execute(record)
+                self._cover(record, replan=False)
+            except Cancelled:
+                record.status = "cancelled"
+            return self._finish(record, t0)
 
     # ------------------------------------------------------------------------------ outer loop
     def _plan(self, record: RunRecord, failures: list[str]) -> None:
