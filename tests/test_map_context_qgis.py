@@ -17,6 +17,7 @@ import pyogrio
 import pytest
 from conftest import ROOT
 from qgis.core import (
+    QgsApplication,
     QgsLayoutItemMap,
     QgsProject,
     QgsRasterLayer,
@@ -323,6 +324,57 @@ def test_the_context_loads_off_the_main_thread(qgis_app):
         wait_for(lambda: gaps and max(gaps) >= 1.5, 60)
     finally:
         timer.stop()
+        project.clear()
+
+
+def test_context_layers_keep_their_datum_operations_after_the_tasks_thread_ended(qgis_app):
+    """QGIS keeps each CRS's PROJ object in a process-wide cache, owned by the thread that first made it; a task
+    manager's thread ends after 30 s idle, and a CRS it made then has no datum operation anywhere, yet stays
+    valid, named and cached: the next context's hazard outline (EPSG:26911, the Eaton perimeter) in an EPSG:4326
+    project had none (QGIS asks which transformation, the project states none), and so had a layer the user opens
+    afterwards in that CRS. Here the threads end after 50 ms idle; the context is loaded, its thread ends, it is
+    loaded again: each time the outline has its operations and the project states one each way."""
+    from qgis.core import QgsCoordinateReferenceSystem, QgsDatumTransform
+
+    settings = settings_from_env({"GEOFAHAM_OFFLINE": "1"})
+    project = QgsProject.instance()
+    wgs84 = QgsCoordinateReferenceSystem("EPSG:4326")
+    pool = QgsApplication.taskManager().threadPool()
+    expiry = pool.expiryTimeout()
+    pool.setExpiryTimeout(50)
+    both_ways = {("EPSG:26911", "EPSG:4326"), ("EPSG:4326", "EPSG:26911")}
+
+    def hazard_after_a_load():
+        project.clear()
+        project.setCrs(wgs84)
+        load = load_context_async(
+            project, session_group(project, "probe"), lambda: map_context(LayerCatalogue(), [11], settings)
+        )
+        wait_for(lambda: load.done, 60)
+        assert load.error is None
+        (hazard,) = [layer for layer in load.added if layer.customProperty(KIND_PROPERTY) == "hazard"]
+        assert hazard.crs().authid() == "EPSG:26911"
+        return hazard
+
+    def threads_ended():  # no task running, then ten times the expiry: the idle threads are gone
+        wait_for(lambda: pool.activeThreadCount() == 0, 10)
+        idle_until = time.monotonic() + 0.5
+        wait_for(lambda: time.monotonic() > idle_until, 10)
+
+    try:
+        first = hazard_after_a_load()
+        assert len(QgsDatumTransform.operations(first.crs(), wgs84)) > 1
+        assert both_ways <= project.transformContext().coordinateOperations().keys()
+        threads_ended()
+        second = hazard_after_a_load()
+        assert len(QgsDatumTransform.operations(second.crs(), wgs84)) > 1
+        assert both_ways <= project.transformContext().coordinateOperations().keys()
+        threads_ended()
+        opened = QgsVectorLayer(second.source(), "the user's own", "ogr")  # on the main thread, after it all
+        assert opened.crs().authid() == "EPSG:26911"
+        assert len(QgsDatumTransform.operations(opened.crs(), wgs84)) > 1
+    finally:
+        pool.setExpiryTimeout(expiry)
         project.clear()
 
 

@@ -3,7 +3,8 @@
 
 Nothing blocks the UI while it loads: the context is chosen (catalogue, file headers, gazetteer) and its layers
 are made (OGR opens the files) in a QgsTask; they are moved to the main thread there and added to the project
-and the layer tree on the main thread only, when the task ends (:func:`load_context_async`). QGIS's providers
+and the layer tree on the main thread only, when the task ends (:func:`load_context_async`), with coordinate
+reference systems made on the main thread (:func:`own_crs`). QGIS's providers
 then read the features in the map renderer's threads. Headless (the situation report from the command line)
 :func:`add_context` does the same in one go.
 """
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from qgis.core import (
+    Qgis,
     QgsApplication,
+    QgsCoordinateReferenceSystem,
     QgsDataSourceUri,
     QgsFeature,
     QgsGeometry,
@@ -153,6 +156,26 @@ def add_context(project: QgsProject, results_group: QgsLayerTreeGroup, layers: l
     return added
 
 
+def own_crs(layers: list[QgsMapLayer]) -> None:
+    """Give layers made in a task's thread coordinate reference systems made on the main thread. Main thread.
+
+    QGIS keeps each CRS's PROJ object in a process-wide cache, owned by the thread that first made it; when that
+    thread ends (a task manager's thread, after 30 s idle) the CRS loses it for every holder while the cache still
+    hands it out: it stays valid and named, but it has no datum operation (QGIS asks which transformation with a
+    modal dialog, and the project can keep none) and every layer opened later in that CRS gets the broken one,
+    the user's own too. So what the task's thread put in the cache is dropped, and each layer gets a CRS made here,
+    from its WKT (from its authority id when the WKT is gone already)."""
+    QgsCoordinateReferenceSystem.invalidateCache()
+    for layer in layers:
+        crs = layer.crs()
+        if not crs.isValid():
+            continue
+        wkt = crs.toWkt(Qgis.CrsWktVariant.Preferred)
+        made = QgsCoordinateReferenceSystem.fromWkt(wkt) if wkt else QgsCoordinateReferenceSystem(crs.authid())
+        if made.isValid():
+            layer.setCrs(made)
+
+
 @dataclass
 class ContextLoad:
     """A context being loaded off the main thread: its task, then what was added and how long the main
@@ -191,6 +214,7 @@ def load_context_async(
                 load.error = exception
                 return
             load.context, made = result
+            own_crs(made)
             group = project.layerTreeRoot().findGroup(group_name)
             if group is not None:  # the session's group is still there
                 load.added = add_context(project, group, made)
