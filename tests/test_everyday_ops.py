@@ -474,6 +474,26 @@ def test_batch_normalises_class_values_with_a_mapping_table_given_as_a_file(tmp_
     assert out["uso"].tolist() == [_by_hand(v, table) for v in USES]
 
 
+def test_a_mapping_file_linked_from_outside_the_input_folder_is_refused(tmp_path):
+    """The mapping table is a user's file too (:func:`check_user_table`): a link out of the input folder is refused
+    like a layer's."""
+    _parcels_by_use().to_file(tmp_path / "parcelas.geojson", engine="pyogrio")
+    secret = tmp_path / "elsewhere" / "mapping.csv"
+    secret.parent.mkdir()
+    secret.write_text(MAPPING_CSV, encoding="utf-8")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "mapping.csv").symlink_to(secret)
+    manifest = batch(
+        tmp_path,
+        "Normalise the uso values of the parcelas using mapping.csv",
+        [{"name": "parcelas_clean.gpkg", "geometry_type": "Polygon", "columns": ["parcela", "uso"]}],
+        {"parcelas.geojson": (tmp_path / "parcelas.geojson").read_bytes()},
+    )
+    # neither read as an input nor as the mapping: the values are not normalised with a table from elsewhere
+    assert not manifest["ok"] and not (tmp_path / "out" / "parcelas_clean.gpkg").exists()
+    assert any("outside the input folder" in note for note in manifest["input_notes"])
+
+
 # ------------------------------------------------------------------------------------------------------ top N
 def test_top_n_by_a_field_written_as_text_and_by_area_with_ties_stated(ctx, store, tmp_path):
     x0, y0 = 725_000.0, 4_369_000.0

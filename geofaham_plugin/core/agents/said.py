@@ -8,6 +8,7 @@ instruction does not say it. Kept beside the tools while planning/ is rewritten.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any
 
 from ..engines.layers import UserLayer
 from ..engines.textvalues import fold
+from ..engines.user_files import check_user_table
+from ..errors import ToolFailed
 
 Reader = Callable[[str, str, UserLayer, type[Exception]], Any]
 
@@ -205,12 +208,14 @@ def read_normalise(text: str, question: str, entry: UserLayer, error: type[Excep
         style["unmatched"] = "null"
     for m in _MAPPING_FILE.finditer(question):
         folders = {Path(p).parent for p in (entry.source_file, entry.path) if p}
-        found = next((d / m.group(1) for d in folders if (d / m.group(1)).is_file()), None)
+        found = next((d for d in folders if os.path.lexists(d / m.group(1))), None)
         if found is None:
             raise error(f"no mapping file {m.group(1)} beside your layer '{entry.name}'")
-        try:
-            mapping.update(_mapping_file(found))
-        except (ValueError, KeyError, TypeError, IndexError, json.JSONDecodeError) as exc:
+        try:  # a user's file: through the one door (a link out of the folder, a pipe: refused)
+            mapping.update(_mapping_file(check_user_table(found / m.group(1), folder=found)))
+        except ToolFailed as exc:
+            raise error(f"{exc}" + (f"; {exc.hint}" if exc.hint else "")) from None
+        except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise error(f"{m.group(1)} is no mapping table: {exc}") from None
     return {"field": field, "mapping": mapping or None, **style}
 

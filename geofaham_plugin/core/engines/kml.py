@@ -15,7 +15,7 @@ import geopandas as gpd
 import pandas as pd
 
 from ..errors import ToolFailed
-from .formats import read_layers
+from .formats import check_vector, read_layers
 from .textvalues import parse_dates
 from .transforms import Changes
 
@@ -108,9 +108,10 @@ def merge_folders(path: str | Path, dates: bool = True) -> tuple[gpd.GeoDataFram
         raise ToolFailed(
             f"{path.name} is not a KML or KMZ file", kind="invalid_input", hint="merge the folders of a .kml or .kmz"
         )
-    _, raws = read_layers(path)
+    checked = check_vector(path)  # a user's file: through the one door, then its text read from what was checked
+    _, raws = read_layers(checked)
     names = [raw.layer or path.stem for raw in raws]
-    paths = _aligned(names, folder_paths(path))
+    paths = _aligned(names, folder_paths(checked.path))
     frames = []
     empty: list[str] = []
     for name, raw in zip(names, raws, strict=True):
