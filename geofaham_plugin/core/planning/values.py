@@ -29,13 +29,14 @@ EXAMPLES = re.compile(
 
 
 def position(text: str, phrases: Sequence[str]) -> int | None:
-    """Where the first of ``phrases`` (or its plural) is said in the normalised question."""
-    found = [
-        m.start()
-        for phrase in phrases
-        if (m := re.search(rf"(?<!\w){re.escape(normalise(phrase))}(?:e?s)?(?!\w)", text))
-    ]
+    """Where the first of ``phrases`` (or its plural) is said in the normalised question; a phrase's words may be
+    written apart or joined by hyphens ("Single Family" said "single-family")."""
+    found = [m.start() for phrase in phrases if (m := re.search(rf"(?<!\w){_spaced(phrase)}(?:e?s)?(?!\w)", text))]
     return min(found, default=None)
+
+
+def _spaced(phrase: str) -> str:
+    return r"[\s-]+".join(re.escape(w) for w in normalise(phrase).split())
 
 
 def value_matches(
