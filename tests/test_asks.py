@@ -106,3 +106,20 @@ def test_e2e_a_value_of_the_hospital_layer_the_question_names_must_be_applied(st
     assert local_field_constraints(county, fields) == []
     plain = prepass("How many hospitals are within 5 km of the Eaton fire and which are they?")
     assert local_field_constraints(plain, [f for f in fields if f.name != "NAME"]) == []
+
+
+def test_a_share_of_a_set_in_itself_is_never_an_answer(store):
+    from geofaham_plugin.core.planning.asks import whole_share
+
+    damage = SetRef(kind="damage", event_id=12)
+    destroyed = damage.model_copy(update={"damage_classes": ["destroyed"]})
+    assert whole_share(AnalysisSpec(subject=damage, measure="share"))  # every record of every record
+    assert not whole_share(AnalysisSpec(subject=destroyed, measure="share"))  # destroyed of all
+    assert whole_share(AnalysisSpec(subject=destroyed, measure="share", share_of=["destroyed"]))
+    sheds = destroyed.model_copy(update={"filters": {"STRUCTURETYPE": ["Utility Misc Structure"]}})
+    assert not whole_share(AnalysisSpec(subject=sheds.model_copy(update={"filters_part": True}), measure="share"))
+    inside = Relation(kind="inside", reference=SetRef(kind="hazard", event_id=11))
+    assert not whole_share(AnalysisSpec(subject=damage, relation=inside, measure="share"))
+    # code read no loss in "written off": its share is of the mobile homes in themselves, said, not answered
+    record = _run(store, "What fraction of the Palisades mobile homes ended up written off?")
+    assert record.status == "partial" and "always 100 %" in record.answer, record.answer
