@@ -124,6 +124,10 @@ def test_e2e_the_values_of_the_hospital_layer_a_question_names_are_applied(store
     assert record.status == "answered", record.answer
     first = record.answer.split("| 1 | ")[1].split(" |")[0]
     assert first == helipads["NAME"].iloc[0], record.answer
+    # one hospital asked for: the one nearest ("the Palisades" is a name, not a plural asking for three)
+    record = _run(store, "Which hospital with a helipad is closest to the Palisades burn scar?")
+    assert record.status == "answered" and "(1 nearest" in record.answer and "| 2 |" not in record.answer
+    assert helipads["NAME"].iloc[0] in record.answer, record.answer
     record = _run(store, "Within 5 km of the Eaton fire, what is the total number of beds of the hospitals?")
     assert record.status == "partial" and "BEDS" in record.answer, record.answer
     # naming the county the hospitals are in narrows nothing (its values are places of the gazetteer)

@@ -122,7 +122,8 @@ def _k(facts: PrepassFacts, text: str) -> tuple[int, str | None]:
         n = m["n"]
         return (int(n) if n.isdigit() else SMALL_NUMBER_WORDS[n]), None
     plural = r"(?!(?:this|was|has|does|is|its)\b)\w{3,}s\b"  # "hospitals nearest", not "which hospital is nearest"
-    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", text):
+    said = where_blanked(text, facts)  # "nearest to the Palisades": a name, not a plural
+    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", said):
         return 3, "'the nearest' (plural) taken as the 3 nearest"
     return 1, None
 
