@@ -152,3 +152,20 @@ def test_a_share_of_a_set_in_itself_is_never_an_answer(store):
     # code read no loss in "written off": its share is of the mobile homes in themselves, said, not answered
     record = _run(store, "What fraction of the Palisades mobile homes ended up written off?")
     assert record.status == "partial" and "always 100 %" in record.answer, record.answer
+
+
+def test_e2e_another_disasters_place_does_not_take_the_features_from_its_area(store, within_5km):
+    """Offline, "Los Angeles" is known only as the Palisades fire's area: hospitals of the Eaton fire are not taken
+    from there (it answered 0, stated as the answer); the place is said not applied, the count computed is right."""
+    record = _run(store, "How many Los Angeles County hospitals are within 5 km of the Eaton fire?")
+    assert record.status == "partial" and "only those in Los Angeles" in record.answer, record.answer
+    assert f": {len(within_5km)} in total" in record.answer
+
+
+def test_clauses_are_split_before_accents_are_stripped():
+    """Portuguese "é" (is) is no "e" (and): "Qual é a média …" is one ask, a measure, not "which" and another."""
+    assert [a.kind for a in question_asks("Qual é a média do dNBR dentro da máscara?")] == ["measure"]
+    assert [a.kind for a in question_asks("Quantas escolas arderam e qual é a percentagem delas?")] == [
+        "count",
+        "share",
+    ]

@@ -56,7 +56,8 @@ def question_asks(question: str) -> list[Ask]:
     are tried most specific first: "how many km" asks a length, "how many" a count)."""
     clause, kinds = _patterns()
     found = []
-    for part in clause.split(normalise(question)):
+    # clauses are split before accents are stripped: Portuguese "é" (is) is no "e" (and)
+    for part in (normalise(p) for p in clause.split(question.lower())):
         for kind, pattern in kinds:
             if m := pattern.match(part):
                 found.append(Ask(kind=kind, words=m["ask"], clause=" ".join(part.split())))

@@ -39,7 +39,7 @@ from .prepass import blank_spans, normalise
 from .reading.read import Read, read_alone, read_specs
 from .roads import Unavailable, routable
 from .spec_compile import compile_specs
-from .spec_read import asks_imagery, spec_from_facts
+from .spec_read import asks_imagery, places_elsewhere, spec_from_facts
 from .spec_schema import AnalysisSpec, SpecDraft, SpecError
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
@@ -543,6 +543,10 @@ class Planner:
                 why.append(str(exc))
             return None
         unavailable += _conditions_without_field(facts, plan)
+        unavailable += [  # a place known offline only as another disaster's area: said, never replanned for
+            Unavailable(constraints=[f"place:{place}"], phrase="place.elsewhere", values={"event": other})
+            for place, other in places_elsewhere(facts, specs[0].subject.event_id or facts.event_id).items()
+        ]
         problems = validate_plan(plan, store)
         if problems:
             return None

@@ -718,7 +718,20 @@ def _named_place(facts: PrepassFacts, event_id: int | None, subject_what: str, a
         return None
     event = get_event(event_id) if event_id else None
     own = {normalise(event.place)} if event else set()
-    return next((p for p in facts.places if normalise(p) not in own), None)
+    elsewhere = {normalise(p) for p in places_elsewhere(facts, event_id)}
+    return next((p for p in facts.places if normalise(p) not in own | elsewhere), None)
+
+
+def places_elsewhere(facts: PrepassFacts, event_id: int | None) -> dict[str, str]:
+    """The places the question names that are another disaster's own place, and that disaster: offline such a
+    place is known only as that disaster's area ("Los Angeles": the Palisades fire's), so features of this disaster
+    are not taken from there (the answer says the place was not applied)."""
+    event = get_event(event_id) if event_id else None
+    if event is None:
+        return {}
+    others = {normalise(e.place): e.name for e in load_events() if e.name != event.name}
+    own = normalise(event.place)
+    return {p: others[normalise(p)] for p in facts.places if normalise(p) in others and normalise(p) != own}
 
 
 def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> bool:
