@@ -33,6 +33,11 @@ AOI_FILES: dict[str, tuple[str, list[tuple[float, float]]]] = {
         "San Marcelino, La Fe), partly inside the EMSR773 flood",
         [(-0.4010, 39.4240), (-0.3560, 39.4240), (-0.3520, 39.4380), (-0.3720, 39.4475), (-0.4000, 39.4465)],
     ),
+    "east_altadena_kinneloa.geojson": (
+        "a pentagon over east Altadena and Kinneloa Mesa, mostly inside the Eaton fire (no DINS point within 11 m "
+        "of its edge)",
+        [(-118.1280, 34.1710), (-118.0930, 34.1695), (-118.0825, 34.1905), (-118.1010, 34.2075), (-118.1240, 34.1985)],
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.asks import figures, listed_if_asked, question_asks, unanswered
 from geofaham_plugin.core.planning.coverage import local_field_constraints
 from geofaham_plugin.core.planning.prepass import prepass
+from geofaham_plugin.core.planning.spec_read import local_fields
 from geofaham_plugin.core.planning.spec_schema import AnalysisSpec, Relation, SetRef
 
 HOSPITALS = "poi/hifld-hospitals/hospitals_la_county_maui_county.geojson"
@@ -93,16 +94,78 @@ def test_e2e_a_second_question_no_spec_answers_makes_the_answer_partial_and_name
     assert "did any school burn" in record.answer and "Do not use it as the answer" in record.answer
 
 
-def test_e2e_a_value_of_the_hospital_layer_the_question_names_must_be_applied(store, within_5km):
-    record = _run(store, "How many general acute care hospitals lie within 5 km of the Eaton fire?")
-    assert record.status == "partial", record.answer
-    assert "TYPE is GENERAL ACUTE CARE" in record.answer
+@pytest.fixture(scope="module")
+def hospitals() -> gpd.GeoDataFrame:
+    """Los Angeles County's HIFLD hospitals with their distance to the Eaton perimeter and to the Palisades area (the
+    convex hull of its destroyed DINS points, which stands in for a perimeter), metres in EPSG:26911."""
+    la = gpd.read_file(data_dir() / HOSPITALS)
+    la = la[(la["STATE"] == "CA") & (la["COUNTY"] == "LOS ANGELES")].to_crs(26911)
+    eaton = gpd.read_file(data_dir() / PERIMETER).to_crs(26911).union_all()
+    dins = gpd.read_file(data_dir() / "palisades-2025/DINS_2025_Palisades_Public_View.geojson").to_crs(26911)
+    palisades = dins[dins["DAMAGE"] == "Destroyed (>50%)"].union_all().convex_hull
+    return la.assign(eaton_m=la.distance(eaton), palisades_m=la.distance(palisades))
+
+
+def test_e2e_the_values_of_the_hospital_layer_a_question_names_are_applied(store, hospitals):
+    """ "general acute care", "not psychiatric", "has a helipad": the local layer's own values (TYPE, HELIPAD), read
+    in code as the data spells them, filter the hospitals; a field named and not applied ("beds") is said."""
+    acute = hospitals[(hospitals["TYPE"] == "GENERAL ACUTE CARE") & (hospitals["eaton_m"] <= 8500)]
+    assert not hospitals["eaton_m"].between(8400, 8600).any() and not hospitals["eaton_m"].between(6900, 7100).any()
+    record = _run(store, "How many general acute care hospitals lie within 8.5 km of the Eaton fire?")
+    assert record.status == "answered" and f": {len(acute)} in total" in record.answer, record.answer
+    near = hospitals[(hospitals["TYPE"] != "PSYCHIATRIC") & (hospitals["eaton_m"] <= 7000)]
+    assert (hospitals[hospitals["eaton_m"] <= 7000]["TYPE"] == "PSYCHIATRIC").any()  # the condition drops some
+    record = _run(store, "Which hospitals within 7 km of the Eaton fire are not psychiatric?")
+    assert record.status == "answered", record.answer
+    assert f"{len(near)} healthcare features" in record.answer and all(n in record.answer for n in near["NAME"])
+    helipads = hospitals[hospitals["HELIPAD"] == "Y"].sort_values("palisades_m")
+    assert helipads["palisades_m"].iloc[1] - helipads["palisades_m"].iloc[0] > 100
+    record = _run(store, "Nearest hospital to the Palisades burn area that has a helipad: which one, how far?")
+    assert record.status == "answered", record.answer
+    first = record.answer.split("| 1 | ")[1].split(" |")[0]
+    assert first == helipads["NAME"].iloc[0], record.answer
+    # one hospital asked for: the one nearest ("the Palisades" is a name, not a plural asking for three)
+    record = _run(store, "Which hospital with a helipad is closest to the Palisades burn scar?")
+    assert record.status == "answered" and "(1 nearest" in record.answer and "| 2 |" not in record.answer
+    assert helipads["NAME"].iloc[0] in record.answer, record.answer
     record = _run(store, "Within 5 km of the Eaton fire, what is the total number of beds of the hospitals?")
     assert record.status == "partial" and "BEDS" in record.answer, record.answer
-    # naming the county the hospitals are in narrows nothing (its values are places of the gazetteer); a question
-    # naming nothing of the layer's data has nothing of it to apply
-    fields = default_catalogue().field_profile("la_maui_hospitals")
-    county = prepass("How many Los Angeles County hospitals are within 5 km of the Eaton fire?")
-    assert local_field_constraints(county, fields) == []
+    # naming the county the hospitals are in narrows nothing (its values are places of the gazetteer)
+    fields = local_fields("healthcare", 11, default_catalogue())
+    assert "COUNTY" not in {f.name for f in fields} and {"TYPE", "HELIPAD", "BEDS"} <= {f.name for f in fields}
     plain = prepass("How many hospitals are within 5 km of the Eaton fire and which are they?")
-    assert local_field_constraints(plain, [f for f in fields if f.name != "NAME"]) == []
+    assert local_field_constraints(plain, fields) == []
+
+
+def test_a_share_of_a_set_in_itself_is_never_an_answer(store):
+    from geofaham_plugin.core.planning.asks import whole_share
+
+    damage = SetRef(kind="damage", event_id=12)
+    destroyed = damage.model_copy(update={"damage_classes": ["destroyed"]})
+    assert whole_share(AnalysisSpec(subject=damage, measure="share"))  # every record of every record
+    assert not whole_share(AnalysisSpec(subject=destroyed, measure="share"))  # destroyed of all
+    assert whole_share(AnalysisSpec(subject=destroyed, measure="share", share_of=["destroyed"]))
+    sheds = destroyed.model_copy(update={"filters": {"STRUCTURETYPE": ["Utility Misc Structure"]}})
+    assert not whole_share(AnalysisSpec(subject=sheds.model_copy(update={"filters_part": True}), measure="share"))
+    inside = Relation(kind="inside", reference=SetRef(kind="hazard", event_id=11))
+    assert not whole_share(AnalysisSpec(subject=damage, relation=inside, measure="share"))
+    # code read no loss in "written off": its share is of the mobile homes in themselves, said, not answered
+    record = _run(store, "What fraction of the Palisades mobile homes ended up written off?")
+    assert record.status == "partial" and "always 100 %" in record.answer, record.answer
+
+
+def test_e2e_another_disasters_place_does_not_take_the_features_from_its_area(store, within_5km):
+    """Offline, "Los Angeles" is known only as the Palisades fire's area: hospitals of the Eaton fire are not taken
+    from there (it answered 0, stated as the answer); the place is said not applied, the count computed is right."""
+    record = _run(store, "How many Los Angeles County hospitals are within 5 km of the Eaton fire?")
+    assert record.status == "partial" and "only those in Los Angeles" in record.answer, record.answer
+    assert f": {len(within_5km)} in total" in record.answer
+
+
+def test_clauses_are_split_before_accents_are_stripped():
+    """Portuguese "é" (is) is no "e" (and): "Qual é a média …" is one ask, a measure, not "which" and another."""
+    assert [a.kind for a in question_asks("Qual é a média do dNBR dentro da máscara?")] == ["measure"]
+    assert [a.kind for a in question_asks("Quantas escolas arderam e qual é a percentagem delas?")] == [
+        "count",
+        "share",
+    ]

@@ -183,6 +183,13 @@ def test_a_kind_taken_out_of_a_feature_class_is_applied(store, question, distanc
             "eaton-2025/DINS_2025_Eaton_Public_View_2025-01-14.geojson",
             lambda t: ~t.isin(["Church", "School"]),
         ),
+        # a negation opening an aside takes out what follows (it was kept: the mobile homes counted with the motor
+        # homes); the kinds are the data's own words, hyphen-joined or not
+        (
+            "Palisades motor-homes only (not the mobile homes): how many were destroyed?",
+            "palisades-2025/DINS_2025_Palisades_Public_View.geojson",
+            lambda t: t == "Motor Home",
+        ),
     ],
 )
 def test_structure_types_taken_out_of_a_damage_layer_are_applied(store, question, event, kept):

@@ -49,7 +49,7 @@ from ..planning.identify import check_question
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import prepass
-from ..planning.spec_read import damage_domain
+from ..planning.spec_read import damage_domain, local_fields
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
 from .answer import StructuredAnswer
@@ -407,19 +407,8 @@ class Orchestrator:
         return steps
 
     def _local_fields(self, facts: PrepassFacts) -> list[list[UserField]]:
-        """The fields of the local layers the question's feature classes come from (its disaster's), less their
-        name field: what the question may name of their data ("general acute care", "beds")."""
-        if facts.event_id is None:
-            return []
-        out = []
-        for cls in dict.fromkeys(facts.target_entities):
-            for layer in self.layers.find(role="poi", feature_class=cls, event_id=facts.event_id):
-                try:
-                    fields = self.layers.field_profile(layer.id)
-                except ToolFailed:  # the layer's file is missing: the step that reads it says so
-                    continue
-                out.append([f for f in fields if f.name != layer.name_field])
-        return out
+        """The fields of the local layers the question's feature classes come from (its disaster's)."""
+        return [local_fields(cls, facts.event_id, self.layers) for cls in dict.fromkeys(facts.target_entities)]
 
     def _cover(self, record: RunRecord, *, replan: bool = True) -> None:
         """Every constraint of the question must be applied by a completed step of the plan. While one is

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ..domain.damage import DamageClass
 from .coverage import WORDS_FILE
 from .prepass import normalise
 from .spec_schema import AnalysisSpec
@@ -55,7 +56,8 @@ def question_asks(question: str) -> list[Ask]:
     are tried most specific first: "how many km" asks a length, "how many" a count)."""
     clause, kinds = _patterns()
     found = []
-    for part in clause.split(normalise(question)):
+    # clauses are split before accents are stripped: Portuguese "é" (is) is no "e" (and)
+    for part in (normalise(p) for p in clause.split(question.lower())):
         for kind, pattern in kinds:
             if m := pattern.match(part):
                 found.append(Ask(kind=kind, words=m["ask"], clause=" ".join(part.split())))
@@ -133,4 +135,19 @@ def listed_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference:
     return listed if not unanswered(question, listed, difference=difference) else list(specs)
 
 
-__all__ = ["Ask", "figures", "listed_if_asked", "question_asks", "unanswered"]
+def whole_share(spec: AnalysisSpec) -> bool:
+    """Whether ``spec`` is a share of damage records whose part is its base (100 % by construction, whatever the
+    data): the same grades (none: every record) and no kind or condition only the part keeps, no relation. Such a
+    share is a misreading ("what share was a total loss" with the loss not read), never an answer."""
+    subject = spec.subject
+    if spec.measure != "share" or subject.kind != "damage" or spec.relation is not None or spec.access is not None:
+        return False
+    if spec.group_by is not None or spec.zones is not None or spec.grid_m is not None:
+        return False
+    if subject.filters_part and (subject.filters or subject.filters_out or subject.where is not None):
+        return False
+    every = set(DamageClass)
+    return (set(subject.damage_classes) or every) == (set(spec.share_of) or every)
+
+
+__all__ = ["Ask", "figures", "listed_if_asked", "question_asks", "unanswered", "whole_share"]

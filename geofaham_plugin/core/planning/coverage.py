@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from ..agents.base import covers as tool_covers
 from ..domain.damage import DamageClass
-from ..domain.events import get_event, load_events, load_gazetteer
+from ..domain.events import get_event, load_events
 from ..domain.feature_classes import class_words, feature_class_specs
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from ..domain.layer_names import GENERIC_WORDS, layer_words, user_layer_aliases
@@ -39,6 +39,7 @@ from .prepass import (
     ENTITY_WORDS,
     EXCLUDED,
     alias_hits,
+    blank_spans,
     damage_values,
     event_spellings,
     grade_of,
@@ -49,6 +50,7 @@ from .templates import GROUP_BY_FIELDS
 from .values import (
     ZONES_BEFORE,
     comparisons,
+    field_filters,
     field_grouping,
     field_pattern,
     narrows,
@@ -280,34 +282,31 @@ def question_constraints(
     return found
 
 
-def local_field_constraints(facts: PrepassFacts, fields: Sequence[UserField]) -> list[Constraint]:
-    """What the question names of a local layer's data, as the data spells it (a closed class): a category value
-    ("general acute care hospitals": TYPE), a yes/no field as an adjective ("hospitals with a helipad"), a field
-    by its name ("how many beds", "any TRAUMA level"); a step must filter on the value or use the field, else the
-    answer is partial. Place names (a county that is a place of the gazetteer) say where, not which."""
-    text = normalise(facts.question)
-    places = set(load_gazetteer())
+def where_blanked(text: str, facts: PrepassFacts) -> str:
+    """``text`` (normalised) with the disasters' names and the places the question names blanked: they say where,
+    never which features ("Los Angeles County hospitals": no COUNTY value asked)."""
     for spelling in [s for s, _ in alias_hits(text, load_events())] + [normalise(p) for p in facts.places]:
         text = re.sub(rf"(?<!\w){re.escape(spelling)}(?!\w)", " ", text)
+    return text
+
+
+def local_field_constraints(facts: PrepassFacts, fields: Sequence[UserField]) -> list[Constraint]:
+    """What the question names of a local layer's data (``fields``: :func:`.spec_read.local_fields`), as the data
+    spells it (a closed class): a category value kept ("general acute care hospitals": TYPE), a yes/no field as an
+    adjective ("hospitals with a helipad"), a field by its name ("how many beds", "any TRAUMA level"); a step must
+    filter on the value or use the field, else the answer is partial. Values taken out ("excluding psychiatric")
+    are the exclusion's constraint."""
+    text = where_blanked(normalise(facts.question), facts)
+    kept = blank_spans(text, [m.span() for m in EXCLUDED.finditer(text)])
     found: list[Constraint] = []
+    filters = field_filters(kept, fields)
+    for field, values in filters.items():
+        found.append(Constraint(kind="attribute", value=[field, *values], phrase=", ".join(values)))
     for f in fields:
-        if f.identifier or f.distinct < 2 or f.name == "feature_class":
-            continue
-        if f.values and all(str(v).lower() in places for v in f.values):
-            continue  # a county, a state: where the features are, which the question's place or event says
-        if (said := yes_no_said(text, f)) is not None:
-            if narrows(f, said[1]):
-                found.append(Constraint(kind="attribute", value=[f.name, *map(str, said[1])], phrase=said[0]))
-            continue
-        if f.type == "text" and f.values:
-            hits = [v for v in value_matches(text, [str(v) for v in f.values]) if v.lower() not in places]
-            if hits and narrows(f, hits):
-                found.append(Constraint(kind="attribute", value=[f.name, *hits], phrase=", ".join(hits)))
-                continue
         words = layer_words(f.name)
         said_name = " ".join(words)
-        named = len(said_name) >= 4 and not set(words) & GENERIC_WORDS
-        if named and (m := re.search(rf"(?<!\w){re.escape(said_name)}s?(?!\w)", text)):
+        named = len(said_name) >= 4 and not set(words) & GENERIC_WORDS and f.name not in filters
+        if named and (m := re.search(rf"(?<!\w){re.escape(said_name)}s?(?!\w)", kept)):
             found.append(Constraint(kind="field", value=f.name, phrase=m.group(0)))
     return found
 

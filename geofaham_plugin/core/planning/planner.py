@@ -28,7 +28,7 @@ from ..errors import ModelRetry, NoOtherPlan
 from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
-from .asks import listed_if_asked, unanswered
+from .asks import listed_if_asked, unanswered, whole_share
 from .chain import chain_from_facts, compile_chain
 from .coverage import Constraint, asks_nearest, question_constraints
 from .facts import PrepassFacts
@@ -39,7 +39,7 @@ from .prepass import blank_spans, normalise
 from .reading.read import Read, read_alone, read_specs
 from .roads import Unavailable, routable
 from .spec_compile import compile_specs
-from .spec_read import asks_imagery, spec_from_facts
+from .spec_read import asks_imagery, places_elsewhere, spec_from_facts
 from .spec_schema import AnalysisSpec, SpecDraft, SpecError
 from .templates import GROUP_BY_FIELDS, Template, TemplateError, compile_template, load_templates
 from .validate import validate_plan
@@ -251,11 +251,15 @@ def _asks_left(
     """The parts of the question the specs give no figure for ("how many, and which?" read as a count): the answer
     is partial and names them (a check on the reading's measure, whoever read it, :mod:`.asks`)."""
     missing = unanswered(facts.question, specs, difference=difference)
+    out = []
+    if any(whole_share(s) for s in specs):  # 100 % whatever the data: the part was not read
+        read.constraints.append(Constraint(kind="reading", value="share", phrase=facts.question))
+        out.append(Unavailable(constraints=["reading:share"], phrase="reading.whole_share"))
     if not missing:
-        return []
+        return out
     words = " / ".join(dict.fromkeys(a.clause or a.words for a in missing))
     read.constraints.append(Constraint(kind="reading", value="asks", phrase=words))
-    return [Unavailable(constraints=["reading:asks"], phrase="reading.asks", values={"words": words})]
+    return [*out, Unavailable(constraints=["reading:asks"], phrase="reading.asks", values={"words": words})]
 
 
 def _events_under(store: ResponseStore | None, aoi_artifact_id: str | None) -> list[int]:
@@ -539,6 +543,10 @@ class Planner:
                 why.append(str(exc))
             return None
         unavailable += _conditions_without_field(facts, plan)
+        unavailable += [  # a place known offline only as another disaster's area: said, never replanned for
+            Unavailable(constraints=[f"place:{place}"], phrase="place.elsewhere", values={"event": other})
+            for place, other in places_elsewhere(facts, specs[0].subject.event_id or facts.event_id).items()
+        ]
         problems = validate_plan(plan, store)
         if problems:
             return None

@@ -359,8 +359,15 @@ EXCLUDING_WORDS = (
 )
 # what follows them: "not counting outbuildings", "excluding pharmacies", "were not commercial buildings" (a condition of
 # its own, planning/coverage.py; never a set, kind or value to keep)
+# a negation that opens a clause or an aside takes what follows out: "motor homes only (not the mobile homes)",
+# "single- and double-wides, not motor homes", "(pas les écoles)", ", não as igrejas", ", no las iglesias"
+NOT_OPENING = (
+    rf"(?:(?<=[,(;]\s)|(?<=[,(;]))(?:(?:and|but|et|mais|e|y|pero)\s+)?(?!(?:{EXCLUDING_WORDS})\s)"
+    r"(?:not|pas|nao|no(?=\s+(?:los|las|el|la)\b))\s+"
+    r"(?:(?:the|los|las|el|la|les|le|os|as|o|a|any)\s+)?"
+)
 EXCLUDED = re.compile(
-    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?)"
+    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?|{NOT_OPENING})"
     r"(?P<what>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})"
 )
 EXCLUDING_RE = re.compile(

@@ -11,16 +11,18 @@ from collections.abc import Sequence
 
 from ..agents.transforms import WhereArgs
 from ..domain.damage import ANY_DAMAGE
-from ..domain.events import get_event, load_events
+from ..domain.events import get_event, load_events, load_gazetteer
 from ..domain.feature_classes import feature_class_specs
 from ..domain.identifiers import identifier_refusal
 from ..domain.layer_names import layer_words
-from ..engines.layers import LayerCatalogue, UserLayer
+from ..engines.layers import LayerCatalogue, UserField, UserLayer
+from ..errors import ToolFailed
 from .coverage import (
     constraint_words,
     imagery_said,
     named_event_groups,
     question_constraints,
+    where_blanked,
     words_pattern,
 )
 from .facts import PrepassFacts
@@ -61,6 +63,7 @@ from .values import (
     ZONES_BEFORE,
     WhereNotSaid,
     comparisons,
+    field_filters,
     field_grouping,
     field_pattern,
     layer_filters,
@@ -119,7 +122,8 @@ def _k(facts: PrepassFacts, text: str) -> tuple[int, str | None]:
         n = m["n"]
         return (int(n) if n.isdigit() else SMALL_NUMBER_WORDS[n]), None
     plural = r"(?!(?:this|was|has|does|is|its)\b)\w{3,}s\b"  # "hospitals nearest", not "which hospital is nearest"
-    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", text):
+    said = where_blanked(text, facts)  # "nearest to the Palisades": a name, not a plural
+    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", said):
         return 3, "'the nearest' (plural) taken as the 3 nearest"
     return 1, None
 
@@ -438,6 +442,16 @@ def spec_from_facts(
         kinds = _kinds(kept, subject_what[9:], where, layers)
         if taken_out:
             kinds_out = [k for k in _kinds(taken_out, subject_what[9:], None, layers) if k not in kinds]
+        # the values of the local layer the features come from, as its data spells them ("general acute care
+        # hospitals": TYPE; "excluding psychiatric": every TYPE but PSYCHIATRIC; "with a helipad": HELIPAD Y)
+        if fields := local_fields(subject_what[9:], where, layers):
+            filters = field_filters(where_blanked(kept, facts), fields)
+            out = field_filters(where_blanked(taken_out, facts), fields) if taken_out else {}
+            for field, values in out.items():
+                if field not in filters:
+                    domain = next(f.values or [] for f in fields if f.name == field)
+                    filters[field] = [str(v) for v in domain if str(v) not in values]
+            grades_out = out
 
     if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
         facts = facts.model_copy(update={"damage_classes": []})
@@ -704,11 +718,48 @@ def _named_place(facts: PrepassFacts, event_id: int | None, subject_what: str, a
         return None
     event = get_event(event_id) if event_id else None
     own = {normalise(event.place)} if event else set()
-    return next((p for p in facts.places if normalise(p) not in own), None)
+    elsewhere = {normalise(p) for p in places_elsewhere(facts, event_id)}
+    return next((p for p in facts.places if normalise(p) not in own | elsewhere), None)
+
+
+def places_elsewhere(facts: PrepassFacts, event_id: int | None) -> dict[str, str]:
+    """The places the question names that are another disaster's own place, and that disaster: offline such a
+    place is known only as that disaster's area ("Los Angeles": the Palisades fire's), so features of this disaster
+    are not taken from there (the answer says the place was not applied)."""
+    event = get_event(event_id) if event_id else None
+    if event is None:
+        return {}
+    others = {normalise(e.place): e.name for e in load_events() if e.name != event.name}
+    own = normalise(event.place)
+    return {p: others[normalise(p)] for p in facts.places if normalise(p) in others and normalise(p) != own}
 
 
 def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> bool:
     return event_id is not None and layers is not None and not layers.find(event_id=event_id, role="damage")
+
+
+def local_fields(feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[UserField]:
+    """The fields of the local layers a feature class comes from for this disaster (HIFLD hospitals' TYPE, BEDS,
+    HELIPAD ...) a question may name: not their name field, identifiers, single values, nor fields whose values are
+    all places of the gazetteer (a county says where, never which)."""
+    if event_id is None or layers is None:
+        return []
+    places = set(load_gazetteer())
+    out: list[UserField] = []
+    for layer in layers.find(role="poi", feature_class=feature_class, event_id=event_id):
+        try:
+            fields = layers.field_profile(layer.id)
+        except ToolFailed:  # the layer's file is missing: the step that reads it says so
+            continue
+        out += [
+            f
+            for f in fields
+            if f.name not in (layer.name_field, "feature_class")
+            and not f.identifier
+            and f.distinct >= 2
+            and not (f.values and all(str(v).lower() in places for v in f.values))
+        ]
+    return out
 
 
 def damage_domain(event_id: int | None, layers: LayerCatalogue | None) -> tuple[str, list[str]] | None:

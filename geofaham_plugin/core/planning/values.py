@@ -96,8 +96,10 @@ def yes_no_said(text: str, f: UserField) -> tuple[str, list] | None:
         return None
     said = " ".join(words)
     m = re.search(
-        rf"(?:(?<=\bnon-)|(?<![\w-])){re.escape(said)}(?!\w)(?!\s*(?:is|are|equals?|=|es|est|e|sea|seja)\b)", text
-    )  # "non-functional" says the field, "semi-functional" does not
+        rf"(?:(?<=\bnon-)|(?<![\w-])){re.escape(said)}(?!\w)"
+        rf"(?!\s*(?:is|are|equals?|=|es|est|e|sea|seja)\s+(?:not\s+)?(?:{'|'.join(sorted(_YES | _NO))})\b)",
+        text,
+    )  # "non-functional" says the field, "semi-functional" does not; "whose functional is no" is a condition
     if m is None:  # "whose functional is no" says the value itself (a condition, read as one)
         return None
     negated = bool(_NOT_BEFORE.search(text[max(0, m.start() - 6) : m.start()]))
@@ -112,13 +114,21 @@ def layer_filters(text: str, entry: UserLayer, names: bool) -> dict[str, list[st
     """The values of a layer of yours the question names, as filters: a category value ("open clinics"), a yes/no
     field said as an adjective ("functional water points"); with ``names``, a feature by its name too ("camp
     Bravo": a reference the question singles out)."""
+    return field_filters(text, entry.fields, skip=() if names else (entry.name_field,))
+
+
+def field_filters(text: str, fields: Sequence[UserField], skip: Sequence[str | None] = ()) -> dict[str, list[str]]:
+    """The values of ``fields`` the question names, as filters: a category value as the data spells it ("general
+    acute care"), a yes/no field said as an adjective ("with a helipad"); fields in ``skip`` are not read."""
     filters: dict[str, list[str]] = {}
-    for f in entry.fields:
+    for f in fields:
+        if f.name in skip:
+            continue
         if (said := yes_no_said(text, f)) is not None:
             if narrows(f, said[1]):
                 filters[f.name] = [str(v) for v in said[1]]
             continue
-        category = f.type == "text" and f.values and (names or f.name != entry.name_field)
+        category = f.type == "text" and f.values
         if category and (matched := value_matches(text, [str(v) for v in f.values or []])) and narrows(f, matched):
             filters[f.name] = matched
     return filters
