@@ -717,3 +717,22 @@ def test_the_palisades_question_in_spanish() -> None:
 )
 def test_count_words(question: str, count: bool) -> None:
     assert prepass(question).wants_count is count
+
+
+@pytest.mark.parametrize(
+    ("question", "taken_out"),
+    [
+        ("Palisades motor-homes only (not the mobile homes): how many were destroyed?", ["mobile homes"]),
+        ("Single- and double-wides, not motor homes", ["motor homes"]),
+        (", no las iglesias", ["iglesias"]),
+        # what follows the negation counts what was said before it: nothing is taken out (the batch suite's
+        # "flooded in only one of the two years, 2023 or 2024, not both" was sent to a model that was not there)
+        ("Show me the land flooded in only one of the two years, 2023 or 2024, not both.", []),
+        ("Inundado en 2023 o en 2024, no los dos.", []),
+        ("Inondé en 2023 ou en 2024, pas les deux.", []),
+    ],
+)
+def test_a_negation_opening_a_clause_takes_out_a_set_never_a_count_of_what_came_before(question, taken_out):
+    from geofaham_plugin.core.planning.prepass import EXCLUDED, normalise
+
+    assert [m["what"] for m in EXCLUDED.finditer(normalise(question))] == taken_out
