@@ -360,15 +360,15 @@ EXCLUDING_WORDS = (
 # what follows them: "not counting outbuildings", "excluding pharmacies", "were not commercial buildings" (a condition of
 # its own, planning/coverage.py; never a set, kind or value to keep)
 # a negation that opens a clause or an aside takes what follows out: "motor homes only (not the mobile homes)",
-# "single- and double-wides, not motor homes", "(pas les écoles)", ", não as igrejas", ", no las iglesias"; not when
-# what follows counts what was said before it ("flooded in 2023 or 2024, not both": no set to take out)
-NOT_COUNTING_BACK = (
-    r"both|either|neither|all|only|ambos|ambas|los\s+dos|las\s+dos|todos|todas|les\s+deux|tous|toutes"
-    r"|os\s+dois|as\s+duas"
-)
+# "single- and double-wides, not motor homes", "(pas les écoles)", ", não as igrejas", ", no las iglesias"
 NOT_OPENING = (
     rf"(?:(?<=[,(;]\s)|(?<=[,(;]))(?:(?:and|but|et|mais|e|y|pero)\s+)?(?!(?:{EXCLUDING_WORDS})\s)"
-    rf"(?:not|pas|nao|no(?=\s+(?:los|las|el|la)\b))\s+(?!(?:{NOT_COUNTING_BACK})\b)"
+    r"(?:not|pas|nao|no(?=\s+(?:los|las|el|la)\b))\s+"
+    # "…, not both", "(not all)", ", pas tous": a quantifier or an adverb, nothing named to take out; ", no los dos",
+    # ", pas les deux", ", não os dois": the two said before, nothing named either
+    r"(?!(?:both|all|either|neither|only|just|yet|necessarily|exactly|always|ever|even|really|quite|too|more|less"
+    r"|much|many|one|ambos|ambas|todos|todas|tous|toutes|seulement|apenas|solo|sempre|siempre|toujours"
+    r"|los\s+dos|las\s+dos|les\s+deux|os\s+dois|as\s+duas)\b)"
     r"(?:(?:the|los|las|el|la|les|le|os|as|o|a|any)\s+)?"
 )
 EXCLUDED = re.compile(
