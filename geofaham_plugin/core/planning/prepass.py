@@ -364,6 +364,9 @@ EXCLUDING_WORDS = (
 NOT_OPENING = (
     rf"(?:(?<=[,(;]\s)|(?<=[,(;]))(?:(?:and|but|et|mais|e|y|pero)\s+)?(?!(?:{EXCLUDING_WORDS})\s)"
     r"(?:not|pas|nao|no(?=\s+(?:los|las|el|la)\b))\s+"
+    # "…, not both", "(not all)", ", pas tous": a quantifier or an adverb, nothing named to take out
+    r"(?!(?:both|all|either|neither|only|just|yet|necessarily|exactly|always|ever|even|really|quite|too|more|less"
+    r"|much|many|one|ambos|ambas|todos|todas|tous|toutes|seulement|apenas|solo|sempre|siempre|toujours)\b)"
     r"(?:(?:the|los|las|el|la|les|le|os|as|o|a|any)\s+)?"
 )
 EXCLUDED = re.compile(
