@@ -234,3 +234,18 @@ def test_kinds_of_structure_the_data_spells_otherwise_are_read_and_the_reading_s
     record, model = _run(store, question)
     assert record.status == "answered" and model.calls == [], record.answer
     assert f": {want:,} " in record.answer and reading in record.answer.split("How it was computed")[-1], record.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "taken_out"),
+    [
+        ("Palisades motor-homes only (not the mobile homes): how many burned?", ["mobile homes"]),
+        ("Count the double-wides, not motor homes.", ["motor homes"]),
+        ("Land flooded in one of the two years, 2023 or 2024, not both.", []),
+        ("Les écoles inondées (pas toutes, seulement les publiques) ?", []),
+    ],
+)
+def test_a_negation_opening_an_aside_takes_out_what_it_names(question, taken_out):
+    from geofaham_plugin.core.planning.prepass import EXCLUDED, normalise
+
+    assert [m["what"] for m in EXCLUDED.finditer(normalise(question))] == taken_out
