@@ -169,3 +169,22 @@ def test_clauses_are_split_before_accents_are_stripped():
         "count",
         "share",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "applied"),
+    [
+        ("Catarroja, under the DANA water: how many kilometres of canal (waterway=canal)?", False),
+        ("Pedestrian crossings (highway=crossing) in Catarroja: how many are under the DANA water?", False),
+        ("Catarroja power towers (power=tower): how many stand in the DANA flood water?", True),
+        ("Km of motorway (highway=motorway) in Catarroja under the flood?", True),
+    ],
+)
+def test_e2e_an_osm_tag_written_out_is_applied_or_said(store, question, applied):
+    """A tag written out names exactly the features to keep: applied by the kind it makes (power=tower: pylons;
+    highway=motorway: the motorway kind), else the answer is partial and names it (a canal's length was stated as
+    every waterway's, crossings as every road's share)."""
+    record = _run(store, question)
+    tag = question.split("(")[1].split(")")[0]
+    assert (record.status == "answered") == applied, record.answer
+    assert (f"only the features tagged {tag}" in record.answer) != applied

@@ -569,3 +569,24 @@ def test_a_polite_request_is_no_yes_no_question():
     assert not asks_yes_no("Could you tell me how many buildings suffered any level of damage in the Eaton fire?")
     assert not asks_yes_no("¿Podría decirme cuántos edificios destruyó el incendio?")
     assert asks_yes_no("Can you tell me whether the fire station flooded?") and asks_yes_no("Could it be reached?")
+
+
+def test_e2e_a_length_in_your_area_is_of_the_parts_inside_it(store):
+    """Streets crossing the edge of your area count only their part inside (they were measured whole: 16.0 km of
+    residential streets for 13.2 inside the Catarroja sketch)."""
+    lines = gpd.read_file(data_dir() / "valencia-2024/osm-catarroja/lineas.geojson").to_crs(25830)
+    area = gpd.GeoSeries([_sketch()], crs=4326).to_crs(25830).union_all()
+    streets = lines[lines["highway"] == "residential"]
+    inside_km = gpd.clip(streets, area).length.sum() / 1000
+    whole_km = streets[streets.intersects(area)].length.sum() / 1000
+    assert whole_km - inside_km > 1  # the cut makes a difference
+    aoi = register_aoi(store, gpd.GeoDataFrame(geometry=[_sketch()], crs=4326))
+    record = _orchestrator(store).run("Residential streets in my area: total length in km?", aoi_artifact_id=aoi.id)
+    assert record.status == "answered", record.answer
+    assert f"{inside_km:.1f} km" in record.answer and [s.tool for s in record.steps][-2] == "clip"
+
+
+def _sketch():
+    from bench.aoi_files import aoi_polygon
+
+    return aoi_polygon("catarroja_east_sketch.geojson")

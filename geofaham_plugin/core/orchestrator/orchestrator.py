@@ -440,6 +440,8 @@ class Orchestrator:
         ]
         wanted += local
         unplannable = {f"{c.kind}:{c.value}" for c in local}
+        # an OpenStreetMap tag no kind of the class makes: no other plan filters features by a tag either
+        unplannable |= {f"{c.kind}:{c.value}" for c in wanted if c.kind == "tag"}
         while True:
             executed = self._executed(record)
             read = record.plans[-1].read if record.plans else None

@@ -85,6 +85,7 @@ ConstraintKind = Literal[
     "exclusion",
     "reading",
     "field",
+    "tag",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
@@ -127,6 +128,7 @@ class Constraint(BaseModel):
             "operation": {"operation": str(self.value).replace("_", " ")},
             "attribute": {"field": values[0], "values": ", ".join(values[1:])},
             "field": {"field": self.value},
+            "tag": {"tag": self.phrase},
             "comparison": {"phrase": self.phrase},
             "each": {"layer": str(self.value).removeprefix("user:")},
             "place": {"place": self.value},
@@ -279,7 +281,41 @@ def question_constraints(
     found += _value_constraints(facts, text, entries or {}, asks_value)
     found += _structure_constraints(facts, text, structure_types)
     found += _exclusions(text)
+    # an OpenStreetMap tag written out ("waterway=canal", "highway=crossing") names exactly the features to keep
+    found += [Constraint(kind="tag", value=[k, v], phrase=f"{k}={v}") for k, v in dict.fromkeys(tags_said(text))]
     return found
+
+
+#: key=value, OpenStreetMap's tag syntax, as a question writes it
+OSM_TAG = re.compile(r"(?<![\w=])([a-z][a-z_:]*)\s?=\s?([a-z][a-z_]*)(?![\w=])")
+
+
+def tags_said(text: str) -> list[tuple[str, str]]:
+    """The OpenStreetMap tags the (normalised) question writes out: [(key, value)]."""
+    return [(m[1], m[2]) for m in OSM_TAG.finditer(text)]
+
+
+def _has_tag(tags: Mapping[str, object], key: str, value: str) -> bool:
+    """Whether ``tags`` keep exactly the features tagged key=value (any value, or several, keep others too)."""
+    said = tags.get(key)
+    return said == value or (isinstance(said, (list, tuple)) and list(said) == [value])
+
+
+def _applies_tag(c: Constraint, s: ExecutedStep) -> bool:
+    """A tag written out is applied by the kinds it makes (select_kind), a class that is exactly that tag (every
+    selector holds it), or a filter on that key keeping that value."""
+    key, value = (str(v) for v in c.value) if isinstance(c.value, list) else (str(c.value), "")
+    specs = feature_class_specs()
+    if s.tool == "select_kind" and not s.args.get("exclude"):
+        cls = specs.get(str(s.args.get("feature_class")))
+        kinds = [cls.kinds[k] for k in s.args.get("kinds", []) if cls and k in cls.kinds]
+        return bool(kinds) and all(_has_tag(k.tags, key, value) for k in kinds)
+    if s.tool in FEATURE_TOOLS:
+        cls = specs.get(str(s.args.get("feature_class")))
+        return cls is not None and all(_has_tag(sel, key, value) for sel in cls.selectors)
+    if s.tool == "filter_values" and s.args.get("field") == key:
+        return value in [str(v) for v in s.args.get("values", [])]
+    return key in _sql(s) and value in _sql(s)
 
 
 def where_blanked(text: str, facts: PrepassFacts) -> str:
@@ -755,6 +791,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "place": _applies_place,
     "rank": _applies_rank,
     "field": _applies_field,
+    "tag": _applies_tag,
     "reading": lambda c, s: False,  # a part read two ways (or not at all) is applied by no step: the answer says so
 }
 

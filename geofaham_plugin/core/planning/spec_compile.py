@@ -365,6 +365,15 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
                 {"damage": s},
                 empty_is_answer=True,
             )
+    if subject_aoi and spec.measure in ("area", "length") and spec.subject.kind in ("features", "layer"):
+        # the length of streets in your area is the length of their parts inside it: cut, not kept whole
+        s = b.add(
+            "clip",
+            "Cut them to your area of interest (the parts inside are measured)",
+            {},
+            {"features": s, "mask": subject_aoi},
+            empty_is_answer=True,
+        )
     if spec.access is not None:
         return _compile_access(b, spec, s)
     if spec.grid_m is not None and spec.measure in ("count", "list"):

@@ -18,6 +18,7 @@ from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserField, UserLayer
 from ..errors import ToolFailed
 from .coverage import (
+    OSM_TAG,
     constraint_words,
     imagery_said,
     named_event_groups,
@@ -634,9 +635,6 @@ def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
         return WhereArgs.model_validate(where_said(text, entry))
     except WhereNotSaid:
         return None
-
-
-OSM_TAG = re.compile(r"(?<![\w=])([a-z][a-z_:]*)\s?=\s?([a-z][a-z_]*)(?![\w=])")  # key=value, OSM's tag syntax
 
 
 def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[str]:
