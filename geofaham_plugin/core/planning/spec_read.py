@@ -268,6 +268,10 @@ def spec_from_facts(
     raster = subject_what.startswith(INDEX_PREFIX) or (
         subject_what.startswith("layer:") and getattr(entries.get(subject_what[6:]), "role", None) == "values"
     )
+    bounding = _bounding_area(raster, hazard_named, zones_what, kind, others, entries)
+    if bounding is not None:  # "people in the flooded zone inside AOI03": the flood, cut to the area
+        zones_what, others = bounding, [o for o in others if o != bounding]
+        named = [n for n in named if n[2] != bounding]
     if kind is None and len(named) > 1 and named[1][2].startswith("layer:"):
         # "the water points in camp Charlie": in a polygon layer of yours, inside it
         ref_entry = entries.get(named[1][2][6:])
@@ -320,12 +324,16 @@ def spec_from_facts(
     )
     # the disasters under the user's area (of those the question's words point to, if any)
     pool = [i for i in facts.event_candidates if i in aoi_events] if facts.event_candidates else list(aoi_events)
+    whose = "your area of interest"
+    if needs_event and not events and not pool:  # "the flooded zone inside AOI03": the activation the area is of
+        pool = [i for i in facts.event_candidates if i in _named_area_events(facts, layers)]
+        whose = "the area the question names"
     if needs_event and not events and pool:
         names = {event_name(i) for i in pool}
         if len(names) == 1:  # snapshots of one disaster: the latest
             dated = {e.id: e.event_date for e in load_events()}
             events = [max(pool, key=lambda i: (dated.get(i), i))]
-            implied.append(f"the disaster was taken from your area of interest: {names.pop()}")
+            implied.append(f"the disaster was taken from {whose}: {names.pop()}")
         else:
             gap = SpecGap(field="event_id", candidates=pool[:6], reason="your area lies in several")
             return SpecDraft(gaps=[gap])
@@ -587,6 +595,29 @@ def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text:
         said = [f.name for f in numeric if set(layer_words(f.name)) & POPULATION_FIELDS]
     condition = _where_of(text, entry)  # "with a capacity over 5000": a condition on the field, not its sum
     return [name for name in said if condition is None or name != condition.field]
+
+
+def _bounding_area(
+    raster: bool,
+    hazard_named: bool,
+    zones_what: str | None,
+    kind: RelationKind | None,
+    others: list[str],
+    entries: dict[str, UserLayer],
+) -> str | None:
+    """The polygon layer that bounds a raster's statistic over the hazard the question also names ("people in the
+    flooded zone inside AOI03": the flood, within AOI03), taken as the zones cut to the hazard; None otherwise."""
+    if not raster or not hazard_named or zones_what is not None or kind not in (None, "inside", "within"):
+        return None
+    areas = [w for w in others if w.startswith("layer:") and getattr(entries.get(w[6:]), "role", None) == "area"]
+    return areas[0] if len(areas) == 1 and len(others) == 1 else None
+
+
+def _named_area_events(facts: PrepassFacts, layers: LayerCatalogue | None) -> list[int]:
+    """The disasters of the catalogue's named areas the question names (AOI03: the Valencia DANA activation)."""
+    if layers is None:
+        return []
+    return [e for a in layers.spec.named_areas if f"area:{a.id}" in facts.layers for e in a.events]
 
 
 def _is_raster(what: str, entries: dict[str, UserLayer]) -> bool:

@@ -100,6 +100,8 @@ def candidates_for(
         for ref in (s.subject, s.relation.reference if s.relation else None):
             if ref is not None and ref.kind == "features" and ref.feature_class and ref.feature_class not in sets:
                 sets[ref.feature_class] = class_line(ref.feature_class)
+            if ref is not None and ref.index:  # an index code computes from your images ("the mean dNBR")
+                sets.setdefault(f"index:{ref.index}", f"index:{ref.index}: {ref.describe()} (a raster of values)")
     kinds: dict[str, list[str]] = {}
     domain = damage_domain(event_id, layers) if has_damage else None
     if domain is not None and "damage" in sets:
