@@ -114,7 +114,14 @@ def candidates_for(
     relations = {
         str(c.value) for c in question_constraints(facts, aoi_artifact_id=aoi_artifact_id) if c.kind == "relation"
     }
+    masks = [
+        "layer:" + layer_id.removeprefix("user:")
+        for layer_id in facts.layers
+        if (e := entries.get(layer_id)) is not None and e.role == "values" and e.raster_kind in ("mask", "classes")
+    ]
     known = Known(
+        masks=masks,
+        indices=[name for name in sets if name.startswith("index:")],
         distances_m=list(facts.distances_m),
         k=facts.k,
         classes=classes,
