@@ -110,3 +110,24 @@ def test_asking_writes_the_ticked_layers_and_the_run_reads_them_as_user_layers(s
     assert "Altadena field clinic" in session.dock.transcript_text()
     saved = json.loads((session.store.session_dir / "runs" / f"{record.run_id}.json").read_text())
     assert saved["facts"]["layers"] == ["user:field_clinics"]
+
+
+def test_project_rasters_are_listed_and_read_in_place_never_copied(session, project_layers, tmp_path):
+    """Issue 27: a file-backed raster of the project is listed like a vector layer; asking hands its own file to the
+    run (nothing is written on the main thread), where it is a raster of the user's with its kind."""
+    from qgis.core import QgsRasterLayer
+
+    from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir
+    from geofaham_plugin.ui.user_layers import project_layer_choices, write_user_layers
+
+    path = data_dir() / "raster/hurst-2025/HURST_20250107_fire_mask.tif"
+    raster = QgsRasterLayer(str(path), "fire mask", "gdal")
+    assert raster.isValid()
+    QgsProject.instance().addMapLayer(raster)
+    choices = {c.name: c.checked for c in project_layer_choices(QgsProject.instance())}
+    assert choices.get("fire mask") is True
+    files, problems = write_user_layers(QgsProject.instance(), [raster.id()], tmp_path / USER_LAYERS_DIR)
+    assert not problems and [(f.name, f.path) for f in files] == [("fire mask", path)]
+    assert not (tmp_path / USER_LAYERS_DIR).exists() or not any((tmp_path / USER_LAYERS_DIR).iterdir())
+    entry = LayerCatalogue(data_dir()).add_user_layer(files[0].name, files[0].path)
+    assert (entry.role, entry.raster_kind) == ("values", "mask")

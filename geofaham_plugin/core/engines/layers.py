@@ -534,6 +534,8 @@ def describe_user_raster(name: str, path: Path) -> UserLayer:
         kind = "classes"
     elif words_in(f"{name} {path.stem}".replace("_", " "), raster_vocabulary().kinds["population"].name_words):
         kind = "population"
+    if kind == "population":
+        limitations.append("its values are taken as people per pixel (counts, as WorldPop and GHS-POP publish them)")
     when = when_of(name) or when_of(path.stem)
     aliases = user_layer_aliases(name)
     aliases += [a for a in kind_aliases(kind, when) if a not in aliases]
