@@ -172,3 +172,51 @@ def test_e2e_the_sample_rasters_named_by_their_event(store, hurst):
     assert spanish.status == "answered", spanish.answer
     (value,) = spanish.structured.totals()
     assert abs(value.value - 100 * float((dnbr[inside] >= 0.27).mean())) < 0.05
+
+
+def test_e2e_ndvi_change_one_date_index_and_mean_dnbr_per_zone_of_your_layer(store, hurst, tmp_path):
+    import geopandas as gpd
+    from rasterio.features import geometry_mask
+    from shapely.geometry import box
+
+    dnbr, inside, _ = hurst
+    root = data_dir()
+    with (
+        rasterio.open(root / f"{HURST}s2_pre_fire.tif") as pre,
+        rasterio.open(root / f"{HURST}s2_post_fire.tif") as post,
+    ):
+        a, b = pre.read([3, 4]).astype("float64"), post.read([3, 4]).astype("float64")  # B4 red, B8 nir
+        transform, shape = post.transform, (post.height, post.width)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ndvi_pre, ndvi_post = (a[1] - a[0]) / (a[1] + a[0]), (b[1] - b[0]) / (b[1] + b[0])
+    change = ndvi_post - ndvi_pre
+    sectors = gpd.GeoDataFrame(
+        {"sector": ["West", "East"]},
+        geometry=[box(-118.5027, 34.312, -118.4825, 34.3525), box(-118.4825, 34.312, -118.4623, 34.3525)],
+        crs=4326,
+    )
+    sectors.to_file(tmp_path / "sectors.gpkg")
+    catalogue = _own(LayerCatalogue(data_dir()))
+    catalogue.add_user_layer("sectors", tmp_path / "sectors.gpkg")
+    orch = _orchestrator(store, catalogue)
+
+    record = orch.run("What is the mean NDVI change inside the fire mask?")
+    assert record.status == "answered", record.answer
+    assert "index_change" in [s.tool for s in record.steps]
+    assert abs(record.structured.totals()[0].value - float(np.nanmean(change[inside]))) < 0.0006
+
+    record = orch.run("What is the mean NDVI of the post-fire image inside the fire mask?")
+    assert record.status == "answered", record.answer
+    assert [s.tool for s in record.steps][:2] == ["load_raster_layer", "compute_index"]
+    assert abs(record.structured.totals()[0].value - float(np.nanmean(ndvi_post[inside]))) < 0.0006
+
+    record = orch.run("What share of the fire mask had an NDVI change below -0.2?")
+    assert record.status == "answered", record.answer
+    assert abs(record.structured.totals()[0].value - 100 * float((change[inside] < -0.2).mean())) < 0.05
+
+    record = orch.run("What is the mean dNBR in each sector?")
+    assert record.status == "answered", record.answer
+    groups = {v.group: v.value for v in record.structured.values if v.group}
+    for name, geom in zip(sectors["sector"], sectors.geometry, strict=True):
+        zone = geometry_mask([geom], out_shape=shape, transform=transform, invert=True)
+        assert abs(groups[name] - float(np.nanmean(dnbr[zone]))) < 0.0006, (name, groups)

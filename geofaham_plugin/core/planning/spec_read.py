@@ -170,6 +170,9 @@ def spec_from_facts(
     terms = read_terms(text)
     indexed = index_subject(terms, entries_of, list(facts.layers))
     if indexed is not None:
+        if indexed[0].startswith(INDEX_PREFIX):  # the images it is computed from are no other set of the question
+            images = {f"layer:{i}" for i in index_parts(indexed[0])[1:] if i}
+            named = [n for n in named if n[2] not in images]
         named.insert(0, (-1, None, indexed[0]))  # the values measured: the subject
         implied += indexed[1]
     named_raster = any(getattr(entries_of.get(i), "role", None) == "values" for i in facts.layers)
