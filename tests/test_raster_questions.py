@@ -220,3 +220,45 @@ def test_e2e_ndvi_change_one_date_index_and_mean_dnbr_per_zone_of_your_layer(sto
     for name, geom in zip(sectors["sector"], sectors.geometry, strict=True):
         zone = geometry_mask([geom], out_shape=shape, transform=transform, invert=True)
         assert abs(groups[name] - float(np.nanmean(dnbr[zone]))) < 0.0006, (name, groups)
+
+
+def test_e2e_median_and_maximum_are_their_own_statistics_not_the_mean(store, hurst):
+    dnbr, inside, _ = hurst
+    values = dnbr[inside]
+    orch = _orchestrator(store, _own(LayerCatalogue(data_dir())))
+    for question, stat, expected in [
+        ("What is the median dNBR inside the fire mask?", "median", float(np.nanmedian(values))),
+        ("What is the maximum dNBR inside the fire mask?", "max", float(np.nanmax(values))),
+    ]:
+        record = orch.run(question)
+        assert record.status == "answered", record.answer
+        assert record.steps[-1].args["stat"] == stat
+        assert abs(record.structured.totals()[0].value - expected) < 0.0006, (question, expected)
+
+
+def test_batch_inputs_rasters_of_the_folder_are_rasters_of_yours(tmp_path, hurst):
+    """Batch mode: the folder's rasters are read in place as the user's rasters (named by their file stem)."""
+    from bench.batch import OutputSpec, run_batch
+
+    dnbr, inside, _ = hurst
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, part in [("pre_fire", "s2_pre_fire"), ("post_fire", "s2_post_fire"), ("fire_mask", "fire_mask")]:
+        (folder / f"{name}.tif").symlink_to(data_dir() / f"{HURST}{part}.tif")
+    script = {"progress": [{"action": "finish", "reason": "nothing else applies"}] * 4}
+    manifest = run_batch(
+        "What is the mean dNBR inside the fire mask?",
+        folder,
+        [OutputSpec(name="mean.csv")],
+        tmp_path / "out",
+        session=tmp_path / "session",
+        llm=LLM(ScriptedModel(script)),
+        log=lambda _: None,
+    )
+    assert manifest["status"] == "answered", manifest["answer"]
+    assert "mean of dnbr: 0.395" in manifest["answer"]
+    (written,) = manifest["outputs"]
+    import pandas as pd
+
+    table = pd.read_csv(written["path"])
+    assert abs(float(table["mean"].iloc[0]) - float(np.nanmean(dnbr[inside]))) < 0.0006

@@ -73,6 +73,7 @@ class RasterVocabulary(BaseModel):
     indices: dict[str, IndexSpec]
     classifications: dict[str, Classification]
     directions: dict[str, list[str] | str]
+    statistics: dict[str, list[str] | str]
 
     def direction_words(self, side: str) -> list[str]:
         words = self.directions.get(side, [])
@@ -148,6 +149,13 @@ def classes_named(text: str, name: str) -> list[str]:
     return [label for label in c.labels if label in said]
 
 
+def statistic_named(text: str) -> str | None:
+    """The raster statistic beyond mean and sum the text names ("the median dNBR", "the maximum"), or None."""
+    groups = {k: v for k, v in raster_vocabulary().statistics.items() if isinstance(v, list)}
+    found = _longest(text, groups)
+    return found[0][1] if len({name for _, name in found}) == 1 else None
+
+
 def classification_named(text: str) -> str | None:
     """The classification the text names by its words ("burn severity", "USGS classes"), or by its classes."""
     for name, c in raster_vocabulary().classifications.items():
@@ -165,6 +173,7 @@ __all__ = [
     "indices_named",
     "kind_aliases",
     "raster_vocabulary",
+    "statistic_named",
     "plain",
     "when_of",
     "words_in",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,6 +20,7 @@ from ..domain.rasters import (
     indices_named,
     plain,
     raster_vocabulary,
+    statistic_named,
     words_in,
 )
 from ..engines.layers import RASTER_PREFIX, UserLayer
@@ -40,6 +42,7 @@ class RasterTerms(BaseModel):
     low: float | None = None  # pixels at or above
     high: float | None = None  # pixels below
     per_class: bool = False  # one figure per class of the classification
+    statistic: Literal["median", "min", "max"] | None = None  # a statistic beyond the mean ("the median dNBR")
     implied: list[str] = Field(default_factory=list)
 
 
@@ -63,6 +66,8 @@ def _side(text: str, start: int, end: int) -> str | None:
 def read_terms(text: str) -> RasterTerms:
     """The raster terms of the normalised question ``text``."""
     terms = RasterTerms()
+    stat = statistic_named(text)
+    terms.statistic = stat if stat in ("median", "min", "max") else None  # type: ignore[assignment]
     if found := indices_named(text):
         terms.index_at, terms.index = found[0]
         terms.index_said = True

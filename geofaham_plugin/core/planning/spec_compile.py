@@ -281,7 +281,7 @@ def _compile_raster(b: StepBuilder, spec: AnalysisSpec) -> str:
         stat = spec.measure
         args = {"stat": stat, "by": by, "above": spec.threshold, "below": spec.threshold_below}
     else:
-        stat = spec.measure
+        stat = spec.statistic or spec.measure
         args = {"stat": stat, "by": by}
     return b.add(
         "raster_stats",

@@ -356,6 +356,8 @@ def spec_from_facts(
         measure = measure if measure in ("share", "area") else "area"
         implied += terms.implied
     elif raster:  # a raster of values: "how many people" is a sum, "average elevation" a mean
+        if terms.statistic is not None and measure in ("count", "list", "mean"):
+            measure = "mean"  # "the median dNBR", "the maximum": a statistic of the values (spec.statistic)
         if measure in ("count", "list"):
             measure = "sum"
         if measure == "share" and (m := _AT_LEAST.search(text)):  # "the share at 0.27 or more"
@@ -529,6 +531,7 @@ def spec_from_facts(
                 threshold=threshold,
                 threshold_below=threshold_below,
                 classification=classification,
+                statistic=terms.statistic if raster and measure == "mean" else None,
                 aoi_artifact_id=aoi_artifact_id,
                 implied=implied,
                 access=access,

@@ -191,6 +191,9 @@ class AnalysisSpec(BaseModel):
     classification: str | None = Field(
         default=None, description="a raster's area (or share) per class of a named classification (rasters.json)"
     )
+    statistic: Literal["median", "min", "max"] | None = Field(
+        default=None, description="a raster's statistic other than the mean ('the median dNBR'): measure mean"
+    )
     share_of: list[DamageClass] = Field(
         default_factory=list,
         description="a share of damage records: the grades of its base ('of the damaged, what fraction were "
@@ -213,6 +216,8 @@ class AnalysisSpec(BaseModel):
         bounded = self.threshold is not None or self.threshold_below is not None or self.classification is not None
         if self.subject.raster and (self.measure in ("share", "area")) != bounded:
             raise ValueError("a raster's share or area is of the pixels within thresholds the question states")
+        if self.statistic is not None and (self.measure != "mean" or not self.subject.raster):
+            raise ValueError("a median, minimum or maximum is a statistic of a raster's values")
         if self.classification is not None and not self.subject.raster:
             raise ValueError("a classification classifies a raster's values")
         if self.measure in ("area", "length") and self.subject.kind == "damage":
