@@ -28,6 +28,11 @@ AOI_FILES: dict[str, tuple[str, list[tuple[float, float]]]] = {
         "partly inside the EMSR773 flood",
         [(-0.4000, 39.3960), (-0.3880, 39.3930), (-0.3830, 39.4000), (-0.3905, 39.4075), (-0.3995, 39.4050)],
     ),
+    "valencia_south_area.geojson": (
+        "a pentagon over the southern districts of Valencia city (La Torre, Castellar-Oliveral, Horno de Alcedo, "
+        "San Marcelino, La Fe), partly inside the EMSR773 flood",
+        [(-0.4010, 39.4240), (-0.3560, 39.4240), (-0.3520, 39.4380), (-0.3720, 39.4475), (-0.4000, 39.4465)],
+    ),
 }
 
 

@@ -377,3 +377,31 @@ def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store
     )
     assert record.status == "partial", record.answer
     assert "não pôde ser lida de forma coerente" in record.answer and "two ways" in record.answer
+
+
+def test_a_share_whose_kinds_narrow_only_its_part_compiles_to_the_kinds_share_of_those_grades():
+    """ "Of the destroyed structures, what share were sheds": base and part have the same grades, the kinds narrow
+    the part (checked consistent, run as the sheds among the destroyed); "what share of the sheds were destroyed"
+    keeps the kinds on both."""
+    from geofaham_plugin.core.planning.reading.reconcile import overlay, project
+    from geofaham_plugin.core.planning.spec_compile import compile_specs
+    from geofaham_plugin.core.planning.spec_schema import AnalysisSpec, SetRef
+
+    sheds = ["Utility Misc Structure"]
+    part_only = Reading(subject="damage", grades=["destroyed"], measure="share", share_of=["destroyed"], kinds=sheds)
+    assert check_reading(part_only, Known(kinds={"damage": sheds})) == []
+    assert check_reading(part_only.model_copy(update={"kinds": []}), Known()) != []  # without kinds: always 100 %
+    both = Reading(subject="damage", grades=["destroyed"], measure="share", kinds=sheds)
+    fields = {"subject", "grades", "measure", "share_of", "kinds"}
+    skeleton = AnalysisSpec(subject=SetRef(kind="damage", event_id=12))
+    for reading in (part_only, both):
+        spec = overlay([skeleton], reading, fields, kind_field="STRUCTURETYPE")[0]
+        assert project([spec]).share_of == reading.share_of
+        steps = compile_specs([spec]).steps
+        share = steps[-1]
+        base = steps[int(share.inputs["base"].split(":")[1]) - 1]
+        part = steps[int(share.inputs["part"].split(":")[1]) - 1]
+        # the sheds among the destroyed: the base is every destroyed record; of the sheds: the base is the sheds
+        kept, grades = (part, base) if reading is part_only else (base, part)
+        assert share.tool == "share" and kept.tool == "filter_values" and kept.args["values"] == sheds
+        assert grades.tool == "select_damage" and grades.args["damage_classes"] == ["destroyed"]

@@ -126,7 +126,8 @@ def test_every_named_grade_set_is_taught_several_times(readings):
 
 
 def test_the_fields_are_used_consistently(readings):
-    """Grades on the damage subject only, in scale order; share_of only on shares; a reference
+    """Grades on the damage subject only, in scale order; share_of only on shares (larger than the part, or its
+    grades when kinds narrow the part); a reference
     exactly when there is a relation; separate figures only for several grades."""
     order = ["undamaged", "affected", "minor", "major", "destroyed"]
     for r in readings:
@@ -134,8 +135,9 @@ def test_the_fields_are_used_consistently(readings):
             assert r.subject == "damage", r
         assert r.grades == sorted(r.grades, key=order.index) and len(set(r.grades)) == len(r.grades), r
         assert r.share_of == sorted(r.share_of, key=order.index), r
-        if r.share_of:
-            assert r.measure == "share" and set(r.grades) < set(r.share_of), r
+        if r.share_of:  # a larger base; or the same grades, whose part the kinds narrow ("of the destroyed, sheds")
+            assert r.measure == "share" and set(r.grades) <= set(r.share_of), r
+            assert set(r.grades) < set(r.share_of) or r.kinds, r
         assert (r.reference is None) == (r.relation == "none"), r
         if r.separately:
             assert len(r.grades) >= 2, r

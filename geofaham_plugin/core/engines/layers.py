@@ -678,6 +678,7 @@ class LayerCatalogue:
         self.user_layers: dict[str, UserLayer] = {}
         self._user_frames: dict[str, gpd.GeoDataFrame] = {}
         self._domains: dict[tuple[str, str], list[str]] = {}
+        self._profiles: dict[str, list[UserField]] = {}
         self._areas: dict[str, UserLayer] | None = None
         self._rasters: dict[str, UserLayer] | None = None
 
@@ -728,6 +729,14 @@ class LayerCatalogue:
                 hint=f"user layers: {known}; sample layers: {', '.join(sorted(self.layers))}",
             )
         return found
+
+    def field_profile(self, layer_id: str) -> list[UserField]:
+        """A catalogue layer's attributes described like a user layer's (type, distinct values, identifiers), read
+        once per catalogue: what a question may name of its data (a field, a category value)."""
+        if layer_id not in self._profiles:
+            gdf, _ = self.load(layer_id)
+            self._profiles[layer_id] = describe_fields(gdf)
+        return self._profiles[layer_id]
 
     def value_domain(self, layer_id: str, field: str, limit: int = MAX_DOMAIN * 2) -> list[str]:
         """The distinct text values of a layer's field, most frequent first (at most ``limit``; none when the

@@ -21,7 +21,7 @@ from ..config import Settings, settings_from_env
 from ..domain.events import get_event
 from ..domain.language import detect_language, language_scores, phrase
 from ..domain.names import Role
-from ..engines.layers import LayerCatalogue
+from ..engines.layers import LayerCatalogue, UserField
 from ..errors import (
     Cancelled,
     DeadlineReached,
@@ -38,6 +38,7 @@ from ..planning.coverage import (
     ExecutedStep,
     check_coverage,
     coverage_hint,
+    local_field_constraints,
     question_constraints,
     unapplied,
     unasked_limits,
@@ -397,6 +398,21 @@ class Orchestrator:
             frontier += upstream.inputs
         return steps
 
+    def _local_fields(self, facts: PrepassFacts) -> list[list[UserField]]:
+        """The fields of the local layers the question's feature classes come from (its disaster's), less their
+        name field: what the question may name of their data ("general acute care", "beds")."""
+        if facts.event_id is None:
+            return []
+        out = []
+        for cls in dict.fromkeys(facts.target_entities):
+            for layer in self.layers.find(role="poi", feature_class=cls, event_id=facts.event_id):
+                try:
+                    fields = self.layers.field_profile(layer.id)
+                except ToolFailed:  # the layer's file is missing: the step that reads it says so
+                    continue
+                out.append([f for f in fields if f.name != layer.name_field])
+        return out
+
     def _cover(self, record: RunRecord, *, replan: bool = True) -> None:
         """Every constraint of the question must be applied by a completed step of the plan. While one is
         not and replanning is allowed, replan with what was left out; what stays unapplied makes the
@@ -420,6 +436,13 @@ class Orchestrator:
             entries=entries,
             structure_types=structure_types,
         )
+        # what the question names of a local layer's data (a hospital's TYPE, its BEDS): no plan filters those
+        # features by their fields yet, so no replan applies it; the answer says it was not applied
+        local = [
+            c for fields in self._local_fields(record.facts) for c in local_field_constraints(record.facts, fields)
+        ]
+        wanted += local
+        unplannable = {f"{c.kind}:{c.value}" for c in local}
         while True:
             executed = self._executed(record)
             read = record.plans[-1].read if record.plans else None
@@ -429,6 +452,7 @@ class Orchestrator:
             record.unasked_limits = unasked_limits(record.constraints, executed)
             # a part the planner knew the data cannot answer (no road network offline) is not replanned: it is said
             known = {k for u in (record.plans[-1].unavailable if record.plans else []) for k in u.constraints}
+            known |= unplannable
             missing = [c for c in unapplied(record.constraints) if f"{c.kind}:{c.value}" not in known]
             plan = record.plans[-1].plan if record.plans else None
             complete = plan is not None and all(record.progress.status.get(s.id) is StepStatus.done for s in plan.steps)

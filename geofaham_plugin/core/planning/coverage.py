@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..domain.damage import DamageClass
-from ..domain.events import get_event, load_events
+from ..domain.events import get_event, load_events, load_gazetteer
 from ..domain.feature_classes import class_words, feature_class_specs
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
-from ..domain.layer_names import user_layer_aliases
+from ..domain.layer_names import GENERIC_WORDS, layer_words, user_layer_aliases
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import (
@@ -58,7 +58,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from ..engines.layers import UserLayer
+    from ..engines.layers import UserField, UserLayer
 
 WORDS_FILE = Path(__file__).with_name("data") / "constraint_words.json"
 
@@ -81,6 +81,7 @@ ConstraintKind = Literal[
     "rank",
     "exclusion",
     "reading",
+    "field",
 ]
 Measure = Literal["share", "area", "length", "mean", "sum", "difference", "people"]
 Relation = Literal["inside", "outside", "nearest", "near", "grid", "road_access"]
@@ -122,6 +123,7 @@ class Constraint(BaseModel):
             "relation": {"relation": _word("relation", self.value, lang)},
             "operation": {"operation": str(self.value).replace("_", " ")},
             "attribute": {"field": values[0], "values": ", ".join(values[1:])},
+            "field": {"field": self.value},
             "comparison": {"phrase": self.phrase},
             "each": {"layer": str(self.value).removeprefix("user:")},
             "place": {"place": self.value},
@@ -215,7 +217,8 @@ def question_constraints(
 ) -> list[Constraint]:
     """The constraints of a question: pre-pass facts, measure and relation words, the user's AOI, and what it says
     of the values of the layers of yours it names (``entries``: those layers by id) or of the structure types of
-    its disaster's damage layer (``structure_types``: the field and its values). ``aoi_layers``: layers the
+    its disaster's damage layer (``structure_types``: the field and its values) (what it names of the local layers
+    its feature classes come from: :func:`local_field_constraints`). ``aoi_layers``: layers the
     question names that the area of interest was made from (the area's constraint stands for them)."""
     text = normalise(facts.question)
     found: list[Constraint] = []
@@ -273,6 +276,38 @@ def question_constraints(
     found += _value_constraints(facts, text, entries or {}, asks_value)
     found += _structure_constraints(facts, text, structure_types)
     found += _exclusions(text)
+    return found
+
+
+def local_field_constraints(facts: PrepassFacts, fields: Sequence[UserField]) -> list[Constraint]:
+    """What the question names of a local layer's data, as the data spells it (a closed class): a category value
+    ("general acute care hospitals": TYPE), a yes/no field as an adjective ("hospitals with a helipad"), a field
+    by its name ("how many beds", "any TRAUMA level"); a step must filter on the value or use the field, else the
+    answer is partial. Place names (a county that is a place of the gazetteer) say where, not which."""
+    text = normalise(facts.question)
+    places = set(load_gazetteer())
+    for spelling in [s for s, _ in alias_hits(text, load_events())] + [normalise(p) for p in facts.places]:
+        text = re.sub(rf"(?<!\w){re.escape(spelling)}(?!\w)", " ", text)
+    found: list[Constraint] = []
+    for f in fields:
+        if f.identifier or f.distinct < 2 or f.name == "feature_class":
+            continue
+        if f.values and all(str(v).lower() in places for v in f.values):
+            continue  # a county, a state: where the features are, which the question's place or event says
+        if (said := yes_no_said(text, f)) is not None:
+            if narrows(f, said[1]):
+                found.append(Constraint(kind="attribute", value=[f.name, *map(str, said[1])], phrase=said[0]))
+            continue
+        if f.type == "text" and f.values:
+            hits = [v for v in value_matches(text, [str(v) for v in f.values]) if v.lower() not in places]
+            if hits and narrows(f, hits):
+                found.append(Constraint(kind="attribute", value=[f.name, *hits], phrase=", ".join(hits)))
+                continue
+        words = layer_words(f.name)
+        said_name = " ".join(words)
+        named = len(said_name) >= 4 and not set(words) & GENERIC_WORDS
+        if named and (m := re.search(rf"(?<!\w){re.escape(said_name)}s?(?!\w)", text)):
+            found.append(Constraint(kind="field", value=f.name, phrase=m.group(0)))
     return found
 
 
@@ -648,6 +683,16 @@ def _applies_attribute(c: Constraint, s: ExecutedStep) -> bool:
     return bool(sql) and field.lower() in sql and any(v.lower() in sql for v in values)
 
 
+def _applies_field(c: Constraint, s: ExecutedStep) -> bool:
+    """A field of the data the question names is used by the step: filtered, compared, grouped, summed ..."""
+    field = str(c.value).casefold()
+    for value in s.args.values():
+        said = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and v.casefold() == field for v in said):
+            return True
+    return field in _sql(s)
+
+
 def _applies_comparison(c: Constraint, s: ExecutedStep) -> bool:
     if s.tool == "filter_where":
         return _close(s.args.get("value"), float(c.value))  # type: ignore[arg-type]
@@ -722,6 +767,7 @@ RULES: dict[str, Callable[[Constraint, ExecutedStep], bool]] = {
     "each": _applies_each,
     "place": _applies_place,
     "rank": _applies_rank,
+    "field": _applies_field,
     "reading": lambda c, s: False,  # a part read two ways (or not at all) is applied by no step: the answer says so
 }
 

@@ -28,8 +28,9 @@ from ..errors import ModelRetry, NoOtherPlan
 from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
+from .asks import listed_if_asked, unanswered
 from .chain import chain_from_facts, compile_chain
-from .coverage import asks_nearest, question_constraints
+from .coverage import Constraint, asks_nearest, question_constraints
 from .facts import PrepassFacts
 from .identify import require_identified
 from .operations import operations_asked
@@ -243,6 +244,19 @@ def _conditions_without_field(facts: PrepassFacts, plan: Plan) -> list[Unavailab
     return [Unavailable(constraints=[f"comparison:{v}"], phrase="condition.no_field") for v in compared] + [
         Unavailable(constraints=[f"exclusion:{v}"], phrase="condition.not_excluded") for v in excluded
     ]
+
+
+def _asks_left(
+    facts: PrepassFacts, specs: Sequence[AnalysisSpec], read: Read, *, difference: bool
+) -> list[Unavailable]:
+    """The parts of the question the specs give no figure for ("how many, and which?" read as a count): the answer
+    is partial and names them (a check on the reading's measure, whoever read it, :mod:`.asks`)."""
+    missing = unanswered(facts.question, specs, difference=difference)
+    if not missing:
+        return []
+    words = " / ".join(dict.fromkeys(a.clause or a.words for a in missing))
+    read.constraints.append(Constraint(kind="reading", value="asks", phrase=words))
+    return [Unavailable(constraints=["reading:asks"], phrase="reading.asks", values={"words": words})]
 
 
 def _events_under(store: ResponseStore | None, aoi_artifact_id: str | None) -> list[int]:
@@ -520,7 +534,10 @@ class Planner:
             model_called = model_called or read.asked
             specs, unavailable = routable(read.specs, self.layers, self.offline)
             unavailable += read.unavailable
-            plan = compile_specs(specs, difference=draft.difference and len(specs) == len(draft.specs))
+            difference = draft.difference and len(specs) == len(draft.specs)
+            specs = listed_if_asked(facts.question, specs, difference=difference)
+            plan = compile_specs(specs, difference=difference)
+            unavailable += _asks_left(facts, specs, read, difference=difference)
         except SpecError as exc:
             if why is not None:
                 why.append(str(exc))

@@ -59,7 +59,8 @@ def project(specs: Sequence[AnalysisSpec]) -> Reading:
         relation=r.kind if r else "none",
         reference=set_name(r.reference) if r else None,
         measure=first.measure,
-        share_of=[class_grade(c) for c in first.share_of],  # type: ignore[misc]
+        # the kinds' share of the records of those grades: the base is the part's grades
+        share_of=[class_grade(c) for c in (first.subject.damage_classes if s.filters_part else first.share_of)],  # type: ignore[misc]
         separately=separately,
         group_by=GROUP_NAMES.get(first.group_by or "", first.group_by) if first.group_by else None,
         kinds=sorted(kinds) if s.kind in ("damage", "features") else [],
@@ -176,6 +177,12 @@ def overlay(
         if "group_by" in fields:
             group = {v: k for k, v in GROUP_NAMES.items()}.get(model.group_by or "", model.group_by)
             update["group_by"] = group
+        if model.measure == "share" and kinds_part(model) and fields & {"kinds", "share_of", "measure"}:
+            # "what share of the destroyed structures were sheds": the kinds narrow the part, the grades the base
+            part = update["subject"]
+            assert isinstance(part, SetRef)
+            if part.kind == "damage" and part.filters:
+                update |= {"subject": part.model_copy(update={"filters_part": True}), "share_of": []}
         base = spec.model_copy(update=update)
         if "separately" in fields and model.separately and base.subject.kind == "damage":
             for c in classes_of(model.grades):
@@ -184,6 +191,12 @@ def overlay(
         else:
             out.append(AnalysisSpec.model_validate(base.model_dump()))
     return out
+
+
+def kinds_part(r: Reading) -> bool:
+    """Whether a share's kinds narrow only its part: the base's grades are the part's (both every grade, or the same
+    ones), which without the kinds would be 100 %."""
+    return bool(r.kinds) and (set(r.share_of) == set(r.grades) or (all_grades(r.share_of) and all_grades(r.grades)))
 
 
 def with_kinds(ref: SetRef, kinds: Sequence[str], kind_field: str | None) -> SetRef:
