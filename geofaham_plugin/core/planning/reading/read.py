@@ -102,6 +102,12 @@ def candidates_for(
                 sets[ref.feature_class] = class_line(ref.feature_class)
             if ref is not None and ref.index:  # an index code computes from your images ("the mean dNBR")
                 sets.setdefault(f"index:{ref.index}", f"index:{ref.index}: {ref.describe()} (a raster of values)")
+            elif ref is not None and ref.kind == "layer" and ref.raster and (e := entries.get(str(ref.layer_id))):
+                # a raster code took without its name being said ("how many people": your population raster)
+                sets.setdefault(f"layer:{e.id.removeprefix('user:')}", f"layer:{e.id.removeprefix('user:')}: {e.title}")
+        if s.zones is not None and s.zones.layer_id:  # zones code cuts the measure to: not the subject or reference
+            zoned = "layer:" + s.zones.layer_id.removeprefix("user:")
+            named_layers = [n for n in named_layers if n != zoned]
     kinds: dict[str, list[str]] = {}
     domain = damage_domain(event_id, layers) if has_damage else None
     if domain is not None and "damage" in sets:
