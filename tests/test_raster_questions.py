@@ -262,3 +262,14 @@ def test_batch_inputs_rasters_of_the_folder_are_rasters_of_yours(tmp_path, hurst
 
     table = pd.read_csv(written["path"])
     assert abs(float(table["mean"].iloc[0]) - float(np.nanmean(dnbr[inside]))) < 0.0006
+
+
+def test_an_index_of_images_the_session_does_not_hold_is_said_not_answered(store):
+    catalogue = LayerCatalogue(data_dir())
+    catalogue.add_user_layer("fire mask", data_dir() / f"{HURST}fire_mask.tif")
+    script = {"progress": [{"action": "finish", "reason": "nothing else applies"}] * 4}
+    record = Orchestrator(store, LLM(ScriptedModel(script)), layers=catalogue).run(
+        "What is the mean dNBR inside my fire mask?"
+    )
+    assert record.status != "answered" and not record.structured.totals()
+    assert "no image is loaded" in record.answer
