@@ -132,6 +132,8 @@ class SetRef(BaseModel):
                 if self.pre_layer_id
                 else _shown_id(self.layer_id)
             )
+        if self.kind == "layer" and str(self.layer_id).startswith("raster:"):  # a sample raster, not yours
+            return f"the sample raster {_shown_id(self.layer_id)}"
         if self.kind == "layer":
             return phrase("set.layer", lang, layer=str(self.layer_id).removeprefix("user:"))
         return phrase("label.your_aoi", lang)
@@ -240,7 +242,7 @@ class AnalysisSpec(BaseModel):
             what = phrase("label.hazard_area", lang)
         elif subject.kind == "features":
             what = subject.describe(lang).removesuffix(phrase("set.in_hazard", lang) if subject.in_hazard else "")
-        elif subject.index:
+        elif subject.index or str(subject.layer_id).startswith("raster:"):
             what = subject.describe(lang)
         else:
             key = "label.raster_values" if subject.raster else "label.layer_features"

@@ -621,8 +621,9 @@ def class_areas(
             "n": table["pixels"].astype(int),
         }
     )
-    what = f"burned {args.measure} ({c.burned_from} or above)" if c.burned_from else args.measure
-    label = f"{what}, by {c.title.split(' (')[0]} class"
+    scheme = c.title.split(" (")[0]
+    label = f"burned {args.measure} ({c.burned_from} or above, {scheme})" if c.burned_from else args.measure
+    row_label = f"{args.measure} by {scheme} class"
     total = total_km2 if args.measure == "area" else total_share
     where = zones.id if zones is not None else f"the whole of {raster.id}"
     parts = "; ".join(f"{r.value} {r.area_km2:.3f} km² ({r.share:.1f} %)" for r in out.itertuples())
@@ -649,6 +650,7 @@ def class_areas(
                 "unit": "km2" if args.measure == "area" else "percent",
                 "column": column,
                 "label": label,
+                "row_label": row_label,
                 "total": total,
             },
         },
