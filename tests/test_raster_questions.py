@@ -273,3 +273,20 @@ def test_an_index_of_images_the_session_does_not_hold_is_said_not_answered(store
     )
     assert record.status != "answered" and not record.structured.totals()
     assert "no image is loaded" in record.answer
+
+
+def test_e2e_the_mean_and_the_share_asked_in_four_languages(store, hurst):
+    dnbr, inside, _ = hurst
+    mean, share = float(np.nanmean(dnbr[inside])), 100 * float((dnbr[inside] >= 0.27).mean())
+    orch = _orchestrator(store, _own(LayerCatalogue(data_dir())))
+    for question, measure, expected, tol in [
+        ("¿Cuál es el dNBR medio dentro de la máscara?", "mean", mean, 0.0006),
+        ("Quel est le dNBR moyen dans le masque du feu ?", "mean", mean, 0.0006),
+        ("Média do dNBR dentro da máscara, por favor", "mean", mean, 0.0006),
+        ("Quelle part du masque a brûlé en sévérité modérée-faible ou pire ?", "share", share, 0.05),
+        ("¿Qué porcentaje de la máscara ardió con severidad moderada-baja o peor?", "share", share, 0.05),
+    ]:
+        record = orch.run(question)
+        assert record.status == "answered", (question, record.answer)
+        (value,) = record.structured.totals()
+        assert value.measure == measure and abs(value.value - expected) < tol, (question, value)
