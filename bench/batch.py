@@ -354,6 +354,12 @@ def _user_catalogue(
 
     catalogue = user_layer_catalogue(list(layers), data_dir)
     for item in registered["inputs"]:
+        if item["kind"] == "raster":  # a raster of the folder: read in place, a raster of the user's (issue 27)
+            try:
+                catalogue.add_user_layer(Path(str(item["file"])).stem, folder / str(item["file"]))
+            except ToolFailed as exc:
+                registered["notes"].append(f"{item['file']}: not usable as a raster of yours ({exc})")
+            continue
         if item["kind"] != "vector" or not item["features"]:
             continue
         label = str(item["file"])

@@ -151,6 +151,8 @@ def test_the_set_names_are_generic(readings):
         "classes"
     ].keys()
     known = {"damage", "hazard", *classes}
+    indices = json.loads((BANK_FILE.parents[2] / "data" / "rasters.json").read_text(encoding="utf-8"))["indices"]
+    known |= {f"index:{name}" for name in indices}  # an index computed from images (issue 27)
     for r in readings:
         for name in (r.subject, r.reference):
             if name is None or name == MY_AREA or name.startswith("layer:"):

@@ -150,3 +150,24 @@ def test_a_ticked_layer_is_written_once_until_it_changes_and_a_file_is_read_in_p
     edited = {f.name: f for f in session.write_user_layers()}
     assert edited["Field clinics"].path == written and written.stat().st_mtime_ns != stamp
     assert "closed" in gpd.read_file(written)["status"].tolist()
+
+
+def test_project_rasters_are_listed_and_read_in_place_never_copied(session, project_layers, tmp_path):
+    """Issue 27: a file-backed raster of the project is listed like a vector layer; asking hands its own file to the
+    run (nothing is written on the main thread), where it is a raster of the user's with its kind."""
+    from qgis.core import QgsRasterLayer
+
+    from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir
+    from geofaham_plugin.ui.user_layers import project_layer_choices, write_user_layers
+
+    path = data_dir() / "raster/hurst-2025/HURST_20250107_fire_mask.tif"
+    raster = QgsRasterLayer(str(path), "fire mask", "gdal")
+    assert raster.isValid()
+    QgsProject.instance().addMapLayer(raster)
+    choices = {c.name: c.checked for c in project_layer_choices(QgsProject.instance())}
+    assert choices.get("fire mask") is True
+    files, problems = write_user_layers(QgsProject.instance(), [raster.id()], tmp_path / USER_LAYERS_DIR)
+    assert not problems and [(f.name, f.path) for f in files] == [("fire mask", path)]
+    assert not (tmp_path / USER_LAYERS_DIR).exists() or not any((tmp_path / USER_LAYERS_DIR).iterdir())
+    entry = LayerCatalogue(data_dir()).add_user_layer(files[0].name, files[0].path)
+    assert (entry.role, entry.raster_kind) == ("values", "mask")

@@ -229,6 +229,8 @@ def style_raster(layer: QgsRasterLayer, record: ArtifactRecord) -> None:
                 colour = ["#d9d9d9", "#e6550d", "#3182bd", "#31a354", "#756bb1"][i % 5]
             entries.append(QgsPalettedRasterRenderer.Class(code, _qcolor(colour), label))
         layer.setRenderer(QgsPalettedRasterRenderer(layer.dataProvider(), 1, entries))
+    elif extra.get("raster_kind") in ("population", "mask") and layer.bandCount() == 1:
+        _style_loaded(layer, str(extra["raster_kind"]))
     elif extra.get("stats"):
         stats = extra["stats"]
         low, high = float(stats["min"]), float(stats["max"])
@@ -242,6 +244,33 @@ def style_raster(layer: QgsRasterLayer, record: ArtifactRecord) -> None:
         shader.setRasterShaderFunction(shader_fn)
         layer.setRenderer(QgsSingleBandPseudoColorRenderer(layer.dataProvider(), 1, shader))
     layer.triggerRepaint()
+
+
+def _style_loaded(layer: QgsRasterLayer, kind: str) -> None:
+    """A raster of yours as loaded: a population grid on a white-to-red ramp up to a high percentile of a sample of
+    its pixels (a 10980² grid is sampled, not read); a mask as inside (orange) and outside (transparent)."""
+    from qgis.core import (
+        QgsColorRampShader,
+        QgsPalettedRasterRenderer,
+        QgsRasterBandStats,
+        QgsRasterShader,
+        QgsSingleBandPseudoColorRenderer,
+        QgsStyle,
+    )
+
+    provider = layer.dataProvider()
+    if kind == "mask":
+        entries = [QgsPalettedRasterRenderer.Class(1, _qcolor("#e6550d"), "inside")]
+        layer.setRenderer(QgsPalettedRasterRenderer(provider, 1, entries))
+        return
+    stats = provider.bandStatistics(1, QgsRasterBandStats.Max | QgsRasterBandStats.Mean, layer.extent(), 250_000)
+    high = min(float(stats.maximumValue), 4 * float(stats.mean)) if stats.mean > 0 else float(stats.maximumValue)
+    ramp = QgsStyle.defaultStyle().colorRamp("Reds")
+    shader_fn = QgsColorRampShader(0.0, max(high, 1e-9), ramp, QgsColorRampShader.Interpolated)
+    shader_fn.classifyColorRamp(5, -1)
+    shader = QgsRasterShader()
+    shader.setRasterShaderFunction(shader_fn)
+    layer.setRenderer(QgsSingleBandPseudoColorRenderer(provider, 1, shader))
 
 
 # ------------------------------------------------------------------------------------------- map context

@@ -1,12 +1,13 @@
-"""The project's own vector layers a question may read. Main thread only.
+"""The project's own vector and raster layers a question may read. Main thread only.
 
-The dock lists the project's vector layers (GeoFaham's own layers aside: its results and its map context); the
-visible ones are ticked by default. When a question is asked, each ticked layer is handed to the run as a file:
-a layer read from a file as it is (OGR, no filter, no unsaved edits, the file's own CRS) by that file, in place;
-any other (memory, database, filtered, edited) written here, on the main thread, as a GeoPackage into the session
-folder (``user_layers/``), again only when it changed since it was last written. The run's thread gets only
-(name, file, layer) and adds them to its layer catalogue as the user's own layers (``user:<name>``). No QGIS object
-crosses a thread."""
+The dock lists the project's vector layers and file-backed raster layers (GeoFaham's own layers aside: its results
+and its map context); the visible ones are ticked by default. When a question is asked, each ticked layer is handed
+to the run as a file: a vector layer read from a file as it is (OGR, no filter, no unsaved edits, the file's own CRS)
+by that file, in place; any other (memory, database, filtered, edited) written here, on the main thread, as a
+GeoPackage into the session folder (``user_layers/``), again only when it changed since it was last written. A
+raster is never copied on the main thread: its file is handed over and read in place (a 10980² tile costs the main
+thread nothing). The run's thread gets only (name, file, layer) and adds them to its layer catalogue as the user's
+own layers (``user:<name>``). No QGIS object crosses a thread."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qgis.core import QgsProject, QgsProviderRegistry, QgsVectorFileWriter, QgsVectorLayer
+from qgis.core import QgsProject, QgsProviderRegistry, QgsRasterLayer, QgsVectorFileWriter, QgsVectorLayer
 
 from ..core.domain.layer_names import user_layer_slug
 from .context import KIND_PROPERTY
@@ -44,15 +45,25 @@ class UserLayerFile:
     layer: str | None = None  # the layer of a multi-layer file read in place (a GeoPackage's)
 
 
+def raster_file(layer: QgsMapLayer) -> Path | None:
+    """The file of a GDAL raster layer read in place (GeoTIFF or COG, the formats user files may be), or None (a web
+    or virtual raster, a subdataset)."""
+    if not isinstance(layer, QgsRasterLayer) or layer.providerType() != "gdal":
+        return None
+    from ..core.engines.user_files import RASTER_SUFFIXES  # (heavy: not at the plugin's load)
+
+    path = Path(layer.source().split("|")[0])
+    return path if path.suffix.lower() in RASTER_SUFFIXES and path.is_file() else None
+
+
 def is_readable(layer: QgsMapLayer) -> bool:
-    """A valid vector layer with geometry that is not GeoFaham's own (a result, or the map context it adds)."""
-    return (
-        isinstance(layer, QgsVectorLayer)
-        and layer.isValid()
-        and layer.isSpatial()
-        and not layer.customProperty("geofaham/artifact_id")
-        and not layer.customProperty(KIND_PROPERTY)
-    )
+    """A valid vector layer with geometry, or a valid file-backed raster, that is not GeoFaham's own (a result, or
+    the map context it adds)."""
+    if not layer.isValid() or layer.customProperty("geofaham/artifact_id") or layer.customProperty(KIND_PROPERTY):
+        return False
+    if isinstance(layer, QgsVectorLayer):
+        return layer.isSpatial()
+    return raster_file(layer) is not None
 
 
 def in_place(layer: QgsVectorLayer) -> UserLayerFile | None:
@@ -84,7 +95,7 @@ def layer_state(layer: QgsVectorLayer, edits: int = 0) -> tuple[object, ...]:
 
 
 def project_layer_choices(project: QgsProject, choices: dict[str, bool] | None = None) -> list[ProjectLayerChoice]:
-    """The project's readable vector layers in layer-tree order; ticked as the user left them (``choices``:
+    """The project's readable vector and raster layers in layer-tree order; ticked as the user left them (``choices``:
     layer id -> ticked), else when visible."""
     choices = choices or {}
     root = project.layerTreeRoot()
@@ -114,9 +125,13 @@ def write_user_layers(
     files, problems = [], []
     for layer_id in layer_ids:
         layer = project.mapLayer(layer_id)
-        if layer is None or not is_readable(layer) or layer.featureCount() == 0:
+        if layer is None or not is_readable(layer):
             continue
-        assert isinstance(layer, QgsVectorLayer)
+        if (raster := raster_file(layer)) is not None:  # read in place by the run's thread, never copied here
+            files.append(UserLayerFile(name=layer.name(), path=raster))
+            continue
+        if not isinstance(layer, QgsVectorLayer) or layer.featureCount() == 0:
+            continue
         source = in_place(layer)
         if source is not None:
             files.append(source)

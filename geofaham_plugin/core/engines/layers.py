@@ -50,6 +50,7 @@ from ..domain.feature_classes import feature_class_names
 from ..domain.geometry import geometry_family
 from ..domain.identifiers import identifier_name, is_identifier
 from ..domain.layer_names import user_layer_aliases, user_layer_slug
+from ..domain.rasters import RasterKind, When, kind_aliases, raster_vocabulary, when_of, words_in
 from ..errors import ToolFailed
 from .formats import FORMAT_HINT, FieldType, field_type, read_frame
 from .osm.query import HOT_TYPES, classify
@@ -191,6 +192,40 @@ class NamedArea(BaseModel):
     licence: str = ""
 
 
+#: how a question says a sample raster's event and kind: "the Hurst fire mask", "la mascara del incendio de Hurst"
+_EVENT_AND_KIND = ("{e} {k}", "{k} {e}", "{k} of {e}", "{k} of the {e}", "{k} de {e}", "{k} du {e}", "{k} do {e}")
+
+
+class RasterEvent(BaseModel):
+    """An event a sample raster is of that the disaster table does not hold (the Hurst Fire)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    date: str | None = None
+    aliases: list[str] = Field(min_length=1)  # lower-case phrases naming it
+
+
+class SampleRaster(BaseModel):
+    """A sample raster (``raster:<id>``): read like a raster of the user's, described by the catalogue."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    event: str  # a key of raster_events
+    kind: RasterKind
+    when: When | None = None
+    index: str | None = None  # the index a values raster holds (dnbr ...): rasters.json's indices
+    title: str
+    path: str  # relative to the data folder
+    date: str | None = None
+    sensor: str | None = None
+    units: str | None = None
+    aliases: list[str] = Field(default_factory=list)  # said with the event's aliases before them ("hurst dnbr")
+    attribution: str = ""
+    licence: str = ""
+
+
 class CatalogueFile(BaseModel):
     """``core/data/layers.json``."""
 
@@ -201,6 +236,8 @@ class CatalogueFile(BaseModel):
     local_feature_classes: dict[str, str] = Field(default_factory=dict)
     layers: list[CatalogueLayer]
     named_areas: list[NamedArea] = Field(default_factory=list)
+    raster_events: dict[str, RasterEvent] = Field(default_factory=dict)
+    rasters: list[SampleRaster] = Field(default_factory=list)
     osm_extracts: list[ExtractSpec] = Field(default_factory=list)
     osm_extract_note: str = ""
     pbf_globs: list[str] = Field(default_factory=list)
@@ -233,6 +270,14 @@ class CatalogueFile(BaseModel):
                     "(osm_classes.json) nor a local_feature_class"
                 )
             problems += [f"{layer.id}: no event {e} in the event table" for e in layer.events if get_event(e) is None]
+        problems += [
+            f"raster {r.id}: no raster event {r.event}" for r in self.rasters if r.event not in self.raster_events
+        ]
+        problems += [
+            f"raster {r.id}: no index {r.index} in rasters.json"
+            for r in self.rasters
+            if r.index and r.index not in raster_vocabulary().indices
+        ]
         for extract in self.osm_extracts:
             problems += [
                 f"extract {extract.id}: {i} is no osm layer"
@@ -262,6 +307,7 @@ class LayerData(BaseModel):
 
 # -------------------------------------------------------------------------------------- user layers
 USER_PREFIX = "user:"
+RASTER_PREFIX = "raster:"  # a sample raster of the catalogue (layers.json "rasters")
 UserRole = Literal["area", "features", "values"]  # polygons: an area; points, lines: features; a raster: values
 MAX_DOMAIN = 30  # a field's distinct values are recorded when it has at most this many
 NAME_FIELDS = ("name", "nombre", "nom", "nome", "title", "label")  # an obvious name field, in this order
@@ -299,9 +345,22 @@ class UserLayer(BaseModel):
     aliases: list[str] = Field(default_factory=list)  # lower-case phrases naming it, longest first
     attribution: str = ""
     limitations: list[str] = Field(default_factory=list)
+    # a raster's description (role "values"): its kind, bands, date and what else the file or the catalogue says
+    raster_kind: RasterKind | None = None
+    band_names: list[str] = Field(default_factory=list)  # canonical names (engines/raster/bands.py)
+    when: When | None = None  # before or after the event, from its name or the catalogue
+    date: str | None = None
+    sensor: str | None = None
+    units: str | None = None
+    event: str | None = None  # the event a sample raster is of ("Hurst Fire")
+    index: str | None = None  # the index a raster of values holds (dnbr ...), when known
+    resolution: tuple[float, float] | None = None
+    nodata: float | None = None
 
     @property
     def title(self) -> str:
+        if self.id.startswith(RASTER_PREFIX):
+            return f"the sample raster '{self.name}'"
         return f"your layer '{self.name}'"
 
     def field(self, name: str) -> UserField | None:
@@ -436,11 +495,16 @@ def describe_user_layer(
 
 
 def describe_user_raster(name: str, path: Path) -> UserLayer:
-    """A user's raster (GeoTIFF or COG) described from its header: CRS, bands; one clear :class:`ToolFailed` for a
+    """A user's raster (GeoTIFF or COG) described from its header: CRS, bands, kind (an image of named bands, a 0/1
+    mask, a raster of classes, a population grid, values), before / after from its name, the aliases a question may
+    call it by (its name, its kind: "the post-fire image", "the fire mask"); one clear :class:`ToolFailed` for a
     missing, refused (a VRT, whatever its name), unreadable or CRS-less file."""
     checked = check_user_file(path, kind="raster")
     with open_user_raster(checked) as src:
         crs, bands, res, nodata = src.crs, src.count, src.res, src.nodata
+        descriptions, dtype = list(src.descriptions), src.dtypes[0]
+        tags = src.tags()
+        sample = _sample_values(src) if bands == 1 and dtype.startswith(("uint", "int")) else None
     if crs is None:
         raise ToolFailed(
             f"{path.name} has no coordinate reference system",
@@ -450,6 +514,23 @@ def describe_user_raster(name: str, path: Path) -> UserLayer:
     limitations = [f"raster of {res[0]:g} x {res[1]:g} units per pixel: a pixel counts in an area when its centre does"]
     if nodata is None:
         limitations.append("no nodata value declared: every pixel is a value")
+    from .raster.bands import BAND_ALIASES, canonical_band
+
+    named_bands = [canonical_band(d) or "" for d in descriptions]
+    kind: RasterKind = "values"
+    if bands >= 2 and sum(b in BAND_ALIASES for b in named_bands) >= 2:
+        kind = "image"
+    elif sample is not None and sample <= {0, 1}:
+        kind = "mask"
+    elif sample is not None and len(sample) <= 20:
+        kind = "classes"
+    elif words_in(f"{name} {path.stem}".replace("_", " "), raster_vocabulary().kinds["population"].name_words):
+        kind = "population"
+    if kind == "population":
+        limitations.append("its values are taken as people per pixel (counts, as WorldPop and GHS-POP publish them)")
+    when = when_of(name) or when_of(path.stem)
+    aliases = user_layer_aliases(name)
+    aliases += [a for a in kind_aliases(kind, when) if a not in aliases]
     return UserLayer(
         id=USER_PREFIX + user_layer_slug(name),
         name=name,
@@ -459,10 +540,29 @@ def describe_user_raster(name: str, path: Path) -> UserLayer:
         crs=crs.to_string(),
         feature_count=0,
         bands=bands,
-        aliases=user_layer_aliases(name),
+        aliases=aliases,
         attribution=f"the user's own raster '{name}' ({path.name})",
         limitations=limitations,
+        raster_kind=kind,
+        band_names=[b for b in named_bands if b in BAND_ALIASES],
+        when=when,
+        date=tags.get("TIFFTAG_DATETIME") or tags.get("DATE_ACQUIRED") or None,
+        resolution=(float(res[0]), float(res[1])),
+        nodata=None if nodata is None else float(nodata),
     )
+
+
+def _sample_values(src: Any, size: int = 512) -> set[int] | None:
+    """The distinct values of band 1 read at most ``size`` pixels a side (a decimated read, fast on a big tile);
+    None when there are more than 256 (not classes)."""
+    h, w = src.height, src.width
+    scale = max(1, int(np.ceil(max(h, w) / size)))
+    data = src.read(1, out_shape=(max(1, h // scale), max(1, w // scale)))
+    nodata = src.nodata
+    values = np.unique(data)
+    if nodata is not None:
+        values = values[values != nodata]
+    return None if values.size > 256 else {int(v) for v in values}
 
 
 def _event_date(event_id: int) -> str:
@@ -572,6 +672,7 @@ class LayerCatalogue:
         self._domains: dict[tuple[str, str], list[str]] = {}
         self._profiles: dict[str, list[UserField]] = {}
         self._areas: dict[str, UserLayer] | None = None
+        self._rasters: dict[str, UserLayer] | None = None
 
     # --- the user's own layers --------------------------------------------------------------------------
     def add_user_layer(
@@ -610,6 +711,7 @@ class LayerCatalogue:
             self.user_layers.get(layer_id)
             or self.layers.get(layer_id)
             or (self.area_layers.get(layer_id) if layer_id.startswith("area:") else None)
+            or (self.raster_layers.get(layer_id) if layer_id.startswith(RASTER_PREFIX) else None)
         )
         if found is None:
             known = ", ".join(self.user_layers) or "none"
@@ -669,6 +771,46 @@ class LayerCatalogue:
                 self._areas[entry.id] = entry
                 self._user_frames[entry.id] = gdf
         return self._areas
+
+    @property
+    def raster_layers(self) -> dict[str, UserLayer]:
+        """The sample rasters of the catalogue (``raster:<id>``) whose files are present, described from their
+        header and the catalogue (kind, before / after, date, sensor, units, event), named by their event and kind
+        ("the Hurst fire mask", "the Hurst post-fire image") or their own aliases after the event's ("Hurst dNBR")."""
+        if self._rasters is None:
+            self._rasters = {}
+            for r in self.spec.rasters:
+                path = self.root / r.path
+                if not path.exists():
+                    continue
+                event = self.spec.raster_events[r.event]
+                described = describe_user_raster(r.title, path)
+                own = [*r.aliases, *kind_aliases(r.kind, r.when)]
+                names = [e for e in event.aliases if " " not in e] or event.aliases  # "hurst": longer ones hold it
+                aliases = sorted(
+                    {form.format(e=e, k=k) for e in names for k in own for form in _EVENT_AND_KIND},
+                    key=len,
+                    reverse=True,
+                )
+                limitations = [x for x in described.limitations if not x.startswith("no nodata")]
+                if described.nodata is None:
+                    limitations.append(f"{path.name} declares no nodata value: every pixel is a value")
+                self._rasters[RASTER_PREFIX + r.id] = described.model_copy(
+                    update={
+                        "id": RASTER_PREFIX + r.id,
+                        "aliases": aliases,
+                        "attribution": r.attribution,
+                        "raster_kind": r.kind,
+                        "when": r.when,
+                        "date": r.date,
+                        "sensor": r.sensor,
+                        "units": r.units,
+                        "event": event.name,
+                        "index": r.index,
+                        "limitations": limitations,
+                    }
+                )
+        return self._rasters
 
     def read_user_layer(self, layer_id: str) -> tuple[UserLayer, gpd.GeoDataFrame]:
         """The user layer and its features as read when it was added (source CRS, 2D, repaired)."""

@@ -386,7 +386,9 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
     if not by:
         return Finding(headline=headline, values=values)
     symbol = _UNIT_TEXT.get(unit)
-    header = [str(by), _measure_label(str(stated.get("label") or measure), lang) + (f" ({symbol})" if symbol else "")]
+    # the rows' own label when it differs from the total's ("area" per class beside the burned area in all)
+    row_name = str(stated.get("row_label") or stated.get("label") or measure)
+    header = [str(by), _measure_label(row_name, lang) + (f" ({symbol})" if symbol else "")]
     header += ["ha"] if unit == "km2" else []
     header += (
         [phrase("table.values", lang)]
@@ -407,7 +409,7 @@ def _measured_finding(store: ResponseStore, record: ArtifactRecord, table: pd.Da
         if not missing:
             values.append(
                 StatedValue(
-                    label=f"{name}, {by} = {row['value']}",
+                    label=f"{row_name if stated.get('row_label') else name}, {by} = {row['value']}",
                     value=_stated_measure(float(value)),
                     measure=measure,
                     unit=unit,

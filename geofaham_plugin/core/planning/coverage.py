@@ -599,13 +599,14 @@ def _applies_feature_class(c: Constraint, s: ExecutedStep) -> bool:
 
 def _applies_group(c: Constraint, s: ExecutedStep) -> bool:
     if c.value == "type":  # a breakdown by kind: any grouping step
-        return bool(s.args.get("by")) or s.tool == "count_in_zones"
+        return bool(s.args.get("by")) or s.tool in ("count_in_zones", "class_areas")
     by = str(s.args.get("by") or "").strip().lower()
     field = GROUP_BY_FIELDS.get(str(c.value), "").lower()
     if c.value == "damage class" and s.tool == "damage_by_class":
         return True
     grouping_tools = (
         "count", "sum_by", "dissolve", "zonal_stats", "raster_stats", "share", "measure", "stats", "convex_hulls",
+        "class_areas",
     )  # fmt: skip
     if not by or s.tool not in grouping_tools:
         return "group by" in _sql(s)
@@ -620,8 +621,20 @@ _DAMAGE_FIELD = re.compile(r"damage|dmg|sever|grade|da[ñn]os?|d[ée]g[âa]ts?|d
 
 _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ...]]] = {
     # measure: (tools that compute it -> the (argument, values) they need, or None for any call; SQL fragments)
-    "share": ({"share": None, "raster_stats": ("stat", "share_above")}, ("/",)),
-    "area": ({"zonal_stats": None, "measure": ("quantity", "area"), "add_measure": ("quantity", "area")}, ("st_area",)),
+    "share": (
+        {"share": None, "raster_stats": ("stat", "share_above share"), "class_areas": ("measure", "share")},
+        ("/",),
+    ),
+    "area": (
+        {
+            "zonal_stats": None,
+            "measure": ("quantity", "area"),
+            "add_measure": ("quantity", "area"),
+            "raster_stats": ("stat", "area"),
+            "class_areas": ("measure", "area"),
+        },
+        ("st_area",),
+    ),
     "length": ({"measure": ("quantity", "length"), "add_measure": ("quantity", "length")}, ("st_length",)),
     "mean": (
         {"zonal_stats": None, "stats": ("stat", "mean median"), "raster_stats": ("stat", "mean median")},
@@ -649,7 +662,7 @@ def _applies_measure(c: Constraint, s: ExecutedStep) -> bool:
 def _applies_relation(c: Constraint, s: ExecutedStep) -> bool:
     sql = _sql(s)
     if c.value == "inside":
-        if s.tool in ("inside", "clip", "damage_by_class", "zonal_stats", "raster_stats") or (
+        if s.tool in ("inside", "clip", "damage_by_class", "zonal_stats", "raster_stats", "class_areas") or (
             s.tool in FEATURE_TOOLS and "aoi" in s.inputs
         ):
             return True

@@ -35,7 +35,8 @@ from .facts import PrepassFacts
 from .identify import require_identified
 from .operations import operations_asked
 from .plan import Plan, TaskLedger
-from .prepass import blank_spans, normalise
+from .prepass import blank_spans, normalise, user_entries
+from .raster_read import asks_own_rasters
 from .reading.read import Read, read_alone, read_specs
 from .roads import Unavailable, routable
 from .spec_compile import compile_specs
@@ -336,6 +337,9 @@ class Planner:
         why: list[str] = []
         # a question naming a raster of yours ("mean dNBR inside the fire mask") is an analysis of it, not imagery
         own_raster = any(getattr(self.layers.user_layers.get(i), "role", None) == "values" for i in facts.layers)
+        entries = {e.id: e for e in user_entries(self.layers)}
+        own_raster = own_raster or any(getattr(entries.get(i), "role", None) == "values" for i in facts.layers)
+        own_raster = own_raster or asks_own_rasters(normalise(facts.question), entries, list(facts.layers))
         if not failures and not self.always_ask_model and (own_raster or not asks_imagery(facts, self.layers)):
             chained = self._chain(facts, store, aoi_artifact_id)
             if chained is not None:

@@ -644,8 +644,12 @@ def user_entries(layers: LayerCatalogue | Iterable[UserLayer] | None) -> list[Us
     if layers is None:
         return []
     catalogued = getattr(layers, "user_layers", None)
-    if isinstance(catalogued, dict):  # the user's layers, then the catalogue's named areas
-        return list(catalogued.values()) + list(getattr(layers, "area_layers", {}).values())
+    if isinstance(catalogued, dict):  # the user's layers, then the catalogue's named areas and sample rasters
+        return (
+            list(catalogued.values())
+            + list(getattr(layers, "area_layers", {}).values())
+            + list(getattr(layers, "raster_layers", {}).values())
+        )
     return list(cast("Iterable[UserLayer]", layers))
 
 

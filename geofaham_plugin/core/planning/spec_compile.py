@@ -10,6 +10,7 @@ from typing import Any
 
 from ..agents.base import get_tool
 from ..domain.damage import DamageClass
+from ..domain.rasters import raster_vocabulary
 from .plan import Plan, PlanStep
 from .spec_schema import (
     ALL_CLASSES,
@@ -225,6 +226,8 @@ def _compile_raster(b: StepBuilder, spec: AnalysisSpec) -> str:
     raster = b.add(
         "load_raster_layer", f"Load your raster {spec.subject.layer_id}", {"layer_id": spec.subject.layer_id}, {}
     )
+    if spec.subject.index:
+        raster = _index(b, spec.subject, raster)
     area: str | None = None
     where = "your area"
     if relation is not None:
@@ -257,16 +260,50 @@ def _compile_raster(b: StepBuilder, spec: AnalysisSpec) -> str:
             zones = b.add("clip", f"Cut {spec.zones.describe()} to {where}", {}, {"features": zones, "mask": area})
         area, where = zones, spec.zones.describe()
     elif area is None:
-        if not aoi:
+        if aoi:
+            area = aoi
+        elif not spec.subject.index:
             raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
-        area = aoi
-    stat = "share_above" if spec.measure == "share" else spec.measure
-    args: dict[str, Any] = {"stat": stat, "by": by} | ({"above": spec.threshold} if spec.measure == "share" else {})
+        else:
+            where = "the whole raster"
+    zones_input = {"zones": area} if area is not None else {}
+    if spec.classification is not None:  # "the burned area per USGS severity class"
+        return b.add(
+            "class_areas",
+            f"The {spec.measure} of each class of {spec.classification} inside {where}",
+            {"classification": spec.classification, "measure": spec.measure},
+            {"raster": raster, **zones_input},
+        )
+    if spec.measure == "share" and spec.threshold_below is None:
+        stat = "share_above"
+        args: dict[str, Any] = {"stat": stat, "by": by, "above": spec.threshold}
+    elif spec.measure in ("share", "area"):
+        stat = spec.measure
+        args = {"stat": stat, "by": by, "above": spec.threshold, "below": spec.threshold_below}
+    else:
+        stat = spec.statistic or spec.measure
+        args = {"stat": stat, "by": by}
     return b.add(
         "raster_stats",
         f"The {stat.replace('_', ' ')} of the raster's values inside {where}" + (" per zone" if spec.zones else ""),
         args,
-        {"raster": raster, "zones": area},
+        {"raster": raster, **zones_input},
+    )
+
+
+def _index(b: StepBuilder, subject: SetRef, post: str) -> str:
+    """The steps computing the subject's index from its image (one date), or from its pre and post images."""
+    spec = raster_vocabulary().indices[str(subject.index)]
+    if subject.pre_layer_id is None or spec.change is None:
+        return b.add("compute_index", f"{spec.title} of {subject.layer_id}", {"index": spec.index}, {"scene": post})
+    pre = b.add("load_raster_layer", f"Load your raster {subject.pre_layer_id}", {"layer_id": subject.pre_layer_id}, {})
+    if subject.index == "dnbr":
+        return b.add("dnbr", f"dNBR from {subject.pre_layer_id} to {subject.layer_id}", {}, {"pre": pre, "post": post})
+    return b.add(
+        "index_change",
+        f"{spec.title} (post − pre) from {subject.pre_layer_id} to {subject.layer_id}",
+        {"index": spec.index},
+        {"pre": pre, "post": post},
     )
 
 

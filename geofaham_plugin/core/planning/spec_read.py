@@ -42,6 +42,7 @@ from .prepass import (
     user_entries,
     user_layer_hits,
 )
+from .raster_read import INDEX_PREFIX, index_parts, index_subject, read_terms
 from .spec_schema import (
     DAMAGE_CUT_M,
     NEAR_DEFAULT_M,
@@ -170,6 +171,15 @@ def spec_from_facts(
     entries_of = {e.id: e for e in user_entries(layers)}
     for layer_id in facts.layers:
         named.append((layer_at.get(layer_id, len(text)), None, f"layer:{layer_id}"))
+    # "the mean dNBR inside the fire mask": an index of your images (or the event's sample raster holding it)
+    terms = read_terms(text)
+    indexed = index_subject(terms, entries_of, list(facts.layers))
+    if indexed is not None:
+        if indexed[0].startswith(INDEX_PREFIX):  # the images it is computed from are no other set of the question
+            images = {f"layer:{i}" for i in index_parts(indexed[0])[1:] if i}
+            named = [n for n in named if n[2] not in images]
+        named.insert(0, (-1, None, indexed[0]))  # the values measured: the subject
+        implied += indexed[1]
     named_raster = any(getattr(entries_of.get(i), "role", None) == "values" for i in facts.layers)
     if not named_raster and (people := PEOPLE.search(text)):  # "how many people live in ...": your population raster
         populations = [e for e in user_entries(layers) if e.role == "values" and _POPULATION_WORDS & set(e.aliases)]
@@ -263,13 +273,20 @@ def spec_from_facts(
 
     subject_what = named[0][2]
     others = [what for _, _, what in named[1:]]
-    raster = subject_what.startswith("layer:") and getattr(entries.get(subject_what[6:]), "role", None) == "values"
+    raster = subject_what.startswith(INDEX_PREFIX) or (
+        subject_what.startswith("layer:") and getattr(entries.get(subject_what[6:]), "role", None) == "values"
+    )
+    bounding = _bounding_area(raster, hazard_named, zones_what, kind, others, entries)
+    if bounding is not None:  # "people in the flooded zone inside AOI03": the flood, cut to the area
+        zones_what, others = bounding, [o for o in others if o != bounding]
+        named = [n for n in named if n[2] != bounding]
     if kind is None and len(named) > 1 and named[1][2].startswith("layer:"):
         # "the water points in camp Charlie": in a polygon layer of yours, inside it
         ref_entry = entries.get(named[1][2][6:])
         if ref_entry is not None and ref_entry.role == "area" and _IN_BEFORE.search(text[: named[1][0]]):
             kind = "inside"
-    if raster and kind is None and (others or hazard_named):  # "people in the flood extent": values inside it
+    # "people in the flood extent": values inside it ("the burned area" of an index: its values, no hazard layer)
+    if raster and kind is None and (others or (hazard_named and indexed is None)):
         kind = "inside"
     reference_what: str | None = None
     targets_what: str | None = None
@@ -315,12 +332,16 @@ def spec_from_facts(
     )
     # the disasters under the user's area (of those the question's words point to, if any)
     pool = [i for i in facts.event_candidates if i in aoi_events] if facts.event_candidates else list(aoi_events)
+    whose = "your area of interest"
+    if needs_event and not events and not pool:  # "the flooded zone inside AOI03": the activation the area is of
+        pool = [i for i in facts.event_candidates if i in _named_area_events(facts, layers)]
+        whose = "the area the question names"
     if needs_event and not events and pool:
         names = {event_name(i) for i in pool}
         if len(names) == 1:  # snapshots of one disaster: the latest
             dated = {e.id: e.event_date for e in load_events()}
             events = [max(pool, key=lambda i: (dated.get(i), i))]
-            implied.append(f"the disaster was taken from your area of interest: {names.pop()}")
+            implied.append(f"the disaster was taken from {whose}: {names.pop()}")
         else:
             gap = SpecGap(field="event_id", candidates=pool[:6], reason="your area lies in several")
             return SpecDraft(gaps=[gap])
@@ -331,7 +352,17 @@ def spec_from_facts(
         raise SpecError("the question names no disaster and no area of interest is set")
 
     threshold = None
-    if raster:  # a raster of values: "how many people" is a sum, "average elevation" a mean
+    threshold_below: float | None = None
+    classification: str | None = None
+    if raster and (terms.low is not None or terms.high is not None or terms.per_class) and indexed is not None:
+        # "the area at moderate-low severity or worse", "per USGS severity class": bounds or classes of the values
+        threshold, threshold_below = terms.low, terms.high
+        classification = terms.classification if terms.per_class else None
+        measure = measure if measure in ("share", "area") else "area"
+        implied += terms.implied
+    elif raster:  # a raster of values: "how many people" is a sum, "average elevation" a mean
+        if terms.statistic is not None and measure in ("count", "list", "mean"):
+            measure = "mean"  # "the median dNBR", "the maximum": a statistic of the values (spec.statistic)
         if measure in ("count", "list"):
             measure = "sum"
         if measure == "share" and (m := _AT_LEAST.search(text)):  # "the share at 0.27 or more"
@@ -344,7 +375,7 @@ def spec_from_facts(
                 reference_what = others[0] if kind is not None else reference_what
         if measure not in ("sum", "mean") and threshold is None:
             raise SpecError(f"a raster of values answers a sum or a mean inside an area, not a {measure}")
-        if kind is None and not aoi_artifact_id and not zones_what:
+        if kind is None and not aoi_artifact_id and not zones_what and indexed is None:
             raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
     if measure == "count" and subject_what.startswith(("features:", "layer:")) and not facts.wants_count:
         measure = "list"
@@ -513,6 +544,9 @@ def spec_from_facts(
                 zone_label=zone_label,
                 grid_m=grid_m,
                 threshold=threshold,
+                threshold_below=threshold_below,
+                classification=classification,
+                statistic=terms.statistic if raster and measure == "mean" else None,
                 aoi_artifact_id=aoi_artifact_id,
                 implied=implied,
                 access=access,
@@ -584,7 +618,32 @@ def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text:
     return [name for name in said if condition is None or name != condition.field]
 
 
+def _bounding_area(
+    raster: bool,
+    hazard_named: bool,
+    zones_what: str | None,
+    kind: RelationKind | None,
+    others: list[str],
+    entries: dict[str, UserLayer],
+) -> str | None:
+    """The polygon layer that bounds a raster's statistic over the hazard the question also names ("people in the
+    flooded zone inside AOI03": the flood, within AOI03), taken as the zones cut to the hazard; None otherwise."""
+    if not raster or not hazard_named or zones_what is not None or kind not in (None, "inside", "within"):
+        return None
+    areas = [w for w in others if w.startswith("layer:") and getattr(entries.get(w[6:]), "role", None) == "area"]
+    return areas[0] if len(areas) == 1 and len(others) == 1 else None
+
+
+def _named_area_events(facts: PrepassFacts, layers: LayerCatalogue | None) -> list[int]:
+    """The disasters of the catalogue's named areas the question names (AOI03: the Valencia DANA activation)."""
+    if layers is None:
+        return []
+    return [e for a in layers.spec.named_areas if f"area:{a.id}" in facts.layers for e in a.events]
+
+
 def _is_raster(what: str, entries: dict[str, UserLayer]) -> bool:
+    if what.startswith(INDEX_PREFIX):
+        return True
     return what.startswith("layer:") and getattr(entries.get(what[6:]), "role", None) == "values"
 
 
@@ -783,6 +842,9 @@ def _set_ref(what: str, event_id: int | None, facts: PrepassFacts, *, as_referen
             return SetRef(kind="hazard", event_id=event_id)
         if what == "aoi":
             return SetRef(kind="aoi")
+        if what.startswith(INDEX_PREFIX):  # an index computed from images: a raster set of the post image
+            index, post, pre = index_parts(what)
+            return SetRef(kind="layer", layer_id=post, raster=True, index=index, pre_layer_id=pre)
         kind, _, name = what.partition(":")
         if kind == "features":
             return SetRef(kind="features", feature_class=name, event_id=event_id)

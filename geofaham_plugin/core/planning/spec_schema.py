@@ -25,6 +25,7 @@ from ..domain.damage import ANY_DAMAGE, DamageClass
 from ..domain.events import get_event
 from ..domain.feature_classes import kinds_name
 from ..domain.language import damage_class_name, feature_class_name, phrase
+from ..domain.rasters import raster_vocabulary
 
 SetKind = Literal["damage", "features", "hazard", "layer", "aoi"]
 RelationKind = Literal["inside", "outside", "within", "beyond", "nearest"]
@@ -73,6 +74,12 @@ class SetRef(BaseModel):
         description="field -> values to keep (structure type, category ...), exactly as in the data",
     )
     raster: bool = Field(default=False, description="layer sets: a raster of values (population ...), not features")
+    index: str | None = Field(
+        default=None,
+        description="raster sets: a spectral index computed from the image layer_id (rasters.json's indices: dnbr, "
+        "ndvi ...); a change between two dates (dnbr) from pre_layer_id to layer_id",
+    )
+    pre_layer_id: str | None = Field(default=None, description="raster sets of a change index: the pre-event image")
     filters_out: dict[str, list[str]] = Field(
         default_factory=dict, description="field -> values the question takes out of the set ('excluding mobile homes')"
     )
@@ -119,6 +126,14 @@ class SetRef(BaseModel):
                 out = kinds_name(self.feature_class, self.kinds_out)
                 return phrase("what.class_features_except", lang, cls=cls, kinds=out) + inside
             return phrase("what.class_features", lang, cls=cls) + inside
+        if self.kind == "layer" and self.index:
+            return f"{index_title(self.index)} of " + (
+                f"{_shown_id(self.pre_layer_id)} → {_shown_id(self.layer_id)}"
+                if self.pre_layer_id
+                else _shown_id(self.layer_id)
+            )
+        if self.kind == "layer" and str(self.layer_id).startswith("raster:"):  # a sample raster, not yours
+            return f"the sample raster {_shown_id(self.layer_id)}"
         if self.kind == "layer":
             return phrase("set.layer", lang, layer=str(self.layer_id).removeprefix("user:"))
         return phrase("label.your_aoi", lang)
@@ -172,6 +187,15 @@ class AnalysisSpec(BaseModel):
     zone_label: str | None = Field(default=None, description="the zones' field that names a zone")
     grid_m: float | None = Field(default=None, gt=0, description="count on a square grid of this cell size (UTM)")
     threshold: float | None = Field(default=None, description="a raster's share: the value pixels reach or exceed")
+    threshold_below: float | None = Field(
+        default=None, description="a raster's share or area: the value pixels stay below (with threshold: between)"
+    )
+    classification: str | None = Field(
+        default=None, description="a raster's area (or share) per class of a named classification (rasters.json)"
+    )
+    statistic: Literal["median", "min", "max"] | None = Field(
+        default=None, description="a raster's statistic other than the mean ('the median dNBR'): measure mean"
+    )
     share_of: list[DamageClass] = Field(
         default_factory=list,
         description="a share of damage records: the grades of its base ('of the damaged, what fraction were "
@@ -189,10 +213,15 @@ class AnalysisSpec(BaseModel):
             raise ValueError("the area of interest restricts a subject; it is not one")
         if self.measure in ("sum", "mean") and not self.field and not self.subject.raster:
             raise ValueError(f"a {self.measure} needs a numeric field")
-        if self.subject.raster and self.measure not in ("sum", "mean", "share"):
+        if self.subject.raster and self.measure not in ("sum", "mean", "share", "area"):
             raise ValueError("a raster of values answers a sum or a mean inside an area, not a count of features")
-        if self.subject.raster and (self.measure == "share") != (self.threshold is not None):
-            raise ValueError("a raster's share is of the pixels at or above a threshold the question states")
+        bounded = self.threshold is not None or self.threshold_below is not None or self.classification is not None
+        if self.subject.raster and (self.measure in ("share", "area")) != bounded:
+            raise ValueError("a raster's share or area is of the pixels within thresholds the question states")
+        if self.statistic is not None and (self.measure != "mean" or not self.subject.raster):
+            raise ValueError("a median, minimum or maximum is a statistic of a raster's values")
+        if self.classification is not None and not self.subject.raster:
+            raise ValueError("a classification classifies a raster's values")
         if self.measure in ("area", "length") and self.subject.kind == "damage":
             raise ValueError(f"the {self.measure} of building points is not defined")
         if self.relation and self.relation.reference.kind == "aoi" and not self.aoi_artifact_id:
@@ -213,6 +242,8 @@ class AnalysisSpec(BaseModel):
             what = phrase("label.hazard_area", lang)
         elif subject.kind == "features":
             what = subject.describe(lang).removesuffix(phrase("set.in_hazard", lang) if subject.in_hazard else "")
+        elif subject.index or str(subject.layer_id).startswith("raster:"):
+            what = subject.describe(lang)
         else:
             key = "label.raster_values" if subject.raster else "label.layer_features"
             what = phrase(key, lang, layer=str(subject.layer_id).removeprefix("user:"))
@@ -275,6 +306,16 @@ class AnalysisSpec(BaseModel):
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             parts.append("in your area of interest")
         return " ".join(parts)
+
+
+def index_title(index: str) -> str:
+    """A spectral index's name as written ("dNBR"), from rasters.json."""
+    spec = raster_vocabulary().indices.get(index)
+    return spec.title if spec else index
+
+
+def _shown_id(layer_id: str | None) -> str:
+    return str(layer_id).removeprefix("user:").removeprefix("raster:")
 
 
 def _buildings(classes: Sequence[DamageClass], lang: str = "en") -> str:

@@ -421,7 +421,8 @@ class LoadRasterLayerArgs(BaseModel):
 
 @tool(agent=R, args=LoadRasterLayerArgs, output=ArtifactKind.raster)
 def load_raster_layer(ctx: ToolContext, args: LoadRasterLayerArgs) -> ArtifactRecord:
-    """Load one of the user's rasters (population, elevation ...) by its catalogue id, copied as a COG."""
+    """Load one of the user's rasters (population, elevation, an image, a mask ...) or a sample raster
+    (``raster:<id>``) by its catalogue id, copied as a COG."""
     from ...engines.layers import UserLayer
 
     entry = ctx.layers.entry(args.layer_id)  # ToolFailed naming the known ids when there is none
@@ -436,88 +437,221 @@ def load_raster_layer(ctx: ToolContext, args: LoadRasterLayerArgs) -> ArtifactRe
             "role": entry.role,
             "attribution": entry.attribution,
             "limitations": list(entry.limitations),
+            **({"index": entry.index} if entry.index else {}),
+            **{k: v for k in ("raster_kind", "when", "date", "sensor", "units", "event") if (v := getattr(entry, k))},
         },
     )
 
 
-RasterStat = Literal["sum", "mean", "median", "min", "max", "share_above"]
+RasterStat = Literal["sum", "mean", "median", "min", "max", "share_above", "share", "area"]
 
 
 class RasterStatsArgs(BaseModel):
     stat: RasterStat = Field(
-        description="sum (people in a population raster), mean, median, min, max, or share_above a threshold"
+        description="sum (people in a population raster), mean, median, min, max, share_above a threshold, or the "
+        "share / area (km²) of the pixels at or above 'above' and below 'below'"
     )
-    above: float | None = Field(default=None, description="share_above: the threshold (pixels at or above it)")
+    above: float | None = Field(default=None, description="share_above, share, area: pixels at or above this")
+    below: float | None = Field(default=None, description="share, area: pixels below this")
     by: str | None = Field(default=None, description="zone field: one value per zone; null: one value over all zones")
     band: int = Field(default=1, ge=1)
+
+
+def _whole_grid(grid: Any) -> Any:
+    """The raster's extent as one zone (a statistic over the whole raster)."""
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    return gpd.GeoDataFrame(geometry=[box(*grid.bounds)], crs=grid.crs)
+
+
+def _bounds_text(above: float | None, below: float | None) -> str:
+    if above is not None and below is not None:
+        return f"from {above:g} up to {below:g}"
+    return f"at or above {above:g}" if above is not None else f"below {below:g}"
 
 
 @tool(
     agent=R,
     args=RasterStatsArgs,
     output=ArtifactKind.table,
+    optional_inputs=("zones",),
     inputs=(
         InputSpec("raster", RASTER, description="values (population, elevation, an index ...)"),
-        InputSpec("zones", VECTOR_KINDS, POLYGONAL, description="the area(s): a hazard extent, your area, zones"),
+        InputSpec(
+            "zones", VECTOR_KINDS, POLYGONAL, description="the area(s): a hazard extent, your area, zones; none: all"
+        ),
     ),
 )
 def raster_stats(
-    ctx: ToolContext, args: RasterStatsArgs, raster: ArtifactRecord, zones: ArtifactRecord
+    ctx: ToolContext, args: RasterStatsArgs, raster: ArtifactRecord, zones: ArtifactRecord | None = None
 ) -> ArtifactRecord:
-    """One statistic of a raster's values inside an area (zones merged, overlaps once), or per zone by a field."""
+    """One statistic of a raster's values inside an area (zones merged, overlaps once), or per zone by a field; the
+    share or area (geodesic, per pixel row) of the pixels within thresholds; over the whole raster without zones."""
     import pandas as pd
 
     values, grid, _ = _band(ctx, raster, args.band)
-    gdf = _zone_frame(ctx, zones, args.by)
-    if (args.stat == "share_above") != (args.above is not None):
+    gdf = _zone_frame(ctx, zones, args.by) if zones is not None else _whole_grid(grid)
+    if args.by and zones is None:
+        raise ModelRetry("'by' groups by a field of the zones: give zones, or no 'by'")
+    if (args.stat == "share_above") != (args.above is not None and args.stat not in ("share", "area")):
         raise ModelRetry("share_above needs 'above' (the threshold); the other statistics take none")
+    bounded = args.stat in ("share", "area")
+    if bounded and args.above is None and args.below is None:
+        raise ModelRetry(f"{args.stat} needs 'above' and/or 'below' (the thresholds)")
+    if args.below is not None and not bounded:
+        raise ModelRetry("'below' bounds a share or an area (stat share or area)")
     whole = gdf.dissolve() if not args.by else gdf  # one area: overlapping zones count their pixels once
-    table = ops.quiet(ops.zonal_stats, values, grid, whole, by=args.by, above=args.above)
+    table = ops.quiet(ops.zonal_stats, values, grid, whole, by=args.by, above=args.above, below=args.below)
     if int(table["pixels"].sum()) == 0:
+        where = zones.id if zones is not None else "the raster"
         raise ToolFailed(
-            f"no valid pixel of {raster.id} inside {zones.id}",
+            f"no valid pixel of {raster.id} inside {where}",
             kind="empty",
             hint="the raster may not cover the area: check both on the map",
         )
     total = (
         table.iloc[0]
         if not args.by
-        else ops.quiet(ops.zonal_stats, values, grid, gdf.dissolve(), by=None, above=args.above).iloc[0]
+        else ops.quiet(ops.zonal_stats, values, grid, gdf.dissolve(), by=None, above=args.above, below=args.below).iloc[
+            0
+        ]
     )
+    column = {"share": "share_above", "area": "area_within_m2"}.get(args.stat, args.stat)
     out = pd.DataFrame(
         {
             "value": table["zone"].astype(str) if args.by else ["all"],
-            args.stat: table[args.stat].astype(float),
+            args.stat: table[column].astype(float),
             "n": table["pixels"].astype(int),
             "area_km2": table["area_m2"].astype(float) / 1e6,
         }
     ).sort_values(args.stat, ascending=False, kind="stable", na_position="last")
-    layer = raster.extra.get("layer_id") or raster.id
-    what = str(layer).removeprefix("user:")
-    amount = float(total[args.stat])
-    share = args.stat == "share_above"
+    layer = raster.extra.get("layer_id") or raster.extra.get("index") or raster.id
+    what = str(layer).removeprefix("user:").removeprefix("raster:")
+    amount = float(total[column])
+    share = args.stat in ("share_above", "share")
+    area = args.stat == "area"
     if share:  # stated as a percentage of the area's valid pixels
         out[args.stat] = out[args.stat] * 100
         amount *= 100
+    if area:
+        out[args.stat] = out[args.stat] / 1e6
+        amount /= 1e6
+    where = zones.id if zones is not None else f"the whole of {raster.id}"
+    bounds = _bounds_text(args.above, args.below) if (share or area) else ""
+    label = f"share of {what} {bounds}" if share else f"area of {what} {bounds}" if area else f"{args.stat} of {what}"
     return ctx.store.register_table(
         out.reset_index(drop=True),
         source="raster.raster_stats",
-        inputs=[raster.id, zones.id],
-        summary=(f"share of {what} >= {args.above:g}" if share else f"{args.stat} of {what}")
-        + f" inside {zones.id}: {amount:g}{' %' if share else ''} ({int(total['pixels']):,} pixels)"
+        inputs=[raster.id] + ([zones.id] if zones is not None else []),
+        summary=f"{label} inside {where}: {amount:g}{' %' if share else ' km²' if area else ''}"
+        + f" ({int(total['pixels']):,} pixels)"
         + (f" by {args.by}" if args.by else ""),
         extra={
             "by": args.by,
             "stat": args.stat,
             "value": amount,
             "n": int(total["pixels"]),
-            "limitations": limitations_of(raster, zones),
+            "limitations": limitations_of(raster, *([zones] if zones is not None else []))
+            + ([] if zones is not None else [f"taken over the whole raster {raster.id} (no area was given)"]),
             "stated": {
-                "measure": "share" if share else args.stat,
-                "unit": "percent" if share else "none",
+                "measure": "share" if share else "area" if area else args.stat,
+                "unit": "percent" if share else "km2" if area else "none",
                 "column": args.stat,
-                "label": f"share of {what} at or above {args.above:g}" if share else f"{args.stat} of {what}",
+                "label": label,
                 "total": amount,
+            },
+        },
+    )
+
+
+class ClassAreasArgs(BaseModel):
+    classification: str = Field(description="a named classification of rasters.json (usgs_dnbr: burn severity)")
+    measure: Literal["area", "share"] = Field(default="area", description="area (km²) or share (%) of each class")
+    band: int = Field(default=1, ge=1)
+
+
+@tool(
+    agent=R,
+    args=ClassAreasArgs,
+    output=ArtifactKind.table,
+    optional_inputs=("zones",),
+    inputs=(
+        InputSpec("raster", RASTER, description="the values the classification classifies (dNBR ...)"),
+        InputSpec("zones", VECTOR_KINDS, POLYGONAL, description="the area (a mask's polygons, a perimeter); none: all"),
+    ),
+)
+def class_areas(
+    ctx: ToolContext, args: ClassAreasArgs, raster: ArtifactRecord, zones: ArtifactRecord | None = None
+) -> ArtifactRecord:
+    """The area (km², geodesic per pixel row) and share of each class of a named classification of a raster's
+    values (USGS dNBR burn severity: unburned, low, moderate-low, moderate-high, high), inside an area or over the
+    whole raster; the total is the area of the classes that count as burned (from rasters.json)."""
+    import pandas as pd
+
+    from ...domain.rasters import raster_vocabulary
+
+    known = raster_vocabulary().classifications
+    if args.classification not in known:
+        raise ModelRetry(f"classification must be one of {', '.join(known)}")
+    c = known[args.classification]
+    index = raster.extra.get("index")
+    if index is not None and index != c.index:
+        raise ToolFailed(
+            f"{raster.id} holds {index}, and {c.title} classifies {c.index}",
+            kind="invalid_input",
+            hint=f"compute {c.index} first",
+        )
+    values, grid, _ = _band(ctx, raster, args.band)
+    gdf = ctx.store.read_vector(zones.id) if zones is not None else None
+    table = ops.quiet(ops.class_areas_inside, values, grid, c.breaks, c.labels, gdf)
+    if table.empty or int(table["pixels"].sum()) == 0:
+        where = zones.id if zones is not None else "the raster"
+        raise ToolFailed(f"no valid pixel of {raster.id} inside {where}", kind="empty")
+    first = c.labels.index(c.burned_from) if c.burned_from else 0
+    counted = table[table["class"] >= first]
+    total_km2 = float(counted["area_m2"].sum()) / 1e6
+    total_share = float(counted["pixels"].sum()) / float(table["pixels"].sum()) * 100
+    column = "area_km2" if args.measure == "area" else "share"
+    out = pd.DataFrame(
+        {
+            "value": table["label"].astype(str),
+            "area_km2": table["area_m2"].astype(float) / 1e6,
+            "share": table["share"].astype(float) * 100,
+            "n": table["pixels"].astype(int),
+        }
+    )
+    scheme = c.title.split(" (")[0]
+    label = f"burned {args.measure} ({c.burned_from} or above, {scheme})" if c.burned_from else args.measure
+    row_label = f"{args.measure} by {scheme} class"
+    total = total_km2 if args.measure == "area" else total_share
+    where = zones.id if zones is not None else f"the whole of {raster.id}"
+    parts = "; ".join(f"{r.value} {r.area_km2:.3f} km² ({r.share:.1f} %)" for r in out.itertuples())
+    return ctx.store.register_table(
+        out,
+        source=f"raster.class_areas:{args.classification}",
+        inputs=[raster.id] + ([zones.id] if zones is not None else []),
+        summary=f"{c.title} inside {where}: {parts}"[:300],
+        extra={
+            "by": "class",
+            "classification": args.classification,
+            "breaks": list(c.breaks),
+            "value": total,
+            "n": int(table["pixels"].sum()),
+            "limitations": limitations_of(raster, *([zones] if zones is not None else []))
+            + ([] if zones is not None else [f"taken over the whole raster {raster.id} (no area was given)"])
+            + [
+                f"classes of {c.title}: breaks "
+                + ", ".join(f"{b:g}" for b in c.breaks)
+                + " (a class holds its lower break)"
+            ],
+            "stated": {
+                "measure": args.measure,
+                "unit": "km2" if args.measure == "area" else "percent",
+                "column": column,
+                "label": label,
+                "row_label": row_label,
+                "total": total,
             },
         },
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from ...domain.rasters import classification
 from .grid import Grid, row_pixel_areas
 
 if TYPE_CHECKING:
@@ -35,8 +36,9 @@ INDEX_NAMES = tuple(INDICES)
 WATER_THRESHOLDS = {"ndwi": 0.0, "mndwi": 0.0}
 #: USGS FIREMON / Key & Benson (2006) dNBR severity classes (dNBR unscaled, i.e. ×1 not ×1000):
 #: < 0.1 unburned, 0.1-0.27 low, 0.27-0.44 moderate-low, 0.44-0.66 moderate-high, >= 0.66 high.
-DNBR_BREAKS = (0.1, 0.27, 0.44, 0.66)
-DNBR_LABELS = ("unburned", "low", "moderate-low", "moderate-high", "high")
+#: (the one source: ``core/data/rasters.json``, classification ``usgs_dnbr``)
+DNBR_BREAKS = tuple(classification("usgs_dnbr").breaks)
+DNBR_LABELS = tuple(classification("usgs_dnbr").labels)
 BURNED_DNBR = DNBR_BREAKS[0]  # "burned" = any class from low upwards
 FLOOD_LABELS = {0: "dry", 1: "flooded", 2: "permanent water"}
 WATER_LABELS = {0: "dry", 1: "water"}
@@ -331,10 +333,22 @@ def polygonize(
 
 
 # ------------------------------------------------------------------------------------ zonal
-def _stats(values: np.ndarray, areas: np.ndarray, above: float | None = None) -> dict[str, float]:
+def _stats(
+    values: np.ndarray, areas: np.ndarray, above: float | None = None, below: float | None = None
+) -> dict[str, float]:
     ok = ~np.isnan(values)
     v = values[ok].astype("float64")
-    share = {} if above is None else {"share_above": float((v >= above).mean()) if v.size else np.nan}
+    share = {}
+    if above is not None or below is not None:  # the valid pixels at or above ``above`` and below ``below``
+        hit = np.ones(v.shape, bool)
+        if above is not None:
+            hit &= v >= above
+        if below is not None:
+            hit &= v < below
+        share = {
+            "share_above": float(hit.mean()) if v.size else np.nan,
+            "area_within_m2": float(areas[ok][hit].sum()) if v.size else 0.0,
+        }
     if not v.size:
         return share | {
             "pixels": 0,
@@ -359,12 +373,18 @@ def _stats(values: np.ndarray, areas: np.ndarray, above: float | None = None) ->
 
 
 def zonal_stats(
-    values: Any, grid: Grid, zones: gpd.GeoDataFrame, by: str | None = None, above: float | None = None
+    values: Any,
+    grid: Grid,
+    zones: gpd.GeoDataFrame,
+    by: str | None = None,
+    above: float | None = None,
+    below: float | None = None,
 ) -> pd.DataFrame:
     """Statistics of ``values`` (2-D, on ``grid``) inside each zone of a GeoDataFrame (dissolved by
     ``by`` if given). A pixel belongs to a zone when its centre is inside; NaN pixels are skipped;
     zones may overlap. Only the window under each zone is read. With ``above``: also the share of the
-    zone's valid pixels at or above it (``share_above``)."""
+    zone's valid pixels at or above it (``share_above``); with ``below`` too (or alone): of those below it; and
+    their area (``area_within_m2``)."""
     from rasterio.features import geometry_mask
     from rasterio.windows import from_bounds
 
@@ -382,7 +402,7 @@ def zonal_stats(
     for name, geom in groups:
         record: dict[str, Any] = {"zone": name}
         if geom is None or geom.is_empty or not _intersects(geom.bounds, grid.bounds):
-            record.update(_stats(np.empty(0), np.empty(0), above))
+            record.update(_stats(np.empty(0), np.empty(0), above, below))
             out.append(record)
             continue
         win = from_bounds(*geom.bounds, transform=grid.transform)
@@ -390,7 +410,7 @@ def zonal_stats(
         r1 = min(int(np.ceil(win.row_off + win.height)) + 1, grid.height)
         c1 = min(int(np.ceil(win.col_off + win.width)) + 1, grid.width)
         if r1 <= r0 or c1 <= c0:
-            record.update(_stats(np.empty(0), np.empty(0), above))
+            record.update(_stats(np.empty(0), np.empty(0), above, below))
             out.append(record)
             continue
         sub = grid.window(r0, c0, r1 - r0, c1 - c0)
@@ -398,10 +418,64 @@ def zonal_stats(
         block = values[r0:r1, c0:c1]
         block = compute.compute(block)[0] if hasattr(block, "dask") else np.asarray(block)
         areas = np.broadcast_to(row_areas[r0:r1, None], sub.shape)
-        record.update(_stats(np.where(inside, block, np.nan), np.where(inside, areas, 0.0), above))
+        record.update(_stats(np.where(inside, block, np.nan), np.where(inside, areas, 0.0), above, below))
         out.append(record)
     columns = ["zone", "pixels", "area_m2", "mean", "min", "max", "std", "median", "sum"]
-    return pd.DataFrame(out, columns=columns + (["share_above"] if above is not None else []))
+    bounded = above is not None or below is not None
+    return pd.DataFrame(out, columns=columns + (["share_above", "area_within_m2"] if bounded else []))
+
+
+def class_areas_inside(
+    values: Any, grid: Grid, breaks: Sequence[float], labels: Sequence[str], zones: gpd.GeoDataFrame | None = None
+) -> pd.DataFrame:
+    """Pixels, area (m², per-row pixel areas) and share of the valid pixels of each class of ``values`` classified
+    by ``breaks`` (:func:`classify`), inside the zones merged (a pixel counts when its centre is inside), or over
+    the whole grid without zones. NaN pixels are left out."""
+    from rasterio.features import geometry_mask
+
+    from . import compute
+    from .grid import same_crs
+
+    values = _arr(values)
+    r0, c0, r1, c1 = 0, 0, grid.height, grid.width
+    inside: np.ndarray | None = None
+    if zones is not None:
+        from rasterio.windows import from_bounds
+
+        zones = zones if same_crs(zones.crs.to_wkt(), grid.crs) else zones.to_crs(grid.crs)
+        geom = zones.geometry.union_all()
+        if geom is None or geom.is_empty or not _intersects(geom.bounds, grid.bounds):
+            r1 = r0
+        else:
+            win = from_bounds(*geom.bounds, transform=grid.transform)
+            r0, c0 = max(int(np.floor(win.row_off)), 0), max(int(np.floor(win.col_off)), 0)
+            r1 = min(int(np.ceil(win.row_off + win.height)) + 1, grid.height)
+            c1 = min(int(np.ceil(win.col_off + win.width)) + 1, grid.width)
+        if r1 > r0 and c1 > c0:
+            sub = grid.window(r0, c0, r1 - r0, c1 - c0)
+            inside = geometry_mask([geom], out_shape=sub.shape, transform=sub.transform, invert=True)
+    rows = []
+    if r1 > r0 and c1 > c0:
+        block = values[r0:r1, c0:c1]
+        block = compute.compute(block)[0] if hasattr(block, "dask") else np.asarray(block)
+        block = block.astype("float64")
+        ok = ~np.isnan(block) if inside is None else (~np.isnan(block) & inside)
+        classes = np.digitize(np.where(ok, block, 0.0), np.asarray(breaks, dtype="float64"))
+        areas = np.broadcast_to(row_pixel_areas(grid)[r0:r1, None], block.shape)
+        total = int(ok.sum())
+        for i, label in enumerate(labels):
+            hit = ok & (classes == i)
+            n = int(hit.sum())
+            rows.append(
+                {
+                    "class": i,
+                    "label": label,
+                    "pixels": n,
+                    "area_m2": float(areas[hit].sum()),
+                    "share": n / total if total else np.nan,
+                }
+            )
+    return pd.DataFrame(rows, columns=["class", "label", "pixels", "area_m2", "share"])
 
 
 def zonal_stats_by_class(

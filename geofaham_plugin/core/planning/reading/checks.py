@@ -23,6 +23,8 @@ class Known(BaseModel):
     has_damage: bool = True
     grid: bool = False
     kinds: dict[str, list[str]] = Field(default_factory=dict, description="set name -> the kinds it can be narrowed to")
+    masks: list[str] = Field(default_factory=list, description="raster layers that are masks or classes: areas")
+    indices: list[str] = Field(default_factory=list, description="index sets computed from images: index:<name>")
 
 
 def check_reading(r: Reading, known: Known) -> list[str]:
@@ -69,6 +71,11 @@ def check_reading(r: Reading, known: Known) -> list[str]:
     if r.kinds and not set(r.kinds) <= set(known.kinds.get(r.subject, ())):
         own = ", ".join(known.kinds.get(r.subject, ())) or "none"
         problems.append(f"kinds narrow the subject: '{r.subject}' has the kinds {own}; leave kinds empty otherwise")
+    if r.subject in known.masks and known.indices:  # "what share of the fire mask burned": the mask bounds the area
+        problems.append(
+            f"{r.subject} is a mask: it is the area (reference, relation inside), and the values measured are "
+            f"{known.indices[0]}: use it as the subject"
+        )
     named = {r.subject, r.reference}
     for cls in known.classes:
         if cls not in named and r.subject != "damage":

@@ -100,6 +100,14 @@ def candidates_for(
         for ref in (s.subject, s.relation.reference if s.relation else None):
             if ref is not None and ref.kind == "features" and ref.feature_class and ref.feature_class not in sets:
                 sets[ref.feature_class] = class_line(ref.feature_class)
+            if ref is not None and ref.index:  # an index code computes from your images ("the mean dNBR")
+                sets.setdefault(f"index:{ref.index}", f"index:{ref.index}: {ref.describe()} (a raster of values)")
+            elif ref is not None and ref.kind == "layer" and ref.raster and (e := entries.get(str(ref.layer_id))):
+                # a raster code took without its name being said ("how many people": your population raster)
+                sets.setdefault(f"layer:{e.id.removeprefix('user:')}", f"layer:{e.id.removeprefix('user:')}: {e.title}")
+        if s.zones is not None and s.zones.layer_id:  # zones code cuts the measure to: not the subject or reference
+            zoned = "layer:" + s.zones.layer_id.removeprefix("user:")
+            named_layers = [n for n in named_layers if n != zoned]
     kinds: dict[str, list[str]] = {}
     domain = damage_domain(event_id, layers) if has_damage else None
     if domain is not None and "damage" in sets:
@@ -112,7 +120,14 @@ def candidates_for(
     relations = {
         str(c.value) for c in question_constraints(facts, aoi_artifact_id=aoi_artifact_id) if c.kind == "relation"
     }
+    masks = [
+        "layer:" + layer_id.removeprefix("user:")
+        for layer_id in facts.layers
+        if (e := entries.get(layer_id)) is not None and e.role == "values" and e.raster_kind in ("mask", "classes")
+    ]
     known = Known(
+        masks=masks,
+        indices=[name for name in sets if name.startswith("index:")],
         distances_m=list(facts.distances_m),
         k=facts.k,
         classes=classes,

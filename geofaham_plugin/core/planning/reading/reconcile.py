@@ -34,6 +34,8 @@ def set_name(ref: SetRef | None) -> str | None:
         return ref.kind
     if ref.kind == "features":
         return str(ref.feature_class)
+    if ref.kind == "layer" and ref.index:  # an index computed from images: "index:dnbr"
+        return "index:" + ref.index
     if ref.kind == "layer":
         return "layer:" + str(ref.layer_id).removeprefix("user:")
     return MY_AREA
