@@ -37,6 +37,7 @@ from affine import Affine
 from geofaham_plugin.core.agents import TOOLS
 from geofaham_plugin.core.config import settings_from_env
 from geofaham_plugin.core.engines.raster import landlock, sandbox, sandbox_outputs
+from geofaham_plugin.core.engines.raster.cgroup import _own_groups, parent_group
 from geofaham_plugin.core.errors import ToolFailed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,7 +145,8 @@ import json, sys
 from geofaham_plugin.core.engines.raster import sandbox
 kw = json.loads(sys.argv[1])
 code, session = kw.pop('code'), kw.pop('session')
-r = sandbox.run_code(code, session_dir=session, limits=sandbox.Limits(cpu_s=20, wall_s=60), **kw)
+limits = sandbox.Limits(cpu_s=20, wall_s=60, memory_mb=kw.pop('memory_mb', 3072))
+r = sandbox.run_code(code, session_dir=session, limits=limits, **kw)
 sandbox.cleanup(r)
 print(json.dumps({'kind': r.kind, 'message': r.message, 'stdout': r.stdout, 'stderr': r.stderr,
                   'isolation': r.isolation}))
@@ -593,3 +595,36 @@ def test_run_as_root_the_child_holds_no_privilege(session):
     assert socket.gethostname() == hostname
     left = [p for p in session.rglob("*") if p.is_file() and p.name != "inside.txt"]
     assert left == [], left  # the cleanup removed everything the run made
+
+
+MEMFD_HOARD = """
+os = sys.modules['os']
+fd = os.memfd_create('hoard')
+chunk = bytes(64 << 20)
+for i in range(16):
+    os.write(fd, chunk)
+print('stored 1 GiB', flush=True)
+"""
+
+
+@pytest.mark.skipif(parent_group() is None, reason="no writable memory cgroup on this machine")
+@needs_landlock
+def test_shared_memory_counts_against_the_memory_limit(session):
+    """memfd_create stored 1 GiB under a 512 MB limit: a memfd's pages are outside RLIMIT_AS. With seccomp (which
+    refuses memfd_create) and the in-process layers switched off, the run's memory group counts them: the tree is
+    killed and the run says the memory limit was exceeded; without the group the same code stores its gigabyte."""
+    held = run_with_secret(FLIP + MEMFD_HOARD, session, seccomp=False, memory_mb=512)
+    assert held["kind"] == "memory" and "shared memory counted" in held["message"], held
+    assert "stored 1 GiB" not in held["stdout"] and any("memory group (cgroup v" in i for i in held["isolation"])
+    lost = run_with_secret(FLIP + MEMFD_HOARD, session, seccomp=False, memory_mb=512, memory_group=False)
+    assert lost["kind"] == "ok" and "stored 1 GiB" in lost["stdout"], lost
+    folder, _ = parent_group()
+    assert not list(folder.glob("geofaham-sandbox-*"))  # each run's group removed with it
+
+
+def test_the_memory_group_is_found_in_either_cgroup_version():
+    v2 = "0::/user.slice/user-1000.slice/session-2.scope\n"
+    hybrid = "4:memory:/process_api/c44\n1:cpu:/\n0::/\n"
+    assert _own_groups(v2) == ("/user.slice/user-1000.slice/session-2.scope", None)
+    assert _own_groups(hybrid) == ("/", "/process_api/c44")
+    assert _own_groups("12:cpu,cpuacct:/x\n") == (None, None)

@@ -49,7 +49,8 @@ from typing import Any
 
 from ...config import ComputeSettings
 from ...errors import ToolFailed
-from .sandbox_child import kill_tree
+from .cgroup import MemoryGroup
+from .sandbox_child import descendants, kill_tree
 
 MB = 1024 * 1024
 
@@ -372,12 +373,14 @@ def run_code(
     allow_without_landlock: bool = False,
     seccomp: bool = True,
     namespaces: bool = True,
+    memory_group: bool = True,
 ) -> SandboxResult:
     """Run ``code`` confined (see module docstring). ``inputs`` (name -> {path, kind, ...}) are exposed
     to the code as ``inputs``; outputs saved with ``gr.save_*`` come back, rewritten and checked, in
     ``result.outputs`` (``result.kinds``: path -> raster | vector | table | text). The caller must call
     :func:`cleanup` on ``result`` once it has registered what it wants. ``landlock``, ``seccomp`` and
-    ``namespaces`` switch a layer off (tests prove each of the others holds alone)."""
+    ``namespaces`` switch a layer off (tests prove each of the others holds alone); ``memory_group`` too (the tree's
+    memory cgroup, where one can be made: :mod:`.cgroup`)."""
     from . import landlock as kernel_landlock
 
     t0 = time.monotonic()
@@ -396,6 +399,7 @@ def run_code(
     clean_dir.mkdir()
     read_fd, write_fd = os.pipe()
     convert_read, convert_write = os.pipe()
+    go_read, go_write = os.pipe()  # the supervisor forks the worker only once its tree is in the memory group
     spec = {
         "code": code,
         "inputs": inputs or {},
@@ -407,6 +411,7 @@ def run_code(
         "allowed_modules": list(allowed_modules),
         "result_fd": write_fd,
         "convert_fd": convert_write,
+        "go_fd": go_read,
         "landlock": use_landlock,
         "seccomp": seccomp,
         "limits": {
@@ -425,6 +430,14 @@ def run_code(
     ]
     if not use_landlock:
         isolation.append("landlock unavailable" if landlock else "landlock off")
+    # the whole tree's memory, shared memory included, where a memory group can be made: the rlimit per process
+    # and the supervisor's own interpreter (below 256 MB) fit under it
+    group = MemoryGroup.make((limits.memory_mb + 256) * 1024 * 1024) if memory_group else None
+    isolation.append(
+        f"memory group (cgroup v{group.version}) {limits.memory_mb + 256}MB"
+        if group
+        else ("no memory group (no writable memory cgroup)" if memory_group else "memory group off")
+    )
     prefix = namespace_prefix() if namespaces else []
     if prefix:
         names = [f for f in ("--user", "--pid", "--net", "--uts", "--ipc") if f in prefix]
@@ -438,7 +451,7 @@ def run_code(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            pass_fds=(write_fd, convert_write),
+            pass_fds=(write_fd, convert_write, go_read),
             start_new_session=True,
             env=_env(),
             cwd=str(out_dir),
@@ -446,6 +459,13 @@ def run_code(
         )
     os.close(write_fd)
     os.close(convert_write)
+    if group is not None:  # unshare first, then what it started before it moved: every later process is born in it
+        group.add(proc.pid)
+        for pid in descendants(proc.pid):
+            group.add(pid)
+    os.write(go_write, b"1")  # (our read end is still open: no SIGPIPE when the child is already gone)
+    os.close(go_write)
+    os.close(go_read)
     pipes = _Pipe(read_fd), _Pipe(convert_read)
     next_quota_check = 0.0
     try:
@@ -475,6 +495,9 @@ def run_code(
             time.sleep(0.01)
         for pipe in pipes:
             pipe.close()
+        oom = group is not None and group.oom_killed()
+        if group is not None:
+            group.remove()
     if killed is None and _over_quota(run_dir, limits):
         killed = "quota"  # what was written between the last check and the end
     verdict, converted = pipes[0].json(), pipes[1].json()
@@ -505,6 +528,12 @@ def run_code(
         result.kind, result.message = (
             "quota",
             f"output quota of {limits.max_output_mb} MB or {limits.max_files} files exceeded; the process tree was killed",
+        )
+    elif oom and not verdict.get("ok"):
+        result.kind, result.message = (
+            "memory",
+            f"memory limit of {limits.memory_mb} MB exceeded (the run's memory group, shared memory counted); "
+            "the process was killed",
         )
     elif sig in (signal.SIGXCPU, signal.SIGKILL) and not verdict:
         result.kind, result.message = "cpu", f"CPU time limit of {limits.cpu_s} s exceeded; the process was killed"

@@ -307,6 +307,9 @@ def main(spec_path: str) -> int:
     """The supervisor (see the module docstring); returns the worker's status, or the converter's."""
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
+    if "go_fd" in spec:  # the parent moves this tree into the run's memory group first (sandbox.run_code)
+        os.read(spec["go_fd"], 1)
+        os.close(spec["go_fd"])
     _subreaper()
     worker = _fork(_worker, spec)
     os.close(spec["result_fd"])
