@@ -82,15 +82,24 @@ def ask_question(report, then):
         poll.stop()
         record = outcomes[0] if outcomes else None
         root = QgsProject.instance().layerTreeRoot()
+        # the map context's group aside (its layers carry GeoFaham's "geofaham/context" property; it may be empty yet)
+        runs = [
+            g
+            for g in root.findGroups()
+            if not g.name().startswith("GeoFaham context")
+            and not any(node.layer().customProperty("geofaham/context") for node in g.findLayers())
+        ]
         report["question"] = {
             "status": record.status if record else ("crashed" if outcomes else "timeout"),
             "seconds": clock.elapsed() / 1000,
             "transcript": dock.transcript_text(),
             "groups": [g.name() for g in root.findGroups()],
-            "layers": [
-                [node.layer().name(), node.layer().featureCount()] for g in root.findGroups() for node in g.findLayers()
+            # the run's layers (the map context's group aside: its layers under "context_layers")
+            "layers": [[node.layer().name(), node.layer().featureCount()] for g in runs for node in g.findLayers()],
+            "visible": [node.layer().name() for g in runs for node in g.findLayers() if node.isVisible()],
+            "context_layers": [
+                node.layer().name() for g in root.findGroups() if g not in runs for node in g.findLayers()
             ],
-            "visible": [node.layer().name() for g in root.findGroups() for node in g.findLayers() if node.isVisible()],
             "canvas": {
                 "extent": iface.mapCanvas().extent().toString(),
                 "crs": iface.mapCanvas().mapSettings().destinationCrs().authid(),

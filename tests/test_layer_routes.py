@@ -185,12 +185,16 @@ def test_exactly_one_layer_catalogue_and_one_class_file():
         if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
         and isinstance(json.loads(p.read_text(encoding="utf-8")).get("layers"), list)
     ]
+    from geofaham_plugin.core.domain.rasters import RASTERS_FILE
+
     class_files = [
         p
         for p in _json_files()
         if "selectors" in p.read_text(encoding="utf-8") or '"words"' in p.read_text(encoding="utf-8")
     ]
-    assert catalogues == [CATALOGUE_FILE] and class_files == [CLASSES_FILE]
+    # the raster vocabulary (kinds, indices, classifications) has words too, and no OSM selector
+    assert catalogues == [CATALOGUE_FILE] and sorted(class_files) == sorted([CLASSES_FILE, RASTERS_FILE])
+    assert "selectors" not in RASTERS_FILE.read_text(encoding="utf-8")
     assert not (CATALOGUE_FILE.parent / "osm_extracts.json").exists()  # folded into the catalogue
     paths = {layer.path for layer in CATALOGUE.layers.values() if layer.path}
     assert all((SHARED_DATA / p).is_file() for p in paths)
