@@ -187,3 +187,47 @@ def test_inside_on_a_big_layer_on_disk_reads_only_its_area(tmp_path, monkeypatch
     assert sizes and sizes[0] < len(layer) // 10  # the area's part of the layer was read, not the layer
     assert list(from_disk.columns) == list(in_memory.columns)  # no index written as a column
     store.close()
+
+
+def test_a_big_layer_is_written_in_chunks_indexed_and_waits_while_a_step_computes(tmp_path, monkeypatch):
+    """pyogrio holds the GIL for each call (10^6 points held it 34 s, stopping the steps and QGIS's main thread):
+    a big layer is written in chunks, only while no step computes or when someone waits for it, then given its
+    spatial index; the file reads back equal, indexed, the chunks' field types kept (a text field null in the
+    first chunk too)."""
+    import threading
+    import time
+
+    from osgeo import ogr
+
+    from geofaham_plugin.core.store import store as store_module
+
+    monkeypatch.setattr(store_module, "WRITE_CHUNK", 120)
+    calls = []
+    write = pyogrio.write_dataframe
+    monkeypatch.setattr(pyogrio, "write_dataframe", lambda *a, **k: (calls.append(len(a[0])), write(*a, **k))[1])
+    store = ResponseStore(tmp_path, background_min_features=100)
+    gdf = _points(1000)
+    gdf["note"] = [None] * 500 + ["x"] * 500
+    with store.computing():
+        record = store.register_vector(gdf, source="test", summary="points")
+        time.sleep(0.5)
+        assert store.is_pending(record.id) and len(calls) <= 1  # at most the chunk that began before the step
+        served = store.read_vector(record.id)  # from memory: no wait
+    store.flush()
+    assert calls == [120] * 8 + [40]
+    on_disk = _from_file(store, record.id)
+    pd.testing.assert_frame_equal(served, on_disk)
+    assert on_disk["note"].isna().sum() == 500 and store.verify(record.id) is None
+    ds = ogr.Open(str(store.abs_path(record.id)))
+    has = ds.ExecuteSQL(f"SELECT HasSpatialIndex('{record.id}', 'geom')")
+    assert has.GetNextFeature().GetField(0) == 1
+    ds.ReleaseResultSet(has)
+    # a step that needs the file itself (a database tool) is not kept waiting by its own computing
+    with store.computing():
+        other = store.register_vector(_points(600, seed=2), source="test", summary="more points")
+        done = []
+        waiter = threading.Thread(target=lambda: done.append(store.abs_path(other.id)))
+        waiter.start()
+        waiter.join(30)
+        assert done and done[0].is_file()
+    store.close()

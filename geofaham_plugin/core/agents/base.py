@@ -80,7 +80,8 @@ class Tool:
             raise ModelRetry(f"{self.name} needs inputs {missing}")
         if ctx.cancel.is_set():
             raise ToolFailed("cancelled", kind="cancelled")
-        return self.fn(ctx, parsed, **inputs)
+        with ctx.store.computing():  # the store's writer waits meanwhile: the step has the interpreter to itself
+            return self.fn(ctx, parsed, **inputs)
 
     def schema_for_model(self) -> dict[str, Any]:
         return {

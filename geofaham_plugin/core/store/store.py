@@ -57,7 +57,7 @@ import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -289,6 +289,44 @@ def _meets(gdf: Any, bbox: tuple[float, float, float, float]) -> Any:
     return (b[:, 2] >= bbox[0]) & (b[:, 0] <= bbox[2]) & (b[:, 3] >= bbox[1]) & (b[:, 1] <= bbox[3])
 
 
+#: features per pyogrio call when a big layer is written: pyogrio holds the GIL for a whole call (GDAL 3.6 writes and
+#: indexes row by row: 10^6 points held it 34 s, stopping the steps' thread and QGIS's main thread alike)
+WRITE_CHUNK = 20_000
+
+
+def write_gpkg(gdf: Any, path: Path, layer: str, turn: Callable[[], None] | None = None) -> None:
+    """Write ``gdf`` as GeoPackage ``layer`` with its spatial index. A big layer is written in chunks without an
+    index (``turn``, when given, is called before each: it may wait), then indexed by GDAL through its own bindings,
+    which let other threads run; without those bindings, in one call."""
+    import pyogrio
+
+    try:
+        from osgeo import gdal, ogr
+    except ImportError:  # pragma: no cover - GDAL's Python bindings come with QGIS and the project's set-up
+        ogr = None
+    if len(gdf) <= WRITE_CHUNK or ogr is None:
+        gdf.to_file(path, driver="GPKG", layer=layer, engine="pyogrio")
+        return
+    for start in range(0, len(gdf), WRITE_CHUNK):
+        if turn is not None:
+            turn()
+        part = gdf.iloc[start : start + WRITE_CHUNK]
+        pyogrio.write_dataframe(part, path, layer=layer, driver="GPKG", append=start > 0, SPATIAL_INDEX="NO")
+    ds = ogr.Open(str(path), update=1)  # (GDAL's exception mode left as QGIS has it: results checked instead)
+    found = ds.GetLayerByName(layer) if ds is not None else None
+    if found is None:
+        raise OSError(f"{path.name}: layer {layer} not found after writing it ({gdal.GetLastErrorMsg()})")
+    column = found.GetGeometryColumn()
+    for sql in (f"SELECT CreateSpatialIndex('{layer}', '{column}')", f"SELECT HasSpatialIndex('{layer}', '{column}')"):
+        result = ds.ExecuteSQL(sql)  # nosec B608 (our own ids: a_<hex> and the geometry column)
+        indexed = result is not None and result.GetNextFeature().GetField(0) == 1
+        if result is not None:
+            ds.ReleaseResultSet(result)
+    ds = None  # closes the file
+    if not indexed:
+        raise OSError(f"{path.name}: the spatial index of {layer} could not be made ({gdal.GetLastErrorMsg()})")
+
+
 def _round_trips(gdf: Any) -> bool:
     """Whether a GeoPackage gives this frame back unchanged (so a pending artifact's frame can be served before
     its file is read back): an unnamed integer index (served as 0, 1, 2 ...), and only bool, int64, int32, float64 and text columns (object columns
@@ -329,6 +367,11 @@ class ResponseStore:
         #: None: every write synchronous
         self.background_min_features = background_min_features
         self._pending: dict[str, tuple[ArtifactRecord, Future[ArtifactRecord]]] = {}
+        #: the writer's turn: it writes a big layer's chunks while no step computes, or while someone waits for a
+        #: write (pyogrio holds the GIL for each call, so a chunk written during a step stops the step)
+        self._turn = threading.Condition()
+        self._computing = 0
+        self._waiting = 0
         self._writer: ThreadPoolExecutor | None = None
         self.artifacts_dir = self.session_dir / "artifacts"
         self.staging_dir = self.session_dir / ".staging"
@@ -552,14 +595,38 @@ class ResponseStore:
         record, future = found
         if not wait and not future.done():
             return record
+        with self._turn:  # someone waits for the file: the writer goes on even while a step computes
+            self._waiting += 1
+            self._turn.notify_all()
         try:
             future.result()
         except Exception as exc:
             raise GeoFahamError(f"artifact {artifact_id} could not be written to the store: {exc}") from exc
         finally:
+            with self._turn:
+                self._waiting -= 1
             with self._lock:
                 self._pending.pop(artifact_id, None)
         return None
+
+    @contextlib.contextmanager
+    def computing(self) -> Iterator[None]:
+        """While a step computes, the writer thread waits between the chunks of a big layer (see
+        :data:`WRITE_CHUNK`), unless someone waits for a write."""
+        with self._turn:
+            self._computing += 1
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._computing -= 1
+                self._turn.notify_all()
+
+    def _writer_turn(self) -> None:
+        """The writer thread's wait for its turn (between chunks of a big layer)."""
+        with self._turn:
+            while self._computing > 0 and self._waiting == 0:
+                self._turn.wait(0.5)
 
     def flush(self) -> None:
         """Wait until every pending artifact is written and indexed; the first failed write raises (after all
@@ -729,10 +796,14 @@ class ResponseStore:
 
         read_back: dict[str, Any] = {}
 
+        turn = self._writer_turn if "artifact_id" in ids else None  # a background write waits for its turns
+
         def write(path: Path, layer: str) -> None:
-            gdf.to_file(path, driver="GPKG", layer=layer, engine="pyogrio")
+            write_gpkg(gdf, path, layer, turn)
 
         def inspect(path: Path) -> ArtifactMeta:  # the file read once: metadata, fingerprint and the cached frame
+            if turn is not None:
+                turn()
             read_back["gdf"] = gpd.read_file(path, layer=path.stem, engine="pyogrio")
             return vector_metadata(read_back["gdf"])
 
