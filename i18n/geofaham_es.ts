@@ -791,5 +791,13 @@
             <source>GeoFaham: {question}</source>
             <translation>GeoFaham: {question}</translation>
         </message>
+        <message>
+            <source>Draw the area of interest: click to add corners; right-click or double-click to finish; Esc cancels.</source>
+            <translation>Dibuje el área de interés: haga clic para añadir vértices; clic derecho o doble clic para terminar; Esc cancela.</translation>
+        </message>
+        <message>
+            <source>Drawing cancelled: the area of interest is unchanged.</source>
+            <translation>Dibujo cancelado: el área de interés no cambia.</translation>
+        </message>
     </context>
 </TS>

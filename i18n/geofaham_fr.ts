@@ -791,5 +791,13 @@
             <source>GeoFaham: {question}</source>
             <translation>GeoFaham : {question}</translation>
         </message>
+        <message>
+            <source>Draw the area of interest: click to add corners; right-click or double-click to finish; Esc cancels.</source>
+            <translation>Dessinez la zone d'intérêt : cliquez pour ajouter des sommets ; clic droit ou double-clic pour terminer ; Échap annule.</translation>
+        </message>
+        <message>
+            <source>Drawing cancelled: the area of interest is unchanged.</source>
+            <translation>Dessin annulé : la zone d'intérêt reste la même.</translation>
+        </message>
     </context>
 </TS>

@@ -8,7 +8,7 @@ import typing
 
 import pytest
 from qgis.core import QgsProject
-from qgis.PyQt.QtCore import QCoreApplication, QEvent, QTimer
+from qgis.PyQt.QtCore import QCoreApplication, QEvent, Qt, QTimer
 
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.events import ArtifactEvent, RunEventPayload
@@ -258,6 +258,49 @@ def test_digitised_polygon_becomes_the_aoi(session, qgis_iface):
     record = session.store.get(session.aoi_id)
     assert record.source == "user.aoi:digitised" and record.metadata.crs == "EPSG:4326"
     assert tool.points == []  # the rubber band is reset
+
+
+def test_drawing_says_how_and_gives_the_previous_map_tool_back(session, qgis_iface):
+    """Draw: the dock says how to draw; finishing (or Esc) gives back the map tool the user had (pan), so the map
+    is not left without a tool."""
+    from qgis.core import QgsCoordinateReferenceSystem, QgsPointXY
+    from qgis.gui import QgsMapToolPan
+    from qgis.PyQt.QtGui import QKeyEvent
+
+    from geofaham_plugin.ui.aoi import PolygonTool
+
+    session.iface = qgis_iface
+    canvas = qgis_iface.mapCanvas()
+    canvas.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:4326"))
+    pan = QgsMapToolPan(canvas)
+    canvas.setMapTool(pan)
+    session.start_drawing()
+    tool = canvas.mapTool()
+    assert isinstance(tool, PolygonTool) and "right-click or double-click to finish" in session.dock.status.text()
+    for x, y in ((-118.17, 34.17), (-118.11, 34.17), (-118.11, 34.21)):
+        tool.add_point(QgsPointXY(x, y))
+    tool.finish()
+    assert session.aoi_id and canvas.mapTool() is pan
+    aoi = session.aoi_id
+    session.start_drawing()
+    tool = canvas.mapTool()
+    tool.add_point(QgsPointXY(-118.0, 34.0))
+    tool.keyPressEvent(QKeyEvent(QEvent.KeyPress, Qt.Key_Escape, Qt.NoModifier))
+    assert canvas.mapTool() is pan and session.aoi_id == aoi and "cancelled" in session.dock.status.text()
+
+
+def test_the_report_button_shows_qgis_icon_not_an_emoji(qgis_iface):
+    from qgis.PyQt.QtCore import QUrl
+    from qgis.PyQt.QtGui import QTextDocument
+
+    from geofaham_plugin.ui.dock import REPORT_ICON
+
+    dock = ChatDock(qgis_iface.mainWindow())
+    dock.append_report_button("r_0123456789ab")
+    entry = dock.entries()[-1]
+    assert f"<img src='{REPORT_ICON}'" in entry and "\U0001f4c4" not in entry
+    icon = dock.transcript.document().resource(QTextDocument.ImageResource, QUrl(REPORT_ICON))
+    assert icon is not None and not icon.isNull() and icon.width() == 16
 
 
 def test_use_as_aoi_action_on_a_layer(plugin_package, qgis_iface, tmp_path, monkeypatch):

@@ -52,6 +52,7 @@ class PolygonTool(QgsMapTool):
     """Click to add vertices, right-click (or double-click) to finish; Esc cancels."""
 
     polygonFinished = pyqtSignal(object)  # noqa: N815  QgsGeometry in the canvas CRS
+    cancelled = pyqtSignal()  # Esc
 
     def __init__(self, canvas: QgsMapCanvas) -> None:
         super().__init__(canvas)
@@ -88,6 +89,7 @@ class PolygonTool(QgsMapTool):
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.key() == Qt.Key_Escape:
             self.reset()
+            self.cancelled.emit()
 
     def deactivate(self) -> None:
         self.reset()

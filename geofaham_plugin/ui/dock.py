@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
 REPORT_SCHEME = "geofaham-report"  # transcript link of a run's "Situation report" button
+REPORT_ICON = "geofaham-icon:report"  # the button's icon, a resource of the transcript's document
 RESUME_SCHEME = "geofaham-resume"  # transcript link of an interrupted (or timed-out, cancelled) run's "Resume"
 
 
@@ -65,6 +66,15 @@ class ChatDock(QDockWidget):
         self.transcript.setObjectName("GeoFahamTranscript")
         self.transcript.setOpenLinks(False)  # report links stay here; web and file links open outside
         self.transcript.anchorClicked.connect(self._on_link)
+        # the report button's icon, QGIS's own (an emoji renders as an empty box without an emoji font)
+        from qgis.core import QgsApplication
+        from qgis.PyQt.QtGui import QTextDocument
+
+        self.transcript.document().addResource(
+            QTextDocument.ImageResource,
+            QUrl(REPORT_ICON),
+            QgsApplication.getThemeIcon("mActionSaveAsPDF.svg").pixmap(16, 16),
+        )
         self.transcript.setPlaceholderText(
             tr('Ask a disaster-response question, e.g. "Which hospitals lie within 1 km of the Eaton fire perimeter?"')
         )
@@ -295,7 +305,7 @@ class ChatDock(QDockWidget):
         """The "Situation report" button of an answered run (a link in the transcript, kept with it)."""
         self._append(
             f"<p><a href='{REPORT_SCHEME}:{html.escape(run_id)}' style='background:#e8eef7; padding:2px'>"
-            f"📄 {html.escape(tr('Situation report'))}</a></p>"
+            f"<img src='{REPORT_ICON}' width='16' height='16'> {html.escape(tr('Situation report'))}</a></p>"
         )
 
     def append_resume_button(self, run_id: str, question: str, why: str) -> None:

@@ -572,15 +572,30 @@ class Session(QObject):
         if self.iface is None:
             raise RuntimeError("drawing an area of interest needs the QGIS interface (this session has no iface)")
         canvas = self.iface.mapCanvas()
+        previous = canvas.mapTool()  # given back when the polygon is finished or drawing is cancelled
         tool = self._draw_tool = PolygonTool(canvas)
-        self._connect(
-            tool.polygonFinished,
-            lambda g: (
-                self.aoi_from_geometry(g, canvas.mapSettings().destinationCrs()),
-                canvas.unsetMapTool(tool),
-            ),
-        )
+
+        def done() -> None:
+            if canvas.mapTool() is tool:
+                if previous is not None:
+                    canvas.setMapTool(previous)
+                else:
+                    canvas.unsetMapTool(tool)
+
+        def cancelled() -> None:
+            done()
+            self.dock.status.setText(tr("Drawing cancelled: the area of interest is unchanged."))
+
+        def finished(geometry: QgsGeometry) -> None:
+            self.aoi_from_geometry(geometry, canvas.mapSettings().destinationCrs())
+            done()
+
+        self._connect(tool.polygonFinished, finished)
+        self._connect(tool.cancelled, cancelled)
         canvas.setMapTool(tool)
+        self.dock.status.setText(
+            tr("Draw the area of interest: click to add corners; right-click or double-click to finish; Esc cancels.")
+        )
 
     def clear_aoi(self) -> None:
         self.aoi_id = None
