@@ -17,6 +17,14 @@ mkdir -p "$PROFILE_DIR/python/plugins" "$PROFILE_DIR/QGIS"
 ln -sfn "$ROOT" "$PROFILE_DIR/python/plugins/$PLUGIN_NAME"
 "$VENV/bin/python" "$ROOT/scripts/profile_ini.py" "$PROFILE_DIR/QGIS/QGIS3.ini" "$PLUGIN_NAME"
 
+# QGIS embeds the Python it was built against, and that Python finds its standard library from the first python3
+# on PATH: a pyenv or conda shell (its bin/ first) gave QGIS another Python's library and QGIS died at start. The
+# venv is made from that Python (make setup checks PyQGIS imports in it): its home directory goes first on PATH;
+# PYTHONHOME is not ours to keep.
+PY_HOME="$(sed -n 's/^home *= *//p' "$VENV/pyvenv.cfg" 2>/dev/null | head -1)"
+[ -n "$PY_HOME" ] && [ -d "$PY_HOME" ] && export PATH="$PY_HOME:$PATH"
+unset PYTHONHOME
+
 # The QGIS GUI embeds the system Python: give it the venv's packages.
 SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 # GEOFAHAM_NO_VENV=1 starts QGIS with only the system Python's packages (what a user without the

@@ -43,6 +43,21 @@ def run_real_qgis(tmp_path: Path, screenshot: bool = False, **env) -> dict:
     return result
 
 
+def test_a_pyenv_or_conda_python_first_on_path_does_not_break_qgis(tmp_path):
+    """Started from a shell whose first python3 is another Python (pyenv, conda), QGIS's embedded Python took that
+    Python's standard library ('No module named encodings') and QGIS died at start: run_qgis.sh puts the Python
+    QGIS was built against first."""
+    other = tmp_path / "pyenv" / "versions" / "3.11.9"
+    (other / "lib" / "python3.11").mkdir(parents=True)
+    (other / "lib" / "python3.11" / "os.py").write_text("")  # the landmark Python's start-up looks for
+    (other / "bin").mkdir()
+    (other / "bin" / "python3").write_text("#!/bin/sh\nexit 1\n")
+    (other / "bin" / "python3").chmod(0o755)
+    r = run_real_qgis(tmp_path, PATH=f"{other / 'bin'}:{os.environ['PATH']}")
+    assert r["errors"] == [] and r["plugin_loaded"], r
+    assert r["returncode"] == 0
+
+
 EMPTY = {
     "docks": 0,
     "docks_visible": 0,
