@@ -242,6 +242,29 @@ def test_online_the_setting_adds_the_osm_basemap_with_its_attribution_offline_ne
     assert share(report.png, MAP_MM, near("#b2182b", 40)) > 0.005
 
 
+def test_without_a_connection_the_report_leaves_the_basemap_out_at_once(eaton_run, tmp_path):
+    """Online in the settings but no connection (the tile server does not answer): the basemap is left out with a
+    note instead of the report waiting on tile retries (38-48 s before); the report is written in under 10 s."""
+    import socket
+    import time
+
+    from geofaham_plugin.core.engines.context import map_context
+
+    record, store = eaton_run
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there
+    settings = settings_from_env({"GEOFAHAM_BASEMAP_URL": f"http://127.0.0.1:{port}/{{z}}/{{x}}/{{y}}.png"})
+    assert settings.basemap_on
+    started = time.monotonic()
+    report = situation_report(record, store, project=QgsProject.instance(), pdf=tmp_path / "cut.pdf", settings=settings)
+    assert time.monotonic() - started < 10 and report.pdf.is_file()
+    assert "basemap" not in kinds(report.context) and "OpenStreetMap" not in pdf_text(report.pdf)
+    notes = map_context(LayerCatalogue(), [11], settings).notes
+    assert any("127.0.0.1 does not answer" in n for n in notes), notes
+
+
 def test_the_report_map_draws_the_results_over_non_white_context(qgis_app, tmp_path):
     store = ResponseStore(tmp_path / "session")
     try:

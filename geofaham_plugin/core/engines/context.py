@@ -1,6 +1,8 @@
 """Map context behind a run's results, chosen headless: what a map of the answer shows under it.
 
-Online and allowed (:attr:`Settings.basemap_on`): an OpenStreetMap XYZ basemap with its attribution. Always,
+Online and allowed (:attr:`Settings.basemap_on`) and its tile server answering (:func:`reachable`: one TCP
+connection within 1.5 s, remembered for 5 minutes; without a connection the basemap is left out and a note says so,
+instead of a report waiting on tile retries): an OpenStreetMap XYZ basemap with its attribution. Always,
 from the local data of the run's events in the layer catalogue (``layers.json``): water areas, rivers and
 canals, roads and place names of the event's OSM layers (the kinds and their tags in
 ``core/data/map_context.json``; roads and waterways are the classes of ``osm_classes.json``), the offline
@@ -13,6 +15,10 @@ main thread). What the local data lacks for an event is said in :attr:`MapContex
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -126,13 +132,51 @@ def run_events(event_id: int | None, extras: Iterable[Mapping[str, Any]]) -> lis
     return list(dict.fromkeys(found))
 
 
+REACHABLE_TIMEOUT_S = 1.5
+REACHABLE_TTL_S = 300.0
+_reachable: dict[tuple[str, int], tuple[float, bool]] = {}
+_reachable_lock = threading.Lock()
+
+
+def _host(url: str) -> str:
+    return urllib.parse.urlsplit(url.replace("{", "").replace("}", "")).hostname or url
+
+
+def reachable(url: str, timeout: float = REACHABLE_TIMEOUT_S) -> bool:
+    """Whether the server of ``url`` (an XYZ template too) accepts a TCP connection within ``timeout``; the answer is
+    remembered for :data:`REACHABLE_TTL_S` seconds per host and port. A file template is always there."""
+    parts = urllib.parse.urlsplit(url.replace("{", "").replace("}", ""))
+    if parts.scheme not in ("http", "https"):
+        return True  # a file:// template: nothing to reach
+    if not parts.hostname:
+        return False
+    key = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    now = time.monotonic()
+    with _reachable_lock:
+        known = _reachable.get(key)
+    if known is not None and now - known[0] < REACHABLE_TTL_S:
+        return known[1]
+    try:
+        with socket.create_connection(key, timeout=timeout):
+            ok = True
+    except OSError:
+        ok = False
+    with _reachable_lock:
+        _reachable[key] = (now, ok)
+    return ok
+
+
 def map_context(catalogue: LayerCatalogue, events: Iterable[int], settings: Settings) -> MapContext:
     """The context layers of a map of ``events``, bottom to top (see the module docstring)."""
     spec = _spec()
     events = list(dict.fromkeys(events))
     layers: list[ContextLayer] = []
     notes: list[str] = []
-    if settings.basemap_on:
+    if settings.basemap_on and not reachable(settings.map.basemap_url):
+        notes.append(
+            f"basemap: not shown (its tile server {_host(settings.map.basemap_url)} does not answer: offline?)"
+        )
+    elif settings.basemap_on:
         basemap = spec["basemap"]
         layers.append(
             ContextLayer(
