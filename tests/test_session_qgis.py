@@ -289,6 +289,22 @@ def test_drawing_says_how_and_gives_the_previous_map_tool_back(session, qgis_ifa
     assert canvas.mapTool() is pan and session.aoi_id == aoi and "cancelled" in session.dock.status.text()
 
 
+def test_the_status_line_counts_the_seconds_while_a_run_works(qgis_iface):
+    """A model call may take a minute: the status line counts the seconds meanwhile (it looked frozen), and stops
+    when the run ends."""
+    dock = ChatDock(qgis_iface.mainWindow())
+    dock.set_busy(True, "Reading the question")
+    wait_for(lambda: dock.status.text().endswith("· 2 s"), timeout=10)
+    assert dock.status.text() == "Reading the question · 2 s"
+    dock.status.setText("Step 1: load the damage layer")  # a step's event sets the line: the count goes on
+    wait_for(lambda: dock.status.text().startswith("Step 1") and dock.status.text().endswith(" s"), timeout=10)
+    dock.set_busy(False, "")
+    QCoreApplication.processEvents()
+    time.sleep(1.2)
+    QCoreApplication.processEvents()
+    assert dock.status.text() == ""
+
+
 def test_the_report_button_shows_qgis_icon_not_an_emoji(qgis_iface):
     from qgis.PyQt.QtCore import QUrl
     from qgis.PyQt.QtGui import QTextDocument

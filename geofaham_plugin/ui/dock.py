@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from qgis.PyQt.QtCore import Qt, QUrl, pyqtSignal
+from qgis.PyQt.QtCore import QElapsedTimer, Qt, QTimer, QUrl, pyqtSignal
 from qgis.PyQt.QtGui import QKeySequence
 from qgis.PyQt.QtWidgets import (
     QDockWidget,
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
 
 DOCK_OBJECT_NAME = "GeoFahamDock"
 REPORT_SCHEME = "geofaham-report"  # transcript link of a run's "Situation report" button
-REPORT_ICON = "geofaham-icon:report"  # the button's icon, a resource of the transcript's document
+REPORT_ICON = "geofaham-icon:report"
+ELAPSED = re.compile(
+    r" · \d+ s$"
+)  # the seconds the status line counts while a run works  # the button's icon, a resource of the transcript's document
 RESUME_SCHEME = "geofaham-resume"  # transcript link of an interrupted (or timed-out, cancelled) run's "Resume"
 
 
@@ -119,6 +123,11 @@ class ChatDock(QDockWidget):
         self.status = QLabel("", body)
         self.status.setObjectName("GeoFahamStatus")
         self.status.setWordWrap(True)
+        # while a run works the status line counts the seconds, so a long model call never looks frozen
+        self._busy_clock = QElapsedTimer()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
         layout.addWidget(self.status)
 
         row = QHBoxLayout()
@@ -158,6 +167,16 @@ class ChatDock(QDockWidget):
         self.send_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
         self.status.setText(status)
+        if busy:
+            self._busy_clock.start()
+            self._ticker.start()
+        else:
+            self._ticker.stop()
+
+    def _tick(self) -> None:
+        """The status line as the run left it, with the seconds since it began."""
+        base = ELAPSED.sub("", self.status.text())
+        self.status.setText(f"{base} · {self._busy_clock.elapsed() // 1000} s")
 
     # ------------------------------------------------------------------------------- plan view
     def show_plan(self, steps: Sequence[PlanStep]) -> None:
