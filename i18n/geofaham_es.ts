@@ -799,5 +799,13 @@
             <source>Drawing cancelled: the area of interest is unchanged.</source>
             <translation>Dibujo cancelado: el área de interés no cambia.</translation>
         </message>
+        <message>
+            <source>Writing the situation report…</source>
+            <translation>Escribiendo el informe de situación…</translation>
+        </message>
+        <message>
+            <source>A report is being written or a question is running: ask for this report when it ends.</source>
+            <translation>Se está escribiendo un informe o una pregunta está en curso: pida este informe cuando termine.</translation>
+        </message>
     </context>
 </TS>

@@ -799,5 +799,13 @@
             <source>Drawing cancelled: the area of interest is unchanged.</source>
             <translation>Dessin annulé : la zone d'intérêt reste la même.</translation>
         </message>
+        <message>
+            <source>Writing the situation report…</source>
+            <translation>Écriture du rapport de situation…</translation>
+        </message>
+        <message>
+            <source>A report is being written or a question is running: ask for this report when it ends.</source>
+            <translation>Un rapport est en cours d’écriture ou une question tourne : demandez ce rapport quand ils auront fini.</translation>
+        </message>
     </context>
 </TS>

@@ -185,6 +185,49 @@ def test_the_dock_report_link_of_an_answered_run_writes_the_report(qgis_iface, t
         close_session(session)
 
 
+def test_one_report_at_a_time_and_no_question_while_it_is_written(qgis_iface, tmp_path, monkeypatch):
+    """The report renders its maps on the main thread while events are processed: a second click on the link
+    (or Send) during that time is refused with a line, the dock shows the report as busy, and both end with it."""
+    import geofaham_plugin.ui.report as report_module
+
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+    dock = ChatDock(qgis_iface.mainWindow())
+    session = Session(
+        dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})), name="report once"
+    )
+    real = report_module.situation_report
+    during = {}
+
+    def clicked_again_while_writing(*args, **kwargs):
+        during["busy"] = session.busy
+        during["send"] = dock.send_button.isEnabled()
+        during["cancel"] = dock.cancel_button.isEnabled()
+        during["status"] = dock.status.text()
+        dock.transcript.anchorClicked.emit(QUrl(link))  # the impatient second click
+        during["ask"] = session.ask(QUESTION)
+        return real(*args, **kwargs)
+
+    try:
+        record = run_in_dock(session, QUESTION)
+        link = f"{REPORT_SCHEME}:{record.run_id}"
+        monkeypatch.setattr(report_module, "situation_report", clicked_again_while_writing)
+        dock.transcript.anchorClicked.emit(QUrl(link))
+        assert during == {
+            "busy": True,
+            "send": False,
+            "cancel": False,
+            "status": "Writing the situation report…",
+            "ask": False,
+        }
+        text = dock.transcript_text()
+        assert "A report is being written or a question is running" in text
+        assert text.count("Situation report written") == 1
+        assert len(list((session.store.session_dir / "reports").glob("*.pdf"))) == 1
+        assert not session.busy and dock.send_button.isEnabled()  # free again once it is written
+    finally:
+        close_session(session)
+
+
 def run_in_dock(session, question):
     finished = []
     session.runFinished.connect(finished.append)

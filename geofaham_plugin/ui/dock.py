@@ -163,9 +163,9 @@ class ChatDock(QDockWidget):
         self.append_user(question)
         self.questionSubmitted.emit(question)
 
-    def set_busy(self, busy: bool, status: str = "") -> None:
+    def set_busy(self, busy: bool, status: str = "", *, cancellable: bool = True) -> None:
         self.send_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
+        self.cancel_button.setEnabled(busy and cancellable)
         self.status.setText(status)
         if busy:
             self._busy_clock.start()

@@ -112,6 +112,7 @@ class Session(QObject):
         self.layers: list[QgsMapLayer] = []
         self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
         self._closed = False
+        self._reporting = False  # a situation report is being written (main thread, events still processed)
         self.records: list[RunRecord] = []
         # every connection the session makes, so that close() undoes them all: the dock outlives the session (a
         # reopened project gets a new session on the same dock) and a closed session must never answer
@@ -183,7 +184,8 @@ class Session(QObject):
     # ----------------------------------------------------------------------------------- runs
     @property
     def busy(self) -> bool:
-        return self.worker is not None and self.worker.isRunning()
+        """A run works or a report is being written: nothing else starts until it ends."""
+        return self._reporting or (self.worker is not None and self.worker.isRunning())
 
     def ask(self, question: str, aoi_artifact_id: str | None = None) -> bool:
         if self.busy or self._closed:
@@ -407,10 +409,17 @@ class Session(QObject):
 
         if self._closed:
             return None
+        if self.busy:  # the report's map rendering processes events: a second click lands here, not in a second report
+            self.dock.append_error(
+                tr("A report is being written or a question is running: ask for this report when it ends.")
+            )
+            return None
         record = next((r for r in reversed(self.records) if r is not None and r.run_id == run_id), None)
         if record is None:
             self.dock.append_error(tr("No finished run {run} in this session.").format(run=run_id))
             return None
+        self._reporting = True
+        self.dock.set_busy(True, tr("Writing the situation report…"), cancellable=False)
         try:
             report = situation_report(record, self.store, group_name=self.name, settings=self.settings)
         except Exception as exc:  # noqa: BLE001 - the user's problem is one line; ours goes to the log too
@@ -425,6 +434,10 @@ class Session(QObject):
                 )
             )
             return None
+        finally:
+            self._reporting = False
+            if not self._closed:
+                self.dock.set_busy(False, "")
         self.dock.append_report_written(str(report.pdf), str(report.png))
         return report
 
