@@ -51,6 +51,13 @@ def reading(**kw) -> Reading:
         (reading(subject="hazard", measure="area"), Known(classes=["education"]), "names education"),
         (reading(subject="hazard", measure="area"), Known(layers=["layer:camps"]), "your layer layer:camps"),
         (reading(kinds=["hospital"]), Known(kinds={"damage": ["Church"], "healthcare": ["hospital"]}), "kinds narrow"),
+        (
+            reading(kinds_out=["hospital"]),
+            Known(kinds={"damage": ["Church", "School"]}),
+            "sets kinds of the subject aside",
+        ),
+        (reading(kinds=["Church"], kinds_out=["Church"]), Known(kinds={"damage": ["Church", "School"]}), "both kept"),
+        (reading(kinds_out=["Church", "School"]), Known(kinds={"damage": ["Church", "School"]}), "every kind aside"),
     ],
 )
 def test_each_consistency_rule_fails_its_case(r, known, says):
@@ -432,3 +439,72 @@ def test_a_share_whose_kinds_narrow_only_its_part_compiles_to_the_kinds_share_of
         kept, grades = (part, base) if reading is part_only else (base, part)
         assert share.tool == "share" and kept.tool == "filter_values" and kept.args["values"] == sheds
         assert grades.tool == "select_damage" and grades.args["damage_classes"] == ["destroyed"]
+
+
+# ------------------------------------------------------------------------------ kinds set aside
+def test_kinds_set_aside_of_a_damage_set_are_the_other_structure_types():
+    """A damage set's kinds set aside are its other structure types, as code's filters spell an exclusion."""
+    from geofaham_plugin.core.planning.reading.read import effective_kinds
+
+    candidates, _ = _candidates("How many Eaton structures were destroyed?")
+    r = Reading(subject="damage", grades=["destroyed"], kinds_out=["Utility Misc Structure"])
+    kept = effective_kinds(r, candidates, 11, default_catalogue())
+    assert kept.kinds_out == [] and "Utility Misc Structure" not in kept.kinds
+    assert set(kept.kinds) == set(candidates.kinds["damage"]) - {"Utility Misc Structure"}
+
+
+def test_kinds_set_aside_that_code_read_as_kept_are_two_readings(store):
+    """Code reads 'sheds' in "Sheds aside, ..." as the sheds counted; the model as every other type: both are
+    computed (811 sheds and 1,911 others of the 2,722 destroyed), the answer partial and short ("all but")."""
+    read = {"subject": "damage", "grades": ["destroyed"], "kinds_out": ["Utility Misc Structure"]}
+    record = ask(store, "Sheds aside, how many structures did the Eaton fire destroy?", read, read)
+    assert record.status == "partial" and "(Utility Misc Structure / all but Utility Misc Structure)" in record.answer
+    assert "811 in total" in record.answer and "1,911 in total" in record.answer
+
+
+def test_kinds_set_aside_as_code_read_them_are_the_answer(store):
+    read = {"subject": "damage", "grades": ["destroyed"], "kinds_out": ["Utility Misc Structure"]}
+    record = ask(store, "Excluding sheds, how many structures did the Eaton fire destroy?", read, read)
+    assert record.status == "answered" and "1,911 in total" in record.answer and "read two ways" not in record.answer
+
+
+def test_feature_kinds_set_aside_compare_with_code_s():
+    """A feature class's kinds set aside stay an exclusion (features of no kind are kept); read as kept by code and
+    as set aside by the model, both are computed."""
+    from geofaham_plugin.core.planning.reading.read import read_specs
+
+    layers = default_catalogue()
+    out = {"subject": "healthcare", "relation": "inside", "reference": "hazard", "measure": "list"}
+    out["kinds_out"] = ["pharmacy"]
+    for question, two in [
+        ("Which Valencia health facilities other than pharmacies lie inside the flood?", False),
+        ("Which Valencia health facilities lie inside the flood, pharmacies excluded?", True),
+    ]:
+        facts = prepass(question, layers=layers)
+        specs = spec_from_facts(facts, layers=layers).specs
+        read = read_specs(LLM(ScriptedModel({"reader": [out, out]})), facts, specs, layers, None)
+        assert any(s.subject.kinds_out == ["pharmacy"] and not s.subject.kinds for s in read.specs), question
+        assert bool(read.unavailable) is two and (not two or read.differences[0].model == "all but pharmacy")
+
+
+@pytest.mark.parametrize(
+    ("question", "kept"),
+    [
+        ("Double-wide mobile homes in the Palisades: how many burned?", ["Mobile Home Double Wide"]),
+        (
+            "Palisades mobile homes that burned: one single number",
+            ["Mobile Home Double Wide", "Mobile Home Single Wide", "Mobile Home Triple Wide"],
+        ),
+        (
+            "Single-wide and triple-wide mobile homes destroyed in the Palisades",
+            ["Mobile Home Single Wide", "Mobile Home Triple Wide"],
+        ),
+        ("Multi-story commercial buildings destroyed in the Palisades", ["Commercial Building Multi Story"]),
+    ],
+)
+def test_the_most_specific_structure_types_said_are_kept(question, kept):
+    """Values the words they share name ("mobile homes") are all kept unless the question names some by a word only
+    they have, said beside another of their words ("double-wide"): those alone (closed class: the data's values)."""
+    layers = default_catalogue()
+    spec = spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0]
+    assert sorted(spec.subject.filters["STRUCTURETYPE"]) == kept

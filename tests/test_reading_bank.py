@@ -203,3 +203,13 @@ def test_bank_questions_are_not_near_copies_of_each_other(bank):
         if maybe_close(a["q"], b["q"], 0.85) and similarity(a["q"], b["q"]) > 0.85
     ]
     assert not near, "near-duplicate bank questions:\n" + "\n".join(near)
+
+
+def test_kinds_set_aside_are_taught_in_every_language(bank, readings):
+    """'besides', 'other than', 'apart from' put kinds in kinds_out: on damage sets and feature classes, in the four
+    languages, never a kind both kept and set aside."""
+    langs = Counter(row["lang"] for row, r in zip(bank, readings, strict=True) if r.kinds_out)
+    assert all(langs[lang] >= 2 for lang in LANGUAGE_MINIMA), langs
+    subjects = {r.subject for r in readings if r.kinds_out}
+    assert "damage" in subjects and len(subjects) >= 3, subjects
+    assert all(not set(r.kinds) & set(r.kinds_out) for r in readings)

@@ -61,7 +61,34 @@ def value_matches(
         phrases = [p for p in phrases if not any(p == normalise(w) for w in exclude)]
         if phrases and position(text, phrases) is not None:
             hits.append(value)
-    return hits
+    return most_specific(text, hits)
+
+
+def most_specific(text: str, hits: Sequence[str]) -> list[str]:
+    """Of values named by the words they share ("mobile homes": every "Mobile Home ... Wide"), the ones the question
+    also names by a word only they have, said beside another word of theirs ("double-wide mobile homes": "Mobile
+    Home Double Wide" alone); all of them when it names none that way."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for value in hits:
+        groups.setdefault(tuple(layer_words(value)[:2]), []).append(value)
+    out: list[str] = []
+    for group in groups.values():
+        words = {v: layer_words(v) for v in group}
+        common = set.intersection(*(set(w) for w in words.values()))
+        said = [v for v in group if len(group) > 1 and _said_beside(text, words[v], common)]
+        out += said or group
+    return [v for v in hits if v in out]
+
+
+def _said_beside(text: str, words: list[str], common: set[str]) -> bool:
+    """Whether a word of ``words`` not in ``common`` is said next to one of its neighbours in the value."""
+    phrases = []
+    for i, w in enumerate(words):
+        if w in common or len(w) < 3:
+            continue
+        for n in words[max(0, i - 1) : i] + words[i + 1 : i + 2]:
+            phrases += [f"{w} {n}", f"{n} {w}"]
+    return bool(phrases) and position(text, phrases) is not None
 
 
 _YES = frozenset({"yes", "y", "true", "t", "1", "si", "oui", "sim", "s", "o"})

@@ -71,6 +71,13 @@ def check_reading(r: Reading, known: Known) -> list[str]:
     if r.kinds and not set(r.kinds) <= set(known.kinds.get(r.subject, ())):
         own = ", ".join(known.kinds.get(r.subject, ())) or "none"
         problems.append(f"kinds narrow the subject: '{r.subject}' has the kinds {own}; leave kinds empty otherwise")
+    if r.kinds_out and not set(r.kinds_out) <= set(known.kinds.get(r.subject, ())):
+        own = ", ".join(known.kinds.get(r.subject, ())) or "none"
+        problems.append(f"kinds_out sets kinds of the subject aside: '{r.subject}' has the kinds {own}")
+    if both := sorted(set(r.kinds) & set(r.kinds_out)):
+        problems.append(f"{', '.join(both)} cannot be both kept (kinds) and set aside (kinds_out)")
+    elif r.kinds_out and known.kinds.get(r.subject) and set(r.kinds_out) >= set(known.kinds[r.subject]):
+        problems.append("kinds_out sets every kind aside: nothing would be left to count")
     if r.subject in known.masks and known.indices:  # "what share of the fire mask burned": the mask bounds the area
         problems.append(
             f"{r.subject} is a mask: it is the area (reference, relation inside), and the values measured are "

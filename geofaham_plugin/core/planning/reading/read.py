@@ -154,14 +154,20 @@ def _code_read(facts: PrepassFacts, specs: Sequence[AnalysisSpec], aoi_artifact_
         read |= {"relation", "reference"}
     if first.group_by is not None:
         read.add("group_by")
-    if first.subject.kinds or (first.subject.kind == "damage" and (first.subject.filters or first.subject.filters_out)):
+    damage_kinds = first.subject.kind == "damage" and (first.subject.filters or first.subject.filters_out)
+    if first.subject.kinds or first.subject.kinds_out or damage_kinds:
         read.add("kinds")
     return read
 
 
 def effective_kinds(r: Reading, candidates: Candidates, event_id: int | None, layers: LayerCatalogue) -> Reading:
     """``r`` with the kinds that narrow its subject: none when they keep the whole set (every structure type, or
-    every local source of the class of those kinds already)."""
+    every local source of the class of those kinds already). A damage set's kinds set aside become the kinds kept:
+    the others of its structure types ("besides houses": every other type, as code's filters spell it)."""
+    if r.subject == "damage" and r.kinds_out:
+        domain = candidates.kinds.get("damage", [])
+        kept = [k for k in (r.kinds or domain) if k not in r.kinds_out]
+        r = r.model_copy(update={"kinds": sorted(kept), "kinds_out": []})
     if not r.kinds:
         return r
     if r.subject == "damage":
@@ -238,7 +244,8 @@ def _reconciled(
     kind_field = _kind_field(event_id, layers)
     reading = effective_kinds(outcome.reading, candidates, event_id, layers)
     code_read = _code_read(facts, specs, aoi_artifact_id)
-    diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None)
+    domain = candidates.kinds.get(reading.subject, []) if reading.subject == code.subject else []
+    diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
     named = named_grades(facts.question, layers)
     adopt, two = _settled(diffs, code, reading, code_read, named)
     distance = facts.distances_m[0] if facts.distances_m else None
@@ -350,6 +357,8 @@ def _left_out(field: str, model: Reading) -> bool:
         return all_grades(value)
     if field == "measure":  # a count is what a reading says when it says no measure
         return value in ("count", "list")
+    if field == "kinds":
+        return not value and not model.kinds_out
     return value in (None, "none", [], False)
 
 

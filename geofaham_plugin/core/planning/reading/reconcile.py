@@ -64,6 +64,7 @@ def project(specs: Sequence[AnalysisSpec]) -> Reading:
         separately=separately,
         group_by=GROUP_NAMES.get(first.group_by or "", first.group_by) if first.group_by else None,
         kinds=sorted(kinds) if s.kind in ("damage", "features") else [],
+        kinds_out=sorted(s.kinds_out) if s.kind == "features" else [],  # a damage set's are its kinds' complement
     )
 
 
@@ -74,13 +75,16 @@ def same_field(field: str, a: Reading, b: Reading) -> bool:
         return (all_grades(x) and all_grades(y)) or set(x) == set(y)
     if field == "measure":
         return {a.measure, b.measure} <= {"count", "list"} or a.measure == b.measure
-    if field == "kinds":
-        return set(a.kinds) == set(b.kinds)
+    if field == "kinds":  # the kinds kept and those set aside
+        return set(a.kinds) == set(b.kinds) and set(a.kinds_out) == set(b.kinds_out)
     return bool(getattr(a, field) == getattr(b, field))
 
 
-def differences(code: Reading, model: Reading, code_read: set[str], *, has_aoi: bool) -> list[Difference]:
-    """Where the readings differ, field by field; ``code_read``: the fields code read from the question's words."""
+def differences(
+    code: Reading, model: Reading, code_read: set[str], *, has_aoi: bool, kinds_domain: Sequence[str] = ()
+) -> list[Difference]:
+    """Where the readings differ, field by field; ``code_read``: the fields code read from the question's words;
+    ``kinds_domain``: every kind of the subject (most of them kept are said as "all but" the others)."""
     model = _normal(model, code, has_aoi)
     out = []
     for field in FIELDS:
@@ -88,8 +92,8 @@ def differences(code: Reading, model: Reading, code_read: set[str], *, has_aoi: 
             out.append(
                 Difference(
                     field=field,
-                    code=_shown(getattr(code, field)),
-                    model=_shown(getattr(model, field)),
+                    code=_shown_field(code, field, kinds_domain),
+                    model=_shown_field(model, field, kinds_domain),
                     code_read=field in code_read,
                 )
             )
@@ -109,6 +113,17 @@ def _normal(model: Reading, code: Reading, has_aoi: bool) -> Reading:
     if model.relation == "none" and implied and model.subject not in ("damage", "hazard"):
         update |= {"relation": "inside", "reference": "hazard"}
     return model.model_copy(update=update) if update else model
+
+
+def _shown_field(r: Reading, field: str, domain: Sequence[str] = ()) -> str:
+    if field != "kinds":
+        return _shown(getattr(r, field))
+    if r.kinds_out:
+        return ("all" if not r.kinds else _shown(r.kinds)) + " but " + _shown(r.kinds_out)
+    rest = [k for k in domain if k not in r.kinds]
+    if r.kinds and rest and set(r.kinds) <= set(domain) and len(rest) < len(r.kinds):
+        return "all but " + _shown(rest)  # "all but Utility Misc Structure", not thirteen types
+    return _shown(r.kinds)
 
 
 def _shown(value: object) -> str:
@@ -157,7 +172,7 @@ def overlay(
         if "grades" in fields and subject.kind == "damage":
             subject = subject.model_copy(update={"damage_classes": classes_of(model.grades)})
         if "kinds" in fields:
-            subject = with_kinds(subject, model.kinds, kind_field)
+            subject = with_kinds(subject, model.kinds, kind_field, model.kinds_out)
         update: dict[str, object] = {"subject": subject}
         if fields & {"relation", "reference"}:
             update["relation"] = (
@@ -199,10 +214,11 @@ def kinds_part(r: Reading) -> bool:
     return bool(r.kinds) and (set(r.share_of) == set(r.grades) or (all_grades(r.share_of) and all_grades(r.grades)))
 
 
-def with_kinds(ref: SetRef, kinds: Sequence[str], kind_field: str | None) -> SetRef:
-    """``ref`` narrowed to ``kinds`` instead of the kinds it had (none: the whole set)."""
+def with_kinds(ref: SetRef, kinds: Sequence[str], kind_field: str | None, kinds_out: Sequence[str] = ()) -> SetRef:
+    """``ref`` narrowed to ``kinds`` instead of the kinds it had (none: the whole set), less the features of
+    ``kinds_out`` (a feature class's; a damage set's kinds are already the complement of those set aside)."""
     if ref.kind == "features":
-        return ref.model_copy(update={"kinds": list(kinds), "kinds_out": []})
+        return ref.model_copy(update={"kinds": list(kinds), "kinds_out": list(kinds_out)})
     field = kind_field or next(iter(ref.filters), None)
     if ref.kind != "damage" or field is None:
         if kinds:

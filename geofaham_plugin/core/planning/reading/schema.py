@@ -5,7 +5,8 @@ building-damage inspections of the disaster), ``hazard`` (its burn area or flood
 ``osm_classes.json`` (``healthcare``, ``education`` ...), ``layer:<name>`` (a layer of the user's), and, as a
 reference only, ``my_area`` (the user's area of interest). Grades are the damage scale's, least to most:
 ``undamaged``, ``affected``, ``minor``, ``major``, ``destroyed``. Kinds are the subject's narrower kinds as the data
-spells them (a damage layer's structure types, a feature class's kinds in ``osm_classes.json``). :func:`narrowed` makes the model's type for one
+spells them (a damage layer's structure types, a feature class's kinds in ``osm_classes.json``); the kinds it sets
+aside ("besides houses", "other than hospitals") are ``kinds_out``. :func:`narrowed` makes the model's type for one
 question: every open choice an enum of that question's candidates."""
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ class Reading(BaseModel):
         default_factory=list,
         description="the subject's narrower kinds the question names (structure types, a class's kinds); [] = all",
     )
+    kinds_out: list[str] = Field(
+        default_factory=list,
+        description="kinds the question sets aside (every other kind of the subject is kept); [] = none",
+    )
 
 
 def narrowed(
@@ -77,5 +82,6 @@ def narrowed(
         "separately": (bool, False),
         "group_by": ((Literal[tuple(group_fields)] | None) if group_fields else None, None),  # type: ignore[valid-type]
         "kinds": (list[kind], Field(default_factory=list)) if kinds else (list[str], Field([], max_length=0)),
+        "kinds_out": (list[kind], Field(default_factory=list)) if kinds else (list[str], Field([], max_length=0)),
     }
     return create_model("Reading", __base__=Reading, **fields)
