@@ -3,12 +3,15 @@ basemap only when allowed and online, the local context of the event's data othe
 
 from __future__ import annotations
 
+import socket
+import time
+
 import geopandas as gpd
 import pyogrio
 import pytest
 
 from geofaham_plugin.core.config import settings_from_env
-from geofaham_plugin.core.engines.context import ORDER, map_context, run_events, where_clause
+from geofaham_plugin.core.engines.context import ORDER, map_context, reachable, run_events, where_clause
 from geofaham_plugin.core.engines.layers import LayerCatalogue
 from geofaham_plugin.core.engines.osm.query import class_query
 
@@ -58,18 +61,43 @@ def test_eaton_offline_context_says_what_the_local_data_lacks(catalogue):
     assert "GeoNames" in " ".join(context.sources())
 
 
-def test_online_the_basemap_comes_first_with_its_attribution_and_the_setting_turns_it_off(catalogue):
-    online = map_context(catalogue, [11], settings_from_env({}))
-    assert kinds(online)[0] == "basemap" and online.basemap is not None
-    assert online.basemap.source == "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+@pytest.fixture
+def tile_server():
+    """A local server that accepts connections, standing in for a tile server (no internet here)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    yield f"http://127.0.0.1:{server.getsockname()[1]}/{{z}}/{{x}}/{{y}}.png"
+    server.close()
+
+
+def test_online_the_basemap_comes_first_with_its_attribution_and_the_setting_turns_it_off(catalogue, tile_server):
+    online = map_context(catalogue, [11], settings_from_env({"GEOFAHAM_BASEMAP_URL": tile_server}))
+    assert (
+        kinds(online)[0] == "basemap"
+        and online.basemap is not None
+        and not any("basemap" in note for note in online.notes)
+    )
+    assert online.basemap.source == tile_server
     assert online.basemap.attribution == "© OpenStreetMap contributors"
     assert online.sources()[0].startswith("© OpenStreetMap contributors (ODbL")
-    mock = map_context(
-        catalogue, [11], settings_from_env({"GEOFAHAM_BASEMAP_URL": "http://127.0.0.1:9/{z}/{x}/{y}.png"})
-    )
-    assert mock.basemap is not None and mock.basemap.source.startswith("http://127.0.0.1:9/")
+    assert settings_from_env({}).map.basemap_url == "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     assert map_context(catalogue, [11], settings_from_env({"GEOFAHAM_BASEMAP": "0"})).basemap is None
     assert map_context(catalogue, [11], settings_from_env({"GEOFAHAM_BASEMAP": "1", **OFFLINE})).basemap is None
+
+
+def test_a_tile_server_that_does_not_answer_leaves_the_basemap_out_with_a_note_remembered(catalogue):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now: the connection is refused
+    url = f"http://127.0.0.1:{port}/{{z}}/{{x}}/{{y}}.png"
+    context = map_context(catalogue, [11], settings_from_env({"GEOFAHAM_BASEMAP_URL": url}))
+    assert context.basemap is None and "basemap" not in kinds(context)
+    assert context.notes[0] == "basemap: not shown (its tile server 127.0.0.1 does not answer: offline?)"
+    started = time.monotonic()
+    assert not reachable(url) and time.monotonic() - started < 0.05  # remembered, not tried again
+    assert reachable("file:///tiles/{z}/{x}/{y}.png")
 
 
 def test_where_clause_keeps_only_selectors_the_file_has_and_quotes_values():
