@@ -508,3 +508,26 @@ def test_the_most_specific_structure_types_said_are_kept(question, kept):
     layers = default_catalogue()
     spec = spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0]
     assert sorted(spec.subject.filters["STRUCTURETYPE"]) == kept
+
+
+@pytest.mark.parametrize(
+    ("question", "storeys"),
+    [
+        ("Eaton homes of more than one storey that were destroyed", "Multi Story"),
+        ("Eaton houses with at least 2 floors destroyed", "Multi Story"),
+        ("Eaton: destroyed houses under two storeys", "Single Story"),
+        ("Casas de varios pisos destruidas por el incendio Eaton", "Multi Story"),
+        ("Eaton: one- and two-storey single-family houses destroyed", None),
+        ("Eaton single-family homes, one-storey and multi-storey alike, destroyed", None),
+    ],
+)
+def test_a_storey_count_is_read_as_a_number_compared(question, storeys):
+    """Storeys are a closed class: a count (a number or a word for one or many), compared or not ("more than one
+    storey" is two or more), then a storey word; a span that holds both of the data's storey kinds keeps both."""
+    layers = default_catalogue()
+    spec = spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0]
+    kinds = spec.subject.filters["STRUCTURETYPE"]
+    if storeys is None:
+        assert {"Single Family Residence Single Story", "Single Family Residence Multi Story"} <= set(kinds)
+    else:
+        assert kinds and all(kind.endswith(storeys) for kind in kinds), kinds

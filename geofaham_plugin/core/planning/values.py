@@ -11,7 +11,15 @@ from collections.abc import Sequence
 
 from ..domain.layer_names import layer_words
 from ..engines.layers import UserField, UserLayer
-from .prepass import BY_WORDS, COMPARISON_WORDS, EACH_WORDS, YEAR_COMPARISON_WORDS, alternation, normalise
+from .prepass import (
+    BY_WORDS,
+    COMPARISON_WORDS,
+    EACH_WORDS,
+    SMALL_NUMBER_WORDS,
+    YEAR_COMPARISON_WORDS,
+    alternation,
+    normalise,
+)
 
 # words too general to name a category value on their own ("house", "yes", "other")
 GENERIC_VALUE_WORDS = frozenset(
@@ -400,19 +408,59 @@ STRUCTURE_WORDS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
         "utility and miscellaneous structures (detached garages, sheds, other outbuildings)",
     ),
 )  # fmt: skip
-#: "two-story houses", "single-storey homes": the storeys a structure-type value states
-STOREYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
-    (
-        re.compile(r"(?<!\w)(?:two|2|three|3|multi|multiple)[\s-]?(?:stor(?:e)?y|stories|storeys|level|floor)s?(?!\w)"),
-        re.compile(r"multi[\s-]?stor", re.IGNORECASE),
-        "the multi-storey types (two storeys or more)",
-    ),
-    (
-        re.compile(r"(?<!\w)(?:one|1|single)[\s-]?(?:stor(?:e)?y|level|floor)(?!\w)"),
-        re.compile(r"single[\s-]?stor", re.IGNORECASE),
-        "the single-storey types",
-    ),
+#: a storey count said: "two-story", "more than one storey", "at least 2 floors", "3 or more levels", "single-storey",
+#: "de una planta", "de varios pisos", "com dois andares", "a plusieurs niveaux". The storeys are a closed class: a
+#: number (or a word for one, many or a single), compared or not, then a storey word; the damage layers spell
+#: "Single Story" (one) and "Multi Story" (two or more).
+_STOREY_UNIT = r"(?:stor(?:e)?y|stories|storeys|levels?|floors?|pisos?|plantas?|andares?|pavimentos?|niveaux?)"
+_STOREY_COUNT = (
+    r"\d+|" + alternation(SMALL_NUMBER_WORDS) + r"|single|multi|multiple|several|many|varios|varias|plusieurs|muitos"
+    r"|diversos|mono"
 )
+STOREY_SAID = re.compile(
+    rf"(?<!\w)(?:(?P<op>{alternation(w for said in COMPARISON_WORDS.values() for w in said)})\s+)?"
+    rf"(?:(?P<n0>{_STOREY_COUNT})-?\s*(?:or|and|to|o|y|ou|et|e|a|-)\s*)?(?P<n>{_STOREY_COUNT})(?P<more>\s+or\s+(?:more|fewer|less)|\+)?[\s-]?{_STOREY_UNIT}(?!\w)"
+)
+#: the words that say "many" storeys, and the one that says one
+_MANY_STOREYS = frozenset(
+    {"multi", "multiple", "several", "many", "varios", "varias", "plusieurs", "muitos", "diversos"}
+)
+_ONE_STOREY = frozenset({"single", "mono"})
+#: the storey values of a structure-type domain: (spelled, lowest and highest storeys, how the answer says it)
+STOREYS: tuple[tuple[re.Pattern[str], int, float, str], ...] = (
+    (re.compile(r"multi[\s-]?stor", re.IGNORECASE), 2, float("inf"), "the multi-storey types (two storeys or more)"),
+    (re.compile(r"single[\s-]?stor", re.IGNORECASE), 1, 1, "the single-storey types"),
+)
+
+
+def _storey_count(word: str) -> tuple[float, float] | None:
+    if word in _MANY_STOREYS:
+        return 2.0, float("inf")
+    if word in _ONE_STOREY:
+        return 1.0, 1.0
+    if word.isdigit() or word in SMALL_NUMBER_WORDS:
+        n = float(word) if word.isdigit() else float(SMALL_NUMBER_WORDS[word])
+        return n, n
+    return None
+
+
+def storey_range(m: re.Match[str]) -> tuple[float, float] | None:
+    """The storeys a storey phrase allows ("more than one storey": 2 to ∞), or None when it names no count."""
+    counts = [_storey_count(word) for word in (m["n0"], m["n"]) if word]
+    if any(count is None for count in counts):
+        return None
+    low, high = min(c[0] for c in counts if c), max(c[1] for c in counts if c)  # "one or two storeys": 1 to 2
+    op = _OP_OF.get(" ".join((m["op"] or "").split()))
+    more = (m["more"] or "").strip()
+    if op == ">" or (op is None and more in ("or more", "+")):
+        low, high = (low + 1 if op == ">" else low), float("inf")
+    elif op == ">=":
+        high = float("inf")
+    elif op == "<" or (op is None and more in ("or fewer", "or less")):
+        low, high = 1.0, (high - 1 if op == "<" else high)
+    elif op == "<=":
+        low = 1.0
+    return (low, high) if low <= high else None
 
 
 def structure_values(text: str, values: Sequence[str]) -> tuple[list[str] | None, list[str]]:
@@ -428,12 +476,19 @@ def structure_values(text: str, values: Sequence[str]) -> tuple[list[str] | None
 
 
 def storey_values(text: str, values: Sequence[str]) -> tuple[list[str] | None, str | None]:
-    """The values of the storeys said ("two-story houses": the "... Multi Story" values) and how the answer says
-    the reading, or (None, None)."""
-    for said, spelled, reading in STOREYS:
-        if m := said.search(text):
-            return [v for v in values if spelled.search(v)], f"'{m[0]}' taken as {reading}"
-    return None, None
+    """The values of the storeys said ("two-story houses": the "... Multi Story" values; "more than one storey"
+    too) and how the answer says the reading, or (None, None) when no storey count is said or it spans both."""
+    said = [(m[0].strip(), storey_range(m)) for m in STOREY_SAID.finditer(text)]
+    ranges = [r for _, r in said if r is not None]
+    if not ranges:
+        return None, None
+    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)  # "one-storey and multi-storey alike": both
+    kinds = [(spelled, reading) for spelled, lo, hi, reading in STOREYS if lo <= high and low <= hi]
+    if len(kinds) != 1:
+        return None, None
+    spelled, reading = kinds[0]
+    words = " and ".join(f"'{w}'" for w, r in said if r is not None)
+    return [v for v in values if spelled.search(v)], f"{words} taken as {reading}"
 
 
 def residential_values(text: str, values: Sequence[str]) -> list[str]:
