@@ -340,11 +340,22 @@ def test_kinds_only_the_model_read_are_two_readings(store):
     assert "a leitura de «os tipos do que é contado»" in record.answer  # the field named in the question's language
 
 
-def test_kinds_the_model_leaves_out_keep_code_s(store):
-    """Code reads 'churches' as the structure type Church; the model's reading names none: code's stands (6)."""
+def test_kinds_the_model_leaves_out_keep_code_s_when_asked_it_keeps_them(store):
+    """Code reads 'churches' as the structure type Church; the model's reading names none, and asked what the
+    question does with the kinds named it says it keeps only them: code's stands (6)."""
     read = {"subject": "damage", "grades": ["destroyed"]}
-    record = ask(store, "How many churches were destroyed in the Palisades fire?", read)
+    record = ask(store, "How many churches were destroyed in the Palisades fire?", read, {"use": "only"})
     assert record.status == "answered" and "read two ways" not in record.answer
+    assert "6 in total" in record.answer
+
+
+@pytest.mark.parametrize(("use", "other"), [("aside", "all but Church"), ("all", "all")])
+def test_kinds_code_keeps_that_the_model_sets_aside_or_ignores_are_two_readings(store, use, other):
+    """'Churches aside' in words code has no rule for: code keeps Church; the model's reading names no kind and,
+    asked, sets them aside (or keeps every kind): two readings, both computed, the answer partial, never 6 alone."""
+    read = {"subject": "damage", "grades": ["destroyed"]}
+    record = ask(store, "Churches apart, what did the Palisades fire destroy? A count.", read, {"use": use})
+    assert record.status == "partial" and f"(Church / {other})" in record.answer, record.answer
     assert "6 in total" in record.answer
 
 
@@ -531,3 +542,19 @@ def test_a_storey_count_is_read_as_a_number_compared(question, storeys):
         assert {"Single Family Residence Single Story", "Single Family Residence Multi Story"} <= set(kinds)
     else:
         assert kinds and all(kind.endswith(storeys) for kind in kinds), kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "group_by"),
+    [
+        ("Eaton and Palisades, for each fire: the share of inspected homes that were destroyed", None),
+        ("Destroyed buildings in the Eaton and Palisades fires, a count for each of the two fires", None),
+        ("Destroyed buildings in the Eaton fire: how many of each type?", "structure type"),
+    ],
+)
+def test_each_disaster_is_one_figure_per_event_not_a_breakdown_by_type(question, group_by):
+    """'each' before a disaster word (a closed class: the disaster types) asks one figure per event; before 'type'
+    or alone it asks a breakdown."""
+    layers = default_catalogue()
+    specs = spec_from_facts(prepass(question, layers=layers), layers=layers).specs
+    assert {spec.group_by for spec in specs} == {group_by}

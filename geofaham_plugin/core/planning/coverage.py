@@ -38,6 +38,7 @@ from .prepass import (
     EACH_WORDS,
     ENTITY_WORDS,
     EXCLUDED,
+    TYPE_WORDS,
     alias_hits,
     blank_spans,
     damage_values,
@@ -255,7 +256,7 @@ def question_constraints(
     per_feature = _per_feature_words(facts.layers)
     if facts.group_by:
         found.append(Constraint(kind="group_by", value=facts.group_by, phrase=f"by {facts.group_by}"))
-    elif m := _free_match(words_pattern("type_grouping"), text, spans, per_feature):
+    elif m := _free_match(words_pattern("type_grouping"), text, spans, per_feature):  # not "each fire"
         found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))  # "which types ... of each"
     vocab = constraint_words()
     for measure, pattern in vocab["measures"].items():
@@ -519,6 +520,18 @@ def _per_feature_words(layer_ids: Iterable[str]) -> re.Pattern[str] | None:
 
 
 _EACH_AT_END = re.compile(rf"\b(?:{'|'.join(EACH_WORDS)})$")
+#: "for each fire", "de cada uno de los incendios", "pour chacun des deux feux": each disaster (a disaster type word of
+#: the pre-pass or a word for a disaster), one figure per event, not a breakdown by type
+_EACH_DISASTER = re.compile(
+    r"\s+(?:(?:of|one|uno|una|de|des|dos|das|los|las|les|the|both|two|deux|ambos|tous)\s+)*"
+    rf"(?:{'|'.join(TYPE_WORDS)}|disasters?|events?|desastres?|eventos?|evenements?|catastrophes?)(?!\w)"
+)
+
+
+def type_grouping(text: str, per_feature: re.Pattern[str] | None = None) -> re.Match[str] | None:
+    """The words asking for a breakdown by type ("which kinds", "break them down", "of each"), not "each <feature of
+    a layer>" nor "each fire" (normalised text)."""
+    return _free_match(words_pattern("type_grouping"), text, [], per_feature)
 
 
 def _free_match(
@@ -529,7 +542,9 @@ def _free_match(
         if any(start <= m.start() < end for start, end in spans):
             continue
         each = _EACH_AT_END.search(m.group(0))
-        if per_feature is not None and each and per_feature.match(text, m.end()):
+        if each and (
+            per_feature is not None and per_feature.match(text, m.end()) or _EACH_DISASTER.match(text, m.end())
+        ):
             continue
         return m
     return None

@@ -23,6 +23,7 @@ from .coverage import (
     imagery_said,
     named_event_groups,
     question_constraints,
+    type_grouping,
     where_blanked,
     words_pattern,
 )
@@ -387,10 +388,10 @@ def spec_from_facts(
         own = field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
         if group_by is None or (own and GROUP_BY_FIELDS.get(group_by, group_by) not in {f.name for f in entry.fields}):
             group_by = own or group_by  # "by damage" of a layer with a field damage, not the disasters' damage_class
-    if group_by is None and subject_what.startswith("features:") and words_pattern("type_grouping").search(text):
+    if group_by is None and subject_what.startswith("features:") and type_grouping(text):
         keys = feature_class_specs()[subject_what[9:]].keys if subject_what[9:] in feature_class_specs() else ()
         group_by = keys[0] if keys else None  # "which land-use types, how many hectares of each": by landuse
-    if group_by is None and subject_what == "damage" and (m := words_pattern("type_grouping").search(text)):
+    if group_by is None and subject_what == "damage" and (m := type_grouping(text)):
         group_by = "structure type"  # "break them down", "which kinds were destroyed": the inspected structure's type
         implied.append(f"'{m.group(0)}' taken as by structure type")
     zones = _set_ref(zones_what, None, facts) if zones_what else None

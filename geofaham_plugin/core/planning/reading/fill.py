@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -119,6 +120,45 @@ def read_question(
     return ReadOutcome(reading=Reading.model_validate(repaired[-1].model_dump()), examples=ids)
 
 
+KINDS_SYSTEM = (
+    "A disaster-response question names some kinds of the things it counts or lists. Say what it does with them. "
+    "only: it keeps just those kinds. aside: it sets them aside and keeps every other kind ('besides X', 'other "
+    "than X', 'X not included', 'leaving X out', 'apart from X'). all: it keeps every kind (the kinds named are "
+    "examples or context, not a filter). Answer like the examples."
+)
+KindsUse = Literal["only", "aside", "all"]
+
+
+class KindsAnswer(BaseModel):
+    use: KindsUse
+
+
+def kinds_prompt(question: str, named: Sequence[str], k: int = EXAMPLES) -> tuple[list[Message], list[str]]:
+    """The focused question on the kinds a question names, shown the bank's most similar examples that keep kinds
+    and that set kinds aside (as many of each: the answer is not led by the examples' majority)."""
+    pool = similar(question, 60)
+    only = [e for e in pool if e.a.kinds and not e.a.kinds_out][: k // 2]
+    aside = [e for e in pool if e.a.kinds_out][: k - k // 2]
+    examples = sorted(only + aside, key=pool.index)
+    lines = ["Examples:"]
+    for e in reversed(examples):
+        use = "aside" if e.a.kinds_out else "only"
+        lines.append(f"Q: {e.q}\nKinds named: {', '.join(e.a.kinds_out or e.a.kinds)}\nA: {json.dumps({'use': use})}")
+    lines.append(f"Q: {question}\nKinds named: {', '.join(named)}\nA:")
+    messages = [Message(role="system", content=KINDS_SYSTEM), Message(role="user", content="\n".join(lines))]
+    return messages, [e.id for e in examples]
+
+
+def ask_kinds(llm: LLM, question: str, named: Sequence[str], *, step: str = "read:kinds") -> KindsUse | None:
+    """What ``question`` does with the kinds code found named in it (``named``, as the data spells them), asked of
+    the model alone (one small enum); None when the model cannot be asked."""
+    messages, _ = kinds_prompt(question, named)
+    try:
+        return llm.structured(READER_ROLE, messages, KindsAnswer, step=step, retries=1).use
+    except (ModelOutputError, ModelHTTPError, RealModelBlocked, OSError):
+        return None
+
+
 def repair(r: Reading) -> Reading:
     """What a reading says that means nothing, dropped (no retry for it): one figure 'separately' of one grade or
     none, a share's base without a share."""
@@ -139,4 +179,13 @@ def default_sets(has_event: bool, has_damage: bool) -> dict[str, str]:
     return sets
 
 
-__all__: Sequence[str] = ("Candidates", "ReadOutcome", "read_question", "prompt", "GENERIC_SETS", "MY_AREA")
+__all__: Sequence[str] = (
+    "Candidates",
+    "ReadOutcome",
+    "read_question",
+    "prompt",
+    "ask_kinds",
+    "kinds_prompt",
+    "GENERIC_SETS",
+    "MY_AREA",
+)

@@ -26,7 +26,7 @@ from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed
 from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
-from .fill import Candidates, class_line, default_sets, read_question
+from .fill import Candidates, ask_kinds, class_line, default_sets, read_question
 from .qualifiers import contradictions
 from .reconcile import FIELDS, Difference, classes_of, differences, overlay, project, same_field, set_ref
 from .schema import MY_AREA, Reading, class_grade
@@ -246,8 +246,20 @@ def _reconciled(
     code_read = _code_read(facts, specs, aoi_artifact_id)
     domain = candidates.kinds.get(reading.subject, []) if reading.subject == code.subject else []
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
+    kinds_use = None
+    if any(d.field == "kinds" and d.code_read and _left_out("kinds", reading) for d in diffs) and code.kinds:
+        # code found kinds named and kept them; the model's reading said nothing of them: what the question does
+        # with them ("besides houses" sets them aside) is the model's to say, asked alone
+        kinds_use = ask_kinds(llm, facts.question, code.kinds, step=f"{step}:kinds")
+        if kinds_use == "aside":
+            reading = effective_kinds(
+                reading.model_copy(update={"kinds_out": code.kinds}), candidates, event_id, layers
+            )
+            diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
     named = named_grades(facts.question, layers)
     adopt, two = _settled(diffs, code, reading, code_read, named)
+    if kinds_use == "all":  # the kinds named are no filter to the model: code's filter and none are two readings
+        two += [d for d in diffs if d.field == "kinds" and d not in two]
     distance = facts.distances_m[0] if facts.distances_m else None
     result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
     by_name = {"grades"} if named and set(reading.grades) == named else set()  # the data's own grade names said them
