@@ -511,6 +511,11 @@ def test_feature_kinds_set_aside_compare_with_code_s():
             ["Mobile Home Single Wide", "Mobile Home Triple Wide"],
         ),
         ("Multi-story commercial buildings destroyed in the Palisades", ["Commercial Building Multi Story"]),
+        ("Palisades structures typed Mixed Commercial/Residential that burned down", ["Mixed Commercial/Residential"]),
+        (
+            "Palisades: mixed commercial/residential and commercial buildings destroyed",
+            ["Commercial Building Multi Story", "Commercial Building Single Story", "Mixed Commercial/Residential"],
+        ),
     ],
 )
 def test_the_most_specific_structure_types_said_are_kept(question, kept):

@@ -18,6 +18,7 @@ from .prepass import (
     SMALL_NUMBER_WORDS,
     YEAR_COMPARISON_WORDS,
     alternation,
+    blank_spans,
     normalise,
 )
 
@@ -44,7 +45,7 @@ def position(text: str, phrases: Sequence[str]) -> int | None:
 
 
 def _spaced(phrase: str) -> str:
-    return r"[\s-]+".join(re.escape(w) for w in normalise(phrase).split())
+    return r"[\s/-]+".join(re.escape(w) for w in normalise(phrase).split())
 
 
 def value_matches(
@@ -69,7 +70,30 @@ def value_matches(
         phrases = [p for p in phrases if not any(p == normalise(w) for w in exclude)]
         if phrases and position(text, phrases) is not None:
             hits.append(value)
-    return most_specific(text, hits)
+    return most_specific(text, said_in_full(text, hits))
+
+
+def said_in_full(text: str, hits: Sequence[str]) -> list[str]:
+    """Of the values named, less those named only inside another value said in full ("Mixed Commercial/Residential"
+    said whole does not name "Commercial Building ..." too)."""
+    spans = [
+        (m.start(), m.end())
+        for value in hits
+        if len(words := layer_words(value)) >= 2
+        for m in re.finditer(rf"(?<!\w){_spaced(' '.join(words))}(?:e?s)?(?!\w)", text)
+    ]
+    if not spans:
+        return list(hits)
+    blanked = blank_spans(text, spans)
+    out = []
+    for value in hits:
+        words = layer_words(value)
+        phrases = [" ".join(words[:n]) for n in range(1, len(words) + 1)]
+        if position(blanked, phrases) is not None or any(
+            re.fullmatch(rf"{_spaced(' '.join(words))}(?:e?s)?", text[a:b]) for a, b in spans
+        ):
+            out.append(value)
+    return out
 
 
 def most_specific(text: str, hits: Sequence[str]) -> list[str]:
