@@ -563,3 +563,16 @@ def test_each_disaster_is_one_figure_per_event_not_a_breakdown_by_type(question,
     layers = default_catalogue()
     specs = spec_from_facts(prepass(question, layers=layers), layers=layers).specs
     assert {spec.group_by for spec in specs} == {group_by}
+
+
+def test_data_of_another_local_layer_named_and_not_read_is_never_the_answer(store):
+    """'estado Prevista' is a value of the Catarroja public-buildings layer (a closed class: the data's values);
+    the question says 'buildings', which code reads as the map's buildings: the count of those (188) is not the
+    answer, the answer is partial and names the layer's class it did not read."""
+    question = (
+        "Catarroja: municipal buildings whose works are still planned (estado Prevista) reached by the flood, how many?"
+    )
+    record = ask(store, question)
+    assert record.status == "partial" and "public_buildings" in record.answer
+    plain = ask(store, "How many buildings in Catarroja were flooded?")
+    assert plain.status == "answered" and "public_buildings" not in plain.answer

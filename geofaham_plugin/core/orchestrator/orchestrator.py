@@ -36,6 +36,7 @@ from ..errors import (
 from ..llm import LLM, Message
 from ..planning.chain import made_from
 from ..planning.coverage import (
+    Constraint,
     ExecutedStep,
     check_coverage,
     coverage_hint,
@@ -410,6 +411,27 @@ class Orchestrator:
         """The fields of the local layers the question's feature classes come from (its disaster's)."""
         return [local_fields(cls, facts.event_id, self.layers) for cls in dict.fromkeys(facts.target_entities)]
 
+    def _other_local_data(self, facts: PrepassFacts) -> list[Constraint]:
+        """The local layers of the question's disaster whose data the question names though it asks for another
+        class ("buildings flagged estado Prevista, their val_dany": the public-buildings layer's field values and
+        field names, a closed class): a step must read that layer's class, else the answer is partial and says so.
+        Values, and field names written as the data writes them (with an underscore), count; a plain word that
+        happens to be a field's name does not."""
+        if facts.event_id is None:
+            return []
+        asked = set(facts.target_entities)
+        out: list[Constraint] = []
+        classes = [lyr.feature_class for lyr in self.layers.find(role="poi", event_id=facts.event_id)]
+        for cls in dict.fromkeys(c for c in classes if c and c not in asked):
+            said = [
+                c
+                for c in local_field_constraints(facts, local_fields(cls, facts.event_id, self.layers))
+                if c.kind == "attribute" or "_" in str(c.value)
+            ]
+            if said:
+                out.append(Constraint(kind="feature_class", value=cls, phrase="; ".join(c.phrase for c in said)))
+        return out
+
     def _cover(self, record: RunRecord, *, replan: bool = True) -> None:
         """Every constraint of the question must be applied by a completed step of the plan. While one is
         not and replanning is allowed, replan with what was left out; what stays unapplied makes the
@@ -438,6 +460,7 @@ class Orchestrator:
         local = [
             c for fields in self._local_fields(record.facts) for c in local_field_constraints(record.facts, fields)
         ]
+        local += self._other_local_data(record.facts)
         wanted += local
         unplannable = {f"{c.kind}:{c.value}" for c in local}
         # an OpenStreetMap tag no kind of the class makes: no other plan filters features by a tag either
