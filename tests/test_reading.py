@@ -576,3 +576,18 @@ def test_data_of_another_local_layer_named_and_not_read_is_never_the_answer(stor
     assert record.status == "partial" and "public_buildings" in record.answer
     plain = ask(store, "How many buildings in Catarroja were flooded?")
     assert plain.status == "answered" and "public_buildings" not in plain.answer
+
+
+def test_a_share_of_a_grade_wherever_it_lies_that_the_relation_narrows(store):
+    """'Of all the destroyed structures, what share lie inside the perimeter': the base is every destroyed one, the
+    part those of them inside (share_of = grades, with a relation: no longer 'always 100 %'); code's reading (the
+    destroyed share of the structures inside) is the model's to correct, and the answer is that share."""
+    whole = reading(
+        grades=["destroyed"], share_of=["destroyed"], measure="share", relation="inside", reference="hazard"
+    )
+    assert check_reading(whole, Known()) == []
+    question = "Of all the destroyed Eaton structures, what percentage sit inside the burn perimeter?"
+    record = ask(store, question, whole.model_dump(), whole.model_dump())
+    assert record.status == "answered" and "2,720 of 2,722 (99.9 %)" in record.answer, record.answer
+    steps = [s.tool for s in record.steps]
+    assert steps.index("select_damage") < steps.index("inside")  # the grades first: the base is all destroyed

@@ -316,14 +316,19 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
     group_field = GROUP_BY_FIELDS.get(spec.group_by, spec.group_by) if spec.group_by else None
     select_all = spec.subject.kind == "damage" and (group_field == "damage_class" or spec.measure != "share")
     subject_aoi = aoi if not (relation and relation.reference.kind == "aoi") else None
+    whole = (  # a share's base of the part's own grades, wherever it lies: the relation alone makes the part
+        relation is not None and bool(spec.share_of) and set(spec.share_of) == set(spec.subject.damage_classes)
+    )
     if relation is None:
         s, base = _set(b, spec.subject, aoi, None, select_all=select_all)
     else:
         subject = spec.subject
         late: list[DamageClass] = []
-        if spec.measure == "share" and subject.kind == "damage" and subject.damage_classes:
+        if spec.measure == "share" and subject.kind == "damage" and subject.damage_classes and not whole:
             # "what share of the structures inside the perimeter were destroyed": the base is every structure
-            # inside; the damage classes are selected after the relation
+            # inside; the damage classes are selected after the relation. A base of the same grades as the part
+            # ("of the destroyed structures, what share lie inside the flood") is that set wherever it lies: the
+            # grades first, the relation makes the part
             late, subject = subject.damage_classes, subject.model_copy(update={"damage_classes": []})
         ref_aoi = aoi  # the reference is cut to the AOI too (the AOI itself is the AOI)
         reach = {"within": float(relation.distance_m or 0), "nearest": NEAREST_SEARCH_M}.get(relation.kind, 0.0)
@@ -439,7 +444,7 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
         if group_field:
             return b.add("count", f"Count them by {spec.group_by}", {"by": group_field}, {"layer": s})
         return s
-    if spec.measure == "share" and spec.share_of and set(spec.share_of) != set(ALL_CLASSES):
+    if spec.measure == "share" and spec.share_of and set(spec.share_of) != set(ALL_CLASSES) and not whole:
         # "of the damaged structures, what fraction were destroyed": the base is the damaged ones of the same set
         base = b.add(
             "select_damage",

@@ -39,7 +39,8 @@ def check_reading(r: Reading, known: Known) -> list[str]:
         problems.append("share_of is the base of a share: leave it empty unless measure is 'share'")
     if base and not grades <= base:
         problems.append("a share's base (share_of) must contain every grade of its part (grades)")
-    if base and grades and base == grades and not r.kinds:  # with kinds: the kinds' share of those grades
+    # with kinds: the kinds' share of those grades; with a relation: the share of those grades the relation keeps
+    if base and grades and base == grades and not r.kinds and r.relation == "none":
         problems.append("a share whose base equals its part is always 100 %: share_of is the larger set")
     if r.separately and len(grades) < 2:
         problems.append("separately means one figure per grade: it needs at least two grades")

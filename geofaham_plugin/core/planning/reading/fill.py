@@ -34,7 +34,8 @@ SYSTEM = (
     "and numbers: choose only among the sets listed. Grades: destroyed = [destroyed]; damaged (any damage) = "
     "[affected, minor, major, destroyed]; damaged but not destroyed = [affected, minor, major]; not destroyed = "
     "[undamaged, affected, minor, major]; undamaged = [undamaged]. In 'of the X, what share were Y' X is share_of "
-    "and Y is grades. Leave group_by null and separately false unless the question asks for them. Answer like the "
+    "and Y is grades; in 'of all the X, what share lie inside / within the reference' share_of and grades are both "
+    "X's grades and the relation makes the part. Leave group_by null and separately false unless the question asks for them. Answer like the "
     "examples."
 )
 
