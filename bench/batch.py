@@ -193,9 +193,19 @@ def _spoken(label: str) -> list[str]:
     return list(dict.fromkeys([file, stem, re.sub(r"[_-]+", " ", stem)]))
 
 
+def _about_data_beyond_the_inputs(instruction: str) -> bool:
+    """Whether the instruction asks about a disaster's or the map's data (a disaster, damage grades, a feature
+    class), not only about the input files (then a polygon file it names is where that data is looked at)."""
+    from geofaham_plugin.core.planning.prepass import prepass
+
+    facts = prepass(instruction)
+    return bool(facts.event_id or facts.damage_classes or facts.target_entities)
+
+
 def aoi_from_instruction(instruction: str, polygon_labels: Sequence[str]) -> tuple[str | None, str | None]:
     """The polygon input the instruction makes the area of interest, and a note: (label, None) when it says so
-    and one input fits; (None, note) when it speaks of an area no single input is; (None, None) when it speaks of
+    and one input fits, or when it asks about a disaster's or the map's data and names one polygon input by its whole
+    file name; (None, note) when it speaks of an area no single input is; (None, None) when it speaks of
     none (then no input is the AOI, whatever its name or size)."""
     for label in polygon_labels:  # a file named where an area goes: clip to it, inside it
         for words in _spoken(label):
@@ -204,6 +214,14 @@ def aoi_from_instruction(instruction: str, polygon_labels: Sequence[str]) -> tup
             match = re.search(pattern, instruction, re.I)
             if match and (named_like_area or match.group(0).lower().startswith("clip")):
                 return label, None
+    if _about_data_beyond_the_inputs(instruction):  # "which hospital is nearest my sketch.geojson polygon"
+        whole = [
+            label
+            for label in polygon_labels
+            if re.search(rf"(?<![\w.-]){re.escape(_spoken(label)[0])}(?![\w-])", instruction, re.I)
+        ]
+        if len(whole) == 1:  # named by its whole file name: a closed class, whatever words go around it
+            return whole[0], None
     if not AOI_SAID.search(instruction):
         return None, None
     named = [

@@ -373,6 +373,12 @@ def test_batch_aoi_only_when_the_instruction_says_so(tmp_path):
     assert aoi_from_instruction("Compute the area in km² of each land use class", polygons) == (None, None)
     assert aoi_from_instruction("Count the wells in this area", polygons)[0] == "district.geojson"
     assert aoi_from_instruction("Clip the roads to the district", polygons)[0] == "district.geojson"
+    # named by its whole file name in a question about other data (hospitals, a disaster's damage): the area
+    asked = "Which hospital is the shortest distance from my district.geojson polygon?"
+    assert aoi_from_instruction(asked, polygons)[0] == "district.geojson"
+    asked = "En district.geojson, ¿qué porcentaje de los edificios quedó destruido por el incendio Eaton?"
+    assert aoi_from_instruction(asked, polygons)[0] == "district.geojson"
+    assert aoi_from_instruction("Reproject district.geojson to EPSG:3857", polygons) == (None, None)
     label, why = aoi_from_instruction("inside the study area", ["north.geojson", "south.geojson"])
     assert label is None and "2 polygon inputs could be it" in why
 
