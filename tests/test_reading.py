@@ -591,3 +591,12 @@ def test_a_share_of_a_grade_wherever_it_lies_that_the_relation_narrows(store):
     assert record.status == "answered" and "2,720 of 2,722 (99.9 %)" in record.answer, record.answer
     steps = [s.tool for s in record.steps]
     assert steps.index("select_damage") < steps.index("inside")  # the grades first: the base is all destroyed
+
+
+def test_a_reader_that_cannot_be_asked_leaves_code_s_reading_unconfirmed(store):
+    """The reader is configured but gives nothing usable (a server down or timed out looks the same): code's
+    reading is computed and shown, never the answer ("ended up as ashes" has no damage word code knows: 5,805 every
+    inspected structure would be a confident wrong number)."""
+    nonsense = {"subject": "no such set"}
+    record = ask(store, "Eaton: count what ended up as ashes, structures only.", nonsense, nonsense, nonsense)
+    assert record.status == "partial" and "was read by code alone" in record.answer, record.answer

@@ -238,8 +238,21 @@ def _reconciled(
                 constraints=[Constraint(kind="reading", value="spec", phrase=facts.question)],
                 examples=outcome.examples,
             )
-        note = "the model could not read the question; it was read by code alone"
-        return Read(specs=specs, asked=True, code=code, notes=[note], error=outcome.error, examples=outcome.examples)
+        # the model could not be asked (server down, timed out, no JSON): code's reading alone is not the answer;
+        # computed and shown, the answer partial (code's rules misread about a third of new wordings)
+        error = " ".join(str(outcome.error or "no answer").split())[:160]
+        return Read(
+            specs=specs,
+            asked=True,
+            code=code,
+            notes=["the model could not read the question; it was read by code alone"],
+            error=outcome.error,
+            examples=outcome.examples,
+            unavailable=[
+                Unavailable(constraints=["reading:spec"], phrase="reading.unconfirmed", values={"error": error})
+            ],
+            constraints=[Constraint(kind="reading", value="spec", phrase=facts.question)],
+        )
     event_id = _event(specs) or facts.event_id
     kind_field = _kind_field(event_id, layers)
     reading = effective_kinds(outcome.reading, candidates, event_id, layers)
