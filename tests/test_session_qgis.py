@@ -600,3 +600,50 @@ def test_a_run_is_a_task_in_the_task_manager_with_its_steps_progress_and_its_can
     wait_for(lambda: finished)
     assert finished[0] is not None and finished[0].status == "cancelled"
     assert "cancel" in session.dock.transcript_text().lower()
+
+
+class SilentModel:
+    """A model server that takes the request and never answers (a 1.5B model on two busy cores looks like this
+    for two minutes): ``asked`` is set when a call arrives, ``release`` lets it end (with nothing usable)."""
+
+    name = "silent"
+
+    def __init__(self) -> None:
+        import threading
+
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def serves(self, role: str) -> bool:
+        return True
+
+    def chat(self, messages, *, schema=None, role=""):
+        from geofaham_plugin.core.llm.base import ModelReply
+
+        self.asked.set()
+        self.release.wait(120)
+        return ModelReply(text="{}")
+
+
+def test_closing_during_a_model_call_returns_within_three_seconds(qgis_iface, tmp_path):
+    """QGIS quit while a run waited on the model froze for 37 s (a 30 s wait on the worker, the model call not
+    interruptible): the run's cancel now ends the wait on the model at once; the session closes in under 3 s and
+    its run ends cancelled, its thread finished."""
+    dock = ChatDock(qgis_iface.mainWindow())
+    model = SilentModel()
+    session = Session(dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(model), name="quit")
+    finished = []
+    session.runFinished.connect(finished.append)
+    try:
+        assert session.ask("Eaton: count what ended up as ashes, structures only.")
+        wait_for(model.asked.is_set, timeout=60)
+        worker = session.worker
+        started = time.monotonic()
+        session.close()
+        assert time.monotonic() - started < 3.0
+        assert worker is not None and worker.isFinished()
+    finally:
+        model.release.set()
+        QgsProject.instance().clear()
+        dock.setParent(None)
+        dock.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)

@@ -17,12 +17,13 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from ..errors import GeoFahamBug, ModelOutputError, ModelRetry
+from ..errors import Cancelled, GeoFahamBug, ModelOutputError, ModelRetry
 
 T = TypeVar("T", bound=BaseModel)
 
 #: The question reader's calls: answered by the planner's model, recorded under their own role name.
 READER_ROLE = "reader"
+CANCEL_POLL_S = 0.1  # how often a call waiting on a model looks at the run's cancel flag
 
 MAX_ERRORS_SHOWN = 8  # a retry message lists at most this many validation errors: small models drown in long ones
 
@@ -163,6 +164,36 @@ class LLM:
             self._models, self._default = None, models
         self.usage = usage if usage is not None else UsageLedger()
         self.max_retries = max_retries
+        #: set by the run that uses these models: a call waiting on a model returns at once when it is set
+        #: (:class:`Cancelled`); the request is left to end on its own (quitting QGIS waits on no model)
+        self.cancel: threading.Event | None = None
+
+    def _chat(self, model: ChatModel, messages: list[Message], *, schema: dict | None, role: str) -> ModelReply:
+        """``model.chat``, given up when :attr:`cancel` is set: the call runs on a daemon thread and is waited on
+        in short slices; a cancelled call's reply is dropped when it comes."""
+        cancel = self.cancel
+        if cancel is None:
+            return model.chat(messages, schema=schema, role=role)
+        if cancel.is_set():
+            raise Cancelled("cancelled by the user")
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                box["reply"] = model.chat(messages, schema=schema, role=role)
+            except BaseException as exc:  # noqa: BLE001 (re-raised on the caller's thread)
+                box["error"] = exc
+
+        thread = threading.Thread(target=call, name=f"geofaham-model-{role}", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(CANCEL_POLL_S)
+            if cancel.is_set() and thread.is_alive():
+                raise Cancelled("cancelled by the user (the model's reply is not waited for)")
+        if "error" in box:
+            raise box["error"]
+        reply: ModelReply = box["reply"]
+        return reply
 
     def model_for(self, role: Enum | str) -> ChatModel:
         if self._models is None:
@@ -201,7 +232,7 @@ class LLM:
         role_s, model = role_key(role), self.model_for(role)
         start, ok, reply = time.monotonic(), False, None
         try:
-            reply = model.chat(as_messages(messages), schema=None, role=role_s)
+            reply = self._chat(model, as_messages(messages), schema=None, role=role_s)
             ok = True
             return reply.text
         finally:
@@ -242,7 +273,7 @@ class LLM:
         try:
             while attempts <= (self.max_retries if retries is None else retries):
                 attempts += 1
-                reply = model.chat(convo, schema=schema, role=role_s)
+                reply = self._chat(model, convo, schema=schema, role=role_s)
                 prompt += reply.usage.prompt_tokens
                 completion += reply.usage.completion_tokens
                 model_name, text = reply.model or model_name, reply.text

@@ -111,6 +111,7 @@ class Orchestrator:
         self.layers = layers or LayerCatalogue(self.settings.paths.data_dir)
         self.on_event = on_event or (lambda event: None)
         self.cancel = cancel or threading.Event()
+        llm.cancel = self.cancel  # a cancel returns at once even while a model is being waited on
         self.planner = Planner(
             llm,
             self.config.mode,
