@@ -736,3 +736,29 @@ def test_a_negation_opening_a_clause_takes_out_a_set_never_a_count_of_what_came_
     from geofaham_plugin.core.planning.prepass import EXCLUDED, normalise
 
     assert [m["what"] for m in EXCLUDED.finditer(normalise(question))] == taken_out
+
+
+def test_a_field_only_one_disaster_s_data_has_names_that_disaster():
+    """No disaster named, but 'val_dany' (a field of the Catarroja public buildings, as the data spells it): the
+    València flood, never 'could not identify the disaster'."""
+    from geofaham_plugin.core.engines.layers import default_catalogue
+
+    layers = default_catalogue()
+    facts = prepass("Plan buildings the water never reached: the largest val_dany, and where?", layers=layers)
+    assert facts.event_id == 6
+    assert prepass("Which buildings were never reached by the water?", layers=layers).event_id is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Multi-storey SFRs lost to fire: the Eaton number and the Palisades number?",
+        "Daño grave por incendio: dame la cifra de Eaton y la de Palisades por separado.",
+    ],
+)
+def test_disasters_named_by_name_are_not_refused_for_a_capitalised_word(question):
+    """'SFRs' holds no place 'Rs'; a capitalised word opening a sentence ('Daño', a town somewhere) is no place
+    that contradicts disasters the question names by their own names."""
+    from geofaham_plugin.core.planning.identify import check_identified
+
+    check_identified(prepass(question), has_aoi=False)  # raises InputError when refused

@@ -364,7 +364,8 @@ _QUESTION_WORDS = frozenset(
         "please",
     ]
 )
-_TITLE_RUN = re.compile(r"[A-Z][a-z\u00c0-\u024f'-]+(?:\s+[A-Z][a-z\u00c0-\u024f'-]+){0,2}")
+#: a run of up to three capitalised words, each a whole word ("SFRs" holds no name "Rs")
+_TITLE_RUN = re.compile(r"(?<![\w'-])[A-Z][a-z\u00c0-\u024f'-]+(?:\s+[A-Z][a-z\u00c0-\u024f'-]+){0,2}(?![\w])")
 
 
 class NamedPlace(NamedTuple):

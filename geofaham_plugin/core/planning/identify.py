@@ -26,7 +26,7 @@ from ..domain.events import DisasterEvent, load_events
 from ..engines.geocode import NamedPlace, country_code, places_named
 from ..errors import InputError
 from .facts import PrepassFacts
-from .prepass import DATE_RE, TYPE_WORDS, event_spellings, extract_dates, extract_years, normalise
+from .prepass import DATE_RE, TYPE_WORDS, alias_hits, event_spellings, extract_dates, extract_years, normalise
 
 _TYPE_RE = re.compile("|".join(rf"\b(?:{p})\b" for p in TYPE_WORDS))
 _WORD = r"[a-z][a-z'-]+"
@@ -190,7 +190,11 @@ def check_identified(facts: PrepassFacts, *, has_aoi: bool, events: list[Disaste
         for p in places_named(facts.question) + places_in_disaster_phrase(facts.question)
         if normalise(p.name) not in spellings
     ]
-    if named and not any(_in_area(p, e) for p in named for e in candidates):
+    # disasters named by their own names ("the Eaton number and the Palisades number"): a capitalised word
+    # elsewhere ("Daño grave …" opening the sentence) is no other disaster's place; a place that contradicts the
+    # one named ("the Eaton fire in Texas") is said in the answer (reading.qualifiers)
+    by_name = bool(alias_hits(normalise(facts.question), events))
+    if named and not by_name and not any(_in_area(p, e) for p in named for e in candidates):
         raise InputError(
             f"I could not identify the disaster: {named[0].name} is not in the area of any disaster GeoFaham knows",
             hint=known_disasters_hint(events),

@@ -982,6 +982,24 @@ def value_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> 
     return spans
 
 
+def _event_of_fields_named(text: str, layers: object) -> int | None:
+    """The one disaster whose local layers hold a field the (normalised) question names as the data spells it, with
+    its underscore ("val_dany": the Catarroja public buildings, the València flood); None when none or several."""
+    find, profile = getattr(layers, "find", None), getattr(layers, "field_profile", None)
+    if not callable(find) or not callable(profile):
+        return None
+    found: set[int] = set()
+    for layer in find(role="poi"):
+        try:
+            names = [f.name for f in profile(layer.id)]
+        except Exception:  # noqa: BLE001 - a layer whose file is missing names nothing; its own step says so
+            continue
+        said = [n for n in names if "_" in n and re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", text)]
+        if said:
+            found.update(layer.events)
+    return found.pop() if len(found) == 1 else None
+
+
 def prepass(
     question: str,
     *,
@@ -1012,6 +1030,8 @@ def prepass(
     dates = _unique(d for d, _ in dated)
     ranked = rank_events(events, {a for a, _ in hits}, extract_types(text), dates, extract_years(text))
     event_id = _resolve(ranked)
+    if event_id is None and not ranked:  # no disaster named: a field only one disaster's data has ("val_dany")
+        event_id = _event_of_fields_named(plain, layers)
     event = next((e for e in events if e.id == event_id), None)
     gazetteer = _gazetteer(events)
 
