@@ -762,3 +762,24 @@ def test_disasters_named_by_name_are_not_refused_for_a_capitalised_word(question
     from geofaham_plugin.core.planning.identify import check_identified
 
     check_identified(prepass(question), has_aoi=False)  # raises InputError when refused
+
+
+@pytest.mark.parametrize(
+    ("question", "metres"),
+    [
+        ("¿Qué hospitales hay a 25 millas o menos de la zona quemada de Lahaina?", 25 * 1609.344),
+        ("Hospitales a 2 kilómetros del incendio Eaton", 2000.0),
+        ("Hospitais a 3 quilômetros do incêndio Eaton", 3000.0),
+        ("Quels hôpitaux à moins de 5 milles du feu Eaton ?", 5 * 1609.344),
+        ("Centros de salud a 500 metros de la inundación de Valencia", 500.0),
+        ("Farmacias a 800 pies del agua en Valencia", 800 * 0.3048),
+    ],
+)
+def test_distances_in_the_units_of_four_languages(question, metres):
+    """Units are a closed class in every language the product reads: '25 millas' was no distance at all (the
+    hospitals within 25 miles of Lahaina were counted inside the burn: 0)."""
+    assert prepass(question).distances_m == [pytest.approx(metres)]
+
+
+def test_square_metres_in_spanish_are_an_area_not_a_distance():
+    assert prepass("Parcelas de más de 500 metros cuadrados inundadas en Valencia").distances_m == []

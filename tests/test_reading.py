@@ -600,3 +600,17 @@ def test_a_reader_that_cannot_be_asked_leaves_code_s_reading_unconfirmed(store):
     nonsense = {"subject": "no such set"}
     record = ask(store, "Eaton: count what ended up as ashes, structures only.", nonsense, nonsense, nonsense)
     assert record.status == "partial" and "was read by code alone" in record.answer, record.answer
+
+
+def test_a_share_of_features_within_a_distance_has_every_one_of_them_as_its_base():
+    """'Of all the clinics, what percentage lie within 1.5 km of the flood': the base is every clinic of the area,
+    not the ones fetched within 1.5 km of the flood (always 100 %)."""
+    from geofaham_plugin.core.planning.spec_compile import compile_specs
+
+    layers = default_catalogue()
+    question = "Of all the Valencia clinics, what percentage are within 1.5 km of the DANA flood?"
+    steps = compile_specs(spec_from_facts(prepass(question, layers=layers), layers=layers).specs).steps
+    fetch = next(s for s in steps if s.tool == "get_features")
+    assert fetch.args["buffer_m"] > 1500.0
+    share = next(s for s in steps if s.tool == "share")
+    assert share.inputs["base"] != share.inputs["part"]

@@ -126,6 +126,22 @@ UNIT_METRES = {
     "yd": 0.9144,
     "yard": 0.9144,
     "yards": 0.9144,
+    # Spanish, French and Portuguese (accents removed)
+    "kilometro": 1000.0,
+    "kilometros": 1000.0,
+    "quilometro": 1000.0,
+    "quilometros": 1000.0,
+    "metro": 1.0,
+    "metros": 1.0,
+    "milla": 1609.344,
+    "millas": 1609.344,
+    "milha": 1609.344,
+    "milhas": 1609.344,
+    "milles": 1609.344,
+    "pie": 0.3048,
+    "pies": 0.3048,
+    "pieds": 0.3048,
+    "pes": 0.3048,
 }
 
 MONTHS = {
@@ -299,6 +315,7 @@ _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?!,\d)|\d+,\d{1,2}(?!\d)|
 DISTANCE_RE = re.compile(
     rf"(?<![\w.,])(?:(?P<fraction>(?:(?:a|one)\s+)?(?:half|quarter))(?:\s+of)?(?:\s+an?)?[\s-]+"
     rf"|(?P<digits>{_DIGITS})[\s-]*|(?P<word>{_NUM})[\s-]+)(?P<unit>{_UNIT})(?![\w²³])"
+    r"(?!\s+(?:cuadrad|carre|quadrad))"  # "500 metros cuadrados" is an area
 )
 K_RE = re.compile(
     rf"(?<![\w.,])(?:(?P<before>\d+|{_COUNT})\s+(?:nearest|closest)\b"

@@ -341,7 +341,9 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
             r, _ = _set(b, relation.reference, ref_aoi, (aoi, 0.0) if aoi else None, select_all=False)
             around: tuple[str, float] | None = None
             if subject.kind == "features":
-                if relation.kind in ("inside", "within", "nearest"):
+                if spec.measure == "share":  # the share's base: all of them in the area, not only those near
+                    around = (aoi, 0.0) if aoi else (r, search_ring_m("beyond", relation.distance_m))
+                elif relation.kind in ("inside", "within", "nearest"):
                     around = (r, reach)
                 else:  # outside / beyond: the AOI bounds the search, else a ring around the reference
                     around = (aoi, 0.0) if aoi else (r, search_ring_m(relation.kind, relation.distance_m))
