@@ -614,3 +614,13 @@ def test_a_share_of_features_within_a_distance_has_every_one_of_them_as_its_base
     assert fetch.args["buffer_m"] > 1500.0
     share = next(s for s in steps if s.tool == "share")
     assert share.inputs["base"] != share.inputs["part"]
+
+
+def test_a_share_base_equal_to_its_part_with_nothing_to_narrow_it_is_dropped_not_retried():
+    """'What share of the inspected structures was damaged but left standing': a 1.5B model put the part's grades
+    in share_of too, twice, and the question went unanswered; that base names nothing (every structure is the
+    base). With kinds or a relation it is a base (the part is narrowed by them) and stays."""
+    slip = reading(grades=["affected", "minor", "major"], share_of=["affected", "minor", "major"], measure="share")
+    assert repair(slip).share_of == [] and check_reading(repair(slip), Known()) == []
+    related = slip.model_copy(update={"relation": "inside", "reference": "hazard"})
+    assert repair(related).share_of == ["affected", "minor", "major"]

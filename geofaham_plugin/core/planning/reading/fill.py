@@ -162,12 +162,14 @@ def ask_kinds(llm: LLM, question: str, named: Sequence[str], *, step: str = "rea
 
 def repair(r: Reading) -> Reading:
     """What a reading says that means nothing, dropped (no retry for it): one figure 'separately' of one grade or
-    none, a share's base without a share."""
+    none, a share's base without a share, a share's base equal to its part with nothing else to narrow the part."""
     update: dict[str, object] = {}
     if r.separately and len(set(r.grades)) < 2:
         update["separately"] = False
     if r.share_of and r.measure != "share":
         update["share_of"] = []
+    if r.share_of and set(r.share_of) == set(r.grades) and not r.kinds and not r.kinds_out and r.relation == "none":
+        update["share_of"] = []  # a base that is its part names no base: every structure is (a 1.5B model's slip)
     return r.model_copy(update=update) if update else r
 
 
