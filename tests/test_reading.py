@@ -624,3 +624,19 @@ def test_a_share_base_equal_to_its_part_with_nothing_to_narrow_it_is_dropped_not
     assert repair(slip).share_of == [] and check_reading(repair(slip), Known()) == []
     related = slip.model_copy(update={"relation": "inside", "reference": "hazard"})
     assert repair(related).share_of == ["affected", "minor", "major"]
+
+
+@pytest.mark.parametrize(("use", "status"), [("only", "answered"), ("all", "answered"), ("aside", "partial")])
+def test_kinds_the_model_sets_aside_that_code_found_no_word_for_are_asked_alone(store, use, status):
+    """A 1.5B model put 'hospital' in kinds_out for a question that sets nothing aside; code found no kind named.
+    Asked alone what the question does with the hospitals: keeps only them (every local source's kind here) or
+    every kind, the reading agrees with code's (answered); sets them aside, two readings (partial)."""
+    read = {
+        "subject": "healthcare",
+        "relation": "within",
+        "reference": "hazard",
+        "measure": "list",
+        "kinds_out": ["hospital"],
+    }
+    record = ask(store, "Which hospitals lie within 10 km of the Eaton fire?", read, {"use": use})
+    assert record.status == status, record.answer

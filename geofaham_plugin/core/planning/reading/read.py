@@ -269,6 +269,16 @@ def _reconciled(
                 reading.model_copy(update={"kinds_out": code.kinds}), candidates, event_id, layers
             )
             diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
+    set_aside = list(outcome.reading.kinds_out)
+    if set_aside and "kinds" not in code_read and not code.kinds and not code.kinds_out:
+        # the model sets aside kinds code found no word for (a 1.5B model put 'hospital' aside in "hospitals with
+        # no helipad"): asked alone whether the question sets them aside, keeps only them, or keeps every kind
+        use = ask_kinds(llm, facts.question, set_aside, step=f"{step}:kinds_out")
+        if use in ("all", "only"):
+            kept = list(outcome.reading.kinds) + (set_aside if use == "only" else [])
+            update = {"kinds": list(dict.fromkeys(kept)), "kinds_out": []}
+            reading = effective_kinds(outcome.reading.model_copy(update=update), candidates, event_id, layers)
+            diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
     named = named_grades(facts.question, layers)
     adopt, two = _settled(diffs, code, reading, code_read, named)
     if kinds_use == "all":  # the kinds named are no filter to the model: code's filter and none are two readings
