@@ -28,6 +28,7 @@ from ..domain.events import DisasterEvent, load_events, load_gazetteer
 from ..domain.feature_classes import class_words
 from ..domain.layer_names import layer_words, user_layer_aliases, user_layer_slug
 from ..domain.time import TimeWindow
+from ..errors import ToolFailed
 from .facts import PrepassFacts
 
 if TYPE_CHECKING:
@@ -1009,7 +1010,7 @@ def _event_of_fields_named(text: str, layers: object) -> int | None:
     for layer in find(role="poi"):
         try:
             names = [f.name for f in profile(layer.id)]
-        except Exception:  # noqa: BLE001 - a layer whose file is missing names nothing; its own step says so
+        except (ToolFailed, OSError):  # a layer whose file is missing names nothing; its own step says so
             continue
         said = [n for n in names if "_" in n and re.search(rf"(?<![\w]){re.escape(n.lower())}(?![\w])", text)]
         if said:
