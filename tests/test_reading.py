@@ -640,3 +640,16 @@ def test_kinds_the_model_sets_aside_that_code_found_no_word_for_are_asked_alone(
     }
     record = ask(store, "Which hospitals lie within 10 km of the Eaton fire?", read, {"use": use})
     assert record.status == status, record.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Casas de Eaton: em percentagem, quantas ficaram sem nenhum dano?",
+        "Eaton: a porcentagem de prédios destruídos, por favor",
+    ],
+)
+def test_a_share_said_in_portuguese_is_a_share(question):
+    """'percentagem' / 'porcentagem' (the share words are a closed class in four languages): a count was answered."""
+    layers = default_catalogue()
+    assert spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0].measure == "share"
