@@ -653,3 +653,10 @@ def test_a_share_said_in_portuguese_is_a_share(question):
     """'percentagem' / 'porcentagem' (the share words are a closed class in four languages): a count was answered."""
     layers = default_catalogue()
     assert spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0].measure == "share"
+
+
+def test_a_size_the_features_must_have_that_no_step_applies_is_never_the_answer(store):
+    """'bigger than 500 m²' is a number and an area unit (a closed class): no step of the plan filters by size, so
+    the count of every damaged label (35) is not the answer; the answer is partial and quotes the size."""
+    record = ask(store, "How many damaged buildings in Lahaina have a footprint bigger than 500 m²?")
+    assert record.status == "partial" and "500 m2" in record.answer, record.answer

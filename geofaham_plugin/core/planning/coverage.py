@@ -50,6 +50,7 @@ from .prepass import (
 from .templates import GROUP_BY_FIELDS
 from .values import (
     ZONES_BEFORE,
+    area_thresholds,
     comparisons,
     field_filters,
     field_grouping,
@@ -280,6 +281,8 @@ def question_constraints(
     asks_value = facts.wants_count or facts.k is not None or any(c.kind in ("measure", "distance") for c in found)
     asks_value = asks_value or bool(_ASKS_VALUE.search(text))
     found += _value_constraints(facts, text, entries or {}, asks_value)
+    # "labels over 1 000 m²", "parks larger than 2 ha": a size the features must have; a step must filter on it
+    found += [Constraint(kind="comparison", value=n, phrase=words) for words, n in area_thresholds(text)]
     found += _structure_constraints(facts, text, structure_types)
     found += _exclusions(text)
     # an OpenStreetMap tag written out ("waterway=canal", "highway=crossing") names exactly the features to keep

@@ -227,6 +227,26 @@ PEOPLE = re.compile(
 POPULATION_FIELDS = frozenset({"population", "pop", "inhabitants", "residents", "people", "habitantes", "poblacion"})
 
 
+#: an area said as a number ("over 1 000 m²", "parks larger than 2 ha", "de mas de 500 metros cuadrados"): a size the
+#: features must have (a closed class: a number and an area unit); normalised text ("²" kept)
+AREA_SAID = re.compile(
+    r"(?<![\w.,])(?P<n>\d{1,3}(?:[ ,.]\d{3})+|\d+(?:[.,]\d+)?)\s*"
+    r"(?:m2|m²|km2|km²|ha|hectares?|hectareas?|acres?|square\s+(?:met(?:re|er)s?|kilomet(?:re|er)s?|km|miles?|feet)"
+    r"|sq\.?\s*(?:m|km|ft)|metros?\s+cuadrados?|metres?\s+carres?|metros?\s+quadrados?|kilometros?\s+cuadrados?"
+    r"|kilometres?\s+carres?|quilometros?\s+quadrados?)(?![\w²])"
+)
+
+
+def area_thresholds(text: str) -> list[tuple[str, float]]:
+    """The areas a (normalised) question states, as said and as numbers ("1 000 m2" -> ("1 000 m2", 1000.0))."""
+    out = []
+    for m in AREA_SAID.finditer(text):
+        digits = re.sub(r"[ ,.](?=\d{3}\b)", "", m["n"]).replace(",", ".")
+        with contextlib.suppress(ValueError):
+            out.append((m[0], float(digits)))
+    return out
+
+
 def comparisons(text: str) -> list[tuple[str, float]]:
     """The number comparisons the question makes ("more than 5000" -> ("more than 5000", 5000.0))."""
     out = []
