@@ -783,3 +783,12 @@ def test_distances_in_the_units_of_four_languages(question, metres):
 
 def test_square_metres_in_spanish_are_an_area_not_a_distance():
     assert prepass("Parcelas de más de 500 metros cuadrados inundadas en Valencia").distances_m == []
+
+
+def test_aparte_de_takes_out_what_follows_like_excepto():
+    """'Aparte del Maui Memorial' (Spanish 'apart from': the exclusion words are a closed class in four languages)
+    takes the hospital out; unread, the answer listed it among the others."""
+    from geofaham_plugin.core.planning.prepass import EXCLUDED
+
+    said = [m["what"] for m in EXCLUDED.finditer(normalise("Aparte del Maui Memorial, ¿qué hospitales hay cerca?"))]
+    assert said and said[0].startswith("maui memorial")

@@ -372,8 +372,8 @@ DAMAGE_RE = re.compile(
 # "excluding those with minor damage", "except the destroyed ones", "sin contar los destruidos", "sauf les détruits"
 EXCLUDING_WORDS = (
     r"excluding|exclude|except(?:\s+for)?|other\s+than|apart\s+from|but\s+not|not\s+counting|leaving\s+out"
-    r"|without\s+counting|sin\s+contar|excepto|salvo|excluyendo|sauf|hormis|a\s+l'exception\s+de|en\s+dehors\s+de"
-    r"|exceto|excluindo|sem\s+contar"
+    r"|without\s+counting|sin\s+contar|excepto|salvo|excluyendo|aparte\s+del?|sauf|hormis|a\s+l'exception\s+de"
+    r"|en\s+dehors\s+de|exceto|excluindo|sem\s+contar|fora\s+o|fora\s+a"
 )
 # what follows them: "not counting outbuildings", "excluding pharmacies", "were not commercial buildings" (a condition of
 # its own, planning/coverage.py; never a set, kind or value to keep)
