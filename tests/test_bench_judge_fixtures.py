@@ -644,8 +644,9 @@ def numbers_of(turn: Turn, expected: dict) -> list[Stated]:
 
 
 def labelled_turns() -> list[tuple[str, str, int]]:
-    """(file, task, turn) of every offline turn that asks for two or more numbers, in every task file (the files
-    of the bench's splits, ``bench.runs.SPLIT_FILES``)."""
+    """(file, task, turn) of every offline turn that asks for two or more different numbers, in every task file (the
+    files of the bench's splits, ``bench.runs.SPLIT_FILES``); a turn whose numbers are all one number (two flooded,
+    two dry) has no swap to see."""
     expected = load_expected()
     return [
         (name, t.id, i)
@@ -653,7 +654,7 @@ def labelled_turns() -> list[tuple[str, str, int]]:
         for t in load_tasks(BENCH_DIR / f"{name}.json")
         if t.offline
         for i, turn in enumerate(t.turns())
-        if len(numbers_of(turn, expected)) >= 2
+        if len({s.number for s in numbers_of(turn, expected)}) >= 2
     ]
 
 
