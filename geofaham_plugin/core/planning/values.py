@@ -16,6 +16,7 @@ from .prepass import (
     COMPARISON_WORDS,
     EACH_WORDS,
     SMALL_NUMBER_WORDS,
+    UNIT_METRES,
     YEAR_COMPARISON_WORDS,
     alternation,
     blank_spans,
@@ -199,7 +200,7 @@ COMPARISON = re.compile(
     rf"(?<!\w)(?P<op>{alternation(w for said in COMPARISON_WORDS.values() for w in said)})\s+(?P<n>\d[\d,]*(?:\.\d+)?)"
     r"(?![\d,.]\d|\d)"
     r"(?!\s*(?:%|percent|por\s*ciento|pour\s*cent|km|m\b|metres|meters|metros|miles?|mi\b|ft|feet|kilomet|minutes?|min\b|h\b|hours?"
-    r"|millas?|milhas?|milles|quilomet|pies\b|pieds|pes\b))"
+    rf"|(?:{alternation(UNIT_METRES)})\b))"  # every length unit the pre-pass reads (one table)
     r"(?:\s+(?P<unit>[a-z_]+))?"
 )
 #: a year compared ("built before 1990", "after 2005", "since 1985", "antes de 1990"): a number comparison of a
@@ -262,7 +263,7 @@ def comparisons(text: str) -> list[tuple[str, float]]:
 _COUNT_SAID = re.compile(
     r"(?<![\w.,-])(?P<n>\d[\d,]*|zero|cero|nenhum|nenhuma)(?![\d,.]\d|\d)"
     r"(?!\s*(?:%|percent|por\s*ciento|pour\s*cent|km|m\b|metres|meters|metros|miles?|mi\b|ft|feet|kilomet|minutes?|min\b|h\b"
-    r"|millas?|milhas?|milles|quilomet|pies\b|pieds|pes\b"
+    rf"|(?:{alternation(UNIT_METRES)})\b"
     r"|hours?|nearest|closest|mas\s+cercan|mas\s+proxim|plus\s+proche|mais\s+proxim|days?|weeks?|dias?|jours?|semaines?))"
 )
 _ZERO = {"zero": 0.0, "cero": 0.0, "nenhum": 0.0, "nenhuma": 0.0}
