@@ -122,6 +122,13 @@ def _from_events(key: str) -> Geocoded | None:
     return Geocoded(f"{canonical} ({event.name} area)", _extent(event), "events")
 
 
+def disaster_area_only(place: str) -> bool:
+    """Whether a place name is known here only as a disaster's area ("Maui" of the Lahaina fire: no town of that
+    name in the fire's area, so its area is the fire's box): it says which disaster, not where features are."""
+    found = _from_events(norm(place))
+    return found is not None and found.source == "events"
+
+
 # -------------------------------------------------------------------------------- GeoNames (offline)
 #: the gazetteer's index, built once per machine from the package's JSON into the cache folder: a question's
 #: places are a few indexed lookups, not a 30 MB file read into every process (2 s of work, and the garbage

@@ -27,10 +27,11 @@ from pydantic import BaseModel, Field
 
 from ..agents.base import covers as tool_covers
 from ..domain.damage import DamageClass
-from ..domain.events import get_event, load_events
+from ..domain.events import DisasterEvent, get_event, load_events
 from ..domain.feature_classes import class_words, feature_class_specs
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from ..domain.layer_names import GENERIC_WORDS, layer_words, user_layer_aliases
+from ..engines.geocode import disaster_area_only
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import (
@@ -41,6 +42,7 @@ from .prepass import (
     TYPE_WORDS,
     alias_hits,
     blank_spans,
+    damage_bounds,
     damage_values,
     event_spellings,
     grade_of,
@@ -260,8 +262,10 @@ def question_constraints(
     elif m := _free_match(words_pattern("type_grouping"), text, spans, per_feature):  # not "each fire"
         found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))  # "which types ... of each"
     vocab = constraint_words()
+    # "ten percent damage or worse" says which grades (the pre-pass's damage classes), not a share asked for
+    graded = blank_spans(text, [span for span, _, _ in damage_bounds(text)])
     for measure, pattern in vocab["measures"].items():
-        if m := _free_match(pattern, text, spans):
+        if m := _free_match(pattern, graded, spans):
             found.append(Constraint(kind="measure", value=measure, phrase=m.group(0)))
     # operations on one layer of yours and nothing else named: "a convex hull around the wells", "dissolve the ones that
     # overlap" relate the layer to nothing (no second layer, disaster, feature class or area to be inside or near)
@@ -423,11 +427,18 @@ _SUPERLATIVE = re.compile(
 )
 
 
+def disaster_places(event: DisasterEvent | None, places: Sequence[str]) -> set[str]:
+    """The places (normalised) that say which disaster, not where its features are: its own place, and a place of
+    ``places`` known only as its area ("Maui" of the Lahaina fire)."""
+    if event is None:
+        return set()
+    return {normalise(event.place)} | {normalise(p) for p in places if disaster_area_only(p)}
+
+
 def _subject_places(facts: PrepassFacts, text: str) -> list[str]:
     """Places the question names for its features ("structures in Altadena", "schools in Paiporta"): not the
     disaster's own place (Lahaina of the Lahaina fire) nor a place that says where the disaster was."""
-    event = get_event(facts.event_id) if facts.event_id else None
-    own = {normalise(event.place)} if event else set()
+    own = disaster_places(get_event(facts.event_id) if facts.event_id else None, facts.places)
     found = []
     for place in dict.fromkeys(facts.places):
         said = normalise(place)

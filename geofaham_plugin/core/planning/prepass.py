@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from ..domain.damage import ANY_DAMAGE, DamageClass
+from ..domain.damage import ANY_DAMAGE, DamageClass, graded_names, grades_bounded
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
 from ..domain.feature_classes import class_words
 from ..domain.layer_names import layer_words, user_layer_aliases, user_layer_slug
@@ -76,8 +76,15 @@ NUMBER_WORDS = {
     "sixty": 60,
     "ninety": 90,
     "hundred": 100,
-}
+    # Spanish, French and Portuguese: ten and the round tens a share or a distance is said in
+    "diez": 10, "dix": 10, "dez": 10, "veinte": 20, "vingt": 20, "vinte": 20, "treinta": 30, "trente": 30,
+    "trinta": 30, "cuarenta": 40, "quarante": 40, "quarenta": 40, "cincuenta": 50, "cinquante": 50,
+    "cinquenta": 50, "cien": 100, "cem": 100,
+}  # fmt: skip
 FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}
+#: the same fractions said of a share, in Spanish, French and Portuguese too ("la mitad", "un quart", "um quarto")
+SHARE_FRACTION_WORDS = {**FRACTION_WORDS, "mitad": 0.5, "cuarto": 0.25, "moitie": 0.5, "quart": 0.25, "metade": 0.5,
+                        "quarto": 0.25}  # fmt: skip
 #: the words for a pair: two ("the pair of schools closest")
 PAIR_WORDS = {"pair": 2, "couple": 2, "paire": 2, "par": 2}
 #: the small numbers said before "nearest" ("the two schools closest", "las dos escuelas mas cercanas"): English (one
@@ -98,6 +105,14 @@ COMPARISON_WORDS: dict[str, tuple[str, ...]] = {
           "inferior a"),
     ">=": ("at least", "no less than", "au moins", "al menos", "pelo menos"),
     "<=": ("at most", "no more than"),
+}  # fmt: skip
+#: how a question compares by a word after the value ("10 % or more", "Minor or worse", "o mas", "ou plus"): a
+#: damage grade or share is worse the more of the structure is damaged
+COMPARISON_AFTER: dict[str, tuple[str, ...]] = {
+    ">=": ("or more", "or worse", "or higher", "or above", "or greater", "and up", "and above", "and over", "or over",
+           "o mas", "o peor", "o superior", "ou plus", "ou pire", "ou superieur", "ou mais", "ou pior", "ou superior"),
+    "<=": ("or less", "or fewer", "or lower", "or below", "or under", "or better", "o menos", "o mejor",
+           "o inferior", "ou moins", "ou mieux", "ou inferieur", "ou menos", "ou melhor", "ou inferior"),
 }  # fmt: skip
 #: how a question compares a year ("built before 1990", "after 2005", "since 1985", "antes de 1990") -> the operator
 YEAR_COMPARISON_WORDS: dict[str, tuple[str, ...]] = {
@@ -510,9 +525,85 @@ GRADE_PERCENTS: list[tuple[re.Pattern[str], DamageClass]] = [
 ]
 
 
+_PERCENT = r"(?:%|percent|per\s*cent|por\s*ciento|pour\s*cent|por\s*cento)"
+_DAMAGE_STEM = r"(?:damag\w*|dan(?:o|os|ad[oa]s?|ificad[oa]s?)|dommages?|degats|endommag\w*)"
+#: a share of the structure damaged, compared: "ten percent damage or worse", "more than a quarter damaged",
+#: "danados en mas del 25 %", "au moins 26 % de dommages"; the damage word before or after it
+_AFTER = alternation(w for said in COMPARISON_AFTER.values() for w in said)
+DAMAGE_BOUND = re.compile(
+    rf"(?:(?P<dmg>{_DAMAGE_STEM})(?:\s+\w+){{0,2}}?\s+)?"
+    rf"(?:(?P<op>{alternation(w for said in COMPARISON_WORDS.values() for w in said)})l?\s+"
+    r"(?:(?:the|a|an|de|del|da|do|un|una|um|uma|la|le|el|o)\s+)?)?"
+    rf"(?:(?P<n>\d+(?:[.,]\d+)?|{alternation(NUMBER_WORDS)})\s*{_PERCENT}"
+    rf"|(?:(?:a|one|un|una|um|uma|la|le|une|a\s+la)\s+)?(?P<fraction>{alternation(SHARE_FRACTION_WORDS)}))"
+    rf"(?:\s+(?P<after>{_AFTER}))?"
+    rf"(?P<tail>(?:\s+(?:de|d'|em|en)\s+|\s+(?:(?!(?:of|the|de|des|du|da|do|dos|das|los|las|les)\s)\w+\s+)?){_DAMAGE_STEM})?"
+    rf"(?:\s+(?P<after2>{_AFTER}))?"
+)
+_OPS = {w: op for table in (COMPARISON_WORDS, COMPARISON_AFTER) for op, said in table.items() for w in said}
+
+
+def damage_bounds(text: str) -> list[tuple[Span, str, float]]:
+    """The shares of a structure damaged the (normalised) question compares: [(span, operator, percent)]
+    ("10 percent damage or worse" -> (">=", 10.0)); the grades they keep are the damage scales' (see
+    :func:`..domain.damage.grades_bounded`)."""
+    out = []
+    for m in DAMAGE_BOUND.finditer(text):
+        said = [w for w in (m["op"], m["after"], m["after2"]) if w]
+        if len(said) != 1 or not (m["dmg"] or m["tail"]):
+            continue
+        if re.match(r"\s+(?:of|de|du|des|da|do|dos|das)\b", text[m.end() :]):
+            continue  # "more than half of the damaged homes": a share of them, not how damaged each is
+        said_op = said[0]
+        op = _OPS[" ".join(said_op.split())]
+        percent = 100 * SHARE_FRACTION_WORDS[m["fraction"]] if m["fraction"] else _number(m["n"])
+        out.append((m.span(), op, percent))
+    return out
+
+
+#: how a question compares a grade of an ordered scale by its severity ("worse than Affected", "mejor que ...")
+SEVERITY_WORDS: dict[str, tuple[str, ...]] = {
+    ">": ("worse than", "more severe than", "peor que", "pire que", "pior que"),
+    "<": ("better than", "less severe than", "mejor que", "mieux que", "melhor que"),
+}
+_GRADE_OPS = {
+    w: op for table in (COMPARISON_WORDS, SEVERITY_WORDS, COMPARISON_AFTER) for op, ws in table.items() for w in ws
+}
+GRADE_COMPARED = re.compile(
+    rf"(?<!\w)(?:(?P<op>{alternation(w for t in (COMPARISON_WORDS, SEVERITY_WORDS) for ws in t.values() for w in ws)})"
+    rf"\s+(?:(?:the|a|an)\s+)?(?:(?:grade|level|class)\s+)?(?P<g>{alternation(graded_names())})"
+    rf"|(?P<g2>{alternation(graded_names())})(?:\s+damage)?\s+(?P<after>{_AFTER}))(?!\w)"
+)
+
+
+def grade_comparisons(text: str) -> list[tuple[Span, list[DamageClass]]]:
+    """The grades of an ordered damage scale the (normalised) question compares by the data's own grade names
+    ("Minor or worse": minor, major, destroyed; "anything below Destroyed": none to major): [(span, classes)]."""
+    order = list(DamageClass)
+    out = []
+    for m in GRADE_COMPARED.finditer(text):
+        grade = graded_names()[m["g"] or m["g2"]]
+        op = _GRADE_OPS[" ".join((m["op"] or m["after"]).split())]
+        at = order.index(grade)
+        keep = {">": order[at + 1 :], ">=": order[at:], "<": order[:at], "<=": order[: at + 1]}[op]
+        if keep:
+            out.append((m.span(), keep))
+    return out
+
+
+def grades_compared(text: str) -> bool:
+    """Whether the (normalised) question says its grades by comparing, a share damaged or a grade of the data
+    ("10 % damage or worse", "Minor or worse"): the grades are then read in code from the data's scale."""
+    return bool(damage_bounds(text) or grade_comparisons(text))
+
+
 def extract_damage_classes(text: str) -> list[DamageClass]:
     """Damage classes in order of mention; a negation takes the complement ("not destroyed"); grades said by
-    their percentages are those grades."""
+    their percentages are those grades; a share damaged compared ("25 % damage or more") the grades wholly in it."""
+    bounded = [c for _, op, percent in damage_bounds(text) for c in grades_bounded(op, percent)[0]]
+    bounded += [c for _, classes in grade_comparisons(text) for c in classes]
+    if bounded:
+        return _unique(c for c in DamageClass if c in bounded)
     graded = sorted((m.start(), grade) for pattern, grade in GRADE_PERCENTS for m in pattern.finditer(text))
     if graded:
         return _unique(grade for _, grade in graded)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from ..agents.transforms import WhereArgs
-from ..domain.damage import ANY_DAMAGE
+from ..domain.damage import ANY_DAMAGE, grade_spelling, grades_bounded
 from ..domain.events import get_event, load_events, load_gazetteer
 from ..domain.feature_classes import feature_class_specs
 from ..domain.identifiers import identifier_refusal
@@ -20,6 +20,7 @@ from ..errors import ToolFailed
 from .coverage import (
     OSM_TAG,
     constraint_words,
+    disaster_places,
     imagery_said,
     named_event_groups,
     question_constraints,
@@ -37,6 +38,7 @@ from .prepass import (
     SMALL_NUMBER_WORDS,
     alternation,
     blank_spans,
+    damage_bounds,
     damage_values,
     field_mentions,
     normalise,
@@ -159,7 +161,7 @@ def spec_from_facts(
     constraints = question_constraints(facts, aoi_artifact_id=aoi_artifact_id)
     measures = [str(c.value) for c in constraints if c.kind == "measure"]
     relations = {str(c.value) for c in constraints if c.kind == "relation"}
-    implied: list[str] = []
+    implied: list[str] = bound_notes(text)
 
     # -- which sets the question names, in the order it names them
     named: list[tuple[int, SetRef | None, str]] = []  # (position, set without its event, what)
@@ -769,13 +771,25 @@ def _hit_by_hazard(text: str, feature_class: str) -> bool:
     return bool(re.search(before, text) or re.search(after, text))
 
 
+def bound_notes(text: str) -> list[str]:
+    """How each share damaged the (normalised) question compares was read: the grades wholly in it, as the damage
+    data spell them, and those straddling it (left out)."""
+    notes = []
+    for (start, end), op, percent in damage_bounds(text):
+        kept, straddling = grades_bounded(op, percent)
+        note = f"'{text[start:end].strip()}' taken as the grades " + ", ".join(grade_spelling(c) for c in kept)
+        if straddling:
+            note += " (" + ", ".join(grade_spelling(c) for c in straddling) + " straddles it: left out)"
+        notes.append(note)
+    return notes
+
+
 def _named_place(facts: PrepassFacts, event_id: int | None, subject_what: str, aoi: str | None) -> str | None:
     """A place the question names for features (a town inside a disaster's area: "Catarroja's buildings"), not
     the disaster's own place; the user's area of interest wins over it."""
     if aoi or not subject_what.startswith("features:"):
         return None
-    event = get_event(event_id) if event_id else None
-    own = {normalise(event.place)} if event else set()
+    own = disaster_places(get_event(event_id) if event_id else None, facts.places)
     elsewhere = {normalise(p) for p in places_elsewhere(facts, event_id)}
     return next((p for p in facts.places if normalise(p) not in own | elsewhere), None)
 

@@ -21,7 +21,7 @@ from ...llm import LLM
 from ...llm.base import READER_ROLE
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
-from ..prepass import normalise, user_entries
+from ..prepass import grades_compared, normalise, user_entries
 from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed
 from ..spec_schema import AnalysisSpec, SpecError
@@ -256,6 +256,10 @@ def _reconciled(
     event_id = _event(specs) or facts.event_id
     kind_field = _kind_field(event_id, layers)
     reading = effective_kinds(outcome.reading, candidates, event_id, layers)
+    if reading.subject == "damage" and grades_compared(normalise(facts.question)) and facts.damage_classes:
+        # a share damaged or a grade compared ("ten percent damage or worse", "Minor or worse") is the grades of the
+        # data's scale that meet it: a closed class code reads, the model's grades give way
+        reading = reading.model_copy(update={"grades": [class_grade(c) for c in facts.damage_classes]})
     code_read = _code_read(facts, specs, aoi_artifact_id)
     domain = candidates.kinds.get(reading.subject, []) if reading.subject == code.subject else []
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)

@@ -1,0 +1,100 @@
+"""Grades said by comparing: a share of a structure damaged ("ten percent damage or more", "more than a quarter
+damaged") or a grade of the data's scale ("Minor or worse") is the set of grades whose range, as the damage layers
+spell it ("Minor (10-25%)"), meets the comparison. Code reads it (numbers, comparators and the data's own grade
+names are closed classes); the model's grades give way to it; a grade straddling the bound is left out and said.
+
+Counts are computed here from the sample DINS files with GeoPandas, not from GeoFaham."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+
+from geofaham_plugin.core.domain.damage import DamageClass, grade_ranges, grades_bounded
+from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.prepass import extract_damage_classes, normalise
+
+MINOR_UP = ["minor", "major", "destroyed"]
+MAJOR_UP = ["major", "destroyed"]
+
+
+def test_the_ranges_are_the_damage_scale_s_spelling():
+    ranges = {c: (lo, hi, open_) for c, lo, hi, open_ in grade_ranges()}
+    assert ranges[DamageClass.minor] == (10.0, 25.0, False) and ranges[DamageClass.destroyed] == (50.0, 100.0, True)
+    assert grades_bounded(">=", 50) == ([DamageClass.destroyed], [DamageClass.major])  # 26-50 % straddles 50 %
+    assert grades_bounded("<", 10) == ([DamageClass.none, DamageClass.affected], [])
+
+
+@pytest.mark.parametrize(
+    ("text", "classes"),
+    [
+        ("Eaton homes with 10 percent damage or more", MINOR_UP),
+        ("structures damaged by over a quarter in the Palisades", MAJOR_UP),
+        ("viviendas con daños de al menos el 26 %", MAJOR_UP),
+        ("maisons endommagées à plus de 50 %", ["destroyed"]),
+        ("casas com danos de dez por cento ou mais", MINOR_UP),
+        ("buildings with less than 10 percent damage", ["none", "affected"]),
+        ("homes rated Minor or worse", MINOR_UP),
+        ("structures worse than Affected", MINOR_UP),
+        ("every building below Destroyed", ["none", "affected", "minor", "major"]),
+        ("edificios peor que Minor", MAJOR_UP),
+        # a share of the damaged ones, not how damaged each one is
+        ("more than half of the damaged homes", ["affected", "minor", "major", "destroyed"]),
+        ("what percent of the homes were destroyed", ["destroyed"]),
+        ("dano grave (26-50%)", ["major"]),
+    ],
+)
+def test_grades_said_by_comparing(text, classes):
+    assert [c.value for c in extract_damage_classes(normalise(text))] == classes
+
+
+def _dins(event: int):
+    return gpd.read_file(data_dir() / default_catalogue().find(event_id=event, role="damage")[0].path)
+
+
+@pytest.mark.parametrize(
+    ("question", "event", "grades", "note"),
+    [
+        (
+            "Give me the number of Eaton structures with 10 percent damage or more.",
+            11,
+            ["Minor (10-25%)", "Major (26-50%)", "Destroyed (>50%)"],
+            "taken as the grades Minor (10-25%), Major (26-50%), Destroyed (>50%)",
+        ),
+        (
+            "¿Cuántas estructuras del incendio Palisades quedaron dañadas en más de un 25 %?",
+            14,
+            ["Major (26-50%)", "Destroyed (>50%)"],
+            "Major (26-50%), Destroyed (>50%)",
+        ),
+        (
+            "Eaton: count the structures at half damaged or more",
+            11,
+            ["Destroyed (>50%)"],
+            "Major (26-50%) straddles it: left out",
+        ),
+    ],
+)
+def test_a_share_damaged_compared_is_counted_by_its_grades(store, question, event, grades, note):
+    """Code alone (no reader scripted): the count is the grades' count, not a share (the 'percent' is the grades'),
+    and the answer says how the comparison was read."""
+    dins = _dins(event)
+    record = Orchestrator(store, LLM(ScriptedModel({}))).run(question)
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.measure == "count" and total.value == int(dins["DAMAGE"].isin(grades).sum())
+    assert note in record.answer
+
+
+def test_the_model_s_grades_give_way_to_a_comparison_code_read(store):
+    """The model reads every damaged grade for 'ten percent damage or more' (a 1.5B model did): the comparison is
+    read from the data's ranges, so code's grades are the answer, not two readings."""
+    every = {"subject": "damage", "grades": ["affected", "minor", "major", "destroyed"], "measure": "count"}
+    model = ScriptedModel({"reader": [every, every]})
+    record = Orchestrator(store, LLM(model)).run("Eaton: structures with ten percent damage or more, a count please.")
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    grades = ["Minor (10-25%)", "Major (26-50%)", "Destroyed (>50%)"]
+    assert total.value == int(_dins(11)["DAMAGE"].isin(grades).sum()) == 2784
