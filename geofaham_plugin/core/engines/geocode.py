@@ -122,11 +122,16 @@ def _from_events(key: str) -> Geocoded | None:
     return Geocoded(f"{canonical} ({event.name} area)", _extent(event), "events")
 
 
-def disaster_area_only(place: str) -> bool:
-    """Whether a place name is known here only as a disaster's area ("Maui" of the Lahaina fire: no town of that
-    name in the fire's area, so its area is the fire's box): it says which disaster, not where features are."""
+def known_only_as_area_of(place: str, event: DisasterEvent) -> bool:
+    """Whether a place name is known here only as ``event``'s area ("Maui" of the Lahaina fire: no town of that name
+    in the fire's area, so its area is the fire's box): it says which disaster, not where features are."""
     found = _from_events(norm(place))
-    return found is not None and found.source == "events"
+    return (
+        found is not None
+        and found.source == "events"
+        and event.bbox_4326 is not None
+        and (tuple(found.bbox_4326) == tuple(event.bbox_4326))
+    )
 
 
 # -------------------------------------------------------------------------------- GeoNames (offline)

@@ -31,7 +31,7 @@ from ..domain.events import DisasterEvent, get_event, load_events
 from ..domain.feature_classes import class_words, feature_class_specs
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from ..domain.layer_names import GENERIC_WORDS, layer_words, user_layer_aliases
-from ..engines.geocode import disaster_area_only
+from ..engines.geocode import known_only_as_area_of
 from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import (
@@ -144,6 +144,8 @@ class Constraint(BaseModel):
                 else self.phrase
             },
         }
+        if self.kind == "each" and self.value == "event":  # one figure per disaster
+            return phrase("constraint.each_event", lang, phrase=self.phrase)
         what = phrase(f"constraint.{self.kind}", lang, **fields[self.kind])
         # the question's own words where they say more than the value (a measure or relation phrase)
         quoted = self.kind in ("measure", "relation", "operation") and self.phrase and self.phrase != what
@@ -239,6 +241,8 @@ def question_constraints(
     events = named_event_groups(facts.question)
     if len(events) >= 2:  # a comparison: every disaster it names must be computed, not only the first
         found += [Constraint(kind="event", value=ids, phrase=name) for name, ids in events]
+    elif (each := each_disaster(text)) and facts.event_id is None:  # "per fire", none named: two or more computed
+        found.append(Constraint(kind="each", value="event", phrase=each.group(0).strip()))
     for distance in dict.fromkeys(facts.distances_m):
         found.append(Constraint(kind="distance", value=distance, phrase=_metres(distance)))
     if facts.k is not None:
@@ -432,7 +436,7 @@ def disaster_places(event: DisasterEvent | None, places: Sequence[str]) -> set[s
     ``places`` known only as its area ("Maui" of the Lahaina fire)."""
     if event is None:
         return set()
-    return {normalise(event.place)} | {normalise(p) for p in places if disaster_area_only(p)}
+    return {normalise(event.place)} | {normalise(p) for p in places if known_only_as_area_of(p, event)}
 
 
 def _subject_places(facts: PrepassFacts, text: str) -> list[str]:
@@ -540,6 +544,19 @@ _EACH_DISASTER = re.compile(
     r"\s+(?:(?:of|one|uno|una|de|des|dos|das|los|las|les|the|both|two|deux|ambos|tous)\s+)*"
     rf"(?:{'|'.join(TYPE_WORDS)}|disasters?|events?|desastres?|eventos?|evenements?|catastrophes?)(?!\w)"
 )
+
+
+#: "per fire", "for each of the fires", "de cada incendio", "pour chaque inondation": one figure per disaster
+_PER_EVENT = re.compile(
+    rf"(?<!\w)(?:{'|'.join(EACH_WORDS)}|per|por|par|pour\s+chaque)(?=\s)"
+    + _EACH_DISASTER.pattern.replace("\\s+", "\\s+", 1)
+)
+
+
+def each_disaster(text: str) -> re.Match[str] | None:
+    """Where the (normalised) question asks one figure per disaster ("per fire", "for each of the fires", "de
+    cada incendio"); None when it does not."""
+    return _PER_EVENT.search(text)
 
 
 def type_grouping(text: str, per_feature: re.Pattern[str] | None = None) -> re.Match[str] | None:
@@ -790,6 +807,8 @@ def _applies_exclusion(c: Constraint, s: ExecutedStep) -> bool:
 
 
 def _applies_each(c: Constraint, s: ExecutedStep) -> bool:
+    if c.value == "event":  # one figure per disaster: the steps as a whole (check_coverage)
+        return False
     # a grouping by a field said after "each" is one row per value ("the area of each camp" by its name)
     return s.tool in PER_FEATURE_TOOLS or bool({"zones", "polygons"} & set(s.inputs)) or bool(s.args.get("by"))
 
@@ -845,6 +864,10 @@ def check_coverage(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
     for c in constraints:
         rule = RULES[c.kind]
         hits = [s for s in done if rule(c, s) or tool_covers(s.tool, c.kind, c.value, s.args)]  # the tool's own say
+        if c.kind == "each" and c.value == "event":  # one figure per disaster: two disasters' layers loaded or more
+            loads = [s for s in done if s.tool == "load_event_layer" and s.args.get("event_id") is not None]
+            named = {e.name for s in loads if (e := get_event(int(s.args["event_id"]))) is not None}
+            hits = loads if len(named) >= 2 else []
         update = {
             "applied_by": sorted({s.step_id for s in hits if s.upstream is None}),
             "applied_upstream": sorted({s.upstream for s in hits if s.upstream is not None}),

@@ -26,7 +26,35 @@ from ..domain.events import DisasterEvent, load_events
 from ..engines.geocode import NamedPlace, country_code, places_named
 from ..errors import InputError
 from .facts import PrepassFacts
-from .prepass import DATE_RE, TYPE_WORDS, alias_hits, event_spellings, extract_dates, extract_years, normalise
+from .prepass import (
+    BY_WORDS,
+    COMPARISON_AFTER,
+    COMPARISON_WORDS,
+    DATE_RE,
+    EACH_WORDS,
+    NUMBER_WORDS,
+    SMALL_NUMBER_WORDS,
+    TYPE_WORDS,
+    alias_hits,
+    event_spellings,
+    extract_dates,
+    extract_years,
+    normalise,
+)
+
+#: the reader's own function words (per, each, cada, over, ten, ...): capitalised at a sentence's start ("... Per fire
+#: please"), they are no town's name
+FUNCTION_WORDS = frozenset(
+    word
+    for phrase in (
+        *BY_WORDS,
+        *EACH_WORDS,
+        *NUMBER_WORDS,
+        *SMALL_NUMBER_WORDS,
+        *(w for table in (COMPARISON_WORDS, COMPARISON_AFTER) for said in table.values() for w in said),
+    )
+    for word in phrase.split()
+)
 
 _TYPE_RE = re.compile("|".join(rf"\b(?:{p})\b" for p in TYPE_WORDS))
 _WORD = r"[a-z][a-z'-]+"
@@ -188,7 +216,7 @@ def check_identified(facts: PrepassFacts, *, has_aoi: bool, events: list[Disaste
     named = [
         p
         for p in places_named(facts.question) + places_in_disaster_phrase(facts.question)
-        if normalise(p.name) not in spellings
+        if normalise(p.name) not in spellings and normalise(p.name) not in FUNCTION_WORDS
     ]
     # disasters named by their own names ("the Eaton number and the Palisades number"): a capitalised word
     # elsewhere ("Daño grave …" opening the sentence) is no other disaster's place; a place that contradicts the

@@ -540,7 +540,19 @@ class Planner:
             unavailable += read.unavailable
             difference = draft.difference and len(specs) == len(draft.specs)
             specs = listed_if_asked(facts.question, specs, difference=difference)
-            plan = compile_specs(specs, difference=difference)
+            try:
+                plan = compile_specs(specs, difference=difference)
+            except SpecError:
+                if not read.unavailable or len(specs) <= len(draft.specs):
+                    raise
+                # code's specs and the model's other reading together are too long a plan (a comparison read two
+                # ways): code's are computed, the other reading stays unapplied and said (the answer is partial)
+                specs = listed_if_asked(facts.question, specs[: len(draft.specs)], difference=difference)
+                plan = compile_specs(specs, difference=difference)
+                unavailable = [
+                    u.model_copy(update={"phrase": "reading.two_ways_first"}) if u.phrase == "reading.two_ways" else u
+                    for u in unavailable
+                ]
             unavailable += _asks_left(facts, specs, read, difference=difference)
         except SpecError as exc:
             if why is not None:

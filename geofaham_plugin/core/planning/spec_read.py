@@ -21,6 +21,7 @@ from .coverage import (
     OSM_TAG,
     constraint_words,
     disaster_places,
+    each_disaster,
     imagery_said,
     named_event_groups,
     question_constraints,
@@ -324,6 +325,8 @@ def spec_from_facts(
 
     # -- the events: a comparison computes the same analysis for each disaster it names
     events: list[int | None] = list(_comparison_events(facts))
+    if not events and facts.event_id is None and each_disaster(text):
+        events = list(_each_event(facts, layers, subject_what, text))  # "per fire", none named: the fires with data
     chosen = event_id or facts.event_id
     if not events and chosen:
         events = [chosen]
@@ -769,6 +772,33 @@ def _hit_by_hazard(text: str, feature_class: str) -> bool:
     before = rf"{_HIT}\s+(?:[a-z]+\s+)?{noun}(?!\w)"
     after = rf"(?<!\w){noun}\s+(?:(?:that|which)\s+(?:were|was|are|got)\s+|que\s+(?:fueron|foram|ont\s+ete)\s+)?{_HIT}"
     return bool(re.search(before, text) or re.search(after, text))
+
+
+def _each_event(facts: PrepassFacts, layers: LayerCatalogue | None, subject_what: str, text: str) -> list[int]:
+    """The disasters a question asking one figure per disaster ("per fire") means when it names none: of the
+    disasters its words point to, those whose data hold its subject (damage inspections, with the structure types it
+    names, if it names any; a hazard area), one per layer (the latest record of a disaster with snapshots). Fewer
+    than two: none."""
+    if layers is None or subject_what not in ("damage", "hazard"):
+        return []
+    dated = {e.id: e.event_date for e in load_events()}
+    by_layer: dict[str, int] = {}
+    kinds_named: dict[str, bool] = {}
+    for i in facts.event_candidates:
+        found = layers.find(event_id=i, role=subject_what)
+        if not found:
+            continue
+        layer = found[0].id
+        if subject_what == "damage":
+            domain = damage_domain(i, layers)
+            values = domain[1] if domain else []
+            named, _ = structure_values(text, values)
+            kinds_named[layer] = bool(named or value_matches(text, values, first_word=True))
+        if layer not in by_layer or (dated[i], i) > (dated[by_layer[layer]], by_layer[layer]):
+            by_layer[layer] = i
+    if any(kinds_named.values()):  # structure types named: the disasters whose data have them
+        by_layer = {layer: i for layer, i in by_layer.items() if kinds_named.get(layer)}
+    return list(by_layer.values()) if len(by_layer) >= 2 else []
 
 
 def bound_notes(text: str) -> list[str]:
