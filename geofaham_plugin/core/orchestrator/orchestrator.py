@@ -49,8 +49,9 @@ from ..planning.facts import PrepassFacts
 from ..planning.identify import check_question
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
-from ..planning.prepass import prepass
+from ..planning.prepass import normalise, prepass
 from ..planning.spec_read import damage_domain, local_fields
+from ..planning.values import field_grouping
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
 from .answer import StructuredAnswer
@@ -424,11 +425,12 @@ class Orchestrator:
         out: list[Constraint] = []
         classes = [lyr.feature_class for lyr in self.layers.find(role="poi", event_id=facts.event_id)]
         for cls in dict.fromkeys(c for c in classes if c and c not in asked):
-            said = [
-                c
-                for c in local_field_constraints(facts, local_fields(cls, facts.event_id, self.layers))
-                if c.kind == "attribute" or "_" in str(c.value)
-            ]
+            fields = local_fields(cls, facts.event_id, self.layers)
+            said = [c for c in local_field_constraints(facts, fields) if c.kind == "attribute" or "_" in str(c.value)]
+            text = normalise(facts.question)
+            if grouped := field_grouping(text, fields) or field_grouping(text, fields, each=True):
+                # "a count per estado": a breakdown by a field only that layer has
+                said.append(Constraint(kind="field", value=grouped, phrase=grouped))
             if said:
                 out.append(Constraint(kind="feature_class", value=cls, phrase="; ".join(c.phrase for c in said)))
         return out

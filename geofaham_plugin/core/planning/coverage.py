@@ -38,13 +38,13 @@ from .prepass import (
     DAMAGE_RE,
     EACH_WORDS,
     ENTITY_WORDS,
-    EXCLUDED,
     TYPE_WORDS,
     alias_hits,
     blank_spans,
     damage_bounds,
     damage_values,
     event_spellings,
+    excluded_in,
     grade_of,
     normalise,
     user_layer_hits,
@@ -345,7 +345,7 @@ def local_field_constraints(facts: PrepassFacts, fields: Sequence[UserField]) ->
     filter on the value or use the field, else the answer is partial. Values taken out ("excluding psychiatric")
     are the exclusion's constraint."""
     text = where_blanked(normalise(facts.question), facts)
-    kept = blank_spans(text, [m.span() for m in EXCLUDED.finditer(text)])
+    kept = blank_spans(text, [e.span() for e in excluded_in(text)])
     found: list[Constraint] = []
     filters = field_filters(kept, fields)
     for field, values in filters.items():
@@ -370,7 +370,7 @@ def _structure_constraints(
     field, values = structure_types
     for spelling, _ in alias_hits(text, load_events()):  # "the Palisades fire": the disaster's name, no value
         text = re.sub(rf"(?<!\w){re.escape(spelling)}(?!\w)", " ", text)
-    taken_out = [m.span() for m in EXCLUDED.finditer(text)]  # "excluding mobile homes": taken out, not kept
+    taken_out = [e.span() for e in excluded_in(text)]  # "excluding mobile homes": taken out, not kept
     kept = "".join(" " if any(a <= i < b for a, b in taken_out) else ch for i, ch in enumerate(text))
     own_words = [w for c in facts.target_entities for w in ENTITY_WORDS.get(c, ())]
     hits = value_matches(kept, list(values), exclude=own_words, first_word=True)
@@ -390,14 +390,14 @@ _NOT_EXCLUDED = re.compile(
 def _exclusions(text: str) -> list[Constraint]:
     """What the question takes out of the set: applied only by a step that removes it (a != filter), else said."""
     found = []
-    for m in EXCLUDED.finditer(text):
-        if DAMAGE_RE.search(text[m.start("what") : m.end("what") + 40]) or _NOT_EXCLUDED.match(m["what"]):
+    for e in excluded_in(text):
+        if DAMAGE_RE.search(text[e.what_start : e.what_end + 40]) or _NOT_EXCLUDED.match(e.what):
             continue
         relations = constraint_words()["relations"].values()  # "were not flooded": outside the flood, a relation
-        if any(r.search(text, m.start(), m.end() + 12) for r in relations):
+        if any(r.search(text, e.start, e.end + 12) for r in relations):
             continue
-        said = text[m.start() : m.end()]
-        found.append(Constraint(kind="exclusion", value=m["what"], phrase=said))
+        said = text[e.start : e.end]
+        found.append(Constraint(kind="exclusion", value=e.what, phrase=said))
     return found
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from ..domain.damage import ANY_DAMAGE, DamageClass, graded_names, grades_bounded
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
@@ -281,7 +281,7 @@ NEGATION = (
 EACH_WORDS = ("each", "every", "cada", "chaque")
 #: the words said before what a count is grouped by ("by structure type", "per district", "segun el barrio")
 BY_WORDS = ("by", "per", "grouped by", "broken down by", "split by", "for each", "por", "par", "segun", "selon",
-            "pour chaque")  # fmt: skip
+            "pour chaque", "por cada", "para cada")  # fmt: skip
 # ... and, before an attribute of the damage layers (GROUP_WORDS), also these
 _GROUP_BEFORE = (
     *BY_WORDS, "for every", "in each", "in every", "of each", "of every", "within each", "within every",
@@ -330,7 +330,9 @@ _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?!,\d)|\d+,\d{1,2}(?!\d)|
 
 DISTANCE_RE = re.compile(
     rf"(?<![\w.,])(?:(?P<fraction>(?:(?:a|one)\s+)?(?:half|quarter))(?:\s+of)?(?:\s+an?)?[\s-]+"
-    rf"|(?P<digits>{_DIGITS})[\s-]*|(?P<word>{_NUM})[\s-]+)(?P<unit>{_UNIT})(?![\w²³])"
+    rf"|(?P<digits>{_DIGITS})[\s-]*|(?P<word>{_COUNT})[\s-]+"
+    # "a mile", never "a mi zona" (Spanish "to my area"): after "a", a unit said in full
+    r"|(?P<article>an?)\s+(?=[a-z]{3}|km\b))(?P<unit>" + _UNIT + r")(?![\w²³])"
     r"(?!\s+(?:cuadrad|carre|quadrad))"  # "500 metros cuadrados" is an area
 )
 K_RE = re.compile(
@@ -404,10 +406,46 @@ NOT_OPENING = (
     r"|los\s+dos|las\s+dos|les\s+deux|os\s+dois|as\s+duas)\b)"
     r"(?:(?:the|los|las|el|la|les|le|os|as|o|a|any)\s+)?"
 )
+# "that is not", in Spanish, French and Portuguese: "que no sea", "qui n'est pas", "que nao seja"
+NOT_COPULA = (
+    r"(?:que|qui)\s+(?:no|nao|ne|n')\s*(?:sea|sean|es|son|fue|fueron|est|sont|etait|seja|sejam|e|sao|foi|foram)"
+    r"\s+(?:pas\s+)?(?:(?:un|una|um|uma|une)\s+)?"
+)
 EXCLUDED = re.compile(
-    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?|{NOT_OPENING})"
+    rf"(?<!\w)(?:(?:{EXCLUDING_WORDS})\s+|(?:are|is|were|was)\s+not\s+(?:an?\s+)?|{NOT_OPENING}|{NOT_COPULA})"
     r"(?P<what>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2})"
 )
+# ... or an exclusion participle after what it takes out, opening a clause: "psychiatric and military ones excluded",
+# "(outbuildings not counted)", "hospitais psiquiatricos excluidos", "les hopitaux psychiatriques exclus"
+EXCLUDED_AFTER = re.compile(
+    r"(?:(?<=[,(;:.?!]\s)|(?<=[,(;:])|^)(?P<what>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,3}?)\s+"
+    r"(?:excluded|left\s+out|not\s+included|not\s+counted|excluid[oa]s|exclus|exclues|excluidas|excluidos)(?!\w)"
+)
+
+
+class Excluded(NamedTuple):
+    """What the question takes out: the words that say it (``start``..``end``) and what is taken out."""
+
+    start: int
+    end: int
+    what: str
+    what_start: int
+    what_end: int
+
+    def span(self) -> Span:
+        return self.start, self.end
+
+
+def excluded_in(text: str) -> list[Excluded]:
+    """What the (normalised) question takes out, said before ("excluding pharmacies", "que no sea psiquiatrico") or
+    after ("psychiatric ones excluded"), in order."""
+    hits = [m for pattern in (EXCLUDED, EXCLUDED_AFTER) for m in pattern.finditer(text)]
+    return sorted(
+        (Excluded(m.start(), m.end(), m["what"], m.start("what"), m.end("what")) for m in hits),
+        key=lambda e: e.start,
+    )
+
+
 EXCLUDING_RE = re.compile(
     rf"\b(?:{EXCLUDING_WORDS})\s+(?:(?:those|the\s+ones|ones|the|any|all|buildings?|structures?|homes?|los|las"
     r"|les|os|as|edificios|batiments|edificios)\s+){0,2}(?:(?:with|that\s+(?:had|have|were|are|was|is)|con|avec|com"
@@ -470,7 +508,8 @@ def extract_distances(text: str) -> list[float]:
     """Distances in metres, in order of mention: "1.5 kilometers" -> 1500.0, "within a mile" -> 1609.344."""
     distances = []
     for m in DISTANCE_RE.finditer(text):
-        amount = FRACTION_WORDS[m["fraction"].split()[-1]] if m["fraction"] else _number(m["digits"] or m["word"])
+        said = m["digits"] or m["word"] or m["article"]
+        amount = FRACTION_WORDS[m["fraction"].split()[-1]] if m["fraction"] else _number(said)
         distances.append(amount * UNIT_METRES[m["unit"]])
     return distances
 
@@ -1034,7 +1073,7 @@ def field_mentions(text: str, entries: Iterable[UserLayer], named: set[str]) -> 
 
 def _taken_out(text: str) -> list[Span]:
     """What the question takes out ("not counting churches and schools"): no feature class to fetch."""
-    return [m.span("what") for m in EXCLUDED.finditer(text) if not DAMAGE_RE.search(m["what"])]
+    return [(e.what_start, e.what_end) for e in excluded_in(text) if not DAMAGE_RE.search(e.what)]
 
 
 def grade_of(value: object) -> DamageClass | None:

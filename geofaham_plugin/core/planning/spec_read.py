@@ -35,12 +35,12 @@ from .prepass import (
     DAMAGE_RE,
     DISTANCE_RE,
     ENTITY_WORDS,
-    EXCLUDED,
     SMALL_NUMBER_WORDS,
     alternation,
     blank_spans,
     damage_bounds,
     damage_values,
+    excluded_in,
     field_mentions,
     normalise,
     user_entries,
@@ -127,9 +127,14 @@ def _k(facts: PrepassFacts, text: str) -> tuple[int, str | None]:
     if m := _K_NEAR.search(text):
         n = m["n"]
         return (int(n) if n.isdigit() else SMALL_NUMBER_WORDS[n]), None
-    plural = r"(?!(?:this|was|has|does|is|its)\b)\w{3,}s\b"  # "hospitals nearest", not "which hospital is nearest"
     said = where_blanked(text, facts)  # "nearest to the Palisades": a name, not a plural
-    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural}|{plural}\s+(?:nearest|closest)\b", said):
+    words = [normalise(w) for c in facts.target_entities for w in ENTITY_WORDS.get(c, ()) if not w.endswith("s")]
+    if words:  # the class's own word in the plural ("hospitals", "hospitales"), never its singular
+        plural = any(re.search(rf"(?<!\w){re.escape(w)}e?s(?!\w)", said) for w in words)
+        singular = any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", said) for w in words)
+        return (3, "'the nearest' (plural) taken as the 3 nearest") if plural and not singular else (1, None)
+    plural_word = r"(?!(?:this|was|has|does|is|its)\b)\w{3,}s\b"  # "sites nearest", not "which site is nearest"
+    if re.search(rf"(?:nearest|closest)\s+(?:\w+\s+){{0,2}}{plural_word}|{plural_word}\s+(?:nearest|closest)\b", said):
         return 3, "'the nearest' (plural) taken as the 3 nearest"
     return 1, None
 
@@ -409,9 +414,9 @@ def spec_from_facts(
     filters: dict[str, list[str]] = {}
     grades_out: dict[str, list[str]] = {}
     # what the question takes out ("excluding pharmacies") is no value or kind to keep (coverage says it is not applied)
-    excluded = list(EXCLUDED.finditer(text))
-    kept = blank_spans(text, [m.span() for m in excluded])
-    taken_out = " ".join(m[0] for m in excluded)  # "excluding pharmacies", "not hospitals"
+    excluded = excluded_in(text)
+    kept = blank_spans(text, [e.span() for e in excluded])
+    taken_out = " ".join(text[e.start : e.end] for e in excluded)  # "excluding pharmacies", "not hospitals"
     # a word of a feature class the question relates to ("800 m from a school") filters nothing
     class_words_named = [
         w for _, _, what in named if what.startswith("features:") for w in ENTITY_WORDS.get(what[9:], ())

@@ -416,13 +416,14 @@ _BY = re.compile(_BY_FIELD.format(each=""))
 _BY_OR_EACH = re.compile(_BY_FIELD.format(each=r"|(?:(?:of|in|around)\s+)?(?:each|every)|en\s+cada|cada|chaque"))
 
 
-def field_grouping(text: str, entry: UserLayer, each: bool = False) -> str | None:
-    """The field of a layer of yours a question groups by ("per status", "grouped by zone"; with ``each``, "each
-    land use" too)."""
+def field_grouping(text: str, entry: UserLayer | Sequence[UserField], each: bool = False) -> str | None:
+    """The field of a layer of yours (or of ``fields``) a question groups by ("per status", "grouped by zone";
+    with ``each``, "each land use" too)."""
+    fields = entry.fields if isinstance(entry, UserLayer) else entry
     for m in (_BY_OR_EACH if each else _BY).finditer(text):
         word = m["word"]
         two = word + (m["word2"] or "")  # "land use" for a field landuse or land_use
-        for f in entry.fields:
+        for f in fields:
             names = {" ".join(layer_words(f.name)), *layer_words(f.name)}
             compact = "".join(layer_words(f.name))
             if m["word2"] and two.rstrip("s") == compact.rstrip("s"):

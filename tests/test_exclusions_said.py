@@ -1,0 +1,83 @@
+"""What a question takes out, said after it ("psychiatric and military ones excluded") or as a negated copula in
+Spanish, French and Portuguese ("que no sea psiquiátrico", "qui n'est pas", "que não seja"): taken out where the
+data spell it, else said not applied, never kept as a filter (a post-positioned exclusion once kept only the
+psychiatric hospitals and answered with one). Also two readings of closed classes next to them: "a mi zona" is
+Spanish "to my area", no mile; "which hospital lies closest" asks for one, not three.
+
+Distances are checked against GeoPandas in the fire's projected CRS."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+
+from bench.aoi_files import write_input_file
+from geofaham_plugin.core.aoi import register_aoi_file
+from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.prepass import excluded_in, extract_distances, normalise
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("Which hospital is closest? Psychiatric and military ones excluded.", "psychiatric and military ones"),
+        ("count the structures (outbuildings not counted)", "outbuildings"),
+        ("el hospital más cercano que no sea psiquiátrico", "psiquiatrico"),
+        ("l'hôpital le plus proche qui n'est pas militaire", "militaire"),
+        ("o hospital mais próximo que não seja psiquiátrico", "psiquiatrico"),
+        ("hospitals excluding psychiatric ones", "psychiatric ones"),
+    ],
+)
+def test_what_is_taken_out_is_read_before_or_after(text, what):
+    assert [e.what for e in excluded_in(normalise(text))] == [what]
+
+
+def test_a_mi_is_spanish_for_my():
+    assert extract_distances(normalise("el hospital más cercano a mi zona")) == []
+    assert extract_distances(normalise("within a mile of the fire")) == [1609.344]
+    assert extract_distances(normalise("within a km of it")) == [1000.0]
+
+
+@pytest.fixture(scope="module")
+def hospitals_from_east():
+    """The HIFLD hospitals of Los Angeles County by distance from the east Altadena AOI (EPSG:26911)."""
+    path = data_dir() / default_catalogue().find(event_id=11, role="poi")[0].path
+    h = gpd.read_file(path).to_crs(26911)
+    h = h[(h["STATE"] == "CA") & (h["COUNTY"] == "LOS ANGELES")]
+    return h, h.distance(gpd.read_file(_aoi_file()).to_crs(26911).geometry.iloc[0])
+
+
+def _aoi_file():
+    import tempfile
+    from pathlib import Path
+
+    return write_input_file("east_altadena_kinneloa.geojson", Path(tempfile.mkdtemp()))
+
+
+def test_the_nearest_one_with_kinds_excluded_after(store, hospitals_from_east):
+    """'Psychiatric and military ones excluded' (a sentence of its own): the nearest hospital of every other
+    TYPE, one (the question says "which hospital"), at its distance."""
+    h, dist = hospitals_from_east
+    other = dist[~h["TYPE"].isin(["PSYCHIATRIC", "MILITARY"])]
+    nearest = h.loc[other.idxmin(), "NAME"]
+    aoi = register_aoi_file(store, _aoi_file())
+    record = Orchestrator(store, LLM(ScriptedModel({}))).run(
+        "Which hospital lies closest to my area? Psychiatric and military ones excluded. Give its distance.",
+        aoi_artifact_id=aoi.id,
+    )
+    assert record.status == "answered", record.answer
+    assert [i.name for i in record.structured.items] == [nearest]
+    assert record.structured.items[0].distance_m == pytest.approx(other.min(), abs=5)
+
+
+def test_a_negated_copula_in_spanish_is_never_dropped(store):
+    """'que no sea psiquiátrico' takes the psychiatric hospitals out: the data spell them in English, so code finds
+    no value for it; the answer is partial and says the condition was not applied, never the nearest of all."""
+    aoi = register_aoi_file(store, _aoi_file())
+    record = Orchestrator(store, LLM(ScriptedModel({}))).run(
+        "¿Cuál es el hospital más cercano a mi zona que no sea psiquiátrico? ¿A qué distancia?", aoi_artifact_id=aoi.id
+    )
+    assert record.status == "partial" and "que no sea psiquiatrico" in record.answer, record.answer
+    assert "1,609 m" not in record.answer
