@@ -481,7 +481,7 @@ def test_kinds_set_aside_as_code_read_them_are_the_answer(store):
 
 def test_feature_kinds_set_aside_compare_with_code_s():
     """A feature class's kinds set aside stay an exclusion (features of no kind are kept); read as kept by code and
-    as set aside by the model, both are computed."""
+    as set aside by the model, both are computed; set aside by both (the exclusion said before or after), one."""
     from geofaham_plugin.core.planning.reading.read import read_specs
 
     layers = default_catalogue()
@@ -489,7 +489,8 @@ def test_feature_kinds_set_aside_compare_with_code_s():
     out["kinds_out"] = ["pharmacy"]
     for question, two in [
         ("Which Valencia health facilities other than pharmacies lie inside the flood?", False),
-        ("Which Valencia health facilities lie inside the flood, pharmacies excluded?", True),
+        ("Which Valencia health facilities lie inside the flood, pharmacies excluded?", False),
+        ("Which Valencia pharmacies and other health facilities lie inside the flood?", True),
     ]:
         facts = prepass(question, layers=layers)
         specs = spec_from_facts(facts, layers=layers).specs

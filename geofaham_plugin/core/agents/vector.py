@@ -19,6 +19,8 @@ from ..store.models import ArtifactKind, ArtifactRecord
 from .base import VECTOR_KINDS, InputSpec, ToolContext, tool
 
 if TYPE_CHECKING:
+    import geopandas as gpd
+
     from ..engines.db import QueryResult, SpatialEngine
 
 V = AgentName.vector
@@ -637,6 +639,10 @@ class ShareArgs(BaseModel):
     by: str | None = Field(
         default=None, description="field present in both layers for a share per value; null for one share"
     )
+    weight: Literal["count", "area", "length"] = Field(
+        default="count",
+        description="a share of the features' number, or of their geodesic area (polygons) or length (lines)",
+    )
 
 
 @tool(
@@ -653,6 +659,8 @@ class ShareArgs(BaseModel):
 def share(ctx: ToolContext, args: ShareArgs, part: ArtifactRecord, base: ArtifactRecord) -> ArtifactRecord:
     """What share (fraction and percent) of the base features the part features are, in total or per value of a field."""
     part_gdf, base_gdf = ctx.store.read_vector(part.id), ctx.store.read_vector(base.id)
+    if args.weight != "count":
+        return _weighted_share(ctx, args, part, base, part_gdf, base_gdf)
     table, orphans = ops.share(part_gdf, base_gdf, args.by)
     p, b = len(part_gdf), len(base_gdf)
     percent = round(100 * p / b, 2)
@@ -672,6 +680,51 @@ def share(ctx: ToolContext, args: ShareArgs, part: ArtifactRecord, base: Artifac
             "part_count": p,
             "base_count": b,
             "share": round(p / b, 4),
+            "share_percent": percent,
+            "limitations": notes,
+            "stated": {"measure": "share", "unit": "percent", "column": "percent", "label": "share", "total": percent},
+        },
+    )
+
+
+def _weighted_share(
+    ctx: ToolContext,
+    args: ShareArgs,
+    part: ArtifactRecord,
+    base: ArtifactRecord,
+    part_gdf: gpd.GeoDataFrame,
+    base_gdf: gpd.GeoDataFrame,
+) -> ArtifactRecord:
+    """The share of the base's area or length that the part's is (each measured geodesically, merged first)."""
+    if args.by is not None:
+        raise ToolFailed(
+            "a share by area or length is one share, not one per group", kind="invalid_input", hint="by=null"
+        )
+    _, total_b, what = ops.measure(base_gdf, args.weight, None)
+    if total_b <= 0:
+        raise ToolFailed(f"the base has no {args.weight}", kind="empty", hint="the base must be lines or polygons")
+    _, total_p, _ = ops.measure(part_gdf, args.weight, None) if len(part_gdf) else (None, 0.0, what)
+    unit = "km2" if args.weight == "area" else "km"
+    percent = round(100 * total_p / total_b, 2)
+    table = pd.DataFrame(
+        [{"value": "all", f"part_{unit}": total_p, f"base_{unit}": total_b, "share": round(total_p / total_b, 4),
+          "percent": percent}]
+    )  # fmt: skip
+    notes = (
+        [f"{part.id}'s {args.weight} exceeds {base.id}'s: it is not a part of it"] if total_p > total_b * 1.0001 else []
+    )
+    return ctx.store.register_table(
+        table,
+        source="vector.share",
+        inputs=[part.id, base.id],
+        summary=f"{total_p:g} of {total_b:g} {unit} ({percent:g} %): {args.weight} of {part.id} in {base.id}",
+        extra={
+            "by": None,
+            "weight": args.weight,
+            "part_amount": total_p,
+            "base_amount": total_b,
+            "unit": unit,
+            "share": round(total_p / total_b, 4),
             "share_percent": percent,
             "limitations": notes,
             "stated": {"measure": "share", "unit": "percent", "column": "percent", "label": "share", "total": percent},

@@ -50,7 +50,7 @@ from ..planning.identify import check_question
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import normalise, prepass
-from ..planning.spec_read import damage_domain, local_fields
+from ..planning.spec_read import damage_domain, event_data_values, local_fields
 from ..planning.values import field_grouping
 from ..prompts import PROGRESS_SYSTEM, SYNTHESIS_SYSTEM
 from ..store.models import ArtifactRecord, ItemSetMeta, TableMeta, VectorMeta
@@ -464,6 +464,7 @@ class Orchestrator:
             c for fields in self._local_fields(record.facts) for c in local_field_constraints(record.facts, fields)
         ]
         local += self._other_local_data(record.facts)
+        local += event_data_values(record.facts, self.layers)  # "'Drawn|Azure Maps Satellite'", "class Background"
         wanted += local
         unplannable = {f"{c.kind}:{c.value}" for c in local}
         # an OpenStreetMap tag no kind of the class makes: no other plan filters features by a tag either

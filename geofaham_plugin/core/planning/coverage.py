@@ -182,14 +182,15 @@ def imagery_said(text: str) -> bool:
 
 @cache
 def constraint_words() -> dict[str, dict[str, re.Pattern[str]]]:
-    """The measure and relation words: {"measures" | "relations": {name: pattern}}."""
+    """The measure and relation words, and those that weigh a share: {"measures" | "relations" | "share_weight":
+    {name: pattern}}."""
     raw = json.loads(WORDS_FILE.read_text(encoding="utf-8"))
     return {
         group: {
             name: re.compile(r"(?<![\w])(?:" + "|".join(patterns) + r")(?![\w])") for name, patterns in table.items()
         }
         for group, table in raw.items()
-        if group in ("measures", "relations")
+        if group in ("measures", "relations", "share_weight")
     }
 
 
@@ -676,12 +677,16 @@ _MEASURE_TOOLS: dict[str, tuple[dict[str, tuple[str, str] | None], tuple[str, ..
             "zonal_stats": None,
             "measure": ("quantity", "area"),
             "add_measure": ("quantity", "area"),
+            "share": ("weight", "area"),
             "raster_stats": ("stat", "area"),
             "class_areas": ("measure", "area"),
         },
         ("st_area",),
     ),
-    "length": ({"measure": ("quantity", "length"), "add_measure": ("quantity", "length")}, ("st_length",)),
+    "length": (
+        {"measure": ("quantity", "length"), "add_measure": ("quantity", "length"), "share": ("weight", "length")},
+        ("st_length",),
+    ),
     "mean": (
         {"zonal_stats": None, "stats": ("stat", "mean median"), "raster_stats": ("stat", "mean median")},
         ("avg(",),

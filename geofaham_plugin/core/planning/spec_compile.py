@@ -351,7 +351,7 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
         base = s
         if relation.kind == "inside":
             # the length of road inside the flood is the length of the parts inside: cut, not keep whole
-            cut = spec.measure in ("area", "length")
+            cut = spec.measure in ("area", "length") or spec.weight != "count"
             s = b.add(
                 "clip" if cut else "inside",
                 f"{'Cut them to' if cut else 'Keep those inside'} {relation.reference.describe()}",
@@ -456,10 +456,13 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
             empty_is_answer=True,
         )
     if spec.measure == "share":
+        weighed = f" (by {spec.weight}, measured geodesically)" if spec.weight != "count" else ""
         return b.add(
             "share",
-            "Share of the selection in the set it was taken from" + (f", by {spec.group_by}" if spec.group_by else ""),
-            {"by": group_field},
+            "Share of the selection in the set it was taken from"
+            + weighed
+            + (f", by {spec.group_by}" if spec.group_by else ""),
+            {"by": group_field} | ({"weight": spec.weight} if spec.weight != "count" else {}),
             {"part": s, "base": base},
         )
     if spec.measure in ("area", "length"):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from ..agents.transforms import WhereArgs
-from ..domain.damage import ANY_DAMAGE, grade_spelling, grades_bounded
+from ..domain.damage import ANY_DAMAGE, DamageClass, grade_spelling, grades_bounded
 from ..domain.events import get_event, load_events, load_gazetteer
 from ..domain.feature_classes import feature_class_specs
 from ..domain.identifiers import identifier_refusal
@@ -19,6 +20,7 @@ from ..engines.layers import LayerCatalogue, UserField, UserLayer
 from ..errors import ToolFailed
 from .coverage import (
     OSM_TAG,
+    Constraint,
     constraint_words,
     disaster_places,
     each_disaster,
@@ -549,6 +551,7 @@ def spec_from_facts(
                 subject=subject,
                 relation=relation,
                 measure=measure,
+                weight=share_weight(text) if measure == "share" and subject.kind in ("features", "layer") else "count",
                 field=field,
                 group_by=group_by,
                 zones=zones,
@@ -779,6 +782,37 @@ def _hit_by_hazard(text: str, feature_class: str) -> bool:
     return bool(re.search(before, text) or re.search(after, text))
 
 
+def event_data_values(facts: PrepassFacts, layers: LayerCatalogue) -> list[Constraint]:
+    """The values of the disaster's damage layer the question names in full, as the data spell them ("'Drawn|Azure
+    Maps Satellite'" of the Lahaina labels' source, "class Background"): names that exist in the data, a closed
+    class. A value of another field must be kept by a step that filters on it; a value of the damage field that
+    the layer's scale does not grade (Background: not a structure, left out when loaded) cannot be, and is said.
+    The grades and the structure types have constraints of their own."""
+    if facts.event_id is None:
+        return []
+    import pyogrio
+
+    text = normalise(facts.question)
+    found: list[Constraint] = []
+    for entry in layers.find(event_id=facts.event_id, role="damage"):
+        if entry.path is None or entry.damage is None:
+            continue
+        scale = layers.damage_scales[entry.damage.scale].values
+        fields = [str(f) for f in pyogrio.read_info(layers.file_path(entry))["fields"]]
+        for field in fields:
+            if field == entry.damage.structure_field:
+                continue
+            for value in layers.value_domain(entry.id, field):
+                if len(value) < 4 or position(text, [value]) is None:
+                    continue
+                if field == entry.damage.field:
+                    graded = str(scale.get(value, "")) in DamageClass.__members__
+                    if graded:
+                        continue
+                found.append(Constraint(kind="attribute", value=[field, value], phrase=value))
+    return found
+
+
 def _each_event(facts: PrepassFacts, layers: LayerCatalogue | None, subject_what: str, text: str) -> list[int]:
     """The disasters a question asking one figure per disaster ("per fire") means when it names none: of the
     disasters its words point to, those whose data hold its subject (damage inspections, with the structure types it
@@ -804,6 +838,18 @@ def _each_event(facts: PrepassFacts, layers: LayerCatalogue | None, subject_what
     if any(kinds_named.values()):  # structure types named: the disasters whose data have them
         by_layer = {layer: i for layer, i in by_layer.items() if kinds_named.get(layer)}
     return list(by_layer.values()) if len(by_layer) >= 2 else []
+
+
+def share_weight(text: str) -> Literal["count", "area", "length"]:
+    """What a share of features is of, as the (normalised) question says it: their area ("what fraction of the
+    footprint area", "la part de la surface"), their length ("what share of the street length", "how many km ...
+    and what share is that"), else their number. A distance said with a number ("within 5 km") weighs nothing."""
+    said = blank_spans(text, [m.span() for m in DISTANCE_RE.finditer(text)])
+    weights = constraint_words()["share_weight"]
+    found = [(m.start(), name) for name, pattern in weights.items() if (m := pattern.search(said))]
+    if len(found) != 1:  # neither, or both ("the area of the streets ... km"): the number
+        return "count"
+    return found[0][1]  # type: ignore[return-value]
 
 
 def bound_notes(text: str) -> list[str]:

@@ -201,6 +201,11 @@ class AnalysisSpec(BaseModel):
         description="a share of damage records: the grades of its base ('of the damaged, what fraction were "
         "destroyed': the damaged ones); empty: every record of the set",
     )
+    weight: Literal["count", "area", "length"] = Field(
+        default="count",
+        description="what a share of features is a share of: their number, or their area or length ('what fraction "
+        "of the footprint area', 'what share of the street length')",
+    )
     aoi_artifact_id: str | None = Field(default=None, description="restricts every set, unless it is the reference")
     implied: list[str] = Field(default_factory=list, description="choices code made the question did not state")
     access: RoadAccess | None = Field(default=None, description="road access of the subject set ('cut off')")
@@ -226,6 +231,8 @@ class AnalysisSpec(BaseModel):
             raise ValueError(f"the {self.measure} of building points is not defined")
         if self.relation and self.relation.reference.kind == "aoi" and not self.aoi_artifact_id:
             raise ValueError("the reference is the area of interest, but none is set")
+        if self.weight != "count" and (self.measure != "share" or self.subject.kind in ("damage", "hazard")):
+            raise ValueError(f"a share by {self.weight} is a share of features (lines or polygons)")
         if self.share_of and (self.measure != "share" or self.subject.kind != "damage"):
             raise ValueError("a share's base grades apply to a share of damage records")
         if self.share_of and not set(self.subject.damage_classes or ALL_CLASSES) <= set(self.share_of):
@@ -262,6 +269,8 @@ class AnalysisSpec(BaseModel):
             text += phrase("label.by_road", lang, what=to)
         if self.share_of:
             text += phrase("label.share_of", lang, base=_buildings(self.share_of, lang))
+        if self.weight != "count":
+            text += phrase(f"label.share_by_{self.weight}", lang)
         if self.aoi_artifact_id and not (self.relation and self.relation.reference.kind == "aoi"):
             text += phrase("label.in_your_aoi", lang)
         return text
@@ -298,6 +307,8 @@ class AnalysisSpec(BaseModel):
             parts.append(f"{how} {r.reference.describe()}")
         if self.share_of:
             parts.append(f"as a share of the {', '.join(c.value for c in self.share_of)} ones")
+        if self.weight != "count":
+            parts.append(f"by {self.weight}")
         if self.group_by:
             parts.append(f"by {self.group_by}")
         if self.access is not None:

@@ -19,9 +19,10 @@ from ...domain.language import phrase
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
-from ..coverage import Constraint, asks_nearest, question_constraints
+from ..asks import question_asks
+from ..coverage import Constraint, asks_nearest, question_constraints, type_grouping
 from ..facts import PrepassFacts
-from ..prepass import grades_compared, normalise, user_entries
+from ..prepass import BY_WORDS, EACH_WORDS, alternation, grades_compared, normalise, user_entries
 from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed
 from ..spec_schema import AnalysisSpec, SpecError
@@ -284,7 +285,10 @@ def _reconciled(
             reading = effective_kinds(outcome.reading.model_copy(update=update), candidates, event_id, layers)
             diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
     named = named_grades(facts.question, layers)
-    adopt, two = _settled(diffs, code, reading, code_read, named)
+    said = grouping_said(facts.question)
+    adopt, two = _settled(
+        diffs, code, reading, code_read, named, said, facts.group_by is not None and bool(code.group_by)
+    )
     if kinds_use == "all":  # the kinds named are no filter to the model: code's filter and none are two readings
         two += [d for d in diffs if d.field == "kinds" and d not in two]
     distance = facts.distances_m[0] if facts.distances_m else None
@@ -325,6 +329,10 @@ def _reconciled(
         specs = list(specs) + [a for a in alternative if a not in specs]
         # the alternative's grades are asked (by one reading): coverage does not take them for a narrowing unasked
         result.constraints += _applied_constraints(reading, {d.field for d in two} & {"grades"})
+        if [d.field for d in two] == ["measure"] and alternative and _both_asked(facts.question, code, reading):
+            # "how many km were flooded, and what share of the streets is that": each reading one of two asks
+            result.notes.append(f"both measures asked: {code.measure} and {reading.measure}")
+            two = []
         for d in two:
             result.unavailable.append(
                 Unavailable(
@@ -336,6 +344,18 @@ def _reconciled(
             result.constraints.append(Constraint(kind="reading", value=d.field, phrase=FIELD_WORDS[d.field]))
     result.specs = specs
     return result
+
+
+_ASK_OF_MEASURE = {"count": "count", "list": "names", "share": "share", "area": "measure", "length": "measure",
+                   "sum": "measure", "mean": "measure"}  # fmt: skip
+
+
+def _both_asked(question: str, code: Reading, model: Reading) -> bool:
+    """Whether the question asks, in two interrogative parts (a closed class, :mod:`..asks`), both the measure code
+    read and the one the model read: then both are the answer, not two readings of one ask."""
+    asked = [a.kind for a in question_asks(question)]
+    mine, theirs = _ASK_OF_MEASURE.get(code.measure), _ASK_OF_MEASURE.get(model.measure)
+    return mine != theirs and mine in asked and theirs in asked and len(asked) >= 2
 
 
 def named_grades(question: str, layers: LayerCatalogue) -> set[str]:
@@ -352,7 +372,13 @@ def named_grades(question: str, layers: LayerCatalogue) -> set[str]:
 
 
 def _settled(
-    diffs: list[Difference], code: Reading, model: Reading, code_read: set[str], named: AbstractSet[str] = frozenset()
+    diffs: list[Difference],
+    code: Reading,
+    model: Reading,
+    code_read: set[str],
+    named: AbstractSet[str] = frozenset(),
+    grouping_said: bool = True,
+    group_named: bool = False,
 ) -> tuple[set[str], list[Difference]]:
     """Which differences take the model's reading (applied and said) and which are two readings (both computed,
     the answer partial). The model's reading is applied only where code read nothing and the two readings still
@@ -379,12 +405,31 @@ def _settled(
     if "separately" in fields and model.separately and ("grades" not in fields or "grades" in adopt):
         adopt.add("separately")
     ignored: set[str] = set()
-    if "group_by" in fields and "group_by" not in code_read and model.group_by and model.measure in ("count", "list"):
+    if "group_by" in fields and group_named:
+        ignored.add("group_by")  # "by damage grade", "per structure type": the grouping said by its name is code's
+    elif "group_by" in fields and "group_by" not in code_read and model.group_by and not grouping_said:
+        ignored.add("group_by")  # no word of the question groups (by, per, each, which types, breakdown): none asked
+    elif "group_by" in fields and "group_by" not in code_read and model.group_by and model.measure in ("count", "list"):
         adopt.add("group_by")  # a breakdown only the model read: its rows come with the total, which stays right
+    if "grades" in fields and code.group_by == "damage" and "group_by" in code_read and "grades" not in code_read:
+        ignored.add("grades")  # "grade by grade" with no grade named: the breakdown is of every grade
     # the model leaving out what code read from words (no relation, every grade, one figure) is no other reading
     ignored |= {d.field for d in diffs if d.code_read and _left_out(d.field, model)}
     two = [d for d in diffs if d.field not in adopt and d.field not in ignored]
     return adopt, two
+
+
+_GROUPING_WORDS = re.compile(
+    rf"(?<!\w)(?:{alternation([*BY_WORDS, *EACH_WORDS])}|split|separately|respectively|versus|vs|por\s+separado"
+    r"|respectivamente|separement|separadamente|reparti\w*|reparto|desglos\w*|grade\s+by\s+grade)(?!\w)"
+)
+
+
+def grouping_said(question: str) -> bool:
+    """Whether the question says a breakdown at all: a grouping word (by, per, each, cada, par; which types, a
+    breakdown, split, separately), a closed class; the model's breakdown of a question that says none is no reading."""
+    text = normalise(question)
+    return bool(_GROUPING_WORDS.search(text) or type_grouping(text))
 
 
 def _left_out(field: str, model: Reading) -> bool:

@@ -189,6 +189,8 @@ def overlay(
             update["share_of"] = classes_of(model.share_of) if model.measure == "share" else []
         if "measure" in fields and not {spec.measure, model.measure} <= {"count", "list"}:
             update["measure"] = model.measure
+            if model.measure != "share":  # a share's weight (its area, its length) weighs no other measure
+                update["weight"] = "count"
         if "group_by" in fields:
             group = {v: k for k, v in GROUP_NAMES.items()}.get(model.group_by or "", model.group_by)
             update["group_by"] = group

@@ -1,0 +1,68 @@
+"""Where code reads a closed class the model's other reading is no second reading: a breakdown needs a grouping word
+(by, per, each, breakdown ...), a breakdown named by its field ("by damage grade") is code's, and a breakdown by grade
+with no grade named covers every grade. Values of the disaster's damage layer named in full that no step applies
+("class Background", a label source in quotes) make the answer partial, naming them.
+
+Counts come from the sample DINS files read with GeoPandas."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+
+from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.reading.read import grouping_said
+
+
+def _dins(event: int):
+    return gpd.read_file(data_dir() / default_catalogue().find(event_id=event, role="damage")[0].path)
+
+
+def _ask(store, question: str, *readings: dict):
+    return Orchestrator(store, LLM(ScriptedModel({"reader": list(readings)}))).run(question)
+
+
+def test_grouping_words():
+    assert grouping_said("Eaton structures by damage grade") and grouping_said("¿cuántas por cada tipo?")
+    assert grouping_said("split the houses into one storey and multi-storey")
+    assert not grouping_said("How many Eaton structures had No Damage?")
+
+
+def test_a_breakdown_the_question_does_not_say_is_no_reading(store):
+    by_type = {"subject": "damage", "grades": ["undamaged"], "group_by": "structure_type", "measure": "count"}
+    record = _ask(store, "How many Eaton structures came out with No Damage?", by_type, by_type)
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.value == int((_dins(11)["DAMAGE"] == "No Damage").sum())
+
+
+def test_a_breakdown_named_by_its_field_is_code_s_and_covers_every_grade(store):
+    """'by damage grade': the model's breakdown by structure type, and its grades, give way (every grade counted)."""
+    model = {"subject": "damage", "grades": ["destroyed"], "kinds": ["Church"], "group_by": "structure_type"}
+    record = _ask(store, "Palisades church buildings, tallied by damage grade.", model, model)
+    assert record.status == "answered", record.answer
+    churches = _dins(14).query("STRUCTURETYPE == 'Church'")
+    assert record.structured.by_group() == {
+        cls: float(n)
+        for cls, n in churches["DAMAGE"]
+        .map(
+            {
+                "No Damage": "none",
+                "Affected (1-9%)": "affected",
+                "Minor (10-25%)": "minor",
+                "Major (26-50%)": "major",
+                "Destroyed (>50%)": "destroyed",
+            }
+        )
+        .value_counts()
+        .items()
+    }, record.answer
+
+
+def test_a_value_of_the_damage_layer_named_and_not_applied_is_said(store):
+    """'Background' is a class of the Lahaina labels the loader leaves out (not a structure): a share of it cannot be
+    computed from the buildings, and the answer says so instead of a share of undamaged buildings."""
+    share = {"subject": "damage", "grades": ["undamaged"], "measure": "share"}
+    record = _ask(store, "Of all the Lahaina label polygons, what percentage is of class Background?", share, share)
+    assert record.status == "partial" and "Background" in record.answer.split("\n\n")[0], record.answer
