@@ -1,6 +1,5 @@
-"""Where code reads a closed class the model's other reading is no second reading: a breakdown needs a grouping word
-(by, per, each, breakdown ...), a breakdown named by its field ("by damage grade") is code's, and a breakdown by grade
-with no grade named covers every grade. Values of the disaster's damage layer named in full that no step applies
+"""Where code reads a closed class the model's other reading is no second reading: a breakdown named by its field
+("by damage grade") is code's, and a breakdown by grade with no grade named covers every grade. Values of the disaster's damage layer named in full that no step applies
 ("class Background", a label source in quotes) make the answer partial, naming them.
 
 Counts come from the sample DINS files read with GeoPandas."""
@@ -12,7 +11,6 @@ import geopandas as gpd
 from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
-from geofaham_plugin.core.planning.reading.read import grouping_said
 
 
 def _dins(event: int):
@@ -21,20 +19,6 @@ def _dins(event: int):
 
 def _ask(store, question: str, *readings: dict):
     return Orchestrator(store, LLM(ScriptedModel({"reader": list(readings)}))).run(question)
-
-
-def test_grouping_words():
-    assert grouping_said("Eaton structures by damage grade") and grouping_said("¿cuántas por cada tipo?")
-    assert grouping_said("split the houses into one storey and multi-storey")
-    assert not grouping_said("How many Eaton structures had No Damage?")
-
-
-def test_a_breakdown_the_question_does_not_say_is_no_reading(store):
-    by_type = {"subject": "damage", "grades": ["undamaged"], "group_by": "structure_type", "measure": "count"}
-    record = _ask(store, "How many Eaton structures came out with No Damage?", by_type, by_type)
-    assert record.status == "answered", record.answer
-    (total,) = record.structured.totals()
-    assert total.value == int((_dins(11)["DAMAGE"] == "No Damage").sum())
 
 
 def test_a_breakdown_named_by_its_field_is_code_s_and_covers_every_grade(store):

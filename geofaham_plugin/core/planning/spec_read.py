@@ -805,10 +805,8 @@ def event_data_values(facts: PrepassFacts, layers: LayerCatalogue) -> list[Const
             for value in layers.value_domain(entry.id, field):
                 if len(value) < 4 or position(text, [value]) is None:
                     continue
-                if field == entry.damage.field:
-                    graded = str(scale.get(value, "")) in DamageClass.__members__
-                    if graded:
-                        continue
+                if field == entry.damage.field and str(scale.get(value, "")) in (*DamageClass.__members__, "damaged"):
+                    continue  # a grade, or damage of no grade: the damage classes' constraint
                 found.append(Constraint(kind="attribute", value=[field, value], phrase=value))
     return found
 

@@ -64,10 +64,14 @@ def value_matches(
         if not words:
             continue
         phrases = [" ".join(words[:n]) for n in range(2, len(words) + 1)]
-        # its last words when no other value has them ("double wide" of "Mobile Home Double Wide")
+        # its last words, where they tell it from values of the same head and no other value has them ("double
+        # wide" of "Mobile Home Double Wide" beside "Mobile Home Single Wide"; never "field clinic" of a name)
         others = [" ".join(layer_words(v)) for v in values if v != value]
-        tails = [" ".join(words[-n:]) for n in range(2, len(words))]
-        phrases += [t for t in tails if not any(f" {t} " in f" {o} " for o in others)]
+        for n in range(2, len(words)):
+            tail, head = " ".join(words[-n:]), " ".join(words[:-n])
+            siblings = any(o.startswith(head + " ") for o in others)
+            if siblings and not any(f" {tail} " in f" {o} " for o in others):
+                phrases.append(tail)
         if (len(words) == 1 or first_word) and len(words[0]) >= 4 and words[0] not in GENERIC_VALUE_WORDS:
             phrases = [words[0], *phrases[: 0 if len(words) == 1 else None]]
         if only:

@@ -20,9 +20,9 @@ from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
 from ..asks import question_asks
-from ..coverage import Constraint, asks_nearest, question_constraints, type_grouping
+from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
-from ..prepass import BY_WORDS, EACH_WORDS, alternation, grades_compared, normalise, user_entries
+from ..prepass import grades_compared, normalise, user_entries
 from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed
 from ..spec_schema import AnalysisSpec, SpecError
@@ -285,10 +285,7 @@ def _reconciled(
             reading = effective_kinds(outcome.reading.model_copy(update=update), candidates, event_id, layers)
             diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
     named = named_grades(facts.question, layers)
-    said = grouping_said(facts.question)
-    adopt, two = _settled(
-        diffs, code, reading, code_read, named, said, facts.group_by is not None and bool(code.group_by)
-    )
+    adopt, two = _settled(diffs, code, reading, code_read, named, facts.group_by is not None and bool(code.group_by))
     if kinds_use == "all":  # the kinds named are no filter to the model: code's filter and none are two readings
         two += [d for d in diffs if d.field == "kinds" and d not in two]
     distance = facts.distances_m[0] if facts.distances_m else None
@@ -377,7 +374,6 @@ def _settled(
     model: Reading,
     code_read: set[str],
     named: AbstractSet[str] = frozenset(),
-    grouping_said: bool = True,
     group_named: bool = False,
 ) -> tuple[set[str], list[Difference]]:
     """Which differences take the model's reading (applied and said) and which are two readings (both computed,
@@ -407,8 +403,6 @@ def _settled(
     ignored: set[str] = set()
     if "group_by" in fields and group_named:
         ignored.add("group_by")  # "by damage grade", "per structure type": the grouping said by its name is code's
-    elif "group_by" in fields and "group_by" not in code_read and model.group_by and not grouping_said:
-        ignored.add("group_by")  # no word of the question groups (by, per, each, which types, breakdown): none asked
     elif "group_by" in fields and "group_by" not in code_read and model.group_by and model.measure in ("count", "list"):
         adopt.add("group_by")  # a breakdown only the model read: its rows come with the total, which stays right
     if "grades" in fields and code.group_by == "damage" and "group_by" in code_read and "grades" not in code_read:
@@ -417,19 +411,6 @@ def _settled(
     ignored |= {d.field for d in diffs if d.code_read and _left_out(d.field, model)}
     two = [d for d in diffs if d.field not in adopt and d.field not in ignored]
     return adopt, two
-
-
-_GROUPING_WORDS = re.compile(
-    rf"(?<!\w)(?:{alternation([*BY_WORDS, *EACH_WORDS])}|split|separately|respectively|versus|vs|por\s+separado"
-    r"|respectivamente|separement|separadamente|reparti\w*|reparto|desglos\w*|grade\s+by\s+grade)(?!\w)"
-)
-
-
-def grouping_said(question: str) -> bool:
-    """Whether the question says a breakdown at all: a grouping word (by, per, each, cada, par; which types, a
-    breakdown, split, separately), a closed class; the model's breakdown of a question that says none is no reading."""
-    text = normalise(question)
-    return bool(_GROUPING_WORDS.search(text) or type_grouping(text))
 
 
 def _left_out(field: str, model: Reading) -> bool:
