@@ -81,3 +81,30 @@ def test_a_negated_copula_in_spanish_is_never_dropped(store):
     )
     assert record.status == "partial" and "que no sea psiquiatrico" in record.answer, record.answer
     assert "1,609 m" not in record.answer
+
+
+@pytest.mark.parametrize(
+    ("text", "metres"),
+    [
+        ("within nine hundred metres of the water", [900.0]),
+        ("within two thousand five hundred meters", [2500.0]),
+        ("within one hundred and fifty metres", [150.0]),
+        ("a menos de novecientos metros", [900.0]),
+        ("à moins de neuf cents mètres", [900.0]),
+        ("dois mil metros", [2000.0]),
+        ("para lá dos vinte km", [20000.0]),  # "dos" is "of the", no number
+    ],
+)
+def test_numbers_said_in_several_words(text, metres):
+    assert extract_distances(normalise(text)) == metres
+
+
+def test_imperatives_that_ask_for_names_and_the_farthest_one():
+    from geofaham_plugin.core.planning.asks import question_asks
+    from geofaham_plugin.core.planning.coverage import question_constraints
+    from geofaham_plugin.core.planning.prepass import prepass
+
+    assert [a.kind for a in question_asks("From my area, list the hospitals 5 km or nearer.")] == ["names"]
+    assert [a.kind for a in question_asks("Listez les hôpitaux à moins de 2 km.")] == ["names"]
+    facts = prepass("Which València hospital lies farthest from the flood?")
+    assert any(c.kind == "rank" for c in question_constraints(facts))

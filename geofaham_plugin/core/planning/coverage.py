@@ -426,6 +426,8 @@ _DISASTER_AFTER = re.compile(
 # nearest and closest are the nearest relation, "at most" a bound
 _SUPERLATIVE = re.compile(
     r"(?<!\w)(?:largest|biggest|smallest|highest|lowest|longest|shortest|widest|heaviest|oldest|newest|greatest"
+    r"|farthest|furthest|mas\s+lejan[oa]s?|mas\s+alejad[oa]s?|plus\s+eloigne(?:e|s|es)?|mais\s+distantes?"
+    r"|mais\s+afastad[oa]s?"
     r"|(?<!at\s)most(?!\s+of\b)(?=\s+\w)|fewest|(?<!at\s)least(?=\s+\w)(?<!at\s)|top\s+\d+|mas\s+grandes?|mas\s+pequen[oa]s?"
     r"|mayor(?:es)?\s+(?:numero|superficie|area)|plus\s+grand(?:e|s|es)?|plus\s+petit(?:e|s|es)?|maior(?:es)?|menor(?:es)?)"
     r"(?!\w)"

@@ -76,11 +76,22 @@ NUMBER_WORDS = {
     "sixty": 60,
     "ninety": 90,
     "hundred": 100,
-    # Spanish, French and Portuguese: ten and the round tens a share or a distance is said in
+    "thirteen": 13, "fourteen": 14, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "seventy": 70,
+    "eighty": 80, "thousand": 1000,
+    # Spanish, French and Portuguese: the units, ten, the round tens and hundreds a share or a distance is said in
+    "tres": 3, "cuatro": 4, "cinco": 5, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "dois": 2, "duas": 2,
+    "seis": 6, "siete": 7, "ocho": 8, "nueve": 9, "sept": 7, "huit": 8, "neuf": 9, "sete": 7, "oito": 8,
+    "nove": 9,
     "diez": 10, "dix": 10, "dez": 10, "veinte": 20, "vingt": 20, "vinte": 20, "treinta": 30, "trente": 30,
     "trinta": 30, "cuarenta": 40, "quarante": 40, "quarenta": 40, "cincuenta": 50, "cinquante": 50,
-    "cinquenta": 50, "cien": 100, "cem": 100,
+    "cinquenta": 50, "cien": 100, "ciento": 100, "cem": 100, "cento": 100, "cent": 100, "cents": 100,
+    "doscientos": 200, "trescientos": 300, "cuatrocientos": 400, "quinientos": 500, "seiscientos": 600,
+    "setecientos": 700, "ochocientos": 800, "novecientos": 900, "duzentos": 200, "trezentos": 300,
+    "quatrocentos": 400, "quinhentos": 500, "seiscentos": 600, "setecentos": 700, "oitocentos": 800,
+    "novecentos": 900, "mil": 1000, "mille": 1000,
 }  # fmt: skip
+#: the number words that multiply what comes before them ("nine hundred", "neuf cents", "dos mil")
+MULTIPLIER_WORDS = frozenset({"hundred", "thousand", "cent", "cents", "mil", "mille"})
 FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}
 #: the same fractions said of a share, in Spanish, French and Portuguese too ("la mitad", "un quart", "um quarto")
 SHARE_FRACTION_WORDS = {**FRACTION_WORDS, "mitad": 0.5, "cuarto": 0.25, "moitie": 0.5, "quart": 0.25, "metade": 0.5,
@@ -322,7 +333,10 @@ def _plural(phrase: str) -> str:
 
 
 _NUM = alternation(NUMBER_WORDS)
-_COUNT = alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
+_COUNT_WORD = alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
+#: a number said in words, one or several ("nine hundred", "two thousand five hundred", "one hundred and fifty",
+#: "novecientos", "neuf cents", "dos mil quinientos"); "and" only after a hundred or a thousand
+_COUNT = rf"(?:{_COUNT_WORD})(?:(?:[\s-]+(?:(?<=hundred\s)|(?<=thousand\s))(?:and|y|e|et)[\s-]+|[\s-]+)(?:{_COUNT_WORD})(?![\w]))*"
 _UNIT = alternation(UNIT_METRES)
 _MONTH = alternation(MONTHS)
 # "1,500" groups thousands; "1,5" and "2,25" are decimal commas (Spanish, French, Portuguese)
@@ -494,7 +508,26 @@ def _number(token: str) -> float:
     token = token.strip()
     if re.fullmatch(r"\d+,\d{1,2}", token):  # a decimal comma
         return float(token.replace(",", "."))
-    return float(token.replace(",", "")) if token[0].isdigit() or token[0] == "." else float(NUMBER_WORDS[token])
+    if token[0].isdigit() or token[0] == ".":
+        return float(token.replace(",", ""))
+    return float(words_number(token))
+
+
+def words_number(said: str) -> int:
+    """The number a phrase of number words says ("nine hundred" 900, "two thousand five hundred" 2500, "dos mil
+    quinientos" 2500, "neuf cents" 900, "twenty five" 25)."""
+    total = current = 0
+    for word in re.split(r"[\s-]+", said.strip()):
+        if word in ("and", "y", "e", "et") or not word:
+            continue
+        value = NUMBER_WORDS[word]
+        if word in MULTIPLIER_WORDS and value == 1000:
+            total, current = total + max(current, 1) * 1000, 0
+        elif word in MULTIPLIER_WORDS:
+            current = max(current, 1) * value
+        else:
+            current += value
+    return total + current
 
 
 def _unique(items: Iterable[T]) -> list[T]:
