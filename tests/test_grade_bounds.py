@@ -98,3 +98,15 @@ def test_the_model_s_grades_give_way_to_a_comparison_code_read(store):
     (total,) = record.structured.totals()
     grades = ["Minor (10-25%)", "Major (26-50%)", "Destroyed (>50%)"]
     assert total.value == int(_dins(11)["DAMAGE"].isin(grades).sum()) == 2784
+
+
+def test_a_comparison_of_grades_is_one_set_not_one_figure_per_grade(store):
+    """'Minor or worse' per structure type: one breakdown of the three grades together, not a figure per grade (the
+    model read it as one per grade: two readings)."""
+    per_grade = {"subject": "damage", "grades": MINOR_UP, "separately": True, "group_by": "structure_type"}
+    record = Orchestrator(store, LLM(ScriptedModel({"reader": [per_grade] * 2}))).run(
+        "Eaton fire, per structure type: how many were Minor or worse?"
+    )
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.value == 2784 and "Minor (10-25%)" not in record.answer.split("\n\n")[0]

@@ -78,11 +78,9 @@ def grades_bounded(op: str, percent: float) -> tuple[list[DamageClass], list[Dam
 
 
 def grade_spelling(cls: DamageClass) -> str:
-    """How the damage scales spell a class with its range ("Minor (10-25%)"), else its name."""
-    return next(
-        (raw for values in _scales().values() for raw, c in values.items() if c == cls and _RANGE.search(raw)),
-        cls.value,
-    )
+    """How the grading damage scales spell a class ("Minor (10-25%)", "No Damage"), else its name."""
+    graded = [values for values in _scales().values() if any(_RANGE.search(raw) for raw in values)]
+    return next((raw for values in graded for raw, c in values.items() if c == cls), cls.value)
 
 
 def graded_names() -> dict[str, DamageClass]:

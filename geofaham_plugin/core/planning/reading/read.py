@@ -260,7 +260,8 @@ def _reconciled(
     if reading.subject == "damage" and grades_compared(normalise(facts.question)) and facts.damage_classes:
         # a share damaged or a grade compared ("ten percent damage or worse", "Minor or worse") is the grades of the
         # data's scale that meet it: a closed class code reads, the model's grades give way
-        reading = reading.model_copy(update={"grades": [class_grade(c) for c in facts.damage_classes]})
+        grades = [class_grade(c) for c in facts.damage_classes]
+        reading = reading.model_copy(update={"grades": grades, "separately": code.separately})  # one set of grades
     code_read = _code_read(facts, specs, aoi_artifact_id)
     domain = candidates.kinds.get(reading.subject, []) if reading.subject == code.subject else []
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
