@@ -110,3 +110,16 @@ def test_a_comparison_of_grades_is_one_set_not_one_figure_per_grade(store):
     assert record.status == "answered", record.answer
     (total,) = record.structured.totals()
     assert total.value == 2784 and "Minor (10-25%)" not in record.answer.split("\n\n")[0]
+
+
+def test_the_base_of_a_share_is_what_a_base_word_opens(store):
+    """'Undamaged rate among single-storey homes': the homes are the base, the undamaged the part (it was the share of
+    the undamaged that are such homes, the words said in that order)."""
+    dins = _dins(11)
+    single = dins[dins["STRUCTURETYPE"].str.endswith("Single Story") & dins["STRUCTURETYPE"].str.contains("Residence")]
+    record = Orchestrator(store, LLM(ScriptedModel({}))).run(
+        "Eaton: the undamaged rate among single-storey residences, in percent?"
+    )
+    assert record.status == "answered", record.answer
+    (share,) = [v for v in record.structured.values if v.measure == "share"]
+    assert share.value == pytest.approx(100 * (single["DAMAGE"] == "No Damage").mean(), abs=0.06), record.answer

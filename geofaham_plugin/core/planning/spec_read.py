@@ -425,10 +425,18 @@ def spec_from_facts(
     ]
 
     def filters_part(found: dict[str, list[str]]) -> bool:
-        """ "what share of the destroyed structures were commercial": the damage said before the kept values."""
+        """ "what share of the destroyed structures were commercial": the kept values narrow the part, the damage is
+        the base: the one a word of the base opens ("of the destroyed", "among single-storey homes", "entre las
+        viviendas"), else the damage said before the kept values."""
         said = DAMAGE_RE.search(kept)
         value_at = position(kept, [layer_words(v)[0] for values in found.values() for v in values])
-        return measure == "share" and said is not None and value_at is not None and said.start() < value_at
+        if measure != "share" or said is None or value_at is None:
+            return False
+        kinds_base = _BASE_BEFORE.search(kept[max(0, value_at - 40) : value_at])
+        damage_base = _BASE_BEFORE.search(kept[max(0, said.start() - 40) : said.start()])
+        if bool(kinds_base) != bool(damage_base):
+            return bool(damage_base)
+        return said.start() < value_at
 
     def damage_filters(event: int | None) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """The structure types the question names, as the event's own damage layer spells them (each disaster of a
@@ -836,6 +844,14 @@ def _each_event(facts: PrepassFacts, layers: LayerCatalogue | None, subject_what
     if any(kinds_named.values()):  # structure types named: the disasters whose data have them
         by_layer = {layer: i for layer, i in by_layer.items() if kinds_named.get(layer)}
     return list(by_layer.values()) if len(by_layer) >= 2 else []
+
+
+#: the words that open a share's base, right before it ("of the destroyed", "among the single-storey homes", "entre
+#: las viviendas", "parmi les maisons", "dentre as casas"): a closed class of prepositions
+_BASE_BEFORE = re.compile(
+    r"(?<!\w)(?:of|among|amongst|entre|parmi|dentre|d'entre|de|del|des|du|dos|das|da|do)\s+"
+    r"(?:(?:the|all|los|las|les|os|as|todos|todas|tous|toutes|ces|those|these)\s+)*(?:[\w-]+\s+)?$"
+)
 
 
 def share_weight(text: str) -> Literal["count", "area", "length"]:
