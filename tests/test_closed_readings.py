@@ -7,6 +7,7 @@ Counts come from the sample DINS files read with GeoPandas."""
 from __future__ import annotations
 
 import geopandas as gpd
+import pytest
 
 from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
 from geofaham_plugin.core.llm import LLM, ScriptedModel
@@ -50,3 +51,23 @@ def test_a_value_of_the_damage_layer_named_and_not_applied_is_said(store):
     share = {"subject": "damage", "grades": ["undamaged"], "measure": "share"}
     record = _ask(store, "Of all the Lahaina label polygons, what percentage is of class Background?", share, share)
     assert record.status == "partial" and "Background" in record.answer.split("\n\n")[0], record.answer
+
+
+def test_a_tag_written_out_is_a_filter_and_how_many_km_asks_a_length(store):
+    """'oneway=yes' is a column and value of the Catarroja extract (no kind of road is exactly that tag): a filter;
+    "how many km" asks a length (a closed class of asks), so a reader's length is the question's, not code's count.
+    The length is checked against GeoPandas in EPSG:25830."""
+    import shapely
+
+    osm = data_dir() / "valencia-2024/osm-catarroja/lineas.geojson"
+    lines = gpd.read_file(osm).to_crs(25830)
+    flood = gpd.read_file(data_dir() / default_catalogue().find(event_id=6, role="hazard")[0].path).to_crs(25830)
+    water = shapely.union_all(flood.geometry.make_valid().to_numpy())
+    oneway = shapely.union_all(lines[(lines["oneway"] == "yes") & lines["highway"].notna()].geometry.to_numpy())
+    length = {"subject": "roads", "relation": "inside", "reference": "hazard", "measure": "length"}
+    record = _ask(store, "Catarroja one-way streets (oneway=yes): how many km were flooded?", length, length)
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.measure == "length" and total.value == pytest.approx(
+        shapely.intersection(oneway, water).length / 1000, rel=0.01
+    )

@@ -27,6 +27,7 @@ from .coverage import (
     imagery_said,
     named_event_groups,
     question_constraints,
+    tags_said,
     type_grouping,
     where_blanked,
     words_pattern,
@@ -505,6 +506,8 @@ def spec_from_facts(
                     domain = next(f.values or [] for f in fields if f.name == field)
                     filters[field] = [str(v) for v in domain if str(v) not in values]
             grades_out = out
+        for field, value in written_tags(kept, subject_what[9:], where, layers, fields):
+            filters.setdefault(field, [value])  # "highway=trunk", "HELIPAD = Y": a tag or a field written out
 
     if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
         facts = facts.model_copy(update={"damage_classes": []})
@@ -726,7 +729,8 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
         return []
     # an OSM tag written out ("highway=track") names the kinds whose tags hold it, whatever the words around it
     tags = [(m[1], m[2]) for m in OSM_TAG.finditer(text)]
-    tagged = [kind for kind, k in spec.kinds.items() if any(v in k.tags.get(key, ()) for key, v in tags)]
+    # (exactly that tag: "highway=trunk" is not the kind trunk, which holds trunk_link too; a filter says it)
+    tagged = [kind for kind, k in spec.kinds.items() if any(tuple(k.tags.get(key, ())) == (v,) for key, v in tags)]
     text = OSM_TAG.sub(" ", text) if tagged else text
     named = [kind for kind, k in spec.kinds.items() if position(text, k.words) is not None or kind in tagged]
     rest = text  # the question without the kinds' own words ("power" of "power poles" asks for no class)
@@ -737,7 +741,7 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
     # "bridges open to vehicles", "puentes abiertos al tráfico rodado": a qualifier of the class names the kind
     qualified = [kind for kind, k in spec.kinds.items() if k.qualifiers and position(text, k.qualifiers) is not None]
     if not named or position(rest, generic) is not None:  # "health facilities, hospitals included": the class
-        named = []
+        named = tagged  # a tag written out ("roads tagged highway=trunk") names its kinds whatever is said around it
     return kinds_needed(feature_class, list(dict.fromkeys(named + qualified)), event_id, layers)
 
 
@@ -852,6 +856,37 @@ _BASE_BEFORE = re.compile(
     r"(?<!\w)(?:of|among|amongst|entre|parmi|dentre|d'entre|de|del|des|du|dos|das|da|do)\s+"
     r"(?:(?:the|all|los|las|les|os|as|todos|todas|tous|toutes|ces|those|these)\s+)*(?:[\w-]+\s+)?$"
 )
+
+
+def written_tags(
+    text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None, fields: Sequence[UserField]
+) -> list[tuple[str, str]]:
+    """The tags or fields written out as key=value ("highway=trunk", "helipad=y") that no kind of ``feature_class``
+    holds, and whose key is a column of the layers its features come from (the OpenStreetMap extract's, ``fields``
+    of a local layer): (column, value as the data spell it). Names that exist in the data, a closed class."""
+    spec = feature_class_specs().get(feature_class)
+    said = tags_said(text)
+    if not said or layers is None:
+        return []
+    import pyogrio
+
+    columns: dict[str, str] = {f.name.lower(): f.name for f in fields}
+    for entry in layers.find(event_id=event_id, role="osm") if event_id is not None else []:
+        if entry.path is not None:
+            columns |= {str(c).lower(): str(c) for c in pyogrio.read_info(layers.file_path(entry))["fields"]}
+    out = []
+    for key, value in said:
+        if spec is not None and any(tuple(k.tags.get(key, ())) == (value,) for k in spec.kinds.values()):
+            continue  # a kind of the class that is exactly that tag: its kinds say it
+        if (column := columns.get(key)) is None:
+            continue
+        admitted = [sel[key] for sel in spec.selectors if key in sel] if spec is not None else []
+        if admitted and not any(value == a or (isinstance(a, list | tuple) and value in a) for a in admitted):
+            continue  # the class holds no such features ("highway=crossing" points are no roads): said, not applied
+        domain = next((f.values or [] for f in fields if f.name == column), [])
+        spelled = next((str(v) for v in domain if str(v).lower() == value), value)
+        out.append((column, spelled))
+    return out
 
 
 def share_weight(text: str) -> Literal["count", "area", "length"]:

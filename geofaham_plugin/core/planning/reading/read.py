@@ -327,7 +327,14 @@ def _reconciled(
         specs = list(specs) + [a for a in alternative if a not in specs]
         # the alternative's grades are asked (by one reading): coverage does not take them for a narrowing unasked
         result.constraints += _applied_constraints(reading, {d.field for d in two} & {"grades"})
-        if [d.field for d in two] == ["measure"] and alternative and _both_asked(facts.question, code, reading):
+        if [d.field for d in two] == ["measure"] and alternative and _asked_only(facts.question, reading, code):
+            # "how many km were flooded": the question's asks (a closed class) ask the model's measure, not code's
+            specs = alternative
+            result.notes.append(
+                f"the measure read as {reading.measure} (the question asks for it; code read {code.measure})"
+            )
+            two = []
+        elif [d.field for d in two] == ["measure"] and alternative and _both_asked(facts.question, code, reading):
             # "how many km were flooded, and what share of the streets is that": each reading one of two asks
             result.notes.append(f"both measures asked: {code.measure} and {reading.measure}")
             two = []
@@ -354,6 +361,14 @@ def _both_asked(question: str, code: Reading, model: Reading) -> bool:
     asked = [a.kind for a in question_asks(question)]
     mine, theirs = _ASK_OF_MEASURE.get(code.measure), _ASK_OF_MEASURE.get(model.measure)
     return mine != theirs and mine in asked and theirs in asked and len(asked) >= 2
+
+
+def _asked_only(question: str, model: Reading, code: Reading) -> bool:
+    """Whether the question's asks ask the measure the model read (a length or an area: "how many km") and not the
+    one code read (a count): then the model's measure is the question's."""
+    asked = {a.kind for a in question_asks(question)}
+    mine, theirs = _ASK_OF_MEASURE.get(code.measure), _ASK_OF_MEASURE.get(model.measure)
+    return theirs == "measure" and theirs in asked and mine not in asked and code.measure in ("count", "list")
 
 
 def named_grades(question: str, layers: LayerCatalogue) -> set[str]:
