@@ -550,10 +550,7 @@ _EACH_DISASTER = re.compile(
 
 
 #: "per fire", "for each of the fires", "de cada incendio", "pour chaque inondation": one figure per disaster
-_PER_EVENT = re.compile(
-    rf"(?<!\w)(?:{'|'.join(EACH_WORDS)}|per|por|par|pour\s+chaque)(?=\s)"
-    + _EACH_DISASTER.pattern.replace("\\s+", "\\s+", 1)
-)
+_PER_EVENT = re.compile(rf"(?<!\w)(?:{'|'.join(EACH_WORDS)}|per|por|par|pour\s+chaque)(?=\s)" + _EACH_DISASTER.pattern)
 
 
 def each_disaster(text: str) -> re.Match[str] | None:
