@@ -670,6 +670,7 @@ class LayerCatalogue:
         self.user_layers: dict[str, UserLayer] = {}
         self._user_frames: dict[str, gpd.GeoDataFrame] = {}
         self._domains: dict[tuple[str, str], list[str]] = {}
+        self._columns: dict[str, list[str]] = {}
         self._profiles: dict[str, list[UserField]] = {}
         self._areas: dict[str, UserLayer] | None = None
         self._rasters: dict[str, UserLayer] | None = None
@@ -729,6 +730,22 @@ class LayerCatalogue:
             gdf, _ = self.load(layer_id)
             self._profiles[layer_id] = describe_fields(gdf)
         return self._profiles[layer_id]
+
+    def columns(self, layer_id: str) -> list[str]:
+        """The attribute columns of a catalogue layer's file, as the file has them (none without a file). Read once
+        per catalogue, the header only."""
+        if layer_id not in self._columns:
+            entry = self.entry(layer_id)
+            if isinstance(entry, UserLayer):
+                names = [f.name for f in entry.fields]
+            elif entry.path is None:
+                names = []
+            else:
+                import pyogrio
+
+                names = [str(c) for c in pyogrio.read_info(self.file_path(entry))["fields"]]
+            self._columns[layer_id] = names
+        return self._columns[layer_id]
 
     def value_domain(self, layer_id: str, field: str, limit: int = MAX_DOMAIN * 2) -> list[str]:
         """The distinct text values of a layer's field, most frequent first (at most ``limit``; none when the

@@ -29,6 +29,9 @@ from .spec_schema import AnalysisSpec
 AskKind = Literal["measure", "share", "distance", "names", "count", "yesno"]
 #: a breakdown (a row per group, zone or cell) gives as many counts as a question asks
 MANY = 1_000
+#: the kind of ask each measure of a spec answers ("how many": a count; "which": a list; "how many km": a length)
+ASK_OF_MEASURE: dict[str, AskKind] = {"count": "count", "list": "names", "share": "share", "area": "measure",
+                                      "length": "measure", "sum": "measure", "mean": "measure"}  # fmt: skip
 
 
 class Ask(BaseModel):

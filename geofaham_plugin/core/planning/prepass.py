@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
-from ..domain.damage import ANY_DAMAGE, DamageClass, graded_names, grades_bounded
+from ..domain.damage import ANY_DAMAGE, DamageClass, grade_ranges, graded_names, grades_bounded
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
 from ..domain.feature_classes import class_words
 from ..domain.layer_names import layer_words, user_layer_aliases, user_layer_slug
@@ -588,12 +588,17 @@ def _alternative(m: re.Match[str]) -> str:
     return m.lastgroup
 
 
-# The inspection grades by their percentages ("dano grave (26-50%)" is the grade Major, whatever the word says)
+# The inspection grades by their percentages ("dano grave (26-50%)" is the grade Major, whatever the word says), the
+# ranges as the damage scales spell them (domain.damage.grade_ranges): "1-9 %", "10 to 25 %", "> 50 %", "more than 50 %"
 GRADE_PERCENTS: list[tuple[re.Pattern[str], DamageClass]] = [
-    (re.compile(r"(?<![\d.])1\s*(?:-|to|a)\s*9\s*%"), DamageClass.affected),
-    (re.compile(r"(?<![\d.])10\s*(?:-|to|a)\s*25\s*%"), DamageClass.minor),
-    (re.compile(r"(?<![\d.])26\s*(?:-|to|a)\s*50\s*%"), DamageClass.major),
-    (re.compile(rf"(?:>|{alternation(COMPARISON_WORDS['>'])})\s*50\s*%"), DamageClass.destroyed),
+    (
+        re.compile(rf"(?:>|{alternation(COMPARISON_WORDS['>'])})\s*{lo:g}\s*%")
+        if lo_open
+        else re.compile(rf"(?<![\d.]){lo:g}\s*(?:-|to|a)\s*{hi:g}\s*%"),
+        cls,
+    )
+    for cls, lo, hi, lo_open in grade_ranges()
+    if hi > 0
 ]
 
 

@@ -802,16 +802,13 @@ def event_data_values(facts: PrepassFacts, layers: LayerCatalogue) -> list[Const
     The grades and the structure types have constraints of their own."""
     if facts.event_id is None:
         return []
-    import pyogrio
-
     text = normalise(facts.question)
     found: list[Constraint] = []
     for entry in layers.find(event_id=facts.event_id, role="damage"):
         if entry.path is None or entry.damage is None:
             continue
         scale = layers.damage_scales[entry.damage.scale].values
-        fields = [str(f) for f in pyogrio.read_info(layers.file_path(entry))["fields"]]
-        for field in fields:
+        for field in layers.columns(entry.id):
             if field == entry.damage.structure_field:
                 continue
             for value in layers.value_domain(entry.id, field):
@@ -868,12 +865,9 @@ def written_tags(
     said = tags_said(text)
     if not said or layers is None:
         return []
-    import pyogrio
-
     columns: dict[str, str] = {f.name.lower(): f.name for f in fields}
     for entry in layers.find(event_id=event_id, role="osm") if event_id is not None else []:
-        if entry.path is not None:
-            columns |= {str(c).lower(): str(c) for c in pyogrio.read_info(layers.file_path(entry))["fields"]}
+        columns |= {c.lower(): c for c in layers.columns(entry.id)}
     out = []
     for key, value in said:
         if spec is not None and any(tuple(k.tags.get(key, ())) == (value,) for k in spec.kinds.values()):

@@ -19,7 +19,7 @@ from ...domain.language import phrase
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
-from ..asks import question_asks
+from ..asks import ASK_OF_MEASURE, question_asks
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..prepass import grades_compared, normalise, user_entries
@@ -351,15 +351,11 @@ def _reconciled(
     return result
 
 
-_ASK_OF_MEASURE = {"count": "count", "list": "names", "share": "share", "area": "measure", "length": "measure",
-                   "sum": "measure", "mean": "measure"}  # fmt: skip
-
-
 def _both_asked(question: str, code: Reading, model: Reading) -> bool:
     """Whether the question asks, in two interrogative parts (a closed class, :mod:`..asks`), both the measure code
     read and the one the model read: then both are the answer, not two readings of one ask."""
     asked = [a.kind for a in question_asks(question)]
-    mine, theirs = _ASK_OF_MEASURE.get(code.measure), _ASK_OF_MEASURE.get(model.measure)
+    mine, theirs = ASK_OF_MEASURE.get(code.measure), ASK_OF_MEASURE.get(model.measure)
     return mine != theirs and mine in asked and theirs in asked and len(asked) >= 2
 
 
@@ -367,7 +363,7 @@ def _asked_only(question: str, model: Reading, code: Reading) -> bool:
     """Whether the question's asks ask the measure the model read (a length or an area: "how many km") and not the
     one code read (a count): then the model's measure is the question's."""
     asked = {a.kind for a in question_asks(question)}
-    mine, theirs = _ASK_OF_MEASURE.get(code.measure), _ASK_OF_MEASURE.get(model.measure)
+    mine, theirs = ASK_OF_MEASURE.get(code.measure), ASK_OF_MEASURE.get(model.measure)
     return theirs == "measure" and theirs in asked and mine not in asked and code.measure in ("count", "list")
 
 
