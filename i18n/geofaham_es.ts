@@ -300,10 +300,6 @@
             <translation>omitido</translation>
         </message>
         <message>
-            <source>Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included).</source>
-            <translation>Crea y disuelve un área de influencia a una distancia en metros, calculada en una proyección métrica local sea cual sea el SRC de la capa (grados incluidos).</translation>
-        </message>
-        <message>
             <source>Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first.</source>
             <translation>Conserva las entidades a menos de una distancia en metros de alguna geometría de referencia y añade su distancia geodésica (distance_m), las más cercanas primero.</translation>
         </message>
@@ -806,6 +802,70 @@
         <message>
             <source>A report is being written or a question is running: ask for this report when it ends.</source>
             <translation>Se está escribiendo un informe o una pregunta está en curso: pida este informe cuando termine.</translation>
+        </message>
+        <message>
+            <source>Processing model written (opened in the Model Designer):</source>
+            <translation>Modelo de procesamiento escrito (abierto en el modelador gráfico):</translation>
+        </message>
+        <message>
+            <source>Processing model written:</source>
+            <translation>Modelo de procesamiento escrito:</translation>
+        </message>
+        <message>
+            <source>Open as Processing model</source>
+            <translation>Abrir como modelo de procesamiento</translation>
+        </message>
+        <message>
+            <source>This run cannot be opened as a Processing model: it has no counted answer computed by its steps.</source>
+            <translation>Esta ejecución no se puede abrir como modelo de procesamiento: no tiene una respuesta contada calculada por sus pasos.</translation>
+        </message>
+        <message>
+            <source>This run cannot be opened as a Processing model: step {step} ({tool}) has no Processing algorithm that computes the same thing.</source>
+            <translation>Esta ejecución no se puede abrir como modelo de procesamiento: el paso {step} ({tool}) no tiene un algoritmo de procesamiento que calcule lo mismo.</translation>
+        </message>
+        <message>
+            <source>This run cannot be opened as a Processing model: its input {artifact} is not a vector layer.</source>
+            <translation>Esta ejecución no se puede abrir como modelo de procesamiento: su entrada {artifact} no es una capa vectorial.</translation>
+        </message>
+        <message>
+            <source>Answer: {step}</source>
+            <translation>Respuesta: {step}</translation>
+        </message>
+        <message>
+            <source>Answer of GeoFaham run {run}:</source>
+            <translation>Respuesta de la ejecución GeoFaham {run}:</translation>
+        </message>
+        <message>
+            <source>Buffers features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included): merged into one area, or one buffer per feature with its attributes.</source>
+            <translation>Crea áreas de influencia a una distancia en metros, calculadas en una proyección métrica local sea cual sea el SRC de la capa (grados incluidos): fusionadas en un área, o una por entidad con sus atributos.</translation>
+        </message>
+        <message>
+            <source>Counts the features of a layer, in total (one row, value 'all') or per value of a field (most frequent first, no value as '(none)'): a table of value and count. An empty layer counts 0.</source>
+            <translation>Cuenta las entidades de una capa, en total (una fila, valor 'all') o por valor de un campo (la más frecuente primero, la ausencia de valor como '(none)'): una tabla de valores y recuentos. Una capa vacía cuenta 0.</translation>
+        </message>
+        <message>
+            <source>Count features (in total or by a field)</source>
+            <translation>Contar entidades (en total o por campo)</translation>
+        </message>
+        <message>
+            <source>Merge the buffers into one area</source>
+            <translation>Fusionar las áreas de influencia en un área</translation>
+        </message>
+        <message>
+            <source>Count by this field</source>
+            <translation>Contar por este campo</translation>
+        </message>
+        <message>
+            <source>Counts</source>
+            <translation>Recuentos</translation>
+        </message>
+        <message>
+            <source>Features counted</source>
+            <translation>Entidades contadas</translation>
+        </message>
+        <message>
+            <source>The Processing model could not be written: {message}. Details are in the GeoFaham log panel.</source>
+            <translation>No se pudo escribir el modelo de procesamiento: {message}. Los detalles están en el panel de registro de GeoFaham.</translation>
         </message>
     </context>
 </TS>

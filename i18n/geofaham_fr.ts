@@ -300,10 +300,6 @@
             <translation>ignoré</translation>
         </message>
         <message>
-            <source>Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included).</source>
-            <translation>Crée une zone tampon fusionnée à une distance en mètres, calculée dans une projection métrique locale quel que soit le SCR de la couche (degrés compris).</translation>
-        </message>
-        <message>
             <source>Keeps the features within a distance in metres of any reference geometry and adds their geodesic distance (distance_m), nearest first.</source>
             <translation>Garde les entités situées à moins d'une distance en mètres d'une géométrie de référence et ajoute leur distance géodésique (distance_m), les plus proches d'abord.</translation>
         </message>
@@ -806,6 +802,70 @@
         <message>
             <source>A report is being written or a question is running: ask for this report when it ends.</source>
             <translation>Un rapport est en cours d’écriture ou une question tourne : demandez ce rapport quand ils auront fini.</translation>
+        </message>
+        <message>
+            <source>Processing model written (opened in the Model Designer):</source>
+            <translation>Modèle de traitement écrit (ouvert dans le modeleur graphique) :</translation>
+        </message>
+        <message>
+            <source>Processing model written:</source>
+            <translation>Modèle de traitement écrit :</translation>
+        </message>
+        <message>
+            <source>Open as Processing model</source>
+            <translation>Ouvrir comme modèle de traitement</translation>
+        </message>
+        <message>
+            <source>This run cannot be opened as a Processing model: it has no counted answer computed by its steps.</source>
+            <translation>Cette exécution ne peut pas être ouverte comme modèle de traitement : elle n’a pas de réponse comptée calculée par ses étapes.</translation>
+        </message>
+        <message>
+            <source>This run cannot be opened as a Processing model: step {step} ({tool}) has no Processing algorithm that computes the same thing.</source>
+            <translation>Cette exécution ne peut pas être ouverte comme modèle de traitement : l’étape {step} ({tool}) n’a pas d’algorithme de traitement qui calcule la même chose.</translation>
+        </message>
+        <message>
+            <source>This run cannot be opened as a Processing model: its input {artifact} is not a vector layer.</source>
+            <translation>Cette exécution ne peut pas être ouverte comme modèle de traitement : son entrée {artifact} n’est pas une couche vecteur.</translation>
+        </message>
+        <message>
+            <source>Answer: {step}</source>
+            <translation>Réponse : {step}</translation>
+        </message>
+        <message>
+            <source>Answer of GeoFaham run {run}:</source>
+            <translation>Réponse de l’exécution GeoFaham {run} :</translation>
+        </message>
+        <message>
+            <source>Buffers features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included): merged into one area, or one buffer per feature with its attributes.</source>
+            <translation>Crée des zones tampons à une distance en mètres, calculées dans une projection métrique locale quel que soit le SCR de la couche (degrés compris) : fusionnées en une seule zone, ou une par entité avec ses attributs.</translation>
+        </message>
+        <message>
+            <source>Counts the features of a layer, in total (one row, value 'all') or per value of a field (most frequent first, no value as '(none)'): a table of value and count. An empty layer counts 0.</source>
+            <translation>Compte les entités d’une couche, au total (une ligne, valeur 'all') ou par valeur d’un champ (la plus fréquente d’abord, l’absence de valeur comme '(none)') : une table de valeurs et de comptes. Une couche vide compte 0.</translation>
+        </message>
+        <message>
+            <source>Count features (in total or by a field)</source>
+            <translation>Compter les entités (au total ou par champ)</translation>
+        </message>
+        <message>
+            <source>Merge the buffers into one area</source>
+            <translation>Fusionner les zones tampons en une seule zone</translation>
+        </message>
+        <message>
+            <source>Count by this field</source>
+            <translation>Compter par ce champ</translation>
+        </message>
+        <message>
+            <source>Counts</source>
+            <translation>Comptes</translation>
+        </message>
+        <message>
+            <source>Features counted</source>
+            <translation>Entités comptées</translation>
+        </message>
+        <message>
+            <source>The Processing model could not be written: {message}. Details are in the GeoFaham log panel.</source>
+            <translation>Le modèle de traitement n’a pas pu être écrit : {message}. Les détails sont dans le panneau de journal GeoFaham.</translation>
         </message>
     </context>
 </TS>

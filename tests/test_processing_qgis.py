@@ -43,6 +43,7 @@ def test_algorithms_are_registered(processing):
         "geofaham:withindistance",
         "geofaham:nearestk",
         "geofaham:damagecounts",
+        "geofaham:countfeatures",
         "geofaham:roadreachability",
         "geofaham:spectralindex",
         "geofaham:burnseverity",
@@ -76,6 +77,29 @@ def test_damage_counts_inside_the_perimeter(processing):
     counts = {f["damage_class"]: f["count"] for f in out.getFeatures()}
     assert sum(counts.values()) == 5431  # README: 5,431 of the points lie inside the adjusted perimeter
     assert set(counts) <= {"none", "affected", "minor", "major", "destroyed", "unknown"}
+
+
+def test_count_features_in_total_by_a_field_and_of_nothing(processing, tmp_path):
+    total = processing.run("geofaham:countfeatures", {"INPUT": DINS, "OUTPUT": "memory:"})
+    assert total["TOTAL"] == 5805 and [(f["value"], f["count"]) for f in total["OUTPUT"].getFeatures()] == [
+        ("all", 5805)
+    ]
+    by = processing.run("geofaham:countfeatures", {"INPUT": DINS, "FIELD": "DAMAGE", "OUTPUT": "memory:"})["OUTPUT"]
+    counts = {f["value"]: f["count"] for f in by.getFeatures()}
+    assert counts["Destroyed (>50%)"] == 2722 and sum(counts.values()) == 5805
+    empty = _write(tmp_path, "empty.gpkg", gpd.GeoDataFrame({"name": []}, geometry=[], crs=4326))
+    nothing = processing.run("geofaham:countfeatures", {"INPUT": empty, "OUTPUT": "memory:"})
+    assert nothing["TOTAL"] == 0 and [f["count"] for f in nothing["OUTPUT"].getFeatures()] == [0]  # 0 is an answer
+
+
+def test_buffer_in_metres_one_buffer_per_feature(processing):
+    out = processing.run(
+        "geofaham:buffermetres", {"INPUT": HOSPITALS, "DISTANCE": 500, "DISSOLVE": False, "OUTPUT": "memory:"}
+    )["OUTPUT"]
+    from qgis.core import QgsVectorLayer
+
+    hospitals = QgsVectorLayer(HOSPITALS, "hospitals", "ogr")
+    assert out.featureCount() == hospitals.featureCount() > 1 and "NAME" in out.fields().names()
 
 
 HURST = SHARED_DATA / "raster" / "hurst-2025"

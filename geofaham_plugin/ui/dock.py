@@ -39,6 +39,8 @@ REPORT_ICON = "geofaham-icon:report"
 ELAPSED = re.compile(
     r" · \d+ s$"
 )  # the seconds the status line counts while a run works  # the button's icon, a resource of the transcript's document
+MODEL_SCHEME = "geofaham-model"  # transcript link of a run's "Open as Processing model" button
+MODEL_ICON = "geofaham-icon:model"
 RESUME_SCHEME = "geofaham-resume"  # transcript link of an interrupted (or timed-out, cancelled) run's "Resume"
 
 
@@ -53,6 +55,7 @@ class ChatDock(QDockWidget):
     aoiClearRequested = pyqtSignal()  # noqa: N815
     layerChoiceChanged = pyqtSignal(str, bool)  # noqa: N815  project layer id, ticked: GeoFaham may read it
     reportRequested = pyqtSignal(str)  # noqa: N815  run id: make its situation report
+    modelRequested = pyqtSignal(str)  # noqa: N815  run id: write it as a Processing model and open it
     resumeRequested = pyqtSignal(str)  # noqa: N815  run id: go on with an interrupted run
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -78,6 +81,11 @@ class ChatDock(QDockWidget):
             QTextDocument.ImageResource,
             QUrl(REPORT_ICON),
             QgsApplication.getThemeIcon("mActionSaveAsPDF.svg").pixmap(16, 16),
+        )
+        self.transcript.document().addResource(
+            QTextDocument.ImageResource,
+            QUrl(MODEL_ICON),
+            QgsApplication.getThemeIcon("processingModel.svg").pixmap(16, 16),
         )
         self.transcript.setPlaceholderText(
             tr('Ask a disaster-response question, e.g. "Which hospitals lie within 1 km of the Eaton fire perimeter?"')
@@ -327,6 +335,22 @@ class ChatDock(QDockWidget):
             f"<img src='{REPORT_ICON}' width='16' height='16'> {html.escape(tr('Situation report'))}</a></p>"
         )
 
+    def append_model_button(self, run_id: str) -> None:
+        """The "Open as Processing model" button of an answered run (a link in the transcript, kept with it)."""
+        self._append(
+            f"<p><a href='{MODEL_SCHEME}:{html.escape(run_id)}' style='background:#e8eef7; padding:2px'>"
+            f"<img src='{MODEL_ICON}' width='16' height='16'> {html.escape(tr('Open as Processing model'))}</a></p>"
+        )
+
+    def append_model_written(self, path: str, opened: bool) -> None:
+        link = f"<a href='{html.escape(QUrl.fromLocalFile(path).toString())}'>{html.escape(path)}</a>"
+        text = (
+            tr("Processing model written (opened in the Model Designer):")
+            if opened
+            else tr("Processing model written:")
+        )
+        self._append(f"<p>{html.escape(text)} {link}</p>")
+
     def append_resume_button(self, run_id: str, question: str, why: str) -> None:
         """The "Resume" link of a run that did not finish (``why``: interrupted, timed out, cancelled); shown
         once per run and reason."""
@@ -348,6 +372,8 @@ class ChatDock(QDockWidget):
     def _on_link(self, url: QUrl) -> None:
         if url.scheme() == REPORT_SCHEME:
             self.reportRequested.emit(url.path())
+        elif url.scheme() == MODEL_SCHEME:
+            self.modelRequested.emit(url.path())
         elif url.scheme() == RESUME_SCHEME:
             self.resumeRequested.emit(url.path())
         else:

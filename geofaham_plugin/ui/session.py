@@ -120,6 +120,7 @@ class Session(QObject):
         self._connect(dock.artifactActivated, self.show_artifact)
         self._connect(dock.transcriptChanged, self.save_transcript)
         self._connect(dock.reportRequested, self.make_report)
+        self._connect(dock.modelRequested, self.open_model)
         self._connect(dock.resumeRequested, self.resume)
         # the project's own layers a question may read: listed in the dock, ticked when visible
         self._layer_choices: dict[str, bool] = {}  # layer id -> ticked by the user
@@ -332,6 +333,8 @@ class Session(QObject):
         if record.status in ("answered", "partial"):
             self.dock.append_answer(record.answer)
             self.dock.append_report_button(record.run_id)
+            if record.status == "answered":
+                self.dock.append_model_button(record.run_id)
             if record.structured is not None:
                 self.dock.append_structured(record.structured)
             self.dock.append_constraints(constraint_rows(record))
@@ -440,6 +443,39 @@ class Session(QObject):
                 self.dock.set_busy(False, "")
         self.dock.append_report_written(str(report.pdf), str(report.png))
         return report
+
+    def open_model(self, run_id: str) -> Path | None:
+        """Write one of this session's answered runs as a Processing model, ``<session>/models/<run_id>.model3``,
+        and open it in the Model Designer where there is one (main thread); a run a model cannot express, or
+        another problem, is one line in the dock."""
+        from ..core.errors import user_line
+        from ..core.model_export import NotExportable
+        from .processing.model import open_in_designer, refusal_line, write_model
+
+        if self._closed:
+            return None
+        record = next((r for r in reversed(self.records) if r is not None and r.run_id == run_id), None)
+        if record is None:
+            self.dock.append_error(tr("No finished run {run} in this session.").format(run=run_id))
+            return None
+        try:
+            path, _ = write_model(record, self.store)
+        except NotExportable as exc:
+            self.dock.append_error(refusal_line(exc))
+            return None
+        except Exception as exc:  # noqa: BLE001 - the user's problem is one line; ours goes to the log too
+            import traceback
+
+            QgsMessageLog.logMessage("".join(traceback.format_exception(exc)), LOG_TAG, Qgis.Critical)
+            self.dock.append_error(
+                user_line(exc)
+                or tr(
+                    "The Processing model could not be written: {message}. Details are in the GeoFaham log panel."
+                ).format(message=exc)
+            )
+            return None
+        self.dock.append_model_written(str(path), open_in_designer(path))
+        return path
 
     # ---------------------------------------------------------------------------- persistence
     TRANSCRIPT = "transcript.json"

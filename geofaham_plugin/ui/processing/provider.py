@@ -1,5 +1,5 @@
 """The GeoFaham Processing provider: buffer in metres, within-distance join with geodesic distances,
-k nearest, building-damage counts by normalised class, spectral index and burn severity, road reachability through
+k nearest, building-damage counts by normalised class, feature counts (in total or by a field), spectral index and burn severity, road reachability through
 a hazard, and the field-data transforms QGIS has no equivalent of (reprojection to a named CRS across the
 antimeridian, area-weighted grid, sliver removal, file manifest, truncated shapefile field names) — the agents' own
 engine code."""
@@ -17,6 +17,7 @@ from qgis.core import (
     QgsProcessing,
     QgsProcessingAlgorithm,
     QgsProcessingException,
+    QgsProcessingParameterBoolean,
     QgsProcessingParameterFeatureSink,
     QgsProcessingParameterFeatureSource,
     QgsProcessingParameterField,
@@ -108,7 +109,7 @@ class _Algorithm(QgsProcessingAlgorithm):
 class BufferMetres(_Algorithm):
     NAME, TITLE = "buffermetres", N_("Buffer in metres (any CRS)")
     HELP = N_(
-        "Buffers and dissolves features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included)."
+        "Buffers features by a distance in metres, computed in a local metric projection whatever the layer's CRS (degrees included): merged into one area, or one buffer per feature with its attributes."
     )
 
     def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
@@ -118,6 +119,9 @@ class BufferMetres(_Algorithm):
                 "DISTANCE", tr("Distance (metres)"), QgsProcessingParameterNumber.Double, 1000.0, False, 0.0
             )
         )
+        self.addParameter(
+            QgsProcessingParameterBoolean("DISSOLVE", tr("Merge the buffers into one area"), defaultValue=True)
+        )
         self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Buffered"), QgsProcessing.TypeVectorPolygon))
 
     def processAlgorithm(  # noqa: N802
@@ -125,7 +129,8 @@ class BufferMetres(_Algorithm):
     ) -> dict[str, Any]:
         gdf = self._gdf(parameters, "INPUT", context, feedback)
         distance = self.parameterAsDouble(parameters, "DISTANCE", context)
-        return self._emit(self._run(lambda: ops.buffer(gdf, distance)), parameters, context)
+        dissolve = self.parameterAsBool(parameters, "DISSOLVE", context)
+        return self._emit(self._run(lambda: ops.buffer(gdf, distance, dissolve=dissolve)), parameters, context)
 
 
 class WithinDistance(_Algorithm):
@@ -199,6 +204,29 @@ class DamageCounts(_Algorithm):
         gdf["damage_class"] = default_catalogue().damage_class_series(gdf, field).fillna("unknown")
         table = ops.count_by(gdf, "damage_class").rename(columns={"value": "damage_class"})
         return self._emit(table, parameters, context, geometry_column=None)
+
+
+class CountFeatures(_Algorithm):
+    NAME, TITLE = "countfeatures", N_("Count features (in total or by a field)")
+    HELP = N_(
+        "Counts the features of a layer, in total (one row, value 'all') or per value of a field (most frequent first, no value as '(none)'): a table of value and count. An empty layer counts 0."
+    )
+
+    def initAlgorithm(self, config: dict[str, Any] | None = None) -> None:  # noqa: N802
+        from qgis.core import QgsProcessingOutputNumber
+
+        self.addParameter(QgsProcessingParameterFeatureSource("INPUT", tr("Input layer")))
+        self.addParameter(QgsProcessingParameterField("FIELD", tr("Count by this field"), None, "INPUT", optional=True))
+        self.addParameter(QgsProcessingParameterFeatureSink("OUTPUT", tr("Counts"), QgsProcessing.TypeVector))
+        self.addOutput(QgsProcessingOutputNumber("TOTAL", tr("Features counted")))
+
+    def processAlgorithm(  # noqa: N802
+        self, parameters: dict[str, Any], context: QgsProcessingContext, feedback: QgsProcessingFeedback
+    ) -> dict[str, Any]:
+        gdf = self._gdf(parameters, "INPUT", context, feedback)
+        field = self.parameterAsString(parameters, "FIELD", context) or None
+        table = self._run(lambda: ops.count_by(gdf, field))
+        return self._emit(table, parameters, context, geometry_column=None) | {"TOTAL": int(table["count"].sum())}
 
 
 class RoadReachability(_Algorithm):
@@ -643,6 +671,7 @@ class GeoFahamProvider(QgsProcessingProvider):
             WithinDistance(),
             NearestK(),
             DamageCounts(),
+            CountFeatures(),
             RoadReachability(),
             SpectralIndex(),
             BurnSeverity(),
