@@ -867,5 +867,41 @@
             <source>The Processing model could not be written: {message}. Details are in the GeoFaham log panel.</source>
             <translation>No se pudo escribir el modelo de procesamiento: {message}. Los detalles están en el panel de registro de GeoFaham.</translation>
         </message>
+        <message>
+            <source>preparing the run's layers</source>
+            <translation>preparando las capas de la ejecución</translation>
+        </message>
+        <message>
+            <source>adding the map context</source>
+            <translation>añadiendo el contexto del mapa</translation>
+        </message>
+        <message>
+            <source>laying out the map</source>
+            <translation>componiendo el mapa</translation>
+        </message>
+        <message>
+            <source>counting the legend's classes</source>
+            <translation>contando las clases de la leyenda</translation>
+        </message>
+        <message>
+            <source>writing the PDF</source>
+            <translation>escribiendo el PDF</translation>
+        </message>
+        <message>
+            <source>writing the PNG</source>
+            <translation>escribiendo el PNG</translation>
+        </message>
+        <message>
+            <source>keeping the layout in the project</source>
+            <translation>guardando la composición en el proyecto</translation>
+        </message>
+        <message>
+            <source>GeoFaham: situation report of run {run}</source>
+            <translation>GeoFaham: informe de situación de la ejecución {run}</translation>
+        </message>
+        <message>
+            <source>Writing the situation report: {stage}…</source>
+            <translation>Escribiendo el informe de situación: {stage}…</translation>
+        </message>
     </context>
 </TS>

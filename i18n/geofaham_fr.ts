@@ -867,5 +867,41 @@
             <source>The Processing model could not be written: {message}. Details are in the GeoFaham log panel.</source>
             <translation>Le modèle de traitement n’a pas pu être écrit : {message}. Les détails sont dans le panneau de journal GeoFaham.</translation>
         </message>
+        <message>
+            <source>preparing the run's layers</source>
+            <translation>préparation des couches de l’exécution</translation>
+        </message>
+        <message>
+            <source>adding the map context</source>
+            <translation>ajout du contexte cartographique</translation>
+        </message>
+        <message>
+            <source>laying out the map</source>
+            <translation>mise en page de la carte</translation>
+        </message>
+        <message>
+            <source>counting the legend's classes</source>
+            <translation>comptage des classes de la légende</translation>
+        </message>
+        <message>
+            <source>writing the PDF</source>
+            <translation>écriture du PDF</translation>
+        </message>
+        <message>
+            <source>writing the PNG</source>
+            <translation>écriture du PNG</translation>
+        </message>
+        <message>
+            <source>keeping the layout in the project</source>
+            <translation>conservation de la mise en page dans le projet</translation>
+        </message>
+        <message>
+            <source>GeoFaham: situation report of run {run}</source>
+            <translation>GeoFaham : rapport de situation de l’exécution {run}</translation>
+        </message>
+        <message>
+            <source>Writing the situation report: {stage}…</source>
+            <translation>Écriture du rapport de situation : {stage}…</translation>
+        </message>
     </context>
 </TS>

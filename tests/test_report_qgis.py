@@ -15,7 +15,13 @@ import unicodedata
 
 import pytest
 from conftest import ROOT
-from qgis.core import QgsLayoutItemLegend, QgsLayoutItemMap, QgsLayoutItemScaleBar, QgsProject
+from qgis.core import (
+    QgsApplication,
+    QgsLayoutItemLegend,
+    QgsLayoutItemMap,
+    QgsLayoutItemScaleBar,
+    QgsProject,
+)
 from qgis.PyQt.QtCore import QCoreApplication, QUrl
 from qgis.PyQt.QtGui import QColor, QImage
 from test_session_qgis import close_session
@@ -31,6 +37,7 @@ from geofaham_plugin.ui.styles import DAMAGE_COLOURS
 
 QUESTION = "How many buildings were destroyed in the Eaton fire?"
 DINS = "CAL FIRE Damage Inspection (DINS)"
+ARTIFACT = "geofaham/artifact_id"
 
 pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="pdftotext (poppler-utils) is not installed")
 
@@ -225,6 +232,163 @@ def test_one_report_at_a_time_and_no_question_while_it_is_written(qgis_iface, tm
         assert len(list((session.store.session_dir / "reports").glob("*.pdf"))) == 1
         assert not session.busy and dock.send_button.isEnabled()  # free again once it is written
     finally:
+        close_session(session)
+
+
+def settle(session, until=lambda: True, seconds=30):
+    """Process events until ``until()`` holds and the session's map context loads have ended."""
+    deadline = time.monotonic() + seconds
+    while not (until() and all(load.done for load in session.context_loads)):
+        assert time.monotonic() < deadline, "did not settle"
+        QCoreApplication.processEvents()
+        time.sleep(0.01)
+
+
+class TaskWatch:
+    """The tasks added to QGIS's task manager while it watches: each one's progress as it was set (with whether
+    the dock was busy and Send disabled then) and how it ended."""
+
+    def __init__(self, dock, session):
+        self.manager = QgsApplication.taskManager()
+        self.dock, self.session = dock, session
+        self.tasks = {}  # description -> {"progress": [(value, busy, send)], "ended": [...]}
+        self.on_progress = None  # (value) -> None, called while the report is written
+        self.manager.taskAdded.connect(self._added)
+
+    def _added(self, task_id):
+        task = self.manager.task(task_id)
+        seen = self.tasks[task.description()] = {"progress": [], "ended": []}
+
+        def progressed(value):
+            seen["progress"].append((value, self.session.busy, self.dock.send_button.isEnabled()))
+            if self.on_progress is not None:
+                self.on_progress(value)
+
+        task.progressChanged.connect(progressed)
+        task.taskCompleted.connect(lambda: seen["ended"].append("completed"))
+        task.taskTerminated.connect(lambda: seen["ended"].append("terminated"))
+
+    def close(self):
+        self.manager.taskAdded.disconnect(self._added)
+
+    def report(self, run_id):
+        (name,) = [d for d in self.tasks if "situation report" in d]
+        assert run_id in name
+        return self.tasks[name]
+
+
+def test_a_report_is_a_task_in_the_task_manager_with_its_stages_progress(qgis_iface, tmp_path, monkeypatch):
+    """The report is written on the main thread (the layout export must stay there) and shown in QGIS's task
+    manager: its progress rises through the report's stages to 100 while the dock is busy, then it completes and
+    leaves the task manager; a second click during it is refused and starts no second task."""
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+    dock = ChatDock(qgis_iface.mainWindow())
+    session = Session(
+        dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})), name="report task"
+    )
+    watch = TaskWatch(dock, session)
+    try:
+        record = run_in_dock(session, QUESTION)
+        settle(session)  # the map context of the answer loaded: no other task is left
+        assert QgsApplication.taskManager().countActiveTasks() == 0
+        link = f"{REPORT_SCHEME}:{record.run_id}"
+        statuses = []
+
+        def during(value):
+            statuses.append(dock.status.text())
+            if 40 <= value < 100 and not any("being written" in e for e in dock.entries()):
+                dock.transcript.anchorClicked.emit(QUrl(link))  # the impatient second click, mid-report
+
+        watch.on_progress = during
+        dock.transcript.anchorClicked.emit(QUrl(link))
+        watch.on_progress = None
+        settle(session, lambda: watch.report(record.run_id)["ended"])
+
+        seen = watch.report(record.run_id)
+        assert seen["ended"] == ["completed"]
+        values = [v for v, _, _ in seen["progress"]]
+        assert values[-1] == 100
+        while_written = [(v, busy, send) for v, busy, send in seen["progress"] if v < 100]
+        assert all(busy and not send for _, busy, send in while_written)  # busy, Send disabled, all along
+        stages = [v for v, _, _ in while_written]
+        assert stages == sorted(stages) and len(set(stages)) >= 5  # layers, context, map, legend, PDF, PNG ...
+        assert {10, 25, 50, 75, 95} <= set(stages)  # the context, the map, the PDF, the PNG, the layouts
+        assert "Writing the situation report: writing the PDF…" in statuses
+        assert QgsApplication.taskManager().countActiveTasks() == 0  # gone once completed
+
+        # one report, one task: the second click was refused with its line
+        assert [d for d in watch.tasks if "situation report" in d] == [
+            f"GeoFaham: situation report of run {record.run_id}"
+        ]
+        text = dock.transcript_text()
+        assert text.count("A report is being written or a question is running") == 1
+        assert text.count("Situation report written") == 1
+        assert not session.busy and dock.send_button.isEnabled()
+        assert "2,722" in pdf_text(session.store.session_dir / "reports" / f"{record.run_id}.pdf")
+    finally:
+        watch.close()
+        close_session(session)
+
+
+def test_a_failed_report_ends_its_task_and_is_one_line(qgis_iface, tmp_path, monkeypatch):
+    import geofaham_plugin.ui.report as report_module
+
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+    dock = ChatDock(qgis_iface.mainWindow())
+    session = Session(
+        dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})), name="report fails"
+    )
+    watch = TaskWatch(dock, session)
+
+    def fails(*args, progress=None, **kwargs):
+        progress(10.0, "adding the map context")
+        raise RuntimeError("the printer caught fire")
+
+    try:
+        record = run_in_dock(session, QUESTION)
+        settle(session)
+        monkeypatch.setattr(report_module, "situation_report", fails)
+        before = len(dock.entries())
+        assert session.make_report(record.run_id) is None
+        settle(session, lambda: watch.report(record.run_id)["ended"])
+
+        seen = watch.report(record.run_id)
+        assert seen["ended"] == ["terminated"]  # not left running in the task manager
+        assert [busy for _, busy, _ in seen["progress"]] == [True]
+        assert QgsApplication.taskManager().countActiveTasks() == 0
+        assert session.report_task is None
+        added = dock.entries()[before:]
+        assert len(added) == 1 and "The situation report failed: the printer caught fire." in added[0]
+        assert not session.busy and dock.send_button.isEnabled() and dock.status.text() == ""
+    finally:
+        watch.close()
+        close_session(session)
+
+
+def test_a_report_counts_its_legend_on_a_one_thread_pool(qgis_iface, tmp_path, monkeypatch):
+    """The report's task only waits while the main thread works; the legend's class counts are a task of their
+    own: on a machine whose thread pool holds one thread the report still counts them (no 30 s wait, no N/A)."""
+    monkeypatch.setenv("GEOFAHAM_OFFLINE", "1")
+    dock = ChatDock(qgis_iface.mainWindow())
+    session = Session(
+        dock, session_dir=tmp_path / "session", llm_factory=lambda: LLM(ScriptedModel({})), name="one thread"
+    )
+    pool = QgsApplication.taskManager().threadPool()
+    threads = pool.maxThreadCount()
+    try:
+        record = run_in_dock(session, QUESTION)
+        settle(session)
+        project = QgsProject.instance()  # the run's layers removed by the user: the report adds and counts them anew
+        project.removeMapLayers([i for i, lyr in project.mapLayers().items() if lyr.customProperty(ARTIFACT)])
+        assert not [lyr for lyr in project.mapLayers().values() if lyr.customProperty(ARTIFACT)]
+        pool.setMaxThreadCount(1)
+        started = time.monotonic()
+        report = session.make_report(record.run_id)
+        assert report is not None and time.monotonic() - started < 25
+        assert "destroyed [2,722]" in pdf_text(report.pdf)
+        settle(session, lambda: QgsApplication.taskManager().countActiveTasks() == 0)
+    finally:
+        pool.setMaxThreadCount(threads)
         close_session(session)
 
 

@@ -6,6 +6,10 @@ and licences (from the artifacts' attribution and the layer catalogue), limitati
 disclaimer. Exported to PDF and PNG and kept in the project's layouts (editable in the Layout Designer).
 Labels go through :func:`tr`, so they follow the UI language.
 
+All of it runs on the main thread (the project, the layer tree and QgsLayoutExporter live there); a ``progress``
+callback hears each stage as it begins (:data:`STAGES`: the run's layers, the map context, the map, the legend,
+the PDF, the PNG, the project's layouts), which the dock shows as a task in QGIS's task manager.
+
 Headless (the command line's ``ask --report``)::
 
     python -m geofaham_plugin.ui.report <session>/runs/<run_id>.json out.pdf [--language fr]
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +75,33 @@ LAYOUT_PREFIX = "GeoFaham report — "
 MAP_KINDS = ("vector", "aoi", "raster")
 #: lines of each list the page holds (the page stays one page: labels clip, and the lists are cut with "…")
 MAX_STEPS, MAX_SOURCES, MAX_LIMITS, MAX_VALUES = 8, 6, 6, 10
+
+#: the report's stages in the order they run, each with the share of the work done when it begins (percent; the
+#: map export to PDF and PNG takes the most time)
+STAGES = {"layers": 0.0, "context": 10.0, "map": 25.0, "legend": 35.0, "pdf": 50.0, "png": 75.0, "layouts": 95.0}
+#: told each stage as it begins, and the legend's progress layer by layer: (percent, the stage in words)
+Progress = Callable[[float, str], None]
+
+
+def stage_text(stage: str) -> str:
+    """A stage of :data:`STAGES` in words (the UI's language)."""
+    return {
+        "layers": tr("preparing the run's layers"),
+        "context": tr("adding the map context"),
+        "map": tr("laying out the map"),
+        "legend": tr("counting the legend's classes"),
+        "pdf": tr("writing the PDF"),
+        "png": tr("writing the PNG"),
+        "layouts": tr("keeping the layout in the project"),
+    }[stage]
+
+
+def _stage(progress: Progress | None, stage: str, done: float = 0.0) -> None:
+    """Tell ``progress`` that ``stage`` began (``done``: the share of it already done, 0 to 1)."""
+    if progress is not None:
+        stages = list(STAGES)
+        following = STAGES[stages[stages.index(stage) + 1]] if stage != stages[-1] else 100.0
+        progress(STAGES[stage] + done * (following - STAGES[stage]), stage_text(stage))
 
 
 @dataclass
@@ -261,8 +293,11 @@ def build_layout(
     limit_lines: list[str],
     store: ResponseStore,
     context: list[QgsMapLayer] | None = None,
+    progress: Progress | None = None,
 ) -> QgsPrintLayout:
-    """The one-page (A4 landscape) situation report of ``record`` over ``layers`` (the last on top)."""
+    """The one-page (A4 landscape) situation report of ``record`` over ``layers`` (the last on top); ``progress``
+    hears the map and legend stages."""
+    _stage(progress, "map")
     layout = QgsPrintLayout(project)
     layout.initializeDefaults()  # one A4 page
     page = layout.pageCollection().page(0)
@@ -341,6 +376,7 @@ def build_layout(
     overview.overviews().addOverview(frame)
 
     # legend of the run's layers only
+    _stage(progress, "legend")
     legend = QgsLayoutItemLegend(layout)
     legend.setTitle(tr("Legend"))
     legend.setAutoUpdateModel(False)
@@ -348,10 +384,12 @@ def build_layout(
     legend.setLegendFilterByMapEnabled(True)  # only the classes the map shows
     root = legend.model().rootGroup()
     root.removeAllChildren()
-    for layer in reversed(layers):
+    for counted, layer in enumerate(reversed(layers)):
         node = root.addLayer(layer)
         node.setUseLayerName(False)
         node.setCustomProperty("showFeatureCount", True)  # the count of each class (damage classes)
+        if counted:
+            _stage(progress, "legend", counted / len(layers))
         _count_classes(layer)
         legend.model().refreshLayerLegend(node)
         name = layer.name()
@@ -419,8 +457,10 @@ def build_layout(
     return layout
 
 
-def export(layout: QgsPrintLayout, pdf: Path, png: Path) -> None:
-    """PDF (text kept as text, so it can be searched and copied) and PNG of the one page."""
+def export(layout: QgsPrintLayout, pdf: Path, png: Path, progress: Progress | None = None) -> None:
+    """PDF (text kept as text, so it can be searched and copied) and PNG of the one page; ``progress`` hears
+    each begin."""
+    _stage(progress, "pdf")
     exporter = QgsLayoutExporter(layout)
     settings = QgsLayoutExporter.PdfExportSettings()
     settings.textRenderFormat = Qgis.TextRenderFormat.AlwaysText
@@ -434,6 +474,7 @@ def export(layout: QgsPrintLayout, pdf: Path, png: Path) -> None:
             hint="choose a file in a folder you can write to",
             kind="storage",
         )
+    _stage(progress, "png")
     image = QgsLayoutExporter.ImageExportSettings()
     image.dpi = 150
     result = exporter.exportToImage(str(png), image)
@@ -454,10 +495,12 @@ def situation_report(
     group_name: str = "report",
     catalogue: LayerCatalogue | None = None,
     settings: Settings | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     """Build, export and keep the report of a finished run. ``pdf`` defaults to
     ``<session>/reports/<run_id>.pdf``; the PNG is written beside it. The layout replaces an earlier
-    report of the same run in the project's layouts."""
+    report of the same run in the project's layouts. ``progress`` hears each stage of :data:`STAGES` as it
+    begins (main thread, like all of it)."""
     if record.status not in ("answered", "partial"):
         raise ReportError(
             f"run {record.run_id} has no answer to report ({record.status})",
@@ -470,11 +513,13 @@ def situation_report(
         from ..core.config import settings_from_env
 
         settings = settings_from_env()
+    _stage(progress, "layers")
     layers = run_layers(record, store, project, group_name)
     answers = answer_layers(project, record, store)
     layers = [layer for layer in layers if layer not in answers] + [layer for layer in layers if layer in answers]
     style_road_access(project, record, store)
     label_answer(project, record, store)
+    _stage(progress, "context")
     context = run_context(record, store, project, group_name, catalogue, settings)
     source_lines = sources(record, store, catalogue)
     for layer in context:  # the context's sources after the run's, each once
@@ -489,10 +534,12 @@ def situation_report(
         limit_lines=limitations(record, store),
         store=store,
         context=context,
+        progress=progress,
     )
     pdf = Path(pdf) if pdf is not None else store.session_dir / REPORTS_DIR / f"{record.run_id}.pdf"
     png = pdf.with_suffix(".png")
-    export(layout, pdf, png)
+    export(layout, pdf, png, progress)
+    _stage(progress, "layouts")
     manager = project.layoutManager()
     old = manager.layoutByName(layout.name())
     if old is not None:

@@ -29,7 +29,7 @@ from ..core.orchestrator.runlog import RunLog, RunRecord
 from .i18n import PLUGIN_ROOT, tr
 from .layers import add_artifact_layer, label_answer, session_group, style_road_access
 from .user_layers import USER_LAYERS_DIR, UserLayerFile, project_layer_choices, write_user_layers
-from .worker import RunTask, RunWorker
+from .worker import MainThreadTask, RunTask, RunWorker
 
 if TYPE_CHECKING:
     import threading
@@ -113,6 +113,7 @@ class Session(QObject):
         self.context_loads: list[ContextLoad] = []  # map context being (or done) loaded off the main thread
         self._closed = False
         self._reporting = False  # a situation report is being written (main thread, events still processed)
+        self.report_task: MainThreadTask | None = None  # the report in QGIS's task manager, while it is written
         self.records: list[RunRecord] = []
         # every connection the session makes, so that close() undoes them all: the dock outlives the session (a
         # reopened project gets a new session on the same dock) and a closed session must never answer
@@ -406,9 +407,11 @@ class Session(QObject):
 
     def make_report(self, run_id: str) -> Report | None:
         """The situation report of one of this session's answered runs (main thread): PDF and PNG in the
-        session's reports/ folder, the layout in the project's layouts; a problem is one line in the dock."""
+        session's reports/ folder, the layout in the project's layouts; a problem is one line in the dock.
+        While it is written it is a task in QGIS's task manager advancing through the report's stages (the work
+        stays on the main thread: :class:`MainThreadTask`), and the dock is busy."""
         from ..core.errors import user_line
-        from .report import situation_report
+        from . import report as report_module
 
         if self._closed:
             return None
@@ -423,8 +426,12 @@ class Session(QObject):
             return None
         self._reporting = True
         self.dock.set_busy(True, tr("Writing the situation report…"), cancellable=False)
+        task = self.report_task = MainThreadTask(tr("GeoFaham: situation report of run {run}").format(run=run_id))
+        report = None
         try:
-            report = situation_report(record, self.store, group_name=self.name, settings=self.settings)
+            report = report_module.situation_report(
+                record, self.store, group_name=self.name, settings=self.settings, progress=self._report_progress
+            )
         except Exception as exc:  # noqa: BLE001 - the user's problem is one line; ours goes to the log too
             import traceback
 
@@ -438,11 +445,24 @@ class Session(QObject):
             )
             return None
         finally:
+            task.end(report is not None)  # completed, or terminated: never a stuck entry in the task manager
+            self.report_task = None
             self._reporting = False
             if not self._closed:
                 self.dock.set_busy(False, "")
         self.dock.append_report_written(str(report.pdf), str(report.png))
         return report
+
+    def _report_progress(self, percent: float, stage: str) -> None:  # main thread, from the report's stages
+        from qgis.PyQt.QtCore import QCoreApplication, QEventLoop
+
+        if self.report_task is not None:
+            self.report_task.progress(percent)
+        if not self._closed:
+            self.dock.status.setText(tr("Writing the situation report: {stage}…").format(stage=stage))
+        # the task manager and the dock repaint between stages, as QGIS's own layout export lets them; clicks and
+        # keys wait until the report is written (the one-report guard refuses any that reach make_report)
+        QCoreApplication.processEvents(QEventLoop.ExcludeUserInputEvents)
 
     def open_model(self, run_id: str) -> Path | None:
         """Write one of this session's answered runs as a Processing model, ``<session>/models/<run_id>.model3``,

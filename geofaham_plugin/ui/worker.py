@@ -7,7 +7,7 @@ import threading
 import traceback
 from typing import TYPE_CHECKING, Protocol
 
-from qgis.core import QgsTask
+from qgis.core import QgsApplication, QgsProxyProgressTask, QgsTask
 from qgis.PyQt.QtCore import QObject, QThread, pyqtSignal
 
 from ..core.domain.secrets import mask_secrets
@@ -92,3 +92,29 @@ class RunTask(QgsTask):
 
     def show_progress(self, percent: float) -> None:
         self.setProgress(percent)
+
+
+class MainThreadTask:
+    """Work that must stay on the main thread (the situation report: the project, the layer tree and QGIS's layout
+    export live there) shown in QGIS's task manager with its progress: a QgsProxyProgressTask, QGIS's own task for
+    this (it does no work of its own: it waits until :meth:`end`). Made, advanced and ended on the main thread."""
+
+    def __init__(self, description: str) -> None:
+        self.task: QgsProxyProgressTask | None = QgsProxyProgressTask(description, False)
+        # the task manager owns it and deletes it once it ends; it takes no thread of the pool from the tasks the
+        # work itself waits on (QGIS counts a legend's classes in a task: tests/test_report_qgis.py, one thread)
+        QgsApplication.taskManager().addTask(self.task)
+
+    def progress(self, percent: float) -> None:
+        if self.task is not None:
+            self.task.setProxyProgress(max(0.0, min(100.0, percent)))
+
+    def end(self, ok: bool) -> None:
+        """The work ended: the task completes (progress 100) or, when it failed, is terminated; never left
+        behind in the task manager. Once only."""
+        task, self.task = self.task, None
+        if task is None:
+            return
+        if ok:
+            task.setProxyProgress(100.0)
+        task.finalize(ok)
