@@ -799,6 +799,8 @@ def stats(ctx: ToolContext, args: StatsArgs, layer: ArtifactRecord) -> ArtifactR
     table, overall = ops.stats(ctx.store.read_vector(layer.id), args.field, args.stat, args.by)
     n_null = int(overall["n_null"])
     notes = [f"{n_null} features without a number in {args.field} are left out of the {args.stat}"] if n_null else []
+    if n_coded := int(overall["n_no_data"]):
+        notes.append(f"of them, {n_coded} hold a no-data code (-999 and the like) in {args.field}: unknown, not added")
     return ctx.store.register_table(
         table,
         source="vector.stats",

@@ -9,6 +9,7 @@ the planning pre-pass both read it; nothing here imports from above.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -111,3 +112,32 @@ def feature_class_names() -> tuple[str, ...]:
 def class_words() -> dict[str, tuple[str, ...]]:
     """Class name -> the singular phrases that ask for it in a question."""
     return {name: spec.words for name, spec in feature_class_specs().items()}
+
+
+#: an OpenStreetMap tag (or a field) written out in a normalised question: ``key=value`` ("natural=scrub")
+WRITTEN_TAG = re.compile(r"(?<![\w=])([a-z][a-z_:]*)\s?=\s?([a-z][a-z_]*)(?![\w=])")
+
+
+def written_tags(text: str) -> list[tuple[str, str]]:
+    """The tags a (normalised) question writes out: [(key, value)], in order."""
+    return [(m[1], m[2]) for m in WRITTEN_TAG.finditer(text)]
+
+
+def tag_classes(text: str) -> list[str]:
+    """The feature classes a tag written out names: those with a selector that keeps features tagged so
+    ("landuse=industrial": landuse; "highway=motorway_link": roads; "place=hamlet": places). A closed class: the
+    tags of ``osm_classes.json``. A key that takes any value names the class only when it is the selector's one tag
+    ("building=yes": buildings; "highway=motorway_link" is no bridge, though a bridge is any highway)."""
+    out: list[str] = []
+    for key, value in written_tags(text):
+        for name, spec in feature_class_specs().items():
+            for sel in spec.selectors:
+                said = sel.get(key)
+                if (
+                    (said is True and len(sel) == 1)
+                    or said == value
+                    or (isinstance(said, list | tuple) and value in said)
+                ):
+                    out.append(name)
+                    break
+    return list(dict.fromkeys(out))

@@ -105,3 +105,17 @@ def identifier_refusal(name: str, measure: str) -> str:
 
 
 IDENTIFIER_HINT = "name the field that holds the quantity to add up or average (beds, population, capacity ...)"
+
+
+#: the codes many agencies' data use for "unknown" in a numeric field (HIFLD's BEDS = -999): no value, where the
+#: field's other values are never negative (a count, a capacity); summed or compared, they would be numbers
+NO_DATA_CODES: tuple[float, ...] = (-999.0, -9999.0, -99999.0)
+
+
+def no_data_mask(numbers: Any) -> Any:
+    """Which of ``numbers`` (a pandas Series of floats) are a no-data code: one of :data:`NO_DATA_CODES` on a
+    field none of whose other values is negative. (A field of negative values, a temperature, keeps them.)"""
+    coded = numbers.isin(NO_DATA_CODES)
+    if not coded.any() or (numbers[~coded & numbers.notna()] < 0).any():
+        return coded & False
+    return coded

@@ -23,7 +23,7 @@ from shapely.geometry import box
 
 from ..domain.geodesy import GEOD, geodesic_area_m2, geodesic_length_m
 from ..domain.geometry import geometry_family
-from ..domain.identifiers import is_identifier
+from ..domain.identifiers import is_identifier, no_data_mask
 from ..errors import ToolFailed
 from .layers import repair_geometries
 from .textvalues import Decimal, blank_mask, fold, is_placeholder, parse_dates, parse_numbers
@@ -577,8 +577,10 @@ def filter_where(
             value = float(str(value).replace(",", ""))
         except ValueError:
             numeric = False
+    coded = no_data_mask(numbers) if numeric else numbers.isna() & False
     if numeric:
         target = float(value)
+        numbers = numbers.mask(coded)  # "-999" is unknown: neither under nor over anything
         keep = {
             "=": numbers == target,
             "!=": numbers != target,
@@ -592,8 +594,10 @@ def filter_where(
         keep = text == str(value).strip().casefold()
         keep = ~keep if op == "!=" else keep
     keep = keep.fillna(False).to_numpy(bool)
-    missing = int(column.isna().sum())
+    missing = int(column.isna().sum()) + int(coded.sum())
     notes = [f"{missing} features without a value in {field} left out"] if missing else []
+    if coded.any():
+        notes.append(f"{int(coded.sum())} of them hold {field} = -999-like codes, read as unknown")
     return gdf[keep].copy(), Changes(removed=int((~keep).sum()), notes=notes)
 
 

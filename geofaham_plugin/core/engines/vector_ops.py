@@ -16,7 +16,7 @@ import shapely
 from pyproj import CRS, Transformer
 
 from ..domain.geodesy import GEOD, line_lengths_m, polygon_areas_m2
-from ..domain.identifiers import IDENTIFIER_HINT, identifier_refusal, is_identifier
+from ..domain.identifiers import IDENTIFIER_HINT, identifier_refusal, is_identifier, no_data_mask
 from ..errors import ToolFailed
 from .area_grid import intersects_area
 
@@ -745,6 +745,8 @@ def stats(gdf: gpd.GeoDataFrame, field: str, stat: str, by: str | None) -> tuple
         refuse_identifier(gdf, field, stat)
     raw = gdf[field]
     values = pd.to_numeric(raw, errors="coerce")
+    coded = no_data_mask(values)  # "-999": unknown, not a number to add
+    values = values.mask(coded)
     if values.notna().sum() == 0:
         raise ToolFailed(f"field '{field}' has no numbers", kind="invalid_input", hint=_fields_hint(gdf))
     keys = _keys(gdf, by)
@@ -763,6 +765,7 @@ def stats(gdf: gpd.GeoDataFrame, field: str, stat: str, by: str | None) -> tuple
         "value": float(values.agg(stat)),
         "n": int(values.notna().sum()),
         "n_null": int(values.isna().sum()),
-        "n_not_numeric": int((values.isna() & raw.notna()).sum()),
+        "n_not_numeric": int((values.isna() & raw.notna() & ~coded).sum()),
+        "n_no_data": int(coded.sum()),
     }
     return table, overall

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from ..agents.base import covers as tool_covers
 from ..domain.damage import DamageClass
 from ..domain.events import DisasterEvent, get_event, load_events
-from ..domain.feature_classes import class_words, feature_class_specs
+from ..domain.feature_classes import class_words, feature_class_specs, written_tags
 from ..domain.language import damage_class_name, feature_class_name, phrase, phrase_keys
 from ..domain.layer_names import GENERIC_WORDS, layer_words, user_layer_aliases
 from ..engines.geocode import known_only_as_area_of
@@ -300,12 +300,9 @@ def question_constraints(
 
 
 #: key=value, OpenStreetMap's tag syntax, as a question writes it
-OSM_TAG = re.compile(r"(?<![\w=])([a-z][a-z_:]*)\s?=\s?([a-z][a-z_]*)(?![\w=])")
-
-
 def tags_said(text: str) -> list[tuple[str, str]]:
     """The OpenStreetMap tags the (normalised) question writes out: [(key, value)]."""
-    return [(m[1], m[2]) for m in OSM_TAG.finditer(text)]
+    return written_tags(text)
 
 
 def _has_tag(tags: Mapping[str, object], key: str, value: str) -> bool:
@@ -326,8 +323,9 @@ def _applies_tag(c: Constraint, s: ExecutedStep) -> bool:
     if s.tool in FEATURE_TOOLS:
         cls = specs.get(str(s.args.get("feature_class")))
         return cls is not None and all(_has_tag(sel, key, value) for sel in cls.selectors)
-    if s.tool == "filter_values" and s.args.get("field") == key:
-        return value in [str(v) for v in s.args.get("values", [])]
+    if s.tool == "filter_values" and str(s.args.get("field")).lower() == key:
+        # the data's value in as many words as were written ("type = general acute care": GENERAL ACUTE CARE)
+        return any(str(v).lower() == value or str(v).lower().startswith(value + " ") for v in s.args.get("values", []))
     return key in _sql(s) and value in _sql(s)
 
 

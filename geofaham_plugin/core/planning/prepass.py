@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
 from ..domain.damage import ANY_DAMAGE, DamageClass, grade_ranges, graded_names, grades_bounded
 from ..domain.events import DisasterEvent, load_events, load_gazetteer
-from ..domain.feature_classes import class_words
+from ..domain.feature_classes import class_words, tag_classes
 from ..domain.layer_names import layer_words, user_layer_aliases, user_layer_slug
 from ..domain.time import TimeWindow
 from ..errors import ToolFailed
@@ -1232,7 +1232,11 @@ def prepass(
         # "my damaged buildings" of a layer with a field of grades: its grades; "destroyed" as another field's value
         # (a status, a category) is that value, not a damage class
         damage_classes=extract_damage_classes(_blank(text, values_said + _grade_field_names(text, entries, named))),
-        target_entities=extract_entities(_blank(text, field_mentions(text, entries, named) + _taken_out(text))),
+        # the classes named by their words, then those a tag written out names ("natural=scrub" alone names none)
+        target_entities=_unique(
+            extract_entities(_blank(text, field_mentions(text, entries, named) + _taken_out(text)))
+            + tag_classes(_blank(text, _taken_out(text)))
+        ),
         places=_unique(gazetteer[a] for a, _ in hits if a in gazetteer),
         wants_count=bool(COUNT_RE.search(text)),
         group_by=group_by,

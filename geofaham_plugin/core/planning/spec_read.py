@@ -13,13 +13,12 @@ from typing import Literal
 from ..agents.transforms import WhereArgs
 from ..domain.damage import ANY_DAMAGE, DamageClass, grade_spelling, grades_bounded
 from ..domain.events import get_event, load_events, load_gazetteer
-from ..domain.feature_classes import feature_class_specs
+from ..domain.feature_classes import WRITTEN_TAG, feature_class_specs
 from ..domain.identifiers import identifier_refusal
 from ..domain.layer_names import layer_words
 from ..engines.layers import LayerCatalogue, UserField, UserLayer
 from ..errors import ToolFailed
 from .coverage import (
-    OSM_TAG,
     Constraint,
     constraint_words,
     disaster_places,
@@ -393,9 +392,16 @@ def spec_from_facts(
             raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
     if measure == "count" and subject_what.startswith(("features:", "layer:")) and not facts.wants_count:
         measure = "list"
-    if measure in ("count", "list") and _said_numeric_fields(subject_what, entries, text):
+    # the layer whose fields the subject has: a layer of yours, or the local layer its features come from
+    # (HIFLD hospitals: BEDS, TYPE ...), read like one of yours
+    if subject_what.startswith("features:"):
+        local = local_entry(subject_what[9:], (events[0] if events else None) or next(iter(aoi_events), None), layers)
+        if local is not None:
+            entries[subject_what] = local
+    subject_entry = entries.get(subject_what[6:] if subject_what.startswith("layer:") else subject_what)
+    if measure in ("count", "list") and _said_numeric_fields(subject_entry, text):
         measure = "sum"  # "how many beds", "total beds": the sum of the field the question names, not a count
-    field = _numeric_field(measure, subject_what, entries, text) if measure in ("sum", "mean") and not raster else None
+    field = _numeric_field(measure, subject_entry, text) if measure in ("sum", "mean") and not raster else None
     group_by = facts.group_by
     if subject_what.startswith("layer:") and (entry := entries.get(subject_what[6:])):
         own = field_grouping(text, entry)  # "per status", "grouped by zone": a field of your layer
@@ -488,6 +494,8 @@ def spec_from_facts(
             grades_out = {field: [v for vs in grades.values() for v in vs if v not in graded]}  # the rest, said
     # "water points holding more than 5000 litres": a condition on the field of the subject or the reference it names
     wheres = {what: _where_of(text, entries.get(what[6:])) for _, _, what in named if what.startswith("layer:")}
+    if subject_what.startswith("features:"):  # "hospitals with 100 beds or more": a field of their local layer
+        wheres[subject_what] = _where_of(text, entries.get(subject_what))
 
     kinds: list[str] = []
     kinds_out: list[str] = []
@@ -631,8 +639,7 @@ def _names_a_layer(text: str, at: int, layer_spans: Sequence[tuple[int, int]]) -
     return any(0 < start - at <= 40 and bool(_LAYER_NOUN.search(text[at : end + 12])) for start, end in layer_spans)
 
 
-def _said_numeric_fields(subject_what: str, entries: dict[str, UserLayer], text: str) -> list[str]:
-    entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
+def _said_numeric_fields(entry: UserLayer | None, text: str) -> list[str]:
     if entry is None:
         return []
     numeric = [f for f in entry.fields if f.type in ("integer", "real")]
@@ -681,15 +688,14 @@ _AT_LEAST = re.compile(
 _POPULATION_WORDS = POPULATION_FIELDS | {"worldpop", "ghs pop", "landscan", "populacao", "personas", "pessoas"}
 
 
-def _numeric_field(measure: str, subject_what: str, entries: dict[str, UserLayer], text: str) -> str:
+def _numeric_field(measure: str, entry: UserLayer | None, text: str) -> str:
     """The numeric field a sum or mean is of: one of the subject layer's numeric fields the question names
     ("beds", "population"), or its only numeric field (an assumption the answer states)."""
-    entry = entries.get(subject_what.partition(":")[2]) if subject_what.startswith("layer:") else None
     if entry is None:
-        raise SpecError(f"the {measure} of a field needs a layer of yours with that field")
+        raise SpecError(f"the {measure} of a field needs a layer with that field")
     ids = {f.name for f in entry.fields if f.identifier and f.type in ("integer", "real")}  # keys, row numbers
     numeric = [f.name for f in entry.fields if f.type in ("integer", "real") and f.name not in ids]
-    said = _said_numeric_fields(subject_what, entries, text)
+    said = _said_numeric_fields(entry, text)
     if said and set(said) <= ids:
         raise SpecError(identifier_refusal(said[0], measure))
     said = [name for name in said if name not in ids]
@@ -728,10 +734,10 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
     if spec is None:
         return []
     # an OSM tag written out ("highway=track") names the kinds whose tags hold it, whatever the words around it
-    tags = [(m[1], m[2]) for m in OSM_TAG.finditer(text)]
+    tags = [(m[1], m[2]) for m in WRITTEN_TAG.finditer(text)]
     # (exactly that tag: "highway=trunk" is not the kind trunk, which holds trunk_link too; a filter says it)
     tagged = [kind for kind, k in spec.kinds.items() if any(tuple(k.tags.get(key, ())) == (v,) for key, v in tags)]
-    text = OSM_TAG.sub(" ", text) if tagged else text
+    text = WRITTEN_TAG.sub(" ", text) if tagged else text
     named = [kind for kind, k in spec.kinds.items() if position(text, k.words) is not None or kind in tagged]
     rest = text  # the question without the kinds' own words ("power" of "power poles" asks for no class)
     for k in spec.kinds.values():
@@ -878,7 +884,13 @@ def written_tags(
         if admitted and not any(value == a or (isinstance(a, list | tuple) and value in a) for a in admitted):
             continue  # the class holds no such features ("highway=crossing" points are no roads): said, not applied
         domain = next((f.values or [] for f in fields if f.name == column), [])
-        spelled = next((str(v) for v in domain if str(v).lower() == value), value)
+        # the value as the data spells it, in as many words as the text after "key =" holds ("TYPE = GENERAL
+        # ACUTE CARE": GENERAL ACUTE CARE, not GENERAL); a closed class: the column's values
+        after = [text[m.end() :] for m in re.finditer(rf"(?<![\w=]){re.escape(key)}\s?=\s?", text)]
+        written = [
+            str(v) for v in domain if any(re.match(rf"{re.escape(str(v).lower())}(?!\w)", rest) for rest in after)
+        ]
+        spelled = max(written, key=len) if written else value
         out.append((column, spelled))
     return out
 
@@ -956,6 +968,30 @@ def local_fields(feature_class: str, event_id: int | None, layers: LayerCatalogu
             and not (f.values and all(str(v).lower() in places for v in f.values))
         ]
     return out
+
+
+def local_entry(feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> UserLayer | None:
+    """The local layer a feature class's features come from for this disaster, described like a layer of yours
+    (its fields that a question may name: :func:`local_fields`), so its fields are read the same way ("how many
+    beds": the sum of BEDS; "with 100 beds or more": a condition on BEDS). None without one."""
+    if event_id is None or layers is None:
+        return None
+    found = layers.find(role="poi", feature_class=feature_class, event_id=event_id)
+    fields = local_fields(feature_class, event_id, layers)
+    if not found or not fields:
+        return None
+    layer = found[0]
+    return UserLayer(
+        id=f"local:{layer.id}",
+        name=layer.title,
+        path=str(layer.path),
+        role="features",
+        geometry="point",
+        crs="EPSG:4326",
+        feature_count=0,
+        fields=fields,
+        name_field=layer.name_field,
+    )
 
 
 def damage_domain(event_id: int | None, layers: LayerCatalogue | None) -> tuple[str, list[str]] | None:

@@ -25,6 +25,15 @@ class Known(BaseModel):
     kinds: dict[str, list[str]] = Field(default_factory=dict, description="set name -> the kinds it can be narrowed to")
     masks: list[str] = Field(default_factory=list, description="raster layers that are masks or classes: areas")
     indices: list[str] = Field(default_factory=list, description="index sets computed from images: index:<name>")
+    relation: str | None = Field(
+        default=None, description="within / beyond: the side of the distance stated, as code read its comparator"
+    )
+    reference: str | None = Field(default=None, description="the set code read the distance is from")
+
+    def kinds_out_all(self, r: Reading) -> bool:
+        """Whether ``r`` sets aside every kind its subject has (nothing would be left: a slip, not a reading)."""
+        own = self.kinds.get(r.subject)
+        return bool(r.kinds_out) and bool(own) and set(r.kinds_out) >= set(own or ()) and not r.kinds
 
 
 def check_reading(r: Reading, known: Known) -> list[str]:

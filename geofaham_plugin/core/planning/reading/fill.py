@@ -105,7 +105,7 @@ def read_question(
 
     def check(r: BaseModel) -> None:
         assert isinstance(r, Reading)
-        repaired.append(repair(r))
+        repaired.append(repair(r, known))
         last[:] = check_reading(repaired[-1], known)
         if last:
             raise ModelRetry("; ".join(last))
@@ -160,10 +160,25 @@ def ask_kinds(llm: LLM, question: str, named: Sequence[str], *, step: str = "rea
         return None
 
 
-def repair(r: Reading) -> Reading:
+def repair(r: Reading, known: Known | None = None) -> Reading:
     """What a reading says that means nothing, dropped (no retry for it): one figure 'separately' of one grade or
-    none, a share's base without a share, a share's base equal to its part with nothing else to narrow the part."""
+    none, a share's base without a share, a share's base equal to its part with nothing else to narrow the part,
+    kinds set aside that are every kind there is. And what closed classes code read settle: a distance stated with
+    a comparator ("no more than 7,500 m", "farther than 8 km") is a within / beyond relation to the set code read
+    it from, whatever relation the reading left out (the model still reads everything else)."""
     update: dict[str, object] = {}
+    if known is not None and known.kinds_out_all(r):
+        update["kinds_out"] = []
+    if (
+        known is not None
+        and known.relation in ("within", "beyond")
+        and known.distances_m
+        and not known.grid
+        and r.relation not in ("within", "beyond", "nearest")
+    ):
+        reference = r.reference if r.reference not in (None, r.subject, MY_AREA) else known.reference
+        if reference is not None and reference != r.subject:
+            update |= {"relation": known.relation, "reference": reference}
     if r.separately and len(set(r.grades)) < 2:
         update["separately"] = False
     if r.share_of and r.measure != "share":

@@ -138,6 +138,9 @@ def candidates_for(
         grid="grid" in relations,
         kinds=kinds,
     )
+    code = project(specs) if specs else None
+    if code is not None and code.relation in ("within", "beyond") and facts.distances_m:
+        known = known.model_copy(update={"relation": code.relation, "reference": code.reference})
     return Candidates(sets=sets, references_only=refs, group_fields=group_fields, kinds=kinds), known
 
 
