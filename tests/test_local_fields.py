@@ -122,3 +122,18 @@ def test_no_data_codes_are_neither_summed_nor_compared():
 )
 def test_a_tag_written_out_names_the_class_that_keeps_it(text, classes):
     assert tag_classes(text) == classes
+
+
+def test_a_code_written_after_its_field_s_name_is_a_filter(store):
+    """'idsubclase 14': a field of the València health layer (a code of classes, an identifier never summed) and
+    one of its values, both in the data: the features of that code, never a sum of the code."""
+    layer = default_catalogue().find(role="poi", feature_class="healthcare", event_id=6)[0]
+    flood = default_catalogue().find(role="hazard", event_id=6)[0]
+    health = gpd.read_file(data_dir() / layer.path).to_crs(25830)
+    area = gpd.read_file(data_dir() / flood.path).to_crs(25830).union_all()
+    near = health[(health["idsubclase"] == 14) & (health.geometry.distance(area) <= 1500)]
+    assert 0 < len(near) < int((health.geometry.distance(area) <= 1500).sum())
+    reading = {"subject": "healthcare", "relation": "within", "reference": "hazard", "measure": "list"}
+    record = _ask(store, "List the idsubclase 14 facilities of València up to 1.5 km from the flood.", reading, reading)
+    assert record.status == "answered", record.answer
+    assert sorted(i.name for i in record.structured.items) == sorted(near["equipamien"]), record.answer

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from geofaham_plugin.core.engines.layers import default_catalogue
+from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.prepass import prepass
@@ -360,13 +360,19 @@ def test_kinds_code_keeps_that_the_model_sets_aside_or_ignores_are_two_readings(
 
 
 def test_a_structure_type_named_must_be_kept_whatever_plan_runs(store):
-    """'churches' names a structure type of the Palisades inspections: a plan that counts every structure by grade
-    does not answer it (partial, saying so), never the grades of all 11,988 as the answer."""
+    """'churches' names a structure type of the Palisades inspections and 'one count per damage grade' the grades
+    only the inspections have: code reads the churches' inspections by grade, never the grades of all 11,988 (the
+    planner's template, offered, is not what runs)."""
+    import geopandas as gpd
+
     choice = {"template": "count_damage", "event_id": 14}
     model = ScriptedModel({"planner": [choice] * 4})
     question = "How did the churches fare in the Palisades fire? One count per damage grade."
     record = Orchestrator(store, LLM(model)).run(question)
-    assert record.status == "partial" and "STRUCTURETYPE is Church" in record.answer
+    assert record.status == "answered", record.answer
+    layer = default_catalogue().find(event_id=14, role="damage")[0]
+    churches = gpd.read_file(data_dir() / layer.path).query("STRUCTURETYPE == 'Church'")
+    assert sum(record.structured.by_group().values()) == len(churches), record.answer
 
 
 @pytest.mark.parametrize(
@@ -385,8 +391,8 @@ def test_kinds_are_read_from_the_data_s_words_and_tags(question, kinds):
 
 
 def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store):
-    """Code reads no set in 'igrejas ... por grau de dano'; the model reads the churches once and every structure
-    the second time: whatever the templates compute (every Eaton structure by grade) is shown, never as the answer."""
+    """'igrejas ... por grau': the model reads the churches once and every structure the second time: both readings
+    are computed and shown, neither as the answer (every Eaton structure by grade is never the answer)."""
     first = {"subject": "damage", "kinds": ["Church"], "group_by": "damage"}
     second = {"subject": "damage", "group_by": "damage"}
     model = ScriptedModel({"reader": [first, second], "planner": [{"template": "count_damage", "event_id": 11}] * 4})
@@ -394,7 +400,7 @@ def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store
         "Como ficaram as igrejas no incêndio Eaton? Quero a contagem por grau."
     )
     assert record.status == "partial", record.answer
-    assert "não pôde ser lida de forma coerente" in record.answer and "two ways" in record.answer
+    assert "lido de duas maneiras (all / Church)" in record.answer, record.answer
 
 
 def test_two_readings_that_both_find_nothing_are_one_answer_zero(store):

@@ -307,6 +307,7 @@ GROUP_WORDS: dict[str, str] = {
     r"|construcao|batiment|structure|construction)s?",
     "structure category": r"(?:structure|building)\s+categor(?:y|ies)",
     "damage class": r"damage(?:\s+(?:class(?:es)?|categor(?:y|ies)|levels?|grades?|states?|status))?|severity"
+    r"|grades?|grados?|graus?"  # "one figure per grade": the damage scale's (a grade is the damage's, here)
     r"|(?:class(?:es?)?|clases?|categorias?|categories|nive(?:l|is|les)|niveaux?|graus?|grados?|degres?)"
     r"\s+de\s+(?:danos?|dommages?|degats)",
     "neighbourhood": r"neighbou?rhoods?|districts?|suburbs?|barrios?|distritos?|quartiers?|bairros?",
@@ -674,6 +675,12 @@ def grades_compared(text: str) -> bool:
     return bool(damage_bounds(text) or grade_comparisons(text))
 
 
+_GRADE_NAME = re.compile(rf"(?<!\w)(?:{alternation(graded_names())})(?!\w)")
+_COORDINATED_GRADES = re.compile(
+    rf"(?<!\w)(?:(?:{alternation(graded_names())})\s*(?:,\s*|\s(?:or|and|y|o|e|et|ou|and/or)\s+))+$"
+)
+
+
 def extract_damage_classes(text: str) -> list[DamageClass]:
     """Damage classes in order of mention; a negation takes the complement ("not destroyed"); grades said by
     their percentages are those grades; a share damaged compared ("25 % damage or more") the grades wholly in it."""
@@ -688,7 +695,12 @@ def extract_damage_classes(text: str) -> list[DamageClass]:
     excluded: list[DamageClass] = []
     for m in DAMAGE_RE.finditer(text):
         named = DAMAGE_WORDS[int(_alternative(m)[1:])][1]
-        if EXCLUDING_RE.search(text[max(0, m.start() - 48) : m.start()]):
+        # "minor or major damage", "affected, minor and major damage": the data's grade names coordinated before
+        # the one the damage word follows share it (a closed class: the damage scales' grade names)
+        if (before := _COORDINATED_GRADES.search(text[: m.start()])) is not None:
+            named = [graded_names()[g] for g in _GRADE_NAME.findall(before.group(0))] + list(named)
+        negated_start = m.start() + len(m["neg"] or "")  # "damaged but not destroyed": "but not" takes it out
+        if EXCLUDING_RE.search(text[max(0, m.start() - 48) : negated_start]):
             excluded += named  # "damaged, excluding those with minor damage": taken out of the rest
             continue
         classes += [c for c in DamageClass if c not in named] if m["neg"] else named

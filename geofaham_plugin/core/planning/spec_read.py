@@ -79,6 +79,7 @@ from .values import (
     residential_values,
     storey_values,
     structure_values,
+    value_after_name,
     value_matches,
     where_said,
     year_comparisons,
@@ -212,6 +213,9 @@ def spec_from_facts(
     if own_grades is not None:
         damage_pos = None
     provisional = facts.event_id or next(iter(_comparison_events(facts)), None) or next(iter(aoi_events), None)
+    by_grade = facts.group_by == "damage class" and provisional is not None
+    if damage_pos is None and own_grades is None and by_grade and not _no_damage_layer(provisional, layers):
+        damage_pos = 0  # "Palisades schools, per damage grade": only the damage inspections have grades
     if damage_pos is not None and not facts.damage_classes and _no_damage_layer(provisional, layers):
         # buildings of a disaster without damage inspections: the buildings themselves (OSM footprints)
         named.append((damage_pos, None, "features:buildings"))
@@ -517,7 +521,9 @@ def spec_from_facts(
         for field, value in written_tags(kept, subject_what[9:], where, layers, fields):
             filters.setdefault(field, [value])  # "highway=trunk", "HELIPAD = Y": a tag or a field written out
 
-    if facts.group_by == "damage class":  # "split by damage class, from no damage to destroyed": every class
+    if facts.group_by == "damage class" and {DamageClass.none, DamageClass.destroyed} <= set(facts.damage_classes):
+        # "split by damage class, from no damage to destroyed": every class; "affected, minor or major, one figure
+        # per grade": those grades, each
         facts = facts.model_copy(update={"damage_classes": []})
 
     specs: list[AnalysisSpec] = []
@@ -643,7 +649,8 @@ def _said_numeric_fields(entry: UserLayer | None, text: str) -> list[str]:
     if entry is None:
         return []
     numeric = [f for f in entry.fields if f.type in ("integer", "real")]
-    said = [f.name for f in numeric if field_pattern(f).search(text)]
+    # a field named with its value ("idsubclase 14") is a filter, not a measure
+    said = [f.name for f in numeric if field_pattern(f).search(text) and value_after_name(text, f) is None]
     if not said and PEOPLE.search(text):  # "how many people live in ...": a population field
         said = [f.name for f in numeric if set(layer_words(f.name)) & POPULATION_FIELDS]
     condition = _where_of(text, entry)  # "with a capacity over 5000": a condition on the field, not its sum
@@ -948,8 +955,9 @@ def _no_damage_layer(event_id: int | None, layers: LayerCatalogue | None) -> boo
 
 def local_fields(feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[UserField]:
     """The fields of the local layers a feature class comes from for this disaster (HIFLD hospitals' TYPE, BEDS,
-    HELIPAD ...) a question may name: not their name field, identifiers, single values, nor fields whose values are
-    all places of the gazetteer (a county says where, never which)."""
+    HELIPAD ...) a question may name: not their name field, single values, nor fields whose values are all places of
+    the gazetteer (a county says where, never which); an identifier only when its values are few (a code of
+    classes, "idsubclase 14", is filtered on; a key is never summed either way)."""
     if event_id is None or layers is None:
         return []
     places = set(load_gazetteer())
@@ -963,7 +971,7 @@ def local_fields(feature_class: str, event_id: int | None, layers: LayerCatalogu
             f
             for f in fields
             if f.name not in (layer.name_field, "feature_class")
-            and not f.identifier
+            and (not f.identifier or f.values)
             and f.distinct >= 2
             and not (f.values and all(str(v).lower() in places for v in f.values))
         ]

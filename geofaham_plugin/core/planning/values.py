@@ -199,7 +199,27 @@ def field_filters(text: str, fields: Sequence[UserField], skip: Sequence[str | N
         category = f.type == "text" and f.values
         if category and (matched := value_matches(text, [str(v) for v in f.values or []])) and narrows(f, matched):
             filters[f.name] = matched
+        elif (written := value_after_name(text, f)) is not None:
+            filters[f.name] = [written]  # "idsubclase 14", "estado: Prevista": the field's name, then its value
     return filters
+
+
+def value_after_name(text: str, f: UserField) -> str | None:
+    """The value of ``f`` written right after its name ("idsubclase 14", "capa = Centros educativos"), as the data
+    spells it: both the name and the value exist in the data (a closed class), so a code is read too."""
+    if not f.values or len(f.name) < 3:
+        return None
+    # each value as it may be written (a whole number stored as 14.0 is written 14); the longest said wins
+    spelled = [(normalise(str(v)), str(v)) for v in f.values]
+    spelled += [(str(int(v)), str(v)) for v in f.values if isinstance(v, float) and v.is_integer()]
+    spelled.sort(key=lambda pair: len(pair[0]), reverse=True)
+    name = re.escape(f.name.lower())
+    for m in re.finditer(rf"(?<![\w=]){name}\s*(?:=|:|\bis\b|\bes\b|\best\b|\be\b)?\s*", text):
+        rest = text[m.end() :].lstrip("'\"(")
+        for said, value in spelled:
+            if re.match(rf"{re.escape(said)}(?![\w]|\.\d)", rest):
+                return value
+    return None
 
 
 # "more than 5000", "at least 10", "over 2,000", "fewer than 3", "mas de 50", "plus de 50"; a distance or a share
