@@ -27,7 +27,7 @@ FOLDER = re.compile(r"^(\d{4}-\d{2}-\d{2})-([0-9a-f]{7,40}(?:-dirty)?)-([a-z0-9_
 SPLIT_FILES = {"offline": "tasks.json", "paraphrases": "paraphrases.json", "heldout": "heldout.json"}
 SPLIT_FILES |= {"heldout2": "heldout2.json", "heldout3": "heldout3.json", "heldout4": "heldout4.json"}
 SPLIT_FILES |= {"heldout5": "heldout5.json", "heldout6": "heldout6.json", "heldout7": "heldout7.json"}
-SPLIT_FILES |= {"heldout8": "heldout8.json", "heldout9": "heldout9.json"}
+SPLIT_FILES |= {"heldout8": "heldout8.json", "heldout9": "heldout9.json", "heldout10": "heldout10.json"}
 
 
 class Outcomes(BaseModel):
