@@ -58,9 +58,7 @@ def test_a_kind_of_structure_by_grade_is_of_the_inspections(store):
     reading = {"subject": "damage", "kinds": ["School"], "group_by": "damage"}
     choice = {"template": "count_damage", "event_id": 14}  # which Palisades record, if asked
     model = ScriptedModel({"reader": [reading, reading], "planner": [choice] * 4})
-    record = Orchestrator(store, LLM(model)).run(
-        "Palisades schools: the tally per damage grade, and the grand total."
-    )
+    record = Orchestrator(store, LLM(model)).run("Palisades schools: the tally per damage grade, and the grand total.")
     assert record.status == "answered", record.answer
     layer = default_catalogue().find(event_id=14, role="damage")[0]
     schools = gpd.read_file(data_dir() / layer.path).query("STRUCTURETYPE == 'School'")

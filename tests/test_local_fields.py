@@ -117,7 +117,8 @@ def test_no_data_codes_are_neither_summed_nor_compared():
         ("landuse=industrial polygons flooded", ["landuse"]),
         ("the place=hamlet points", ["places"]),
         ("highway=motorway_link km", ["roads"]),
-        ("natural=scrub hectares", []),  # no class keeps it: no class is made up
+        ("natural=scrub hectares", ["land_cover"]),
+        ("man_made=pier hectares", []),  # no class keeps it: no class is made up
     ],
 )
 def test_a_tag_written_out_names_the_class_that_keeps_it(text, classes):
@@ -134,6 +135,8 @@ def test_a_code_written_after_its_field_s_name_is_a_filter(store):
     near = health[(health["idsubclase"] == 14) & (health.geometry.distance(area) <= 1500)]
     assert 0 < len(near) < int((health.geometry.distance(area) <= 1500).sum())
     reading = {"subject": "healthcare", "relation": "within", "reference": "hazard", "measure": "list"}
-    record = _ask(store, "List the idsubclase 14 facilities of València up to 1.5 km from the flood.", reading, reading)
+    record = _ask(
+        store, "List the idsubclase 14 health facilities of València up to 1.5 km from the flood.", reading, reading
+    )
     assert record.status == "answered", record.answer
     assert sorted(i.name for i in record.structured.items) == sorted(near["equipamien"]), record.answer

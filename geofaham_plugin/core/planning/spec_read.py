@@ -734,6 +734,22 @@ def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
         return None
 
 
+def kinds_said(text: str, feature_class: str) -> list[str]:
+    """Every kind of ``feature_class`` the (normalised) question says anything of: by its words, a tag it holds
+    written out, or a qualifier ("open to vehicles"). A kind said nowhere is no kind a reading may narrow to."""
+    spec = feature_class_specs().get(feature_class)
+    if spec is None:
+        return []
+    tags = [(m[1], m[2]) for m in WRITTEN_TAG.finditer(text)]
+    return [
+        kind
+        for kind, k in spec.kinds.items()
+        if position(text, k.words) is not None
+        or any(v in k.tags.get(key, ()) for key, v in tags)
+        or (k.qualifiers and position(text, k.qualifiers) is not None)
+    ]
+
+
 def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCatalogue | None) -> list[str]:
     """The narrower kinds of ``feature_class`` the question names ("hospitals" of healthcare), unless every
     local source of the class for the event is of those kinds already (HIFLD hospitals: no step needed)."""

@@ -41,8 +41,14 @@ EXAMPLES = re.compile(
 def position(text: str, phrases: Sequence[str]) -> int | None:
     """Where the first of ``phrases`` (or its plural) is said in the normalised question; a phrase's words may be
     written apart or joined by hyphens ("Single Family" said "single-family")."""
-    found = [m.start() for phrase in phrases if (m := re.search(rf"(?<!\w){_spaced(phrase)}(?:e?s)?(?!\w)", text))]
+    found = [m.start() for phrase in phrases if (m := re.search(rf"(?<!\w){_plural(phrase)}(?!\w)", text))]
     return min(found, default=None)
+
+
+def _plural(phrase: str) -> str:
+    """The phrase's pattern, its last word singular or plural ("university": universities too)."""
+    spaced = _spaced(phrase)
+    return spaced[:-1] + "(?:y|ies)" if re.search(r"[^aeiou]y$", normalise(phrase).strip()) else spaced + "(?:e?s)?"
 
 
 def _spaced(phrase: str) -> str:

@@ -24,7 +24,7 @@ from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..prepass import grades_compared, normalise, user_entries
 from ..roads import Unavailable
-from ..spec_read import damage_domain, kinds_needed
+from ..spec_read import damage_domain, kinds_needed, kinds_said
 from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
 from .fill import Candidates, ask_kinds, class_line, default_sets, read_question
@@ -181,6 +181,17 @@ def effective_kinds(r: Reading, candidates: Candidates, event_id: int | None, la
     return r if keep == r.kinds else r.model_copy(update={"kinds": keep})
 
 
+def unsaid_kinds_dropped(r: Reading, question: str) -> Reading:
+    """``r`` without the kinds of a feature class the question says nothing of (a 1.5B model narrowed "schools"
+    to universities): a class's kinds are a closed class of words, tags and qualifiers, so a kind none of them
+    names is no reading of the question."""
+    if r.subject not in feature_class_specs() or not (r.kinds or r.kinds_out):
+        return r
+    said = set(kinds_said(normalise(question), r.subject))
+    kept = {"kinds": [k for k in r.kinds if k in said], "kinds_out": [k for k in r.kinds_out if k in said]}
+    return r.model_copy(update=kept) if kept != {"kinds": r.kinds, "kinds_out": r.kinds_out} else r
+
+
 def _kind_field(event_id: int | None, layers: LayerCatalogue) -> str | None:
     domain = damage_domain(event_id, layers)
     return domain[0] if domain else None
@@ -259,7 +270,7 @@ def _reconciled(
         )
     event_id = _event(specs) or facts.event_id
     kind_field = _kind_field(event_id, layers)
-    reading = effective_kinds(outcome.reading, candidates, event_id, layers)
+    reading = effective_kinds(unsaid_kinds_dropped(outcome.reading, facts.question), candidates, event_id, layers)
     if reading.subject == "damage" and grades_compared(normalise(facts.question)) and facts.damage_classes:
         # a share damaged or a grade compared ("ten percent damage or worse", "Minor or worse") is the grades of the
         # data's scale that meet it: a closed class code reads, the model's grades give way

@@ -1,0 +1,82 @@
+"""Classes and kinds are closed classes of words and tags (``osm_classes.json``): natural land cover and leisure
+areas are classes of their own ("scrub", "natural=grassland", "the nature reserve"), an area is asked, not named
+("near the burned area" is the hazard), and a kind a reading narrows to must be said in the question (a 1.5B model
+once narrowed "schools" to universities).
+
+Areas come from the Catarroja extract and the EMSR773 flood read with GeoPandas in EPSG:25830."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pytest
+
+from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.prepass import prepass
+from geofaham_plugin.core.planning.reading.read import unsaid_kinds_dropped
+from geofaham_plugin.core.planning.reading.schema import Reading
+from geofaham_plugin.core.planning.spec_read import spec_from_facts
+
+
+def _spec(question: str):
+    layers = default_catalogue()
+    return spec_from_facts(prepass(question, layers=layers), layers=layers).specs
+
+
+@pytest.mark.parametrize(
+    ("question", "measure"),
+    [
+        ("How many hospitals are near the burned area of Eaton?", "count"),  # the hazard named, no area asked
+        ("What was the burned area of the Eaton fire in km2?", "area"),
+        ("¿Qué superficie de humedales de Catarroja quedó inundada?", "area"),
+    ],
+)
+def test_an_area_is_asked_not_named(question, measure):
+    assert _spec(question)[0].measure == measure
+
+
+@pytest.mark.parametrize(
+    ("question", "cls", "kinds"),
+    [
+        ("Catarroja: how many hectares of scrub did the flood cover?", "land_cover", ["scrub"]),
+        ("What share of the natural=grassland in the Catarroja extract was under water?", "land_cover", ["grassland"]),
+        ("Quelle surface de marais a été inondée à Catarroja ?", "land_cover", ["wetland"]),
+        ("How many parks in Catarroja were flooded?", "leisure", ["park"]),
+    ],
+)
+def test_land_cover_and_leisure_are_classes(question, cls, kinds):
+    subject = _spec(question)[0].subject
+    assert (subject.feature_class, subject.kinds) == (cls, kinds)
+
+
+def test_the_area_of_scrub_flooded(store):
+    layers = default_catalogue()
+    polygons = layers.find(event_id=6, role="osm")
+    path = next(data_dir() / p.path for p in polygons if p.path and "poligonos" in p.path)
+    scrub = gpd.read_file(path).query("natural == 'scrub'").to_crs(25830)
+    flood = gpd.read_file(data_dir() / layers.find(event_id=6, role="hazard")[0].path).to_crs(25830).union_all()
+    hectares = scrub.intersection(flood).area.sum() / 1e4
+    assert hectares > 0
+    reading = {
+        "subject": "land_cover",
+        "kinds": ["scrub"],
+        "relation": "inside",
+        "reference": "hazard",
+        "measure": "area",
+    }
+    record = Orchestrator(store, LLM(ScriptedModel({"reader": [reading, reading]}))).run(
+        "Catarroja: how many hectares of scrub did the flood cover?"
+    )
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.unit == "km2" and total.value * 100 == pytest.approx(hectares, rel=0.01), record.answer
+
+
+def test_a_kind_the_question_does_not_say_is_no_reading():
+    slip = Reading(subject="education", kinds=["university"])
+    assert unsaid_kinds_dropped(slip, "How many schools in Catarroja were flooded?").kinds == []
+    said = Reading(subject="education", kinds=["university"])
+    assert unsaid_kinds_dropped(said, "Which universities were flooded?").kinds == ["university"]
+    tagged = Reading(subject="roads", kinds=["track"])
+    assert unsaid_kinds_dropped(tagged, "km of highway=track under water").kinds == ["track"]
