@@ -64,3 +64,32 @@ def test_a_kind_of_structure_by_grade_is_of_the_inspections(store):
     schools = gpd.read_file(data_dir() / layer.path).query("STRUCTURETYPE == 'School'")
     expected = {GRADES[k]: float(n) for k, n in schools["DAMAGE"].value_counts().items()}
     assert record.structured.by_group() == expected, record.answer
+
+
+def test_grades_of_a_layer_without_grades_are_no_reading():
+    """Lahaina's labels tell damaged from undamaged only: a reading of 'affected' alone is inconsistent with the
+    data (the model is told so and retried), damaged in general is not."""
+    from geofaham_plugin.core.planning.reading.checks import Known, check_reading
+    from geofaham_plugin.core.planning.reading.schema import Reading
+
+    known = Known(ungraded=True)
+    assert check_reading(Reading(subject="damage", grades=["affected"]), known)
+    assert not check_reading(Reading(subject="damage", grades=["affected", "minor", "major", "destroyed"]), known)
+    assert not check_reading(Reading(subject="damage", grades=["affected"]), Known())
+
+
+def test_damaged_in_lahaina_is_answered(store):
+    from geofaham_plugin.core.llm import LLM, ScriptedModel
+    from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+
+    slip, damaged = (
+        {"subject": "damage", "grades": ["affected"]},
+        {"subject": "damage", "grades": ["affected", "minor", "major", "destroyed"]},
+    )
+    record = Orchestrator(store, LLM(ScriptedModel({"reader": [slip, damaged]}))).run(
+        "How many structures were damaged in Lahaina?"
+    )
+    assert record.status == "answered", record.answer
+    labels = gpd.read_file(data_dir() / default_catalogue().find(event_id=16, role="damage")[0].path)
+    field = default_catalogue().find(event_id=16, role="damage")[0].damage.field
+    assert [v.value for v in record.structured.totals()] == [float((labels[field] == "Damaged Building").sum())]

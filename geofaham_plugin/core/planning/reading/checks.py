@@ -25,6 +25,9 @@ class Known(BaseModel):
     kinds: dict[str, list[str]] = Field(default_factory=dict, description="set name -> the kinds it can be narrowed to")
     masks: list[str] = Field(default_factory=list, description="raster layers that are masks or classes: areas")
     indices: list[str] = Field(default_factory=list, description="index sets computed from images: index:<name>")
+    ungraded: bool = Field(
+        default=False, description="the disaster's damage data tell damaged from undamaged only, without grades"
+    )
     relation: str | None = Field(
         default=None, description="within / beyond: the side of the distance stated, as code read its comparator"
     )
@@ -65,6 +68,14 @@ def check_reading(r: Reading, known: Known) -> list[str]:
         problems.append("the reference must be another set than the subject")
     if r.reference == MY_AREA and not known.has_aoi:
         problems.append("no area of interest is set: the reference cannot be 'my_area'")
+    damaged = set(GRADES) - {"undamaged"}
+    if known.ungraded and r.subject == "damage":
+        for name, said in (("grades", grades), ("share_of", base)):
+            if said and said not in ({"undamaged"}, damaged, set(GRADES)):
+                problems.append(
+                    f"this disaster's damage data tell damaged from undamaged only, without grades: {name} is [], "
+                    "[undamaged] or [affected, minor, major, destroyed] (damaged)"
+                )
     if r.relation in ("within", "beyond") and not known.distances_m:
         problems.append(f"'{r.relation}' needs a distance and the question states none: use inside, outside or none")
     if known.distances_m and not known.grid and r.relation not in ("within", "beyond", "nearest"):

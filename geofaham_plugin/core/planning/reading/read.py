@@ -12,7 +12,7 @@ from collections.abc import Set as AbstractSet
 from pydantic import BaseModel, Field
 
 from ...agents.maps import FEATURE_CLASSES
-from ...domain.damage import DamageClass
+from ...domain.damage import ANY_DAMAGE, DamageClass
 from ...domain.events import get_event
 from ...domain.feature_classes import feature_class_specs
 from ...domain.language import phrase
@@ -135,6 +135,7 @@ def candidates_for(
         layers=named_layers,
         has_aoi=aoi_artifact_id is not None,
         has_damage=has_damage,
+        ungraded=has_damage and _ungraded(event_id, layers),
         grid="grid" in relations,
         kinds=kinds,
     )
@@ -142,6 +143,15 @@ def candidates_for(
     if code is not None and code.relation in ("within", "beyond") and facts.distances_m:
         known = known.model_copy(update={"relation": code.relation, "reference": code.reference})
     return Candidates(sets=sets, references_only=refs, group_fields=group_fields, kinds=kinds), known
+
+
+def _ungraded(event_id: int | None, layers: LayerCatalogue) -> bool:
+    """Whether the disaster's damage layer tells damaged from undamaged only (no grade of the scale in its values)."""
+    found = layers.find(event_id=event_id, role="damage") if event_id else []
+    spec = found[0].damage if found else None
+    scale = layers.damage_scales.get(spec.scale) if spec else None
+    grades = {c.value for c in ANY_DAMAGE}
+    return scale is not None and not grades & set(scale.values.values())
 
 
 def _code_read(facts: PrepassFacts, specs: Sequence[AnalysisSpec], aoi_artifact_id: str | None) -> set[str]:
