@@ -16,21 +16,18 @@ from collections import Counter
 from pathlib import Path
 
 import geopandas as gpd
-import numpy as np
 import pandas as pd
 import pytest
 import shapely
 
-from bench.aoi_files import AOI_FILES, aoi_polygon
+from bench.aoi_files import AOI_FILES
 from bench.spec import BENCH_DIR, PARAPHRASES_FILE, TASKS_FILE, TaskSpec, load_expected, load_tasks
+from tests.heldout_shared import aoi_frame, assert_split_loads, earlier_splits, eur, grade, read
 from tests.test_examples_apart import bench_questions, too_close
 from tests.test_heldout2_split import VALUE_KINDS, questions, reading_bank_questions, sample_data
 
 HELDOUT9_FILE = BENCH_DIR / "heldout9.json"
-EARLIER_SPLITS = tuple(
-    BENCH_DIR / f"{name}.json"
-    for name in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8")
-)
+EARLIER_SPLITS = earlier_splits(9)
 DESTROYED, NONE = "Destroyed (>50%)", "No Damage"
 AFFECTED, MINOR, MAJOR = "Affected (1-9%)", "Minor (10-25%)", "Major (26-50%)"
 SFR_ONE, SFR_TALL = "Single Family Residence Single Story", "Single Family Residence Multi Story"
@@ -94,42 +91,9 @@ def values() -> dict:
     return load_expected()["heldout9"]
 
 
-def read(root: Path, path: str, epsg: int | None = None) -> gpd.GeoDataFrame:
-    gdf = gpd.read_file(root / path)
-    return gdf.to_crs(epsg) if epsg else gdf
-
-
-def aoi_frame(name: str, epsg: int | None = None) -> gpd.GeoDataFrame:
-    gdf = gpd.GeoDataFrame(geometry=[aoi_polygon(name)], crs=4326)
-    return gdf.to_crs(epsg) if epsg else gdf
-
-
-def eur(text: object) -> float:
-    """'1.750.000,00 €' -> 1750000.0; missing, empty or not a figure: 0."""
-    if text is None or (isinstance(text, float) and np.isnan(text)):
-        return 0.0
-    digits = "".join(c for c in str(text) if c.isdigit() or c in ",.").replace(".", "").replace(",", ".")
-    return float(digits) if digits else 0.0
-
-
-def grade(damage: pd.Series) -> pd.Series:
-    """'Affected (1-9%)' -> 'affected', 'No Damage' -> 'none'."""
-    return damage.str.split(" ").str[0].str.lower().replace({"no": "none"})
-
-
 # ---------------------------------------------------------------------------------------- the file
 def test_every_task_loads_in_the_heldout_split(heldout9):
-    assert len(heldout9) == 61
-    ids = [t.id for t in heldout9]
-    assert len(ids) == len(set(ids)) and all(i.startswith("ho9_") for i in ids)
-    assert {t.split for t in heldout9} == {"heldout"}
-    assert all(t.offline and not t.follow_ups and t.expectations and t.failure_modes for t in heldout9)
-    assert Counter(t.language for t in heldout9) == {"en": 31, "es": 10, "fr": 10, "pt": 10}
-    assert all(t.id.startswith(f"ho9_{t.language}_") for t in heldout9 if t.language != "en")
-    others = load_tasks(TASKS_FILE) + load_tasks(PARAPHRASES_FILE)
-    for split in EARLIER_SPLITS:
-        others += load_tasks(split)
-    assert not set(ids) & {t.id for t in others}
+    assert_split_loads(heldout9, 9)
 
 
 def test_personas_categories_and_plain_questions_are_varied(heldout9):
