@@ -80,3 +80,40 @@ def test_a_kind_the_question_does_not_say_is_no_reading():
     assert unsaid_kinds_dropped(said, "Which universities were flooded?").kinds == ["university"]
     tagged = Reading(subject="roads", kinds=["track"])
     assert unsaid_kinds_dropped(tagged, "km of highway=track under water").kinds == ["track"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "¿Cuántas escuelas quedaron destruidas en Eaton?",
+        "Combien d'écoles ont été détruites à Eaton ?",
+        "Quantos prédios escolares foram destruídos no Eaton?",
+    ],
+)
+def test_a_class_named_in_any_language_is_the_structure_type_that_is_its_word(question):
+    """'escuelas destruidas': the DINS type School (the class's English word), not OpenStreetMap schools."""
+    spec = _spec(question)[0]
+    assert spec.subject.kind == "damage" and spec.subject.filters == {"STRUCTURETYPE": ["School"]}
+
+
+def test_a_waterway_kind_is_its_own_length(store):
+    layers = default_catalogue()
+    lines = next(data_dir() / p.path for p in layers.find(event_id=6, role="osm") if p.path and "lineas" in p.path)
+    canals = gpd.read_file(lines).query("waterway == 'canal'").to_crs(25830)
+    flood = gpd.read_file(data_dir() / layers.find(event_id=6, role="hazard")[0].path).to_crs(25830).union_all()
+    km = canals.intersection(flood).length.sum() / 1000
+    everything = gpd.read_file(lines).dropna(subset=["waterway"]).to_crs(25830).intersection(flood).length.sum() / 1000
+    assert 0 < km < everything / 2  # the kind changes the answer
+    question = "Total length of canals under the flood water in Catarroja, km?"
+    assert _spec(question)[0].subject.kinds == ["canal"]
+    reading = {
+        "subject": "waterways",
+        "kinds": ["canal"],
+        "relation": "inside",
+        "reference": "hazard",
+        "measure": "length",
+    }
+    record = Orchestrator(store, LLM(ScriptedModel({"reader": [reading, reading]}))).run(question)
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.unit == "km" and total.value == pytest.approx(km, rel=0.02), record.answer

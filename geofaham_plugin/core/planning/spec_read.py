@@ -237,7 +237,12 @@ def spec_from_facts(
         named = [
             n
             for n in named
-            if not (n[2].startswith("features:") and value_matches(text, values, ENTITY_WORDS.get(n[2][9:], ())))
+            if not (
+                n[2].startswith("features:")
+                and (
+                    value_matches(text, values, ENTITY_WORDS.get(n[2][9:], ())) or class_values(text, values, n[2][9:])
+                )
+            )
         ]
     zones_what: str | None = None
     for pos, _, what in named[1:]:  # "in each evacuation zone", "per district": polygons to count in
@@ -465,7 +470,15 @@ def spec_from_facts(
         named, readings_kept = structure_values(kept, domain[1])
         readings += readings_kept
         storeys, storey_said = storey_values(kept, domain[1])
-        if matched := value_matches(kept, domain[1], exclude=class_words_named, first_word=True):
+        matched = value_matches(kept, domain[1], exclude=class_words_named, first_word=True)
+        matched += [  # "escuelas destruidas": School (a class the question relates to, "near a school", is none)
+            v
+            for cls, spec in feature_class_specs().items()
+            if not set(spec.words) & set(class_words_named)
+            for v in class_values(kept, domain[1], cls)
+            if v not in matched
+        ]
+        if matched:
             keep = matched + [v for v in named or [] if v not in matched]
         elif named is not None:  # "apartments", "garages": the types the data spells otherwise (said how)
             keep = named
@@ -732,6 +745,17 @@ def _where_of(text: str, entry: UserLayer | None) -> WhereArgs | None:
         return WhereArgs.model_validate(where_said(text, entry))
     except WhereNotSaid:
         return None
+
+
+def class_values(text: str, values: Sequence[str], feature_class: str) -> list[str]:
+    """The structure types that are the feature class's own word ("School" of education), when the question names
+    the class in any of its languages ("escuelas", "centros escolares", "écoles"): the data spells the type in
+    English, the class's words say it in four languages (one vocabulary, osm_classes.json)."""
+    spec = feature_class_specs().get(feature_class)
+    if spec is None or position(text, spec.words) is None:
+        return []
+    words = {normalise(w).strip() for w in spec.words}
+    return [v for v in values if normalise(str(v)).strip() in words]
 
 
 def kinds_said(text: str, feature_class: str) -> list[str]:
