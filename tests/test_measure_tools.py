@@ -130,7 +130,7 @@ def test_stats_ignore_and_count_nulls():
         crs=4326,
     )
     table, overall = ops.stats(gdf, "beds", "mean", None)
-    assert overall == {"value": pytest.approx(85 / 4), "n": 4, "n_null": 2, "n_not_numeric": 1}
+    assert overall == {"value": pytest.approx(85 / 4), "n": 4, "n_null": 2, "n_not_numeric": 1, "n_no_data": 0}
     assert table.loc[0, "mean"] == pytest.approx(21.25) and table.loc[0, "n"] == 4
     assert ops.stats(gdf, "beds", "median", None)[1]["value"] == 17.5
     assert (
