@@ -140,3 +140,12 @@ def test_a_code_written_after_its_field_s_name_is_a_filter(store):
     )
     assert record.status == "answered", record.answer
     assert sorted(i.name for i in record.structured.items) == sorted(near["equipamien"]), record.answer
+
+
+def test_a_one_letter_field_is_no_word_of_the_question():
+    """The València layer's coordinates X and Y: the Spanish "y" (and) names no field, so "how many ... y cuáles"
+    is a count, never the sum of Y."""
+    layers = default_catalogue()
+    question = "¿Cuántos centros de salud de València están inundados y cuáles son?"
+    spec = spec_from_facts(prepass(question, layers=layers), layers=layers).specs[0]
+    assert (spec.measure, spec.field) == ("count", None)

@@ -373,6 +373,8 @@ def field_pattern(f: UserField, units: bool = False) -> re.Pattern[str]:
     its first word when the rest is a unit ("capacity"), and with ``units`` the unit's words ("litres")."""
     words = layer_words(f.name)
     spellings = ["".join(words)]
+    if len(spellings[0]) < 3:  # "X", "Y", "id": no word a question says ("y" is Spanish "and")
+        return re.compile(r"(?!)")
     unit_words = ""
     if len(words) > 1 and all(len(w) <= 3 and not w.isdigit() for w in words[1:]):
         spellings.append(words[0])  # "capacity" of capacity_l: the rest is a unit
