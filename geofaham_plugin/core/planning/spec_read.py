@@ -764,7 +764,7 @@ def kinds_said(text: str, feature_class: str) -> list[str]:
     spec = feature_class_specs().get(feature_class)
     if spec is None:
         return []
-    tags = [(m[1], m[2]) for m in WRITTEN_TAG.finditer(text)]
+    tags = tags_said(text)
     return [
         kind
         for kind, k in spec.kinds.items()
@@ -781,7 +781,7 @@ def _kinds(text: str, feature_class: str, event_id: int | None, layers: LayerCat
     if spec is None:
         return []
     # an OSM tag written out ("highway=track") names the kinds whose tags hold it, whatever the words around it
-    tags = [(m[1], m[2]) for m in WRITTEN_TAG.finditer(text)]
+    tags = tags_said(text)
     # (exactly that tag: "highway=trunk" is not the kind trunk, which holds trunk_link too; a filter says it)
     tagged = [kind for kind, k in spec.kinds.items() if any(tuple(k.tags.get(key, ())) == (v,) for key, v in tags)]
     text = WRITTEN_TAG.sub(" ", text) if tagged else text
