@@ -117,3 +117,20 @@ def test_a_waterway_kind_is_its_own_length(store):
     assert record.status == "answered", record.answer
     (total,) = record.structured.totals()
     assert total.unit == "km" and total.value == pytest.approx(km, rel=0.02), record.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "cls", "kinds"),
+    [
+        ("Quels établissements de santé de Valence sont restés hors de l'eau ?", "healthcare", []),
+        ("¿Cuántos recursos sanitarios de València quedaron bajo el agua?", "healthcare", []),
+        ("Unidades de saúde de Valência atingidas pela cheia: quantas?", "healthcare", []),
+        ("A esquadra de polícia de Catarroja ficou dentro da inundação?", "emergency_services", ["police"]),
+        ("¿Quedó anegado el cuartel de bomberos de Catarroja?", "emergency_services", ["fire_station"]),
+    ],
+)
+def test_a_class_is_named_by_its_usual_words_in_four_languages(question, cls, kinds):
+    """A class's words are the names people give it in each language (a health establishment, health resources,
+    health units; the police's and the fire brigade's posts), read by code like any other name of the class."""
+    spec = _spec(question)[0]
+    assert (spec.subject.feature_class, spec.subject.kinds) == (cls, kinds)

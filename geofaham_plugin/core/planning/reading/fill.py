@@ -20,6 +20,7 @@ from .checks import Known, check_reading
 from .schema import GENERIC_SETS, MY_AREA, Reading, narrowed
 
 EXAMPLES = 4
+CONFIRM, AGAIN = 1, 2  # how many of the most similar examples a second, a third reading skips (other examples)
 
 SYSTEM = (
     "You read a disaster-response question into one JSON object. Fields: subject (the set counted, listed or "
@@ -91,15 +92,16 @@ def read_question(
     *,
     step: str = "read",
     k: int = EXAMPLES,
-    shuffled: bool = False,
+    skip: int = 0,
 ) -> ReadOutcome:
     """The model's reading of ``question`` checked by code; a reading whose checks fail twice comes back with its
-    problems (the answer quotes them), a model that cannot be asked with its error. ``shuffled``: the examples in
-    another order (a second reading, to confirm the first)."""
+    problems (the answer quotes them), a model that cannot be asked with its error. ``skip``: the examples after the
+    ``skip`` most similar (another reading of the question: :data:`CONFIRM` to confirm the first, :data:`AGAIN` after
+    one whose checks failed twice)."""
     subjects = list(candidates.sets)
     references = subjects + list(candidates.references_only)
     output = narrowed(subjects, references, list(candidates.group_fields), kinds=candidates.all_kinds())
-    messages, ids = prompt(question, candidates, k, shuffled)
+    messages, ids = prompt(question, candidates, k, skip)
     last: list[str] = []
     repaired: list[Reading] = []
 

@@ -27,11 +27,13 @@ from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed, kinds_said
 from ..spec_schema import AnalysisSpec, SpecError
 from .checks import Known, all_grades
-from .fill import Candidates, ask_kinds, class_line, default_sets, read_question
+from .fill import AGAIN, CONFIRM, Candidates, ask_kinds, class_line, default_sets, read_question
 from .qualifiers import contradictions
 from .reconcile import FIELDS, Difference, classes_of, differences, overlay, project, same_field, set_ref
 from .schema import MY_AREA, Reading, class_grade
 
+#: the fields a second reading may settle as code read them (names, a closed class; not phrasings)
+VOTABLE = frozenset({"subject", "relation", "reference", "kinds"})
 #: What a reading's field is, in the answer's words (the field names are the schema's; the texts are phrases, in the
 #: answer's language where the answer says them)
 FIELD_WORDS = {f: phrase(f"reading.field.{f}") for f in FIELDS}
@@ -249,6 +251,9 @@ def _reconciled(
         return Read(specs=specs)
     candidates, known = candidates_for(facts, specs, layers, aoi_artifact_id)
     outcome = read_question(llm, facts.question, candidates, known, step=f"{step}:read")
+    if outcome.reading is None and outcome.problems:  # inconsistent twice: once more, from other examples
+        retried = read_question(llm, facts.question, candidates, known, step=f"{step}:again", skip=AGAIN)
+        outcome = retried if retried.reading is not None else outcome
     code = project(specs)
     if outcome.reading is None:
         if outcome.problems:  # twice inconsistent: code's numbers are shown as what was computed, not as the answer
@@ -280,12 +285,17 @@ def _reconciled(
         )
     event_id = _event(specs) or facts.event_id
     kind_field = _kind_field(event_id, layers)
-    reading = effective_kinds(unsaid_kinds_dropped(outcome.reading, facts.question), candidates, event_id, layers)
-    if reading.subject == "damage" and grades_compared(normalise(facts.question)) and facts.damage_classes:
-        # a share damaged or a grade compared ("ten percent damage or worse", "Minor or worse") is the grades of the
-        # data's scale that meet it: a closed class code reads, the model's grades give way
-        grades = [class_grade(c) for c in facts.damage_classes]
-        reading = reading.model_copy(update={"grades": grades, "separately": code.separately})  # one set of grades
+
+    def normalised(r: Reading) -> Reading:
+        r = effective_kinds(unsaid_kinds_dropped(r, facts.question), candidates, event_id, layers)
+        if r.subject == "damage" and grades_compared(normalise(facts.question)) and facts.damage_classes:
+            # a share damaged or a grade compared ("ten percent damage or worse", "Minor or worse") is the grades of
+            # the data's scale that meet it: a closed class code reads, the model's grades give way
+            grades = [class_grade(c) for c in facts.damage_classes]
+            r = r.model_copy(update={"grades": grades, "separately": code.separately})  # one set of grades
+        return r
+
+    reading = normalised(outcome.reading)
     code_read = _code_read(facts, specs, aoi_artifact_id)
     domain = candidates.kinds.get(reading.subject, []) if reading.subject == code.subject else []
     diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
@@ -315,11 +325,32 @@ def _reconciled(
         two += [d for d in diffs if d.field == "kinds" and d not in two]
     distance = facts.distances_m[0] if facts.distances_m else None
     result = Read(specs=specs, asked=True, reading=reading, code=code, differences=diffs, examples=outcome.examples)
+    seconds: list[Reading | None] = []
+
+    def second_reading() -> Reading | None:
+        """The model's reading from other examples (asked once)."""
+        if not seconds:
+            second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", skip=CONFIRM)
+            seconds.append(normalised(second.reading) if second.reading else None)
+        return seconds[0]
+
+    # the sets and how they relate, which code read from names (a closed class): a second reading may outvote the
+    # first; not kinds the model was asked about alone (its answer was its second word on them)
+    votable = VOTABLE - ({"kinds"} if kinds_use else set())
+    if any(d.code_read and d.field in votable for d in two):
+        other = second_reading()
+        has_aoi = aoi_artifact_id is not None
+        other_diffs = differences(code, other, code_read, has_aoi=has_aoi, kinds_domain=domain) if other else None
+        two, agreed = outvoted(two, other_diffs, votable)
+        if agreed:
+            result.notes.append(
+                "read as code read "
+                + ", ".join(FIELD_WORDS[f] for f in agreed)
+                + " (the model's second reading, from other examples, agrees with it; its first did not)"
+            )
     by_name = {"grades"} if named and set(reading.grades) == named else set()  # the data's own grade names said them
     if adopt - by_name:  # the model alone reads these: a second reading from other examples must read them alike
-        second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
-        again = effective_kinds(second.reading, candidates, event_id, layers) if second.reading else None
-        unsure = unconfirmed(reading, again, adopt - by_name)
+        unsure = unconfirmed(reading, second_reading(), adopt - by_name)
         if "grades" in unsure:  # a share's base and one figure per grade stand on the grades
             unsure |= adopt & {"share_of", "separately"}
         if unsure:
@@ -463,6 +494,30 @@ def _left_out(field: str, model: Reading) -> bool:
     return value in (None, "none", [], False)
 
 
+def outvoted(
+    two: list[Difference], second: list[Difference] | None, votable: AbstractSet[str] = VOTABLE
+) -> tuple[list[Difference], list[str]]:
+    """The differences still read two ways once the model's second reading (from other examples) is counted
+    (``second``: its differences from code's reading; None without one). A ``votable`` field code read from the
+    names in the question (the sets, their relation, the kinds), which the second reading reads as code did, is
+    code's: two readings of three, the first's was the model's slip. With the subject so settled, the first
+    reading's other fields rest on a set neither other reading chose, so any of them the second reads as code does
+    is code's too. Grades, measures and shares are read by code from phrasings, not names ("burned" is not "burned
+    to the ground"), and a field code left at its default is no reading: neither is settled by a vote. Returns the
+    differences left and the fields settled."""
+    if second is None:
+        return two, []
+    differ = {d.field for d in second}
+    subject_settled = any(d.field == "subject" and d.code_read for d in two) and "subject" not in differ
+    settled = [
+        d.field
+        for d in two
+        if ((d.code_read and d.field in votable) or (subject_settled and "subject" in votable))
+        and d.field not in differ
+    ]
+    return [d for d in two if d.field not in settled], settled
+
+
 def unconfirmed(first: Reading, second: Reading | None, fields: set[str]) -> set[str]:
     """The fields a second reading does not read as the first did (all of them without a second reading)."""
     if second is None:
@@ -490,11 +545,14 @@ def read_alone(
     if not candidates.sets:
         return None
     outcome = read_question(llm, facts.question, candidates, known, step=f"{step}:read")
+    if outcome.reading is None and outcome.problems:  # inconsistent twice: once more, from other examples
+        retried = read_question(llm, facts.question, candidates, known, step=f"{step}:again", skip=AGAIN)
+        outcome = retried if retried.reading is not None else outcome
     if outcome.reading is None:
         return _unread(facts, "; ".join(outcome.problems[:3])) if outcome.problems else None
     ev = facts.event_id
     r = effective_kinds(outcome.reading, candidates, ev, layers)
-    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", shuffled=True)
+    second = read_question(llm, facts.question, candidates, known, step=f"{step}:confirm", skip=CONFIRM)
     again = effective_kinds(second.reading, candidates, ev, layers) if second.reading else None
     if unsure := unconfirmed(r, again, set(FIELD_WORDS)):  # read two ways by the model itself, and code read nothing
         said = ", ".join(FIELD_WORDS[f] for f in sorted(unsure))
