@@ -331,10 +331,10 @@ def test_kinds_a_whole_local_source_already_is_are_no_narrowing():
 
 
 def test_kinds_only_the_model_read_are_two_readings(store):
-    """Code reads no structure type in 'igrejas' (Portuguese); the model reads Church: both are computed (every
+    """Code reads no structure type in 'capelas' (chapels, Portuguese); the model reads Church: both are computed (every
     destroyed structure, the destroyed churches), the answer partial, never one of them as the answer."""
     read = {"subject": "damage", "grades": ["destroyed"], "kinds": ["Church"]}
-    record = ask(store, "Quantas igrejas foram destruídas pelo fogo de Eaton?", read, read)
+    record = ask(store, "Quantas capelas foram destruídas pelo fogo de Eaton?", read, read)
     assert record.status == "partial" and "(all / Church)" in record.answer
     assert "2,722" in record.answer and "STRUCTURETYPE: Church" in record.answer
     assert "a leitura de «os tipos do que é contado»" in record.answer  # the field named in the question's language
@@ -391,13 +391,13 @@ def test_kinds_are_read_from_the_data_s_words_and_tags(question, kinds):
 
 
 def test_a_question_neither_code_nor_the_model_reads_is_no_template_answer(store):
-    """'igrejas ... por grau': the model reads the churches once and every structure the second time: both readings
+    """'capelas ... por grau': the model reads the churches once and every structure the second time: both readings
     are computed and shown, neither as the answer (every Eaton structure by grade is never the answer)."""
     first = {"subject": "damage", "kinds": ["Church"], "group_by": "damage"}
     second = {"subject": "damage", "group_by": "damage"}
     model = ScriptedModel({"reader": [first, second], "planner": [{"template": "count_damage", "event_id": 11}] * 4})
     record = Orchestrator(store, LLM(model)).run(
-        "Como ficaram as igrejas no incêndio Eaton? Quero a contagem por grau."
+        "Como ficaram as capelas no incêndio Eaton? Quero a contagem por grau."
     )
     assert record.status == "partial", record.answer
     assert "lido de duas maneiras (all / Church)" in record.answer, record.answer

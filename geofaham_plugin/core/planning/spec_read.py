@@ -16,6 +16,7 @@ from ..domain.events import get_event, load_events, load_gazetteer
 from ..domain.feature_classes import WRITTEN_TAG, feature_class_specs
 from ..domain.identifiers import identifier_refusal
 from ..domain.layer_names import layer_words
+from ..domain.value_words import in_data_words
 from ..engines.layers import LayerCatalogue, UserField, UserLayer
 from ..errors import ToolFailed
 from .coverage import (
@@ -463,14 +464,16 @@ def spec_from_facts(
             return {}, {}
         out: list[str] = []
         readings: list[str] = []
+        # the types said in the question's language read as the data spell them ("unifamiliares": single family)
+        kept_said, out_said = in_data_words(kept), in_data_words(taken_out)
         if taken_out:  # "excluding mobile homes", "not counting garages" (Utility Misc Structure)
-            out = value_matches(taken_out, domain[1], exclude=class_words_named, first_word=True)
-            named_out, readings = structure_values(taken_out, domain[1])
+            out = value_matches(out_said, domain[1], exclude=class_words_named, first_word=True)
+            named_out, readings = structure_values(out_said, domain[1])
             out += [v for v in named_out or [] if v not in out]
-        named, readings_kept = structure_values(kept, domain[1])
+        named, readings_kept = structure_values(kept_said, domain[1])
         readings += readings_kept
-        storeys, storey_said = storey_values(kept, domain[1])
-        matched = value_matches(kept, domain[1], exclude=class_words_named, first_word=True)
+        storeys, storey_said = storey_values(kept_said, domain[1])
+        matched = value_matches(kept_said, domain[1], exclude=class_words_named, first_word=True)
         matched += [  # "escuelas destruidas": School (a class the question relates to, "near a school", is none)
             v
             for cls, spec in feature_class_specs().items()

@@ -15,6 +15,7 @@ from .prepass import (
     BY_WORDS,
     COMPARISON_WORDS,
     EACH_WORDS,
+    PAIR_WORDS,
     SMALL_NUMBER_WORDS,
     UNIT_METRES,
     YEAR_COMPARISON_WORDS,
@@ -496,14 +497,19 @@ STRUCTURE_WORDS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
 #: "de una planta", "de varios pisos", "com dois andares", "a plusieurs niveaux". The storeys are a closed class: a
 #: number (or a word for one, many or a single), compared or not, then a storey word; the damage layers spell
 #: "Single Story" (one) and "Multi Story" (two or more).
-_STOREY_UNIT = r"(?:stor(?:e)?y|stories|storeys|levels?|floors?|pisos?|plantas?|andares?|pavimentos?|niveaux?)"
+_STOREY_UNIT = r"(?:stor(?:e)?y|stories|storeys|levels?|floors?|pisos?|plantas?|alturas?|andares?|pavimentos?|niveaux?)"
+#: a count's comparator said after it ("one storey or more", "de una planta o de más", "ou plus", "ou mais")
+_MORE, _FEWER = r"more|mas|plus|mais", r"fewer|less|menos|moins"
 _STOREY_COUNT = (
-    r"\d+|" + alternation(SMALL_NUMBER_WORDS) + r"|single|multi|multiple|several|many|varios|varias|plusieurs|muitos"
+    r"\d+|"
+    + alternation(w for w in SMALL_NUMBER_WORDS if w not in PAIR_WORDS)
+    + r"|single|multi|multiple|several|many|varios|varias|plusieurs|muitos"
     r"|diversos|mono"
 )
 STOREY_SAID = re.compile(
     rf"(?<!\w)(?:(?P<op>{alternation(w for said in COMPARISON_WORDS.values() for w in said)})\s+)?"
     rf"(?:(?P<n0>{_STOREY_COUNT})-?\s*(?:or|and|to|o|y|ou|et|e|a|-)\s*)?(?P<n>{_STOREY_COUNT})(?P<more>\s+or\s+(?:more|fewer|less)|\+)?[\s-]?{_STOREY_UNIT}(?!\w)"
+    rf"(?P<after>\s+(?:or|o|ou)\s+(?:de\s+)?(?:{_MORE}|{_FEWER})(?!\w))?"
 )
 #: the words that say "many" storeys, and the one that says one
 _MANY_STOREYS = frozenset(
@@ -536,6 +542,8 @@ def storey_range(m: re.Match[str]) -> tuple[float, float] | None:
     low, high = min(c[0] for c in counts if c), max(c[1] for c in counts if c)  # "one or two storeys": 1 to 2
     op = _OP_OF.get(" ".join((m["op"] or "").split()))
     more = (m["more"] or "").strip()
+    if m["after"]:  # "de una planta o de más": the comparator after the storey word
+        more = "or more" if re.search(rf"(?:{_MORE})$", m["after"]) else "or fewer"
     if op == ">" or (op is None and more in ("or more", "+")):
         low, high = (low + 1 if op == ">" else low), float("inf")
     elif op == ">=":
