@@ -93,6 +93,12 @@ def test_a_negated_copula_in_spanish_is_never_dropped(store):
         ("à moins de neuf cents mètres", [900.0]),
         ("dois mil metros", [2000.0]),
         ("para lá dos vinte km", [20000.0]),  # "dos" is "of the", no number
+        ("no more than five and a half kilometres away", [5500.0]),  # the half said after the number
+        ("within 2 and a half km", [2500.0]),
+        ("a menos de cinco kilómetros y medio", [5500.0]),  # said after the unit
+        ("à moins de deux kilomètres et demi", [2500.0]),
+        ("até três quilómetros e meio", [3500.0]),
+        ("within half a kilometre", [500.0]),
     ],
 )
 def test_numbers_said_in_several_words(text, metres):

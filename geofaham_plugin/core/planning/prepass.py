@@ -343,11 +343,15 @@ _MONTH = alternation(MONTHS)
 # "1,500" groups thousands; "1,5" and "2,25" are decimal commas (Spanish, French, Portuguese)
 _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?!,\d)|\d+,\d{1,2}(?!\d)|\.\d+"
 
+#: a half said after a number: "five and a half kilometres" (the Spanish, French and Portuguese say it after the unit)
+_AND_A_HALF = r"\s+and\s+a\s+half"
+
 DISTANCE_RE = re.compile(
     rf"(?<![\w.,])(?:(?P<fraction>(?:(?:a|one)\s+)?(?:half|quarter))(?:\s+of)?(?:\s+an?)?[\s-]+"
-    rf"|(?P<digits>{_DIGITS})[\s-]*|(?P<word>{_COUNT})[\s-]+"
+    rf"|(?P<digits>{_DIGITS})(?P<half>{_AND_A_HALF})?[\s-]*|(?P<word>{_COUNT})(?P<half_word>{_AND_A_HALF})?[\s-]+"
     # "a mile", never "a mi zona" (Spanish "to my area"): after "a", a unit said in full
     r"|(?P<article>an?)\s+(?=[a-z]{3}|km\b))(?P<unit>" + _UNIT + r")(?![\w²³])"
+    r"(?P<half_after>\s+(?:y\s+medio|et\s+demi|e\s+meio)(?!\w))?"  # "cinco kilómetros y medio": and a half
     r"(?!\s+(?:cuadrad|carre|quadrad))"  # "500 metros cuadrados" is an area
 )
 K_RE = re.compile(
@@ -544,6 +548,8 @@ def extract_distances(text: str) -> list[float]:
     for m in DISTANCE_RE.finditer(text):
         said = m["digits"] or m["word"] or m["article"]
         amount = FRACTION_WORDS[m["fraction"].split()[-1]] if m["fraction"] else _number(said)
+        if m["half"] or m["half_word"] or m["half_after"]:  # "five and a half", "cinco ... y medio"
+            amount += 0.5
         distances.append(amount * UNIT_METRES[m["unit"]])
     return distances
 
