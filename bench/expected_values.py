@@ -2,8 +2,8 @@
 suite's constraint variants (``ground_truth_variants.py``) and of the held-out splits (``ground_truth_heldout.py``,
 ``ground_truth_heldout2.py``, ``ground_truth_heldout3.py``, ``ground_truth_heldout4.py``,
 ``ground_truth_heldout5.py``, ``ground_truth_heldout6.py``, ``ground_truth_heldout7.py``,
-``ground_truth_heldout8.py``, ``ground_truth_heldout9.py``, ``ground_truth_heldout10.py``), computed from the
-sample data and written in one file.
+``ground_truth_heldout8.py``, ``ground_truth_heldout9.py``, ``ground_truth_heldout10.py``,
+``ground_truth_heldout11.py``), computed from the sample data and written in one file.
 Derived data: ``python -m bench ground-truth`` regenerates it (the runner and the tests do when it is missing)."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .ground_truth_heldout7 import heldout7
 from .ground_truth_heldout8 import heldout8
 from .ground_truth_heldout9 import heldout9
 from .ground_truth_heldout10 import heldout10
+from .ground_truth_heldout11 import heldout11
 from .ground_truth_variants import variants
 
 
@@ -47,6 +48,7 @@ def compute(root: Path | None = None) -> dict:
     result.update(heldout8(d.root))  # the eighth held-out split's values (bench/heldout8.json), under "heldout8"
     result.update(heldout9(d.root))  # the ninth held-out split's values (bench/heldout9.json), under "heldout9"
     result.update(heldout10(d.root))  # the tenth held-out split's values (bench/heldout10.json), under "heldout10"
+    result.update(heldout11(d.root))  # the eleventh held-out split's values (bench/heldout11.json), under "heldout11"
     return result
 
 
