@@ -16,7 +16,7 @@ from geofaham_plugin.core.aoi import register_aoi_file
 from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
-from geofaham_plugin.core.planning.prepass import excluded_in, extract_distances, normalise
+from geofaham_plugin.core.planning.prepass import excluded_in, extract_distances, normalise, prepass
 
 
 @pytest.mark.parametrize(
@@ -114,3 +114,19 @@ def test_imperatives_that_ask_for_names_and_the_farthest_one():
     assert [a.kind for a in question_asks("Listez les hôpitaux à moins de 2 km.")] == ["names"]
     facts = prepass("Which València hospital lies farthest from the flood?")
     assert any(c.kind == "rank" for c in question_constraints(facts))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Sin contar los que quedaron dentro del agua, ¿qué consultorio de València está más cerca de la riada?",
+        "Leaving out the ones inside the flood zone, which València clinic is nearest to the water?",
+    ],
+)
+def test_an_exclusion_of_what_lies_inside_asks_for_what_lies_outside(question):
+    """Taking out the features inside the hazard keeps those outside it: a relation a step must apply (coverage
+    says so when none does), never the nearest of all of them."""
+    from geofaham_plugin.core.planning.coverage import question_constraints
+
+    found = question_constraints(prepass(question, layers=default_catalogue()))
+    assert any(c.kind == "relation" and c.value == "outside" for c in found), found

@@ -89,3 +89,43 @@ def test_only_what_the_second_reading_reads_as_code_is_settled():
     default = [Difference(field="relation", code="none", model="inside", code_read=False)]
     assert outvoted(default, [])[1] == []
     assert outvoted(two, None) == (two, [])
+
+
+def test_a_settled_subject_carries_only_what_a_reading_says_of_its_subject():
+    """The first reading counted damage records by structure type, with no relation; code's hospitals lie inside the
+    hazard area by an implied relation. A second reading like code's on the subject settles what the first said of
+    its own subject (its grades, its breakdown by structure type); the relation and the reference stand apart from
+    the subject, and code's implied one is no reading a second reading's silence confirms."""
+    from geofaham_plugin.core.planning.reading.schema import Reading
+
+    first = Reading(subject="damage", grades=["destroyed"], group_by="structure_type")
+    two = [
+        Difference(field="subject", code="healthcare", model="damage", code_read=True),
+        Difference(field="grades", code="all", model="destroyed", code_read=False),
+        Difference(field="relation", code="inside", model="none", code_read=False),
+        Difference(field="reference", code="hazard", model="none", code_read=False),
+        Difference(field="group_by", code="none", model="structure_type", code_read=False),
+    ]
+    left, settled = outvoted(two, [], first=first)
+    assert settled == ["subject", "grades", "group_by"]
+    assert [d.field for d in left] == ["relation", "reference"]
+
+
+def test_an_implied_relation_is_not_confirmed_by_a_silent_second_reading():
+    """'Every Maui hospital' is no question about the fire's area: code implies the hospitals inside the Lahaina burn
+    area (none); the first reading counts damage records, the second reads the hospitals with no relation. The
+    subject is settled; the relation is not (code's was implied): read two ways, so never a confident 0."""
+    from geofaham_plugin.core.engines.layers import default_catalogue
+    from geofaham_plugin.core.planning.prepass import prepass
+    from geofaham_plugin.core.planning.reading.read import read_specs
+    from geofaham_plugin.core.planning.spec_read import spec_from_facts
+
+    layers = default_catalogue()
+    facts = prepass("Maui County: how many hospitals are there, all of them?", layers=layers)
+    specs = spec_from_facts(facts, layers=layers).specs
+    first = {"subject": "damage", "grades": ["undamaged"], "group_by": "structure_type"}
+    llm = LLM(ScriptedModel({"reader": [first, {"subject": "healthcare"}]}))
+    read = read_specs(llm, facts, specs, layers, None)
+    two = {c for u in read.unavailable for c in u.constraints}
+    assert {"reading:relation", "reading:reference"} <= two, read.unavailable
+    assert "reading:subject" not in two and "reading:group_by" not in two

@@ -392,8 +392,12 @@ def _exclusions(text: str) -> list[Constraint]:
     for e in excluded_in(text):
         if DAMAGE_RE.search(text[e.what_start : e.what_end + 40]) or _NOT_EXCLUDED.match(e.what):
             continue
-        relations = constraint_words()["relations"].values()  # "were not flooded": outside the flood, a relation
-        if any(r.search(text, e.start, e.end + 12) for r in relations):
+        relations = constraint_words()["relations"]  # "were not flooded": outside the flood, a relation
+        if any(r.search(text, e.start, e.end + 12) for r in relations.values()):
+            inside = relations["inside"].search(text, e.start, e.end + 12)
+            if inside and not relations["outside"].search(text, e.start, e.end + 12):
+                # "not counting those left inside the water": the others, outside it (a step must keep them)
+                found.append(Constraint(kind="relation", value="outside", phrase=text[e.start : inside.end()]))
             continue
         said = text[e.start : e.end]
         found.append(Constraint(kind="exclusion", value=e.what, phrase=said))

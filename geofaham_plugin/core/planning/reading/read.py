@@ -34,6 +34,8 @@ from .schema import MY_AREA, Reading, class_grade
 
 #: the fields a second reading may settle as code read them (names, a closed class; not phrasings)
 VOTABLE = frozenset({"subject", "relation", "reference", "kinds"})
+#: the fields a reading says of its own subject (meaningless for another subject)
+SUBJECT_BOUND = frozenset({"grades", "share_of", "separately", "kinds"})
 #: What a reading's field is, in the answer's words (the field names are the schema's; the texts are phrases, in the
 #: answer's language where the answer says them)
 FIELD_WORDS = {f: phrase(f"reading.field.{f}") for f in FIELDS}
@@ -341,7 +343,9 @@ def _reconciled(
         other = second_reading()
         has_aoi = aoi_artifact_id is not None
         other_diffs = differences(code, other, code_read, has_aoi=has_aoi, kinds_domain=domain) if other else None
-        two, agreed = outvoted(two, other_diffs, votable)
+        two, agreed = outvoted(two, other_diffs, votable, reading)
+        if "subject" in agreed:  # what the first reading said of the subject it chose is no reading to apply
+            adopt -= subject_bound(reading)
         if agreed:
             result.notes.append(
                 "read as code read "
@@ -495,27 +499,44 @@ def _left_out(field: str, model: Reading) -> bool:
 
 
 def outvoted(
-    two: list[Difference], second: list[Difference] | None, votable: AbstractSet[str] = VOTABLE
+    two: list[Difference],
+    second: list[Difference] | None,
+    votable: AbstractSet[str] = VOTABLE,
+    first: Reading | None = None,
 ) -> tuple[list[Difference], list[str]]:
     """The differences still read two ways once the model's second reading (from other examples) is counted
     (``second``: its differences from code's reading; None without one). A ``votable`` field code read from the
     names in the question (the sets, their relation, the kinds), which the second reading reads as code did, is
-    code's: two readings of three, the first's was the model's slip. With the subject so settled, the first
-    reading's other fields rest on a set neither other reading chose, so any of them the second reads as code does
-    is code's too. Grades, measures and shares are read by code from phrasings, not names ("burned" is not "burned
-    to the ground"), and a field code left at its default is no reading: neither is settled by a vote. Returns the
+    code's: two readings of three, the first's was the model's slip. With the subject so settled, what the first
+    reading said of its own subject (grades, a share's base, figures per grade, kinds, a breakdown by structure type
+    or grade of another subject than code's) means nothing for code's, and what code read from words the first read
+    for another set: those the second reads as code does are code's too. What code did not read stands apart from
+    the subject: code's implied relation ("features of a disaster: in its hazard area") is no reading a second
+    reading's silence confirms.
+    Grades, measures and shares are read by code from phrasings, not names ("burned" is not "burned to the
+    ground"), and a field code left at its default is no reading: neither is settled by a vote. Returns the
     differences left and the fields settled."""
     if second is None:
         return two, []
     differ = {d.field for d in second}
     subject_settled = any(d.field == "subject" and d.code_read for d in two) and "subject" not in differ
+    bound = subject_bound(first)
     settled = [
         d.field
         for d in two
-        if ((d.code_read and d.field in votable) or (subject_settled and "subject" in votable))
-        and d.field not in differ
+        if d.field not in differ
+        and ((d.code_read and d.field in votable) or (subject_settled and (d.field in bound or d.code_read)))
     ]
     return [d for d in two if d.field not in settled], settled
+
+
+def subject_bound(r: Reading | None) -> set[str]:
+    """The fields ``r`` says of its own subject: its grades, a share's base, figures per grade, kinds, and a breakdown
+    by structure type or grade (only damage records have them)."""
+    bound = set(SUBJECT_BOUND)
+    if r is not None and r.group_by in ("structure_type", "damage"):
+        bound.add("group_by")
+    return bound
 
 
 def unconfirmed(first: Reading, second: Reading | None, fields: set[str]) -> set[str]:
