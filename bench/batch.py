@@ -183,7 +183,7 @@ AOI_SAID = re.compile(
     re.I,
 )
 #: the words before a file named as the area: "clip the roads to districts.gpkg", "inside study_area"
-AOI_BEFORE = r"(?:\bclip\w*\b[^.;]{0,80}?\b(?:to|by|with)|\binside|\bwithin|\bin)\s+(?:the\s+)?(?:file\s+|layer\s+)?"
+AOI_BEFORE = r"(?:\bclip\w*\b[^.;]{0,80}?\b(?:to|by|with)|\binside|\bwithin|\bin)\s+(?:(?:the|my|our|this)\s+)?(?:file\s+|layer\s+)?"
 
 
 def _spoken(label: str) -> list[str]:

@@ -373,6 +373,8 @@ def test_batch_aoi_only_when_the_instruction_says_so(tmp_path):
     assert aoi_from_instruction("Compute the area in km² of each land use class", polygons) == (None, None)
     assert aoi_from_instruction("Count the wells in this area", polygons)[0] == "district.geojson"
     assert aoi_from_instruction("Clip the roads to the district", polygons)[0] == "district.geojson"
+    in_my = "How many wells in my district.geojson polygon were destroyed?"  # a determiner before the file's name
+    assert aoi_from_instruction(in_my, polygons)[0] == "district.geojson"
     # named by its whole file name in a question about other data (hospitals, a disaster's damage): the area
     asked = "Which hospital is the shortest distance from my district.geojson polygon?"
     assert aoi_from_instruction(asked, polygons)[0] == "district.geojson"

@@ -134,3 +134,22 @@ def test_a_class_is_named_by_its_usual_words_in_four_languages(question, cls, ki
     health units; the police's and the fire brigade's posts), read by code like any other name of the class."""
     spec = _spec(question)[0]
     assert (spec.subject.feature_class, spec.subject.kinds) == (cls, kinds)
+
+
+def test_cycleways_are_paths_not_farm_tracks(store):
+    """ "Cycle tracks" and "bike lanes" name the cycleways of a class of their own (ways not for motor vehicles); the
+    word "track" inside them is no farm track of the road network (56.6 km of them were answered once)."""
+    layers = default_catalogue()
+    lines = next(data_dir() / p.path for p in layers.find(event_id=6, role="osm") if p.path and "lineas" in p.path)
+    flood = gpd.read_file(data_dir() / layers.find(event_id=6, role="hazard")[0].path).to_crs(25830).union_all()
+    cycleways = gpd.read_file(lines).query("highway == 'cycleway'").to_crs(25830)
+    km = cycleways.intersection(flood).length.sum() / 1000
+    question = "Cycle tracks and bike lanes of Catarroja under the flood: how many km?"
+    spec = _spec(question)[0]
+    assert (spec.subject.feature_class, spec.subject.kinds) == ("paths", ["cycleway"])
+    reading = {"subject": "paths", "kinds": ["cycleway"], "relation": "inside", "reference": "hazard"}
+    reading |= {"measure": "length"}
+    record = Orchestrator(store, LLM(ScriptedModel({"reader": [reading, reading]}))).run(question)
+    assert record.status == "answered", record.answer
+    (total,) = record.structured.totals()
+    assert total.unit == "km" and total.value == pytest.approx(km, rel=0.02), record.answer

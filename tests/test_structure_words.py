@@ -38,6 +38,10 @@ def _types(question: str) -> list[str]:
             ["Commercial Building Multi Story", "Commercial Building Single Story"],
         ),
         ("Eaton, maisons individuelles : combien par niveau de dégâts ?", SFR),  # "par niveau": per level
+        (  # one storey or several: every storey count
+            "Eaton: viviendas unifamiliares de una planta o de varias, ¿cuántas destruidas?",
+            SFR,
+        ),
     ],
 )
 def test_a_structure_type_said_in_another_language_is_the_data_s(question, types):

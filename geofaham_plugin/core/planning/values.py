@@ -509,7 +509,7 @@ _STOREY_COUNT = (
 STOREY_SAID = re.compile(
     rf"(?<!\w)(?:(?P<op>{alternation(w for said in COMPARISON_WORDS.values() for w in said)})\s+)?"
     rf"(?:(?P<n0>{_STOREY_COUNT})-?\s*(?:or|and|to|o|y|ou|et|e|a|-)\s*)?(?P<n>{_STOREY_COUNT})(?P<more>\s+or\s+(?:more|fewer|less)|\+)?[\s-]?{_STOREY_UNIT}(?!\w)"
-    rf"(?P<after>\s+(?:or|o|ou)\s+(?:de\s+)?(?:{_MORE}|{_FEWER})(?!\w))?"
+    rf"(?P<after>\s+(?:or|o|ou)\s+(?:de\s+)?(?:{_MORE}|{_FEWER}|(?P<n_after>{_STOREY_COUNT}))(?!\w))?"
 )
 #: the words that say "many" storeys, and the one that says one
 _MANY_STOREYS = frozenset(
@@ -536,13 +536,13 @@ def _storey_count(word: str) -> tuple[float, float] | None:
 
 def storey_range(m: re.Match[str]) -> tuple[float, float] | None:
     """The storeys a storey phrase allows ("more than one storey": 2 to ∞), or None when it names no count."""
-    counts = [_storey_count(word) for word in (m["n0"], m["n"]) if word]
+    counts = [_storey_count(word) for word in (m["n0"], m["n"], m["n_after"]) if word]  # "de una planta o de varias"
     if any(count is None for count in counts):
         return None
     low, high = min(c[0] for c in counts if c), max(c[1] for c in counts if c)  # "one or two storeys": 1 to 2
     op = _OP_OF.get(" ".join((m["op"] or "").split()))
     more = (m["more"] or "").strip()
-    if m["after"]:  # "de una planta o de más": the comparator after the storey word
+    if m["after"] and not m["n_after"]:  # "de una planta o de más": the comparator after the storey word
         more = "or more" if re.search(rf"(?:{_MORE})$", m["after"]) else "or fewer"
     if op == ">" or (op is None and more in ("or more", "+")):
         low, high = (low + 1 if op == ">" else low), float("inf")
