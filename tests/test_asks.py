@@ -34,6 +34,8 @@ PERIMETER = "eaton-2025/eaton_adjusted_fire_perimeter.geojson"
         ("How many buildings which burned were homes?", ["count"]),
         ("Is there a hospital within 1 km of the fire? Name it.", ["yesno", "names"]),
         ("Eaton fire. How many schools sit inside the perimeter; did any of them burn?", ["count", "yesno"]),
+        # a French question by inversion (verb-pronoun) asks yes or no
+        ("Les écoles de Paiporta étaient-elles toutes sous l'eau ? Combien sont-elles ?", ["yesno", "count"]),
     ],
 )
 def test_the_asks_of_a_question_are_the_interrogatives_that_open_its_clauses(question, kinds):

@@ -43,6 +43,12 @@ class Ask(BaseModel):
 
 
 @cache
+def _inverted() -> re.Pattern[str]:
+    """A French question by inversion, anywhere in its clause ("les écoles étaient-elles ..."): it asks yes or no."""
+    return re.compile("|".join(json.loads(WORDS_FILE.read_text(encoding="utf-8"))["asks"]["inverted"]))
+
+
+@cache
 def _patterns() -> tuple[re.Pattern[str], list[tuple[AskKind, re.Pattern[str]]]]:
     raw = json.loads(WORDS_FILE.read_text(encoding="utf-8"))["asks"]
     clause = re.compile("|".join(raw["clause"]))
@@ -65,6 +71,9 @@ def question_asks(question: str) -> list[Ask]:
             if m := pattern.match(part):
                 found.append(Ask(kind=kind, words=m["ask"], clause=" ".join(part.split())))
                 break
+        else:
+            if m := _inverted().search(part):
+                found.append(Ask(kind="yesno", words=m[0], clause=" ".join(part.split())))
     return found
 
 
