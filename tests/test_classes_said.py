@@ -153,3 +153,21 @@ def test_cycleways_are_paths_not_farm_tracks(store):
     assert record.status == "answered", record.answer
     (total,) = record.structured.totals()
     assert total.unit == "km" and total.value == pytest.approx(km, rel=0.02), record.answer
+
+
+def test_a_kind_told_apart_by_name_is_named_as_the_question_says(store):
+    """The València layer has no kind tags: its clinics are told apart by name. "Consultorios" are the facilities
+    named CONSULTORIO, not every name holding a word of a clinic (CLÍNICA ...): the share is of those."""
+    layers = default_catalogue()
+    health = gpd.read_file(data_dir() / "valencia-2024/valencia_city_health_facilities.geojson").to_crs(25830)
+    flood = gpd.read_file(data_dir() / layers.find(event_id=6, role="hazard")[0].path).to_crs(25830).union_all()
+    consultorios = health[health.equipamien.str.upper().str.contains("CONSULTORIO")]
+    near = int((consultorios.distance(flood) <= 2500).sum())
+    question = "¿Qué porcentaje de los consultorios de València está a dos kilómetros y medio o menos del agua?"
+    spec = _spec(question)[0]
+    assert spec.subject.kinds == ["clinic"] and spec.subject.kind_words == ["consultorio"]
+    reading = {"subject": "healthcare", "kinds": ["clinic"], "relation": "within", "reference": "hazard"}
+    reading |= {"measure": "share"}
+    record = Orchestrator(store, LLM(ScriptedModel({"reader": [reading, reading]}))).run(question)
+    assert record.status == "answered", record.answer
+    assert f"{near} de {len(consultorios)}" in record.answer, record.answer

@@ -99,6 +99,8 @@ def test_a_negated_copula_in_spanish_is_never_dropped(store):
         ("à moins de deux kilomètres et demi", [2500.0]),
         ("até três quilómetros e meio", [3500.0]),
         ("within half a kilometre", [500.0]),
+        ("a menos de dos kilómetros", [2000.0]),  # the Spanish two before a unit (the Portuguese "dos" is "of the")
+        ("a dos mil metros o menos", [2000.0]),
     ],
 )
 def test_numbers_said_in_several_words(text, metres):

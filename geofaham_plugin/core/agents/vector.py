@@ -412,6 +412,11 @@ class KindArgs(BaseModel):
     feature_class: str = Field(description="the class the features are of")
     kinds: list[str] = Field(min_length=1, description="narrower kinds of the class to keep (hospital, clinic ...)")
     exclude: bool = Field(default=False, description="true: keep every feature except those kinds ('not hospitals')")
+    named: list[str] = Field(
+        default_factory=list,
+        description="the words of those kinds the question said ('consultorio'): a layer that tells kinds apart only "
+        "by name is narrowed by these when its names hold them",
+    )
 
 
 @tool(
@@ -454,8 +459,18 @@ def select_kind(ctx: ToolContext, args: KindArgs, layer: ArtifactRecord) -> Arti
                 hint="the layer has no kind tags and no names; answer for the whole class instead",
             )
         names = gdf[name_field].fillna("").astype(str).map(lambda n: " ".join(layer_words(n)))
-        words = [" ".join(layer_words(w)) for kind in kinds.values() for w in kind.words]
-        pattern = r"(?<![a-z])(?:" + "|".join(re.escape(w) for w in words) + r")(?:e?s)?(?![a-z])"
+
+        def name_pattern(said: list[str]) -> str:
+            words = [" ".join(layer_words(w)) for w in said]
+            return r"(?<![a-z])(?:" + "|".join(re.escape(w) for w in words) + r")(?:e?s)?(?![a-z])"
+
+        said = [w for kind in kinds.values() for w in kind.words]
+        named = [w for w in args.named if w in said]  # the words the question said, of these kinds
+        if named and names.str.contains(name_pattern(named), regex=True).any():
+            said = named  # "consultorios": the names that say consultorio, not every word of a clinic
+            notes.append(f"named as the question says: {', '.join(named)}")
+        words = [" ".join(layer_words(w)) for w in said]
+        pattern = name_pattern(said)
         keep = names.str.contains(pattern, regex=True).to_numpy()
         if args.exclude and not keep.any():  # nothing of those kinds named: none to take out (say so)
             notes.append(f"no feature is named as a {' or '.join(args.kinds)}: none taken out")

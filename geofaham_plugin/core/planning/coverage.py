@@ -36,6 +36,7 @@ from .facts import PrepassFacts
 from .operations import operations, operations_asked
 from .prepass import (
     DAMAGE_RE,
+    DISTANCE_RE,
     EACH_WORDS,
     ENTITY_WORDS,
     TYPE_WORDS,
@@ -269,6 +270,8 @@ def question_constraints(
     vocab = constraint_words()
     # "ten percent damage or worse" says which grades (the pre-pass's damage classes), not a share asked for
     graded = blank_spans(text, [span for span, _, _ in damage_bounds(text)])
+    # "dos kilómetros y medio" is a distance and a half, not a mean asked for
+    graded = blank_spans(graded, [m.span() for m in DISTANCE_RE.finditer(graded)])
     for measure, pattern in vocab["measures"].items():
         if m := _free_match(pattern, graded, spans):
             found.append(Constraint(kind="measure", value=measure, phrase=m.group(0)))

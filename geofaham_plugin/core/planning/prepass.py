@@ -334,7 +334,17 @@ def _plural(phrase: str) -> str:
 
 
 _NUM = alternation(NUMBER_WORDS)
-_COUNT_WORD = alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
+#: number words that are other words too, a number only before a unit or a multiplier: the Spanish "dos" (two) is
+#: the Portuguese "dos" (of the): "a dos kilómetros", "dos mil metros", never "para lá dos vinte km"
+AMBIGUOUS_NUMBER_WORDS = {"dos": 2}
+_COUNT_WORD = (
+    alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
+    + r"|(?:"
+    + alternation(AMBIGUOUS_NUMBER_WORDS)
+    + r")(?=[\s-]+(?:mil|"
+    + alternation(UNIT_METRES)
+    + r")(?![\w²³]))"
+)
 #: a number said in words, one or several ("nine hundred", "two thousand five hundred", "one hundred and fifty",
 #: "novecientos", "neuf cents", "dos mil quinientos"); "and" only after a hundred or a thousand
 _COUNT = rf"(?:{_COUNT_WORD})(?:(?:[\s-]+(?:(?<=hundred\s)|(?<=thousand\s))(?:and|y|e|et)[\s-]+|[\s-]+)(?:{_COUNT_WORD})(?![\w]))*"
@@ -525,7 +535,7 @@ def words_number(said: str) -> int:
     for word in re.split(r"[\s-]+", said.strip()):
         if word in ("and", "y", "e", "et") or not word:
             continue
-        value = NUMBER_WORDS[word]
+        value = NUMBER_WORDS.get(word) or AMBIGUOUS_NUMBER_WORDS[word]
         if word in MULTIPLIER_WORDS and value == 1000:
             total, current = total + max(current, 1) * 1000, 0
         elif word in MULTIPLIER_WORDS:

@@ -196,7 +196,8 @@ def _narrowed(b: StepBuilder, ref: SetRef, s: str, aoi: str | None) -> str:
         s = b.add(
             "select_kind",
             f"Keep only the {' and '.join(ref.kinds)} among the {ref.feature_class} features",
-            {"feature_class": ref.feature_class, "kinds": list(ref.kinds)},
+            {"feature_class": ref.feature_class, "kinds": list(ref.kinds)}
+            | ({"named": list(ref.kind_words)} if ref.kind_words else {}),
             {"layer": s},
             empty_is_answer=True,
         )

@@ -552,6 +552,9 @@ def spec_from_facts(
                 "filters_part": subject_what == "damage" and bool(facts.damage_classes) and filters_part(found),
                 "filters_out": own_filters[1],
                 "kinds": kinds,
+                "kind_words": kind_words_said(text, subject_what[9:], kinds)
+                if subject_what.startswith("features:")
+                else [],
                 "kinds_out": kinds_out,
                 "place": _named_place(facts, ev, subject_what, aoi_artifact_id),
                 "raster": raster,
@@ -759,6 +762,15 @@ def class_values(text: str, values: Sequence[str], feature_class: str) -> list[s
         return []
     words = {normalise(w).strip() for w in spec.words}
     return [v for v in values if normalise(str(v)).strip() in words]
+
+
+def kind_words_said(text: str, feature_class: str, kinds: Sequence[str]) -> list[str]:
+    """The words of ``kinds`` of ``feature_class`` the (normalised) question names them by ("consultorios": the
+    word consultorio of the kind clinic), each as the class file spells it."""
+    spec = feature_class_specs().get(feature_class)
+    if spec is None:
+        return []
+    return [w for k in kinds if k in spec.kinds for w in spec.kinds[k].words if position(text, [w]) is not None]
 
 
 def kinds_said(text: str, feature_class: str) -> list[str]:

@@ -62,6 +62,11 @@ class SetRef(BaseModel):
     layer_id: str | None = None
     damage_classes: list[DamageClass] = Field(default_factory=list, description="damage sets only; empty: all")
     kinds: list[str] = Field(default_factory=list, description="features sets: narrower kinds of the class to keep")
+    kind_words: list[str] = Field(
+        default_factory=list,
+        description="features sets: the words the question names the kinds by ('consultorios'); a layer that tells "
+        "kinds apart only by name is narrowed by these",
+    )
     kinds_out: list[str] = Field(
         default_factory=list, description="features sets: narrower kinds to take out ('not hospitals')"
     )
