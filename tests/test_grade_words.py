@@ -93,3 +93,19 @@ def test_damaged_in_lahaina_is_answered(store):
     labels = gpd.read_file(data_dir() / default_catalogue().find(event_id=16, role="damage")[0].path)
     field = default_catalogue().find(event_id=16, role="damage")[0].damage.field
     assert [v.value for v in record.structured.totals()] == [float((labels[field] == "Damaged Building").sum())]
+
+
+@pytest.mark.parametrize(
+    ("text", "grades"),
+    [
+        ("every grade from affected to destroyed", ["affected", "minor", "major", "destroyed"]),
+        ("des dégâts légers jusqu'à la destruction totale", ["minor", "major", "destroyed"]),
+        ("de affected a destroyed", ["affected", "minor", "major", "destroyed"]),
+        ("how many were destroyed, and how many only affected", ["destroyed", "affected"]),  # two, no range
+    ],
+)
+def test_grades_said_as_a_range_are_every_grade_between(text, grades):
+    """A range of grades ("from affected to destroyed") is every grade of the scale between its ends, in order."""
+    from geofaham_plugin.core.planning.prepass import extract_damage_classes, normalise
+
+    assert [c.value for c in extract_damage_classes(normalise(text))] == grades

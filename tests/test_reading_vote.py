@@ -129,3 +129,18 @@ def test_an_implied_relation_is_not_confirmed_by_a_silent_second_reading():
     two = {c for u in read.unavailable for c in u.constraints}
     assert {"reading:relation", "reading:reference"} <= two, read.unavailable
     assert "reading:subject" not in two and "reading:group_by" not in two
+
+
+def test_one_figure_per_grade_only_where_several_things_are_asked(store):
+    """'With every damage grade counted together, how many were damaged?' asks one figure: the model's
+    'separately', read twice, is not applied alone (per-grade figures would never give the 3,051 asked); where the
+    question asks two things, it is (2,722 and 267)."""
+    one = "Eaton: with every damage grade counted together, how many structures were damaged?"
+    damaged = ["affected", "minor", "major", "destroyed"]
+    separately = {"subject": "damage", "grades": damaged, "separately": True}
+    record = ask(store, one, separately, separately, separately)
+    assert record.status == "partial" and "3,051" in record.answer, record.answer
+    two = "Eaton: how many structures were destroyed, and how many only affected?"
+    both = {"subject": "damage", "grades": ["affected", "destroyed"], "separately": True}
+    record = ask(store, two, both, both, both)
+    assert record.status == "answered" and "2,722" in record.answer and "267" in record.answer, record.answer

@@ -709,8 +709,15 @@ def extract_damage_classes(text: str) -> list[DamageClass]:
         return _unique(grade for _, grade in graded)
     classes: list[DamageClass] = []
     excluded: list[DamageClass] = []
+    previous: tuple[re.Match[str], list[DamageClass]] | None = None
     for m in DAMAGE_RE.finditer(text):
         named = DAMAGE_WORDS[int(_alternative(m)[1:])][1]
+        if previous is not None and _is_range(text, previous[0], m) and not (m["neg"] or previous[0]["neg"]):
+            # "from affected to destroyed", "entre minor y destroyed", "des dégâts légers jusqu'à la destruction":
+            # every grade of the scale between the two ends (a closed class: the grades' order)
+            ends = [DAMAGE_ORDER.index(c) for c in (*previous[1], *named)]
+            named = list(DAMAGE_ORDER[min(ends) : max(ends) + 1])
+        previous = (m, list(named))
         # "minor or major damage", "affected, minor and major damage": the data's grade names coordinated before
         # the one the damage word follows share it (a closed class: the damage scales' grade names)
         if (before := _COORDINATED_GRADES.search(text[: m.start()])) is not None:
@@ -723,6 +730,26 @@ def extract_damage_classes(text: str) -> list[DamageClass]:
     if excluded:
         classes = [c for c in (classes or list(DamageClass)) if c not in excluded]
     return _unique(classes)
+
+
+#: the damage classes least to most; the words that open a range of grades before its first end and join its ends
+DAMAGE_ORDER: tuple[DamageClass, ...] = tuple(DamageClass)
+_RANGE_FROM = re.compile(
+    r"(?<!\w)(?:from|between|desde|entre|de|des|du|do|da)\s+(?:(?:the|el|los|las|la|le|les|l'|o|os|a|as)\s*)?"
+    r"(?:\w+\s+){0,2}$"
+)
+_RANGE_TO = re.compile(
+    r"\s*(?:to|through|up\s+to|and|hasta|y|a|al|jusqu'?\s?(?:a|au|aux)|ate|e)\s+"
+    r"(?:(?:the|el|los|las|la|le|les|l'|o|os|a|as)\s*)?(?:\w+\s+){0,2}"
+)
+
+
+def _is_range(text: str, first: re.Match[str], second: re.Match[str]) -> bool:
+    """Whether two damage words are the ends of a range: a word that opens one before the first, one that joins
+    them between (nothing else)."""
+    return bool(_RANGE_FROM.search(text[max(0, first.start() - 40) : first.start()])) and bool(
+        _RANGE_TO.fullmatch(text[first.end() : second.start()])
+    )
 
 
 def extract_entities(text: str) -> list[str]:

@@ -322,7 +322,9 @@ def _reconciled(
             reading = effective_kinds(outcome.reading.model_copy(update=update), candidates, event_id, layers)
             diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
     named = named_grades(facts.question, layers)
-    adopt, two = _settled(diffs, code, reading, code_read, named, facts.group_by is not None and bool(code.group_by))
+    several = len(question_asks(facts.question)) >= 2  # "how many destroyed, and how many undamaged?"
+    group_named = facts.group_by is not None and bool(code.group_by)
+    adopt, two = _settled(diffs, code, reading, code_read, named, group_named, several)
     if kinds_use == "all":  # the kinds named are no filter to the model: code's filter and none are two readings
         two += [d for d in diffs if d.field == "kinds" and d not in two]
     distance = facts.distances_m[0] if facts.distances_m else None
@@ -446,12 +448,14 @@ def _settled(
     code_read: set[str],
     named: AbstractSet[str] = frozenset(),
     group_named: bool = False,
+    several_asked: bool = True,
 ) -> tuple[set[str], list[Difference]]:
     """Which differences take the model's reading (applied and said) and which are two readings (both computed,
     the answer partial). The model's reading is applied only where code read nothing and the two readings still
     account for the same words: a share's base whose grades and part together are the grades code found ("of the
-    damaged, what fraction were destroyed"); one figure per grade of the grades code found; grades that are exactly
-    those the question names as the data spells them ("graded minor or major"). Grades code found no
+    damaged, what fraction were destroyed"); one figure per grade of the grades code found, where the question asks
+    several things; grades that are exactly those the question names as the data spells them ("graded minor or
+    major"). Grades code found no
     word for and the model read ("reduced to ash") are two readings: a 1.5B model read "hurt but still standing"
     as affected only, twice, so its grades alone are never the answer. A breakdown of a count code read no word
     for is applied when a second reading reads it too (its rows come with the total, which a breakdown asked
@@ -469,7 +473,9 @@ def _settled(
             or union == set(code.grades)
         ):
             adopt |= {"share_of"} | ({"grades"} & fields)
-    if "separately" in fields and model.separately and ("grades" not in fields or "grades" in adopt):
+    # one figure per grade only where the question asks several things (the interrogatives that open its clauses, a
+    # closed class): "counting every grade, how many were hit?" asks one figure, which per-grade figures never give
+    if "separately" in fields and model.separately and several_asked and ("grades" not in fields or "grades" in adopt):
         adopt.add("separately")
     ignored: set[str] = set()
     if "group_by" in fields and group_named:
