@@ -586,6 +586,9 @@ def test_ctrl_c_while_waiting_for_the_model_is_one_line(tmp_path, real_models_al
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # as from a terminal: a test run started in the background (nohup, "&") ignores SIGINT, and a child
+            # inherits that, so Python would install no Ctrl-C handler and the keypress would never reach it
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
         )
         silent.settimeout(120)
         conn, _ = silent.accept()  # the model request is on its way: now the user presses Ctrl-C
