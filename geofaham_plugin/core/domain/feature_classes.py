@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -112,6 +113,28 @@ def feature_class_names() -> tuple[str, ...]:
 def class_words() -> dict[str, tuple[str, ...]]:
     """Class name -> the singular phrases that ask for it in a question."""
     return {name: spec.words for name, spec in feature_class_specs().items()}
+
+
+def classes_of_tags(tags: Mapping[str, str]) -> list[str]:
+    """The classes whose selectors keep a feature with these tags (OpenStreetMap's key -> value; a key that
+    takes any value is kept unless its value is "no"), in the file's order."""
+    found = []
+    for name, spec in feature_class_specs().items():
+        for selector in spec.selectors:
+            if all(_tag_kept(tags.get(key), wanted) for key, wanted in selector.items()):
+                found.append(name)
+                break
+    return found
+
+
+def _tag_kept(value: str | None, wanted: object) -> bool:
+    if value is None or value == "":
+        return False
+    if wanted is True or wanted == "*":
+        return value != "no"
+    if isinstance(wanted, str):
+        return value == wanted
+    return isinstance(wanted, list | tuple) and value in wanted
 
 
 #: an OpenStreetMap tag (or a field) written out in a normalised question: ``key=value`` ("natural=scrub")

@@ -672,6 +672,7 @@ class LayerCatalogue:
         self._domains: dict[tuple[str, str], list[str]] = {}
         self._columns: dict[str, list[str]] = {}
         self._profiles: dict[str, list[UserField]] = {}
+        self._names: dict[str, dict[str, dict[str, str]]] = {}
         self._areas: dict[str, UserLayer] | None = None
         self._rasters: dict[str, UserLayer] | None = None
 
@@ -766,6 +767,26 @@ class LayerCatalogue:
                 values = counts.index.tolist() if len(counts) <= limit else []
             self._domains[key] = values
         return self._domains[key]
+
+    def feature_names(self, layer_id: str) -> dict[str, dict[str, str]]:
+        """A catalogue layer's feature names (its ``name_field``'s values, as the data spells them), each with the
+        tags of its first feature (the non-empty text attributes: what class it is of). Read once per catalogue,
+        attributes only; none for a layer without a name field or a file."""
+        if layer_id not in self._names:
+            entry = self.get(layer_id)
+            names: dict[str, dict[str, str]] = {}
+            if entry.name_field and entry.path is not None and self.file_path(entry).exists():
+                import pyogrio
+
+                frame = pyogrio.read_dataframe(self.file_path(entry), read_geometry=False)
+                if entry.name_field in frame:
+                    for row in frame.dropna(subset=[entry.name_field]).itertuples(index=False):
+                        record = row._asdict()
+                        name = str(record[entry.name_field]).strip()
+                        if name and name not in names:
+                            names[name] = {k: str(v) for k, v in record.items() if isinstance(v, str) and v}
+            self._names[layer_id] = names
+        return self._names[layer_id]
 
     @property
     def area_layers(self) -> dict[str, UserLayer]:

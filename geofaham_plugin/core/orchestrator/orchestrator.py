@@ -47,6 +47,7 @@ from ..planning.coverage import (
 )
 from ..planning.facts import PrepassFacts
 from ..planning.identify import check_question
+from ..planning.names import features_named, name_constraints
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import normalise, prepass
@@ -464,6 +465,7 @@ class Orchestrator:
             c for fields in self._local_fields(record.facts) for c in local_field_constraints(record.facts, fields)
         ]
         local += self._other_local_data(record.facts)
+        local += name_constraints(features_named(record.facts, self.layers))  # "Hospital La Fe": that one
         local += event_data_values(record.facts, self.layers)  # "'Drawn|Azure Maps Satellite'", "class Background"
         wanted += local
         unplannable = {f"{c.kind}:{c.value}" for c in local}

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ..domain.damage import DamageClass
 from .coverage import WORDS_FILE
-from .prepass import normalise
+from .prepass import UNIT_METRES, normalise
 from .spec_schema import AnalysisSpec
 
 AskKind = Literal["measure", "share", "distance", "names", "count", "yesno"]
@@ -119,7 +119,7 @@ def unanswered(question: str, specs: Sequence[AnalysisSpec], *, difference: bool
     missing: list[Ask] = []
     for ask in sorted(asks, key=lambda a: a.kind in ("count", "yesno")):  # the particular kinds first
         # a yes/no is answered by a count ("did any escape": the number that did); "how many beds" by a sum
-        for kind in ("count", "measure") if ask.kind in ("count", "yesno") else (ask.kind,):
+        for kind in _answered_by(ask):
             if left[kind] > 0:
                 left[kind] -= 1
                 break
@@ -130,6 +130,17 @@ def unanswered(question: str, specs: Sequence[AnalysisSpec], *, difference: bool
     if not missing and len(asks) > total:
         missing = asks[total:]
     return missing
+
+
+def _answered_by(ask: Ask) -> tuple[str, ...]:
+    """The kinds of figure that answer ``ask``: a yes/no or a count by a count or a measure ("did any escape": the
+    number that did; "how many beds": a sum); a measure in a unit of length by a length or a distance ("how many
+    metres from the flood": the distance listed)."""
+    if ask.kind in ("count", "yesno"):
+        return ("count", "measure")
+    if ask.kind == "measure" and any(re.search(rf"(?<!\w){re.escape(u)}(?!\w)", ask.words) for u in UNIT_METRES):
+        return ("measure", "distance")
+    return (ask.kind,)
 
 
 def listed_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference: bool = False) -> list[AnalysisSpec]:

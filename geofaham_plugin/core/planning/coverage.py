@@ -901,7 +901,7 @@ def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
     for s in steps:
         if not s.done or s.upstream is not None:
             continue
-        if s.tool == "nearest" and "k" not in kinds and "nearest" not in relations:
+        if s.tool == "nearest" and "k" not in kinds and "nearest" not in relations and not _singled_out(found, s):
             out.append(f"step {s.step_id} keeps only the {s.args.get('k', 1)} nearest")
         elif s.tool == "select_damage" and "damage_class" not in kinds:
             chosen = [str(getattr(v, "value", v)) for v in s.args.get("damage_classes", [])]
@@ -912,6 +912,20 @@ def unasked_limits(constraints: Iterable[Constraint], steps: Iterable[ExecutedSt
             if isinstance(distance, (int, float)) and distance > 0:
                 out.append(f"step {s.step_id} uses a distance of {_metres(distance)}")
     return out
+
+
+def _singled_out(constraints: Sequence[Constraint], step: ExecutedStep) -> bool:
+    """Whether a "nearest" step keeps no fewer features than the values an earlier step kept them by ("Huntington
+    Hospital": the one named, its distance): no narrowing."""
+    k = step.args.get("k", 1)
+    return any(
+        c.kind == "attribute"
+        and isinstance(c.value, list)
+        and isinstance(k, int)
+        and k >= len(c.value) - 1
+        and any(i < step.step_id for i in c.applied_by)
+        for c in constraints
+    )
 
 
 def unapplied(constraints: Iterable[Constraint]) -> list[Constraint]:

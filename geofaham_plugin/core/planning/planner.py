@@ -33,6 +33,7 @@ from .chain import chain_from_facts, compile_chain
 from .coverage import Constraint, asks_nearest, question_constraints
 from .facts import PrepassFacts
 from .identify import require_identified
+from .names import features_named, with_named_features
 from .operations import operations_asked
 from .plan import Plan, TaskLedger
 from .prepass import blank_spans, normalise, user_entries
@@ -516,6 +517,10 @@ class Planner:
         try:
             aoi_events = _events_under(store, aoi_artifact_id)
             model_called = False
+            named = features_named(facts, self.layers)
+            if not facts.target_entities and (classes := [c for n in named for c in n.classes]):
+                # "the Blat Market": a feature the data names, of its class, though no class word is said
+                facts = facts.model_copy(update={"target_entities": list(dict.fromkeys(classes))[:1]})
             try:
                 draft = spec_from_facts(
                     facts, aoi_artifact_id=aoi_artifact_id, layers=self.layers, aoi_events=aoi_events
@@ -532,11 +537,13 @@ class Planner:
             else:
                 if draft.gaps:
                     draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
+                draft = draft.model_copy(update={"specs": with_named_features(draft.specs, named)})
                 read = read_specs(
                     self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step, model=self.model_reading
                 )
             model_called = model_called or read.asked
             specs, unavailable = routable(read.specs, self.layers, self.offline)
+            specs = with_named_features(specs, named)  # "Huntington Hospital": it alone
             unavailable += read.unavailable
             difference = draft.difference and len(specs) == len(draft.specs)
             specs = listed_if_asked(facts.question, specs, difference=difference)

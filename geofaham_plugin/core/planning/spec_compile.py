@@ -14,6 +14,7 @@ from ..domain.rasters import raster_vocabulary
 from .plan import Plan, PlanStep
 from .spec_schema import (
     ALL_CLASSES,
+    NAMED_SEARCH_M,
     NEAREST_SEARCH_M,
     ROADS_AROUND_M,
     AnalysisSpec,
@@ -345,7 +346,8 @@ def _compile_one(b: StepBuilder, spec: AnalysisSpec) -> str:
                 if spec.measure == "share":  # the share's base: all of them in the area, not only those near
                     around = (aoi, 0.0) if aoi else (r, search_ring_m("beyond", relation.distance_m))
                 elif relation.kind in ("inside", "within", "nearest"):
-                    around = (r, reach)
+                    # a feature named by name is the one wherever it is ("Molokai General Hospital", 40 km away)
+                    around = (r, max(reach, NAMED_SEARCH_M) if subject.by_name else reach)
                 else:  # outside / beyond: the AOI bounds the search, else a ring around the reference
                     around = (aoi, 0.0) if aoi else (r, search_ring_m(relation.kind, relation.distance_m))
             s, _ = _set(b, subject, subject_aoi, around, select_all=select_all)

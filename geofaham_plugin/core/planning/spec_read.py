@@ -52,6 +52,7 @@ from .prepass import (
 from .raster_read import INDEX_PREFIX, index_parts, index_subject, read_terms
 from .spec_schema import (
     DAMAGE_CUT_M,
+    IMPLIED_INSIDE,
     NEAR_DEFAULT_M,
     AnalysisSpec,
     MeasureKind,
@@ -325,7 +326,7 @@ def spec_from_facts(
     elif subject_what.startswith("features:") and not aoi_artifact_id and not road_access:
         # features of an event with no relation: the ones in the hazard area (say so)
         kind, reference_what = "inside", "hazard"
-        implied.append("features counted inside the hazard area of the disaster")
+        implied.append(IMPLIED_INSIDE)
     if kind is not None and reference_what is None:
         if aoi_artifact_id:
             reference_what = "aoi"

@@ -34,6 +34,13 @@ MeasureKind = Literal["list", "count", "share", "area", "length", "sum", "mean"]
 NEAREST_SEARCH_M = 25_000.0  # how far around the reference features are fetched for "the nearest"
 NEAR_DEFAULT_M = 1_000.0  # "near" with no distance: within 1 km (stated in the answer)
 OUTSIDE_SEARCH_M = 5_000.0  # features "outside" a hazard are looked for this far around it (without an AOI)
+#: code's note when it relates features of a disaster to nothing the question says: those in its hazard area
+IMPLIED_INSIDE = "features counted inside the hazard area of the disaster"
+#: code's note when it relates features the question names by name to nothing it says: their distance to it
+IMPLIED_DISTANCE = "the named features' distance to the hazard area of the disaster"
+#: the notes of a relation code implied (no reading: the model's reading of the relation is the question's)
+IMPLIED_RELATIONS = (IMPLIED_INSIDE, IMPLIED_DISTANCE)
+NAMED_SEARCH_M = 100_000.0  # features named by name are looked for this far around the reference
 BEYOND_SEARCH_M = 50_000.0  # features "farther than D" from it: at least this far around it (said in the answer)
 
 
@@ -94,6 +101,11 @@ class SetRef(BaseModel):
         "of the destroyed structures were commercial': of the destroyed ones)",
     )
     where: WhereArgs | None = Field(default=None, description="layer sets: a condition on a field ('capacity > 5000')")
+    by_name: bool = Field(
+        default=False,
+        description="features sets: narrowed to features the question names by their name ('Huntington Hospital'): "
+        "looked for wherever they are, not only around the reference",
+    )
 
     def conditions(self) -> str:
         """The filters and the condition in the data's terms: "(functional: yes; capacity_l > 5000)", or ""."""

@@ -22,10 +22,11 @@ from ...llm.base import READER_ROLE
 from ..asks import ASK_OF_MEASURE, question_asks
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
+from ..names import features_named, with_named_features
 from ..prepass import grades_compared, normalise, user_entries
 from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed, kinds_said
-from ..spec_schema import AnalysisSpec, SpecError
+from ..spec_schema import IMPLIED_RELATIONS, AnalysisSpec, SpecError
 from .checks import Known, all_grades
 from .fill import AGAIN, CONFIRM, Candidates, ask_kinds, class_line, default_sets, read_question
 from .qualifiers import contradictions
@@ -167,7 +168,7 @@ def _code_read(facts: PrepassFacts, specs: Sequence[AnalysisSpec], aoi_artifact_
     if "measure" in kinds or facts.wants_count:
         read.add("measure")
     first = specs[0]
-    implied = any("inside the hazard area" in note for note in first.implied)
+    implied = any(note in IMPLIED_RELATIONS for note in first.implied)
     if first.relation is not None and not implied:
         read |= {"relation", "reference"}
     if first.group_by is not None:
@@ -385,6 +386,11 @@ def _reconciled(
             alternative = overlay(result.specs, reading, fields, distance_m=distance, k=facts.k, kind_field=kind_field)
         except (ValueError, SpecError):
             alternative = []
+        alternative = with_named_features(alternative, features_named(facts, layers))
+        if alternative and all(a in specs for a in alternative):
+            # read two ways that compute the same ("how far is Huntington Hospital": its distance, listed, whether
+            # read as a length or a list): one reading
+            two = []
         specs = list(specs) + [a for a in alternative if a not in specs]
         # the alternative's grades are asked (by one reading): coverage does not take them for a narrowing unasked
         result.constraints += _applied_constraints(reading, {d.field for d in two} & {"grades"})

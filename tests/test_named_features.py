@@ -1,0 +1,128 @@
+"""Features a question names by their name in the data (a closed class: the name fields of the disaster's local
+layers): read by code, the set of their class narrowed to them, their distance to the disaster when no relation is
+said, and a plan that does not narrow to them leaves the answer partial, never the figure of another feature.
+
+Numbers from the sample data (HIFLD hospitals, València health facilities, the Catarroja OSM extract): Huntington
+Hospital lies 4,754 m from the Eaton perimeter, Molokai General Hospital 40,453 m from the Lahaina burn area,
+Hospital La Fe 818 m from the DANA flood; 3.24 km of Avinguda del Sud lies in the flood."""
+
+from __future__ import annotations
+
+import pytest
+
+from geofaham_plugin.core.engines.layers import default_catalogue
+from geofaham_plugin.core.llm import LLM, ScriptedModel
+from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+from geofaham_plugin.core.planning.asks import unanswered
+from geofaham_plugin.core.planning.coverage import Constraint, ExecutedStep, check_coverage, unasked_limits
+from geofaham_plugin.core.planning.names import (
+    capitalised,
+    features_named,
+    name_constraints,
+    names_said,
+    with_named_features,
+)
+from geofaham_plugin.core.planning.prepass import normalise, prepass
+from geofaham_plugin.core.planning.spec_read import spec_from_facts
+from geofaham_plugin.core.planning.spec_schema import IMPLIED_DISTANCE
+
+NAMES = ["HUNTINGTON HOSPITAL", "HUNTINGTON MEMORIAL HOSPITAL D/P APH", "COMMUNITY HOSPITAL OF HUNTINGTON PARK",
+         "HOSPITAL UNIVERSITARI I POLITECNIC LA FE (NUEVO HOSPITAL LA FE)", "HOSPITAL CLINICO UNIVERSITARIO",
+         "HOSPITAL DE LA MALVARROSA", "Taller de Calafat - Antiguo Motor de Agua", "Avinguda del Sud",
+         "Pobles del Sud"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def layers():
+    return default_catalogue()
+
+
+@pytest.mark.parametrize(
+    ("question", "said", "names"),
+    [
+        ("How far is Huntington Hospital from the fire?", "huntington hospital", ["HUNTINGTON HOSPITAL"]),
+        ("Is Hospital La Fe near the water?", "hospital la fe", [NAMES[3]]),
+        ("Avinguda del Sud: flooded?", "avinguda del sud", ["Avinguda del Sud"]),
+    ],
+)
+def test_a_name_said_whole_or_by_its_telling_words_is_read(question, said, names):
+    found = names_said(normalise(question), NAMES, capitalised(question))
+    assert found == [(said, names)]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many metres of road went under the agua de la riada?",  # "de agua": no two telling words
+        "is hospital la fe near the water?",  # a part of a name not written as a name is
+        "How many hospitals are near the fire?",  # a common word of the names alone
+        "The Sud district: how many clinics?",  # one word of a name
+    ],
+)
+def test_words_that_only_share_a_part_of_a_name_name_no_feature(question):
+    assert names_said(normalise(question), NAMES, capitalised(question)) == []
+
+
+def test_the_names_of_the_disasters_local_layers_are_read_together(layers):
+    """ "del Sud" is rare among the Catarroja polygons' names ("Pobles del Sud") but belongs to the longer name the
+    lines hold: one feature, a road."""
+    facts = prepass("How many metres of Avinguda del Sud in Catarroja were flooded?", layers=layers)
+    named = features_named(facts, layers)
+    assert [(n.said, n.names, n.layer_id, n.classes) for n in named] == [
+        ("avinguda del sud", ("Avinguda del Sud",), "catarroja_osm_lines", ("roads",))
+    ]
+    assert features_named(prepass("How many hospitals are within 5 km of the Eaton fire?", layers=layers), layers) == []
+
+
+def test_a_named_feature_narrows_its_set_and_its_distance_replaces_the_implied_relation(layers):
+    facts = prepass("Molokai General Hospital and the Lahaina fire: how many km?", layers=layers)
+    spec = spec_from_facts(facts, layers=layers).specs[0]
+    assert spec.relation is not None and spec.relation.kind == "inside"  # code's guess: features of the disaster
+    narrowed = with_named_features([spec], features_named(facts, layers))[0]
+    assert narrowed.subject.filters == {"NAME": ["MOLOKAI GENERAL HOSPITAL"]} and narrowed.subject.by_name
+    assert narrowed.relation is not None and (narrowed.relation.kind, narrowed.relation.k) == ("nearest", 1)
+    assert narrowed.measure == "list" and IMPLIED_DISTANCE in narrowed.implied
+    assert unanswered(facts.question, [narrowed]) == []  # "how many km": the distance listed answers it
+
+
+def test_the_nearest_of_features_named_is_no_narrowing_unasked():
+    named = Constraint(kind="attribute", value=["NAME", "HUNTINGTON HOSPITAL"], phrase="huntington hospital")
+    named.applied_by.append(3)
+    nearest = ExecutedStep(step_id=4, tool="nearest", args={"k": 1})
+    assert unasked_limits([named], [nearest]) == []
+    assert unasked_limits([], [nearest]) == ["step 4 keeps only the 1 nearest"]
+
+
+def ask(tmp_path, question: str, *readings: dict):
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    store = ResponseStore(tmp_path / "session")
+    try:
+        return Orchestrator(store, LLM(ScriptedModel({"reader": list(readings)}))).run(question)
+    finally:
+        store.close()
+
+
+def test_a_hospital_named_gets_its_own_distance(tmp_path):
+    """The model reads the distance as the nearest; code reads the hospital by its name: 818 m, La Fe's own."""
+    record = ask(
+        tmp_path,
+        "Hospital La Fe: how many metres from the DANA flood?",
+        {"subject": "healthcare", "relation": "nearest", "reference": "hazard", "measure": "list"},
+    )
+    assert record.status == "answered", record.answer
+    assert "818" in record.answer and "LA FE" in record.answer
+    assert "CONSULTORIO" not in record.answer
+
+
+def test_a_plan_that_does_not_narrow_to_the_name_leaves_it_unapplied(layers):
+    """The name is a constraint on the plan: a plan of the nearest health facility (another one, 0 m from the water)
+    applies it nowhere, so the answer is partial; a filter on the name field applies it."""
+    facts = prepass("Distance in metres between Hospital La Fe and the DANA floodwater?", layers=layers)
+    wanted = name_constraints(features_named(facts, layers))
+    assert [c.value for c in wanted] == [["equipamien", next(iter(features_named(facts, layers)[0].names))]]
+    fetched = ExecutedStep(step_id=2, tool="get_features", args={"feature_class": "healthcare"})
+    nearest = ExecutedStep(step_id=3, tool="nearest", args={"k": 1})
+    assert [c.applied for c in check_coverage(wanted, [fetched, nearest])] == [False]
+    kept = ExecutedStep(step_id=3, tool="filter_values", args={"field": "equipamien", "values": wanted[0].value[1:]})
+    assert [c.applied for c in check_coverage(wanted, [fetched, kept, nearest])] == [True]
