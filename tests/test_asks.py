@@ -11,7 +11,7 @@ import pytest
 from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
-from geofaham_plugin.core.planning.asks import figures, listed_if_asked, question_asks, unanswered
+from geofaham_plugin.core.planning.asks import counted_if_asked, figures, listed_if_asked, question_asks, unanswered
 from geofaham_plugin.core.planning.coverage import local_field_constraints
 from geofaham_plugin.core.planning.prepass import prepass
 from geofaham_plugin.core.planning.spec_read import local_fields
@@ -64,6 +64,34 @@ def test_a_list_gives_the_count_names_and_distances_a_count_only_the_count():
     assert [a.clause for a in unanswered(two, [damage])] == ["how many of them were destroyed"]
     share = damage.model_copy(update={"measure": "share"})
     assert unanswered("How many burned, and what share is that?", [share]) == []
+
+
+def test_a_count_of_the_measured_set_is_added_when_the_question_asks_how_many_too():
+    """ "how many, and how many beds in total": a sum answers one ask, the count of the same hospitals the other;
+    "how many hospitals" asks the hospitals' number, which a mean of their beds never gives."""
+    beds = AnalysisSpec.model_validate(_hospitals_within(7000).model_dump() | {"measure": "sum", "field": "BEDS"})
+    both = "Psychiatric hospitals within 7 km of the fire: how many, and how many beds in total?"
+    assert [a.kind for a in unanswered(both, [beds])] == ["count"]
+    added = counted_if_asked(both, [beds])
+    assert [(s.measure, s.field) for s in added] == [("sum", "BEDS"), ("count", None)]
+    assert unanswered(both, added) == []
+    mean = beds.model_copy(update={"measure": "mean"})
+    after = "Hospitals within 7 km of the fire: the average beds per hospital, and how many hospitals?"
+    assert [s.measure for s in counted_if_asked(after, [mean])] == ["mean", "count"]
+    # one thing asked: the sum alone; "how many beds" is the sum's ask
+    assert counted_if_asked("How many beds do the hospitals within 7 km have?", [beds]) == [beds]
+
+
+@pytest.mark.parametrize(
+    ("question", "answered"), [("How many metres is it from the flood?", True), ("How many hectares?", False)]
+)
+def test_a_measure_asked_in_a_unit_of_length_is_answered_by_a_distance(question, answered):
+    nearest = AnalysisSpec(
+        subject=SetRef(kind="features", feature_class="healthcare", event_id=6),
+        relation=Relation(kind="nearest", k=1, reference=SetRef(kind="hazard", event_id=6)),
+        measure="list",
+    )
+    assert (unanswered(question, [nearest]) == []) is answered
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -193,3 +221,13 @@ def test_e2e_an_osm_tag_written_out_is_applied_or_said(store, question, applied)
     tag = question.split("(")[1].split(")")[0]
     assert (record.status == "answered") == applied, record.answer
     assert (f"only the features tagged {tag}" in record.answer) != applied
+
+
+def test_e2e_how_many_and_how_many_beds_gives_both_figures(store, hospitals):
+    """The count and the beds of the same hospitals, each a figure; values from the data here (4 and 225)."""
+    near = hospitals[(hospitals["TYPE"] == "PSYCHIATRIC") & (hospitals["eaton_m"] <= 7000)]
+    record = _run(
+        store, "Psychiatric hospitals within 7 km of the Eaton fire: how many are there, and how many beds in total?"
+    )
+    assert record.status == "answered", record.answer
+    assert f"{len(near)} in total" in record.answer and f": {int(near['BEDS'].sum())} " in record.answer

@@ -22,9 +22,11 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..domain.damage import DamageClass
+from ..domain.feature_classes import class_words
 from .coverage import WORDS_FILE
 from .prepass import UNIT_METRES, normalise
 from .spec_schema import AnalysisSpec
+from .values import position
 
 AskKind = Literal["measure", "share", "distance", "names", "count", "yesno"]
 #: a breakdown (a row per group, zone or cell) gives as many counts as a question asks
@@ -119,7 +121,7 @@ def unanswered(question: str, specs: Sequence[AnalysisSpec], *, difference: bool
     missing: list[Ask] = []
     for ask in sorted(asks, key=lambda a: a.kind in ("count", "yesno")):  # the particular kinds first
         # a yes/no is answered by a count ("did any escape": the number that did); "how many beds" by a sum
-        for kind in _answered_by(ask):
+        for kind in _answered_by(ask, specs):
             if left[kind] > 0:
                 left[kind] -= 1
                 break
@@ -132,15 +134,27 @@ def unanswered(question: str, specs: Sequence[AnalysisSpec], *, difference: bool
     return missing
 
 
-def _answered_by(ask: Ask) -> tuple[str, ...]:
+def _answered_by(ask: Ask, specs: Sequence[AnalysisSpec]) -> tuple[str, ...]:
     """The kinds of figure that answer ``ask``: a yes/no or a count by a count or a measure ("did any escape": the
-    number that did; "how many beds": a sum); a measure in a unit of length by a length or a distance ("how many
-    metres from the flood": the distance listed)."""
+    number that did; "how many beds": a sum), but a count of the features themselves ("how many hospitals", their
+    class said right after the ask) by a count only; a measure in a unit of length by a length or a distance ("how
+    many metres from the flood": the distance listed)."""
+    if ask.kind == "count" and _counts_features(ask, specs):
+        return ("count",)
     if ask.kind in ("count", "yesno"):
         return ("count", "measure")
     if ask.kind == "measure" and any(re.search(rf"(?<!\w){re.escape(u)}(?!\w)", ask.words) for u in UNIT_METRES):
         return ("measure", "distance")
     return (ask.kind,)
+
+
+def _counts_features(ask: Ask, specs: Sequence[AnalysisSpec]) -> bool:
+    """Whether the ask's next words name the class of a set ``specs`` measure ("how many hospitals"; a closed
+    class, ``osm_classes.json``): the number of those features is asked, not a field of theirs."""
+    rest = ask.clause[len(ask.words) :] if ask.clause.startswith(ask.words) else ""
+    classes = {s.subject.feature_class for s in specs if s.subject.kind == "features" and s.subject.feature_class}
+    words = class_words()
+    return any(position(rest, words.get(str(c), ())) in (0, 1) for c in classes)
 
 
 def listed_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference: bool = False) -> list[AnalysisSpec]:
@@ -156,6 +170,28 @@ def listed_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference:
         for s in specs
     ]
     return listed if not unanswered(question, listed, difference=difference) else list(specs)
+
+
+def counted_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference: bool = False) -> list[AnalysisSpec]:
+    """``specs`` with a count of each measured set added when the question also asks how many there are ("how many,
+    and how many beds in total?", "the average beds, and how many hospitals?"): the count of the same set is a figure
+    of its own; else ``specs`` unchanged."""
+    missing = unanswered(question, specs, difference=difference)
+    if not missing or difference or any(a.kind not in ("count", "yesno") for a in missing):
+        return list(specs)
+    counts = [
+        s.model_copy(update={"measure": "count", "field": None, "statistic": None, "weight": "count"})
+        for s in specs
+        if s.measure in ("sum", "mean", "area", "length")
+        and s.subject.kind in ("features", "layer", "damage")
+        and not s.subject.raster
+        and s.access is None
+        and s.group_by is None
+        and s.zones is None
+        and s.grid_m is None
+    ]
+    added = list(specs) + [c for c in counts if c not in specs]
+    return added if len(unanswered(question, added, difference=difference)) < len(missing) else list(specs)
 
 
 def whole_share(spec: AnalysisSpec) -> bool:

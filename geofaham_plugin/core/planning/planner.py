@@ -28,7 +28,7 @@ from ..errors import ModelRetry, NoOtherPlan
 from ..llm import LLM, Message
 from ..prompts import FREE_SYSTEM, GUIDED_SYSTEM
 from ..store.store import ResponseStore
-from .asks import listed_if_asked, unanswered, whole_share
+from .asks import counted_if_asked, listed_if_asked, unanswered, whole_share
 from .chain import chain_from_facts, compile_chain
 from .coverage import Constraint, asks_nearest, question_constraints
 from .facts import PrepassFacts
@@ -546,6 +546,7 @@ class Planner:
             specs = with_named_features(specs, named)  # "Huntington Hospital": it alone
             unavailable += read.unavailable
             difference = draft.difference and len(specs) == len(draft.specs)
+            specs = counted_if_asked(facts.question, specs, difference=difference)
             specs = listed_if_asked(facts.question, specs, difference=difference)
             try:
                 plan = compile_specs(specs, difference=difference)
