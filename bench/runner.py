@@ -35,6 +35,7 @@ from .runs import current_commit
 from .spec import TASKS_FILE, TaskSpec, load_expected, load_tasks, select_tasks
 
 if TYPE_CHECKING:
+    from geofaham_plugin.core.engines.layers import LayerCatalogue
     from geofaham_plugin.core.llm import LLM
     from geofaham_plugin.core.orchestrator.events import EventCallback, RunEvent
     from geofaham_plugin.core.store.store import ResponseStore
@@ -90,13 +91,15 @@ def run_task_in_session(
     result: dict[str, Any] = {"status": "finished", "error": None}
     usage_path = session / USAGE_FILE
     try:
-        aoi_id = _register_input_files(task, store, session)
+        aoi_id, layers = _register_input_files(task, store, session, settings.paths.data_dir)
         previous = None
         for turn in task.turns():
             llm = LLM(models, usage=UsageLedger())  # per turn: the run record's usage is this turn's alone
 
             seen = _event_recorder(usage_path, list(all_calls), llm, events, on_event)
-            orch = Orchestrator(store, llm, config=config.orchestrator_config(), settings=settings, on_event=seen)
+            orch = Orchestrator(
+                store, llm, config=config.orchestrator_config(), settings=settings, layers=layers, on_event=seen
+            )
             record = orch.run(turn.question, previous=previous, aoi_artifact_id=aoi_id if previous is None else None)
             all_calls += [c.model_dump(mode="json") for c in llm.usage.snapshot()]
             turns.append({"question": turn.question, "run": record.model_dump(mode="json")})
@@ -116,20 +119,23 @@ def run_task_in_session(
     return result
 
 
-def _register_input_files(task: TaskSpec, store: ResponseStore, session: Path) -> str | None:
+def _register_input_files(
+    task: TaskSpec, store: ResponseStore, session: Path, data_dir: Path
+) -> tuple[str | None, LayerCatalogue | None]:
     """Write the task's input files (``bench.aoi_files``) into the session and register them as batch mode
-    does; returns the AOI artifact id (an area-like polygon file), or None."""
+    does: the AOI artifact id (an area-like polygon file the instruction makes the area), or None, and the layer
+    catalogue with the files as the user's own layers (batch mode's), or None without input files."""
     if not task.input_files:
-        return None
+        return None, None
     from .aoi_files import write_input_file
-    from .batch import register_inputs
+    from .batch import _user_catalogue, register_inputs
 
     folder = session / "inputs"
     for name in task.input_files:
         write_input_file(name, folder)
     registered: dict = register_inputs(store, folder, instruction=task.question)  # the AOI only where it says so
     aoi: str | None = registered.get("aoi")
-    return aoi
+    return aoi, _user_catalogue(store, registered, [], data_dir, folder)
 
 
 def _event_recorder(

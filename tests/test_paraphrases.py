@@ -9,6 +9,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
+from pathlib import Path
 
 import geopandas as gpd
 import pytest
@@ -16,6 +17,7 @@ import shapely
 from pyproj import Geod
 
 from bench.aoi_files import AOI_FILES, write_input_file
+from bench.ground_truth import data_dir
 from bench.spec import BENCH_DIR, PARAPHRASES_FILE, TASKS_FILE, TaskSpec, load_expected, load_tasks, select_tasks
 
 STYLES = {"terse", "verbose", "typos", "coordinator"}
@@ -207,10 +209,47 @@ def test_the_runner_registers_an_aoi_file_as_the_runs_area(suite, tmp_path):
     for i, task in enumerate(tasks):  # each says the file is its area, in English or Portuguese
         store = ResponseStore(tmp_path / str(i))
         try:
-            aoi_id = _register_input_files(task, store, tmp_path / str(i))
+            aoi_id, layers = _register_input_files(task, store, tmp_path / str(i), data_dir())
             assert aoi_id is not None and store.get(aoi_id).kind.value == "aoi", task.id
+            # and, as batch mode has them, each file is a layer of the user's a question may name
+            assert layers is not None and {"user:" + Path(f).stem for f in task.input_files} <= set(layers.user_layers)
         finally:
             store.close()
+
+
+def test_a_task_asking_about_its_input_file_reads_it_as_a_layer_of_the_users(tmp_path):
+    """No words make the file the area ("what area does it cover"): the file is a layer of the user's, measured."""
+    from bench.runner import _register_input_files
+    from geofaham_plugin.core.llm import LLM, ScriptedModel
+    from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
+    from geofaham_plugin.core.store.store import ResponseStore
+
+    task = TaskSpec.model_validate(
+        {
+            "id": "t_file_area",
+            "question": "What area does east_altadena_kinneloa.geojson cover, in km2?",
+            "persona": "gis_analyst",
+            "category": "land_cover",
+            "difficulty": "simple",
+            "event_ids": [],
+            "offline": True,
+            "input_files": ["east_altadena_kinneloa.geojson"],
+            "aoi": {"kind": "layer", "layers": ["east_altadena_kinneloa.geojson"]},
+            "target_feature": "area",
+            "output": "answer",
+        }
+    )
+    expected = gpd.read_file(write_input_file("east_altadena_kinneloa.geojson", tmp_path / "f"))
+    km2 = expected.to_crs(expected.estimate_utm_crs()).area.sum() / 1e6
+    store = ResponseStore(tmp_path / "s")
+    try:
+        aoi_id, layers = _register_input_files(task, store, tmp_path / "s", data_dir())
+        assert aoi_id is None  # nothing says it is the area
+        record = Orchestrator(store, LLM(ScriptedModel({})), layers=layers).run(task.question)
+    finally:
+        store.close()
+    assert record.status == "answered", record.answer
+    assert f"{km2:.1f} km²" in record.answer, record.answer
 
 
 # --------------------------------------------------------------------------------- ground truth
