@@ -366,7 +366,8 @@ def _user_catalogue(
     store: ResponseStore, registered: dict, layers: Sequence[str], data_dir: Path, folder: Path
 ) -> LayerCatalogue:
     """The layer catalogue with the vector inputs (as registered: repaired, CRS set) and ``--layer`` files as the
-    user's own layers. An input that cannot be described is noted and left out of the catalogue."""
+    user's own layers, but the input that is the area of interest (a question reads it as the area, never as a set
+    of features as well). An input that cannot be described is noted and left out of the catalogue."""
     from geofaham_plugin.core.cli import user_layer_catalogue
     from geofaham_plugin.core.errors import ToolFailed
 
@@ -378,8 +379,8 @@ def _user_catalogue(
             except ToolFailed as exc:
                 registered["notes"].append(f"{item['file']}: not usable as a raster of yours ({exc})")
             continue
-        if item["kind"] != "vector" or not item["features"]:
-            continue
+        if item["kind"] != "vector" or not item["features"] or item.get("aoi_artifact_id"):
+            continue  # (the input the instruction makes the area is the area of interest, not a layer besides)
         label = str(item["file"])
         name = label.split(":", 1)[1] if ":" in label else Path(label).stem
         try:
