@@ -3,7 +3,8 @@ suite's constraint variants (``ground_truth_variants.py``) and of the held-out s
 ``ground_truth_heldout2.py``, ``ground_truth_heldout3.py``, ``ground_truth_heldout4.py``,
 ``ground_truth_heldout5.py``, ``ground_truth_heldout6.py``, ``ground_truth_heldout7.py``,
 ``ground_truth_heldout8.py``, ``ground_truth_heldout9.py``, ``ground_truth_heldout10.py``,
-``ground_truth_heldout11.py``, ``ground_truth_heldout12.py``), computed from the sample data and written in one file.
+``ground_truth_heldout11.py``, ``ground_truth_heldout12.py``, ``ground_truth_heldout13.py``), computed from the sample
+data and written in one file.
 Derived data: ``python -m bench ground-truth`` regenerates it (the runner and the tests do when it is missing)."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .ground_truth_heldout9 import heldout9
 from .ground_truth_heldout10 import heldout10
 from .ground_truth_heldout11 import heldout11
 from .ground_truth_heldout12 import heldout12
+from .ground_truth_heldout13 import heldout13
 from .ground_truth_variants import variants
 
 
@@ -51,6 +53,7 @@ def compute(root: Path | None = None) -> dict:
     result.update(heldout10(d.root))  # the tenth held-out split's values (bench/heldout10.json), under "heldout10"
     result.update(heldout11(d.root))  # the eleventh held-out split's values (bench/heldout11.json), under "heldout11"
     result.update(heldout12(d.root))  # the twelfth held-out split's values (bench/heldout12.json), under "heldout12"
+    result.update(heldout13(d.root))  # the thirteenth held-out split's values (bench/heldout13.json), under "heldout13"
     return result
 
 
