@@ -43,6 +43,13 @@ def test_an_area_is_asked_not_named(question, measure):
         ("What share of the natural=grassland in the Catarroja extract was under water?", "land_cover", ["grassland"]),
         ("Quelle surface de marais a été inondée à Catarroja ?", "land_cover", ["wetland"]),
         ("How many parks in Catarroja were flooded?", "leisure", ["park"]),
+        # the land covers and uses the extract holds, by the words people use for them
+        ("How much of the woods around Catarroja went under water, in hectares?", "land_cover", ["wood"]),
+        ("¿Qué superficie de prados de siega de Catarroja cubrió el agua?", "landuse", ["meadow"]),
+        ("Les pelouses de Catarroja : quelle part a été inondée ?", "landuse", ["grass"]),
+        ("Os relvados de Catarroja ficaram debaixo de água?", "landuse", ["grass"]),
+        ("Was the sports hall of Catarroja flooded?", "leisure", ["sports_hall"]),
+        ("Quanto do terreno ferroviario de Catarroja ficou inundado?", "landuse", ["railway"]),
     ],
 )
 def test_land_cover_and_leisure_are_classes(question, cls, kinds):
@@ -171,3 +178,12 @@ def test_a_kind_told_apart_by_name_is_named_as_the_question_says(store):
     record = Orchestrator(store, LLM(ScriptedModel({"reader": [reading, reading]}))).run(question)
     assert record.status == "answered", record.answer
     assert f"{near} de {len(consultorios)}" in record.answer, record.answer
+
+
+def test_a_tag_written_out_of_a_class_that_takes_any_value_is_a_filter():
+    """ "landuse=brownfield" (no kind of the class): the landuse class holds every landuse value; the tag filters its
+    features. A tag a kind is made of is that kind ("landuse=railway")."""
+    subject = _spec("Catarroja land tagged landuse=brownfield: how many hectares were flooded?")[0].subject
+    assert (subject.feature_class, subject.filters) == ("landuse", {"landuse": ["brownfield"]})
+    subject = _spec("Catarroja land tagged landuse=railway: how many hectares were flooded?")[0].subject
+    assert (subject.feature_class, subject.kinds) == ("landuse", ["railway"])

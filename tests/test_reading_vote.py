@@ -144,3 +144,14 @@ def test_one_figure_per_grade_only_where_several_things_are_asked(store):
     both = {"subject": "damage", "grades": ["affected", "destroyed"], "separately": True}
     record = ask(store, two, both, both, both)
     assert record.status == "answered" and "2,722" in record.answer and "267" in record.answer, record.answer
+
+
+def test_a_kind_set_aside_that_the_question_says_nothing_of_is_no_reading(store):
+    """The 1.5B model set residential land aside in "land tagged landuse=railway" (and said to keep only it when
+    asked alone): no word, tag or qualifier of the question names residential land, so the railway land alone is
+    measured (0.70 ha of it lies in the flood: two railway polygons of the Catarroja extract)."""
+    question = "Catarroja land tagged landuse=railway: how many hectares were flooded?"
+    reading = {"subject": "landuse", "relation": "inside", "reference": "hazard", "measure": "area"}
+    record = ask(store, question, reading | {"kinds_out": ["residential"]}, {"use": "only"}, reading)
+    assert record.status == "answered", record.answer
+    assert "0.704 ha" in record.answer and "residential" not in record.answer

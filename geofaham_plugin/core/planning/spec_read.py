@@ -944,7 +944,9 @@ def written_tags(
         if (column := columns.get(key)) is None:
             continue
         admitted = [sel[key] for sel in spec.selectors if key in sel] if spec is not None else []
-        if admitted and not any(value == a or (isinstance(a, list | tuple) and value in a) for a in admitted):
+        if admitted and not any(
+            a is True or a == "*" or value == a or (isinstance(a, list | tuple) and value in a) for a in admitted
+        ):  # ("landuse=railway": a class of any landuse value holds it)
             continue  # the class holds no such features ("highway=crossing" points are no roads): said, not applied
         domain = next((f.values or [] for f in fields if f.name == column), [])
         # the value as the data spells it, in as many words as the text after "key =" holds ("TYPE = GENERAL

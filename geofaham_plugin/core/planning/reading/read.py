@@ -312,7 +312,8 @@ def _reconciled(
                 reading.model_copy(update={"kinds_out": code.kinds}), candidates, event_id, layers
             )
             diffs = differences(code, reading, code_read, has_aoi=aoi_artifact_id is not None, kinds_domain=domain)
-    set_aside = list(outcome.reading.kinds_out)
+    # (kinds the question says nothing of are no reading: "land tagged landuse=railway" sets no residential aside)
+    set_aside = list(unsaid_kinds_dropped(outcome.reading, facts.question).kinds_out)
     if set_aside and "kinds" not in code_read and not code.kinds and not code.kinds_out:
         # the model sets aside kinds code found no word for (a 1.5B model put 'hospital' aside in "hospitals with
         # no helipad"): asked alone whether the question sets them aside, keeps only them, or keeps every kind
