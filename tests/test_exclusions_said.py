@@ -101,6 +101,15 @@ def test_a_negated_copula_in_spanish_is_never_dropped(store):
         ("within half a kilometre", [500.0]),
         ("a menos de dos kilómetros", [2000.0]),  # the Spanish two before a unit (the Portuguese "dos" is "of the")
         ("a dos mil metros o menos", [2000.0]),
+        # eleven to nineteen and the tens, in every language; "and" after a hundred or a thousand in every language
+        ("a doce kilómetros o menos", [12000.0]),
+        ("à moins de douze kilomètres", [12000.0]),
+        ("a menos de dezoito quilómetros", [18000.0]),
+        ("a once kilómetros", [11000.0]),  # "once" (eleven) before a unit
+        ("once again within 3 km", [3000.0]),  # the English "once" is no number
+        ("a mil e quinhentos metros", [1500.0]),  # not 500
+        ("a cento e cinquenta metros", [150.0]),
+        ("à soixante mètres", [60.0]),
     ],
 )
 def test_numbers_said_in_several_words(text, metres):

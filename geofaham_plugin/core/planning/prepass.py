@@ -89,6 +89,13 @@ NUMBER_WORDS = {
     "setecientos": 700, "ochocientos": 800, "novecientos": 900, "duzentos": 200, "trezentos": 300,
     "quatrocentos": 400, "quinhentos": 500, "seiscentos": 600, "setecentos": 700, "oitocentos": 800,
     "novecentos": 900, "mil": 1000, "mille": 1000,
+    # ... eleven to nineteen and the tens from sixty (Spanish, French, Portuguese; "once", "quince" and "seize" are
+    # English words too: AMBIGUOUS_NUMBER_WORDS)
+    "doce": 12, "trece": 13, "catorce": 14, "dieciseis": 16, "diecisiete": 17, "dieciocho": 18, "diecinueve": 19,
+    "veinticinco": 25, "sesenta": 60, "setenta": 70, "ochenta": 80, "noventa": 90,
+    "onze": 11, "douze": 12, "treize": 13, "quatorze": 14, "quinze": 15, "soixante": 60,
+    "doze": 12, "treze": 13, "catorze": 14, "dezasseis": 16, "dezesseis": 16, "dezassete": 17, "dezessete": 17,
+    "dezoito": 18, "dezanove": 19, "dezenove": 19, "sessenta": 60, "oitenta": 80,
 }  # fmt: skip
 #: the number words that multiply what comes before them ("nine hundred", "neuf cents", "dos mil")
 MULTIPLIER_WORDS = frozenset({"hundred", "thousand", "cent", "cents", "mil", "mille"})
@@ -335,8 +342,9 @@ def _plural(phrase: str) -> str:
 
 _NUM = alternation(NUMBER_WORDS)
 #: number words that are other words too, a number only before a unit or a multiplier: the Spanish "dos" (two) is
-#: the Portuguese "dos" (of the): "a dos kilómetros", "dos mil metros", never "para lá dos vinte km"
-AMBIGUOUS_NUMBER_WORDS = {"dos": 2}
+#: the Portuguese "dos" (of the): "a dos kilómetros", "dos mil metros", never "para lá dos vinte km"; the Spanish "once"
+#: (eleven), "quince" (fifteen) and the French "seize" (sixteen) are English words
+AMBIGUOUS_NUMBER_WORDS = {"dos": 2, "once": 11, "quince": 15, "seize": 16}
 _COUNT_WORD = (
     alternation(w for w in NUMBER_WORDS if w not in ("a", "an"))
     + r"|(?:"
@@ -346,8 +354,10 @@ _COUNT_WORD = (
     + r")(?![\w²³]))"
 )
 #: a number said in words, one or several ("nine hundred", "two thousand five hundred", "one hundred and fifty",
-#: "novecientos", "neuf cents", "dos mil quinientos"); "and" only after a hundred or a thousand
-_COUNT = rf"(?:{_COUNT_WORD})(?:(?:[\s-]+(?:(?<=hundred\s)|(?<=thousand\s))(?:and|y|e|et)[\s-]+|[\s-]+)(?:{_COUNT_WORD})(?![\w]))*"
+#: "novecientos", "neuf cents", "dos mil quinientos", "mil e quinhentos"); "and" only after a hundred or a thousand
+#: "and" joins a number to a hundred or a thousand before it, in every language ("mil e quinhentos", "cento e vinte")
+_AND_AFTER = "|".join(rf"(?<={re.escape(w)}\s)" for w, n in NUMBER_WORDS.items() if n >= 100)
+_COUNT = rf"(?:{_COUNT_WORD})(?:(?:[\s-]+(?:{_AND_AFTER})(?:and|y|e|et)[\s-]+|[\s-]+)(?:{_COUNT_WORD})(?![\w]))*"
 _UNIT = alternation(UNIT_METRES)
 _MONTH = alternation(MONTHS)
 # "1,500" groups thousands; "1,5" and "2,25" are decimal commas (Spanish, French, Portuguese)
