@@ -14,6 +14,7 @@ from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.asks import counted_if_asked, figures, listed_if_asked, question_asks, unanswered
 from geofaham_plugin.core.planning.coverage import local_field_constraints
 from geofaham_plugin.core.planning.prepass import prepass
+from geofaham_plugin.core.planning.spec_compile import compile_specs
 from geofaham_plugin.core.planning.spec_read import local_fields
 from geofaham_plugin.core.planning.spec_schema import AnalysisSpec, Relation, SetRef
 
@@ -80,6 +81,12 @@ def test_a_count_of_the_measured_set_is_added_when_the_question_asks_how_many_to
     assert [s.measure for s in counted_if_asked(after, [mean])] == ["mean", "count"]
     # one thing asked: the sum alone; "how many beds" is the sum's ask
     assert counted_if_asked("How many beds do the hospitals within 7 km have?", [beds]) == [beds]
+    # "how far, and how many beds": the set listed with its distances beside the sum, each an answer of the plan
+    far = "How far are the hospitals within 7 km of the fire, and how many beds do they have?"
+    listed = counted_if_asked(far, [beds])
+    assert [s.measure for s in listed] == ["sum", "list"] and unanswered(far, listed) == []
+    plan = compile_specs(listed)
+    assert [plan.step(i).tool for i in plan.results] == ["stats", "within_distance"]
 
 
 @pytest.mark.parametrize(

@@ -126,3 +126,23 @@ def test_a_plan_that_does_not_narrow_to_the_name_leaves_it_unapplied(layers):
     assert [c.applied for c in check_coverage(wanted, [fetched, nearest])] == [False]
     kept = ExecutedStep(step_id=3, tool="filter_values", args={"field": "equipamien", "values": wanted[0].value[1:]})
     assert [c.applied for c in check_coverage(wanted, [fetched, kept, nearest])] == [True]
+
+
+def test_how_far_and_how_many_beds_gives_the_distance_and_the_beds(tmp_path):
+    """Kula Hospital: 34.3 km from the Lahaina burn area, 9 beds (HIFLD). The sum of its beds is computed from the
+    nearest step's output; that output is an answer too (the plan's results), so the distance is stated."""
+    reading = {"subject": "healthcare", "relation": "nearest", "reference": "hazard", "measure": "sum"}
+    record = ask(tmp_path, "How far is Kula Hospital from the Lahaina fire, and how many beds does it have?", reading)
+    assert record.status == "answered", record.answer
+    assert "34,330" in record.answer and ": 9 (1 values)" in record.answer
+
+
+def test_a_reading_that_gives_no_figure_the_question_asks_gives_way(tmp_path):
+    """The model reads "a qué distancia" as a length inside the flood (points have none); code's reading lists the
+    hospital with its distance, the figure the question asks: code's reading is the answer, and it says why."""
+    reading = {"subject": "healthcare", "relation": "inside", "reference": "hazard", "measure": "length"}
+    record = ask(
+        tmp_path, "¿A qué distancia está el Hospital Clínico de la zona inundada por la DANA?", reading, reading
+    )
+    assert record.status == "answered", record.answer
+    assert "3,234" in record.answer and "the other reading gives no figure for" in record.answer

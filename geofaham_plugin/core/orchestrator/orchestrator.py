@@ -599,7 +599,7 @@ class Orchestrator:
         plan = record.plans[-1].plan
         progress = record.progress
         consumed = {d for s in plan.steps for d in s.depends_on}
-        terminal = [s.id for s in plan.steps if s.id not in consumed]
+        terminal = plan.results or [s.id for s in plan.steps if s.id not in consumed]
         answer_ids = [progress.artifacts[i] for i in terminal if i in progress.artifacts]
         # an empty final result is an answer ("none within 1 km"); a step that never ran is not
         complete = all(progress.status.get(s.id) is StepStatus.done for s in plan.steps)

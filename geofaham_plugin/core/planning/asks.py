@@ -173,24 +173,26 @@ def listed_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference:
 
 
 def counted_if_asked(question: str, specs: Sequence[AnalysisSpec], *, difference: bool = False) -> list[AnalysisSpec]:
-    """``specs`` with a count of each measured set added when the question also asks how many there are ("how many,
-    and how many beds in total?", "the average beds, and how many hospitals?"): the count of the same set is a figure
-    of its own; else ``specs`` unchanged."""
+    """``specs`` with figures of each measured set added that the question also asks ("how many, and how many beds in
+    total?": the count of the same hospitals; "how far is it, and how many beds does it have?": the set listed with
+    its distance, where it is related by a distance or the nearest); else ``specs`` unchanged."""
     missing = unanswered(question, specs, difference=difference)
-    if not missing or difference or any(a.kind not in ("count", "yesno") for a in missing):
+    if not missing or difference or any(a.kind not in ("count", "yesno", "distance", "names") for a in missing):
         return list(specs)
-    counts = [
-        s.model_copy(update={"measure": "count", "field": None, "statistic": None, "weight": "count"})
-        for s in specs
-        if s.measure in ("sum", "mean", "area", "length")
-        and s.subject.kind in ("features", "layer", "damage")
-        and not s.subject.raster
-        and s.access is None
-        and s.group_by is None
-        and s.zones is None
-        and s.grid_m is None
-    ]
-    added = list(specs) + [c for c in counts if c not in specs]
+    kinds = {a.kind for a in missing}
+    added = list(specs)
+    for s in specs:
+        if s.measure not in ("sum", "mean", "area", "length") or s.subject.raster or s.access is not None:
+            continue
+        if s.group_by is not None or s.zones is not None or s.grid_m is not None:
+            continue
+        plain = {"field": None, "statistic": None, "weight": "count"}
+        if kinds & {"count", "yesno"}:
+            added.append(s.model_copy(update={"measure": "count", **plain}))
+        distanced = s.relation is not None and s.relation.kind in ("within", "beyond", "nearest")
+        if "names" in kinds or ("distance" in kinds and distanced):
+            added.append(s.model_copy(update={"measure": "list", **plain}))
+    added = [a for i, a in enumerate(added) if a not in added[:i]]
     return added if len(unanswered(question, added, difference=difference)) < len(missing) else list(specs)
 
 

@@ -80,6 +80,11 @@ class PlanStep(BaseModel):
 class Plan(BaseModel):
     steps: list[PlanStep] = Field(min_length=1, max_length=12)
     rationale: str = ""
+    results: list[int] = Field(
+        default_factory=list,
+        description="the steps whose outputs are the answer, one per analysis (a list of the hospitals with their "
+        "distances beside the sum of their beds computed from it); empty: the steps no other step uses",
+    )
 
     def step(self, step_id: int) -> PlanStep:
         for s in self.steps:

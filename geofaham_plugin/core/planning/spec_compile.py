@@ -550,7 +550,14 @@ def compile_specs(specs: Sequence[AnalysisSpec], *, difference: bool = False) ->
         )
     if len(b.steps) > 12:
         raise SpecError(f"the analysis needs {len(b.steps)} steps; a plan holds at most 12: ask one part at a time")
-    return Plan(steps=b.steps, rationale="analysis spec: " + " | ".join(s.describe() for s in specs))
+    # each analysis's own result though another's step reads it (the hospitals listed with their distances, and the
+    # sum of their beds computed from them), in the analyses' order, then the other steps no step reads
+    consumed = {d for s in b.steps for d in s.depends_on}
+    terminal = [s.id for s in b.steps if s.id not in consumed]
+    stepped = all(e.startswith("step:") for e in ends)
+    own = list(dict.fromkeys(int(e.removeprefix("step:")) for e in ends)) if stepped and not difference else []
+    results = own + [i for i in terminal if i not in own] if set(own) - set(terminal) else []
+    return Plan(steps=b.steps, rationale="analysis spec: " + " | ".join(s.describe() for s in specs), results=results)
 
 
 __all__ = ["StepBuilder", "compile_specs"]

@@ -19,7 +19,7 @@ from ...domain.language import phrase
 from ...engines.layers import LayerCatalogue
 from ...llm import LLM
 from ...llm.base import READER_ROLE
-from ..asks import ASK_OF_MEASURE, question_asks
+from ..asks import ASK_OF_MEASURE, question_asks, unanswered
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..names import features_named, with_named_features
@@ -392,6 +392,16 @@ def _reconciled(
             # read two ways that compute the same ("how far is Huntington Hospital": its distance, listed, whether
             # read as a length or a list): one reading
             two = []
+        elif (
+            alternative and not unanswered(facts.question, specs) and (left := unanswered(facts.question, alternative))
+        ):
+            # the question's asks (a closed class of interrogatives) are code's reading's figures and not the model's
+            # ("a qué distancia está el Hospital Clínico": a distance, not a length inside the flood): code's
+            result.notes.append(
+                "read as code read it: the other reading gives no figure for "
+                + " / ".join(dict.fromkeys(a.clause or a.words for a in left))
+            )
+            alternative, two = [], []
         specs = list(specs) + [a for a in alternative if a not in specs]
         # the alternative's grades are asked (by one reading): coverage does not take them for a narrowing unasked
         result.constraints += _applied_constraints(reading, {d.field for d in two} & {"grades"})
