@@ -17,6 +17,7 @@ from geofaham_plugin.core.planning.asks import unanswered
 from geofaham_plugin.core.planning.coverage import Constraint, ExecutedStep, check_coverage, unasked_limits
 from geofaham_plugin.core.planning.names import (
     capitalised,
+    event_of_names,
     features_named,
     name_constraints,
     names_said,
@@ -146,3 +147,12 @@ def test_a_reading_that_gives_no_figure_the_question_asks_gives_way(tmp_path):
     )
     assert record.status == "answered", record.answer
     assert "3,234" in record.answer and "the other reading gives no figure for" in record.answer
+
+
+def test_a_feature_named_says_the_disaster_when_only_one_disasters_data_holds_it(layers):
+    """The Palau de Vivanco is in the Catarroja extract only: "the flood" is the València flood. Huntington Hospital
+    is in the HIFLD layer of three fires: "the fire" stays unresolved (the question says which, or is refused)."""
+    facts = event_of_names(prepass("How far is the Palau de Vivanco from the flood, in metres?", layers=layers), layers)
+    assert (facts.event_id, facts.event_candidates) == (6, [6])
+    facts = event_of_names(prepass("How far is Huntington Hospital from the fire?", layers=layers), layers)
+    assert facts.event_id is None

@@ -47,7 +47,7 @@ from ..planning.coverage import (
 )
 from ..planning.facts import PrepassFacts
 from ..planning.identify import check_question
-from ..planning.names import features_named, name_constraints
+from ..planning.names import event_of_names, features_named, name_constraints
 from ..planning.plan import Plan, PlanStep
 from ..planning.planner import Planner, PlanResult
 from ..planning.prepass import normalise, prepass
@@ -139,7 +139,7 @@ class Orchestrator:
         )
 
         def start() -> None:
-            facts = prepass(question, layers=self.layers)
+            facts = self._facts(question)
             check_distances(facts)  # "within 40000 km": one line for the user, not a validation error
             record.facts = inherit_facts(facts, previous)
             if previous is not None and record.facts is not facts:  # a follow-up of the previous run
@@ -204,7 +204,7 @@ class Orchestrator:
             run_id=new_run_id(),
             question=question,
             language=detect_language(question),
-            facts=prepass(question, layers=self.layers),
+            facts=self._facts(question),
         )
         t0 = time.monotonic()
         self._deadline = None
@@ -227,7 +227,7 @@ class Orchestrator:
             previous = self.runlog.load(record.follow_up_of)
             preferred = previous.plans[-1].template if previous and previous.plans else None
         if record.facts is None:  # a saved state from before the pre-pass: it depends on the question alone
-            record.facts = prepass(record.question, layers=self.layers)
+            record.facts = self._facts(record.question)
         return self.planner.plan(
             record.facts,
             self.store,
@@ -410,6 +410,11 @@ class Orchestrator:
             frontier += upstream.inputs
         return steps
 
+    def _facts(self, question: str) -> PrepassFacts:
+        """What code reads of the question: the pre-pass, and the disaster of the features it names by name when
+        it names none."""
+        return event_of_names(prepass(question, layers=self.layers), self.layers)
+
     def _local_fields(self, facts: PrepassFacts) -> list[list[UserField]]:
         """The fields of the local layers the question's feature classes come from (its disaster's)."""
         return [local_fields(cls, facts.event_id, self.layers) for cls in dict.fromkeys(facts.target_entities)]
@@ -441,7 +446,7 @@ class Orchestrator:
         not and replanning is allowed, replan with what was left out; what stays unapplied makes the
         answer partial (``_synthesize`` says which parts, and presents no number as the answer)."""
         if record.facts is None:
-            record.facts = prepass(record.question, layers=self.layers)
+            record.facts = self._facts(record.question)
         aoi_layers: list[str] = []
         if record.aoi_artifact_id and record.aoi_artifact_id in self.store:  # the area made from a layer it names
             source = self.store.get(record.aoi_artifact_id).source

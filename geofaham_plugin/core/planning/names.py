@@ -100,16 +100,33 @@ def capitalised(question: str) -> set[str]:
     return {normalise(w) for w in re.findall(r"\w+", question) if w[0].isupper()}
 
 
-def features_named(facts: PrepassFacts, layers: LayerCatalogue | None) -> list[NamedFeature]:
+def event_of_names(facts: PrepassFacts, layers: LayerCatalogue | None) -> PrepassFacts:
+    """``facts`` with the disaster a question that names none means when it names features that only one disaster's
+    local layers hold, of those its words point to ("the Palau de Vivanco ... the flood": the Catarroja extract, the
+    València flood); unchanged otherwise."""
+    if layers is None or facts.event_id is not None:
+        return facts
+    events = {i for n in features_named(facts, layers, every_event=True) for i in layers.get(n.layer_id).events}
+    if facts.event_candidates:  # "the flood": of the disasters its words point to
+        events &= set(facts.event_candidates)
+    if len(events) != 1:
+        return facts
+    event_id = events.pop()
+    return facts.model_copy(update={"event_id": event_id, "event_candidates": [event_id]})
+
+
+def features_named(
+    facts: PrepassFacts, layers: LayerCatalogue | None, *, every_event: bool = False
+) -> list[NamedFeature]:
     """The features of the question's disaster's local layers (points of interest, OpenStreetMap extracts) the
-    question names by name: the layers' names read together (a word rare in one layer may be common in another;
-    words said belong to the longest name they are part of)."""
-    if layers is None or facts.event_id is None:
+    question names by name (``every_event``: of any disaster's): the layers' names read together (a word rare in one
+    layer may be common in another; words said belong to the longest name they are part of)."""
+    if layers is None or (facts.event_id is None and not every_event):
         return []
     text = where_blanked(normalise(facts.question), facts)
     where: dict[str, list[tuple[str, dict[str, str]]]] = {}  # name -> (layer id, its tags), per layer holding it
     for role in ("poi", "osm"):
-        for layer in layers.find(event_id=facts.event_id, role=role):
+        for layer in layers.find(event_id=None if every_event else facts.event_id, role=role):
             if layer.name_field:
                 for name, tags in layers.feature_names(layer.id).items():
                     where.setdefault(name, []).append((layer.id, tags))
