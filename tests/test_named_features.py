@@ -156,3 +156,21 @@ def test_a_feature_named_says_the_disaster_when_only_one_disasters_data_holds_it
     assert (facts.event_id, facts.event_candidates) == (6, [6])
     facts = event_of_names(prepass("How far is Huntington Hospital from the fire?", layers=layers), layers)
     assert facts.event_id is None
+
+
+def test_work_on_your_own_files_names_no_disaster_by_a_feature_name(tmp_path):
+    """ "Avinguda del Sud" is a Catarroja street; with layers of the user's and no disaster said, the instruction is
+    about the user's files: no disaster is taken from the name."""
+    import geopandas as gpd
+    from shapely.geometry import LineString
+
+    from geofaham_plugin.core.engines.layers import LayerCatalogue
+
+    catalogue = LayerCatalogue()  # (not the shared default one: a layer of the user's added here stays here)
+    path = tmp_path / "streets.geojson"
+    gpd.GeoDataFrame({"name": ["Avinguda del Sud"]}, geometry=[LineString([(0, 0), (1, 1)])], crs=4326).to_file(path)
+    catalogue.add_user_layer("streets", path)
+    facts = prepass("Clip my streets layer to the Avinguda del Sud", layers=catalogue)
+    assert event_of_names(facts, catalogue).event_id is None
+    facts = prepass("Museo Antonia Mir: how much of its damage value is not covered by the subsidy?")
+    assert event_of_names(facts, default_catalogue()).event_id == 6  # no files of the user's: the plan's disaster

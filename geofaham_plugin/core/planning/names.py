@@ -103,9 +103,12 @@ def capitalised(question: str) -> set[str]:
 def event_of_names(facts: PrepassFacts, layers: LayerCatalogue | None) -> PrepassFacts:
     """``facts`` with the disaster a question that names none means when it names features that only one disaster's
     local layers hold, of those its words point to ("the Palau de Vivanco ... the flood": the Catarroja extract, the
-    València flood); unchanged otherwise."""
+    València flood); unchanged otherwise, and when the words point to no disaster and the session holds layers of
+    the user's (an instruction on your files never runs on a disaster's layers)."""
     if layers is None or facts.event_id is not None:
         return facts
+    if not facts.event_candidates and layers.user_layers:
+        return facts  # work on your own files names no disaster: a street of yours is no disaster's street
     events = {i for n in features_named(facts, layers, every_event=True) for i in layers.get(n.layer_id).events}
     if facts.event_candidates:  # "the flood": of the disasters its words point to
         events &= set(facts.event_candidates)
