@@ -121,13 +121,14 @@ def classes_of_tags(tags: Mapping[str, str]) -> list[str]:
     found = []
     for name, spec in feature_class_specs().items():
         for selector in spec.selectors:
-            if all(_tag_kept(tags.get(key), wanted) for key, wanted in selector.items()):
+            if all(tag_kept(tags.get(key), wanted) for key, wanted in selector.items()):
                 found.append(name)
                 break
     return found
 
 
-def _tag_kept(value: str | None, wanted: object) -> bool:
+def tag_kept(value: str | None, wanted: object) -> bool:
+    """Whether a selector's value for a key (True / "*": any but "no"; a value; a list of values) keeps ``value``."""
     if value is None or value == "":
         return False
     if wanted is True or wanted == "*":

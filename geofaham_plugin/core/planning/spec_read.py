@@ -13,7 +13,7 @@ from typing import Literal
 from ..agents.transforms import WhereArgs
 from ..domain.damage import ANY_DAMAGE, DamageClass, grade_spelling, grades_bounded
 from ..domain.events import get_event, load_events, load_gazetteer
-from ..domain.feature_classes import WRITTEN_TAG, feature_class_specs
+from ..domain.feature_classes import WRITTEN_TAG, feature_class_specs, tag_kept
 from ..domain.identifiers import identifier_refusal
 from ..domain.layer_names import layer_words
 from ..domain.value_words import in_data_words
@@ -944,9 +944,7 @@ def written_tags(
         if (column := columns.get(key)) is None:
             continue
         admitted = [sel[key] for sel in spec.selectors if key in sel] if spec is not None else []
-        if admitted and not any(
-            a is True or a == "*" or value == a or (isinstance(a, list | tuple) and value in a) for a in admitted
-        ):  # ("landuse=railway": a class of any landuse value holds it)
+        if admitted and not any(tag_kept(value, a) for a in admitted):  # (landuse=railway: any landuse value)
             continue  # the class holds no such features ("highway=crossing" points are no roads): said, not applied
         domain = next((f.values or [] for f in fields if f.name == column), [])
         # the value as the data spells it, in as many words as the text after "key =" holds ("TYPE = GENERAL
