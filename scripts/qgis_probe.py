@@ -8,6 +8,7 @@ window after each step, writes the report as JSON, and closes QGIS cleanly.
 
 import json
 import os
+import time
 import traceback
 
 import qgis.utils
@@ -129,6 +130,18 @@ def run():
         _finish(report)
 
 
+def _wait_for_the_canvas(seconds=20.0):
+    """Let the map canvas finish drawing (its layers render in parallel jobs): a grab taken sooner shows the
+    layers drawn first (the answer on top) without the ones under it (the hazard, the context)."""
+    canvas = iface.mapCanvas()
+    deadline = time.monotonic() + seconds
+    canvas.refresh()
+    QCoreApplication.processEvents()
+    while time.monotonic() < deadline and (canvas.isDrawing() or not canvas.layers()):
+        QCoreApplication.processEvents()
+        time.sleep(0.05)
+
+
 def _finish(report):
     try:
         report["plugin_loaded"] = PLUGIN in qgis.utils.plugins
@@ -143,6 +156,7 @@ def _finish(report):
             win.showMaximized()
             for _ in range(5):
                 QCoreApplication.processEvents()
+            _wait_for_the_canvas()
             report["screenshot"] = SCREENSHOT
             report["screenshot_saved"] = bool(iface.mainWindow().grab().save(SCREENSHOT))
         if REPORT:

@@ -45,6 +45,12 @@ if [ -n "${SCREENSHOT:-}" ] || [ -n "${QGIS_PROBE:-}" ]; then
 fi
 [ -n "${PROJECT:-}" ] && args+=(--project "$PROJECT")
 
+# No display to draw on (an SSH session, a CI box): QGIS would stop at "non-interactive mode not supported";
+# Xvfb gives it one, and the line below says so.
+if [ "${HEADLESS:-0}" != "1" ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  echo "run_qgis.sh: no display (DISPLAY and WAYLAND_DISPLAY unset): running QGIS under Xvfb (HEADLESS=1)" >&2
+  HEADLESS=1
+fi
 if [ "${HEADLESS:-0}" = "1" ]; then
   exec xvfb-run -a -s '-screen 0 1920x1080x24' qgis "${args[@]}" "$@"
 else
