@@ -21,6 +21,7 @@ from geofaham_plugin.core.planning.names import (
     features_named,
     name_constraints,
     names_said,
+    shouted,
     with_named_features,
 )
 from geofaham_plugin.core.planning.prepass import normalise, prepass
@@ -62,6 +63,38 @@ def test_a_name_said_whole_or_by_its_telling_words_is_read(question, said, names
 )
 def test_words_that_only_share_a_part_of_a_name_name_no_feature(question):
     assert names_said(normalise(question), NAMES, capitalised(question)) == []
+
+
+LA_NAMES = ["CEDAR SINAI MEDICAL CENTER", "CEDARS - SINAI MARINA DEL REY HOSPITAL", "LAC USC MEDICAL CENTER",
+            "PROVIDENCE CEDARS - SINAI TARZANA MEDICAL CENTER", "LAC - HARBOR UCLA MEDICAL CENTER", "KECK HOSPITAL OF USC",
+            "LAC - OLIVE VIEW - UCLA MEDICAL CENTER", "USC VERDUGO HILLS HOSPITAL", "LAC - RANCHO LOS AMIGOS CENTER",
+            "USC KENNETH NORRIS JR. CANCER HOSPITAL", "HUNTINGTON HOSPITAL", "METHODIST HOSPITAL OF SOUTHERN CALIFORNIA",
+            "METHODIST MEMORIAL HOSPITAL"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "said", "names"),
+    [  # a plural or a typo in a word of a name; the name said whole wins over names sharing a part of it
+        ("How far is Cedars-Sinai Medical Center in West Hollywood?", "cedars sinai medical center", [LA_NAMES[0]]),
+        ("Distance from Huntingtn Hospital to the fire", "huntingtn hospital", ["HUNTINGTON HOSPITAL"]),
+        # two words common among the names, rare together, written as an abbreviation is
+        ("LAC+USC is our fallback: how far is it?", "lac usc", ["LAC USC MEDICAL CENTER"]),
+    ],
+)
+def test_a_name_written_as_people_write_it_is_read(question, said, names):
+    assert names_said(normalise(question), LA_NAMES, capitalised(question), shouted(question)) == [(said, names)]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How far is the nearest medical center?",  # common words, not written as a name
+        "Which USC hospital is nearest?",  # one abbreviation, in three names
+        "How far is cancer hospital?",  # a part of a name not written as a name is
+    ],
+)
+def test_common_words_of_names_or_one_abbreviation_name_no_feature(question):
+    assert names_said(normalise(question), LA_NAMES, capitalised(question), shouted(question)) == []
 
 
 def test_the_names_of_the_disasters_local_layers_are_read_together(layers):

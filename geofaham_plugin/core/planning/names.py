@@ -42,14 +42,32 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", normalise(text))
 
 
+def _same(a: str, b: str) -> bool:
+    """One word of a name as people write it: the same, but for a plural "s" ("Cedars" of "CEDAR") or, in a word of
+    six letters or more, one letter changed, added or dropped (a typo; never in a number)."""
+    if a == b:
+        return True
+    if a.isdigit() or b.isdigit():
+        return False
+    if a.rstrip("s") == b.rstrip("s") and len(a.rstrip("s")) >= 3:
+        return True
+    if min(len(a), len(b)) < 6 or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
 def _longest_run(name: list[str], question: list[str]) -> tuple[int, int]:
-    """(length, start in ``question``) of the longest run of consecutive words ``name`` and ``question`` share."""
+    """(length, start in ``question``) of the longest run of consecutive words ``name`` and ``question`` share
+    (words compared as people write them, ``_same``)."""
     best = (0, 0)
     previous = [0] * (len(question) + 1)
     for a in name:
         current = [0] * (len(question) + 1)
         for j, b in enumerate(question, 1):
-            if a == b:
+            if _same(a, b):
                 current[j] = previous[j - 1] + 1
                 if current[j] > best[0]:
                     best = (current[j], j - current[j])
@@ -57,11 +75,15 @@ def _longest_run(name: list[str], question: list[str]) -> tuple[int, int]:
     return best
 
 
-def names_said(text: str, names: Sequence[str], proper: set[str] | None = None) -> list[tuple[str, list[str]]]:
+def names_said(
+    text: str, names: Sequence[str], proper: set[str] | None = None, shouted: set[str] | None = None
+) -> list[tuple[str, list[str]]]:
     """The names of ``names`` the (normalised, places blanked) question says, grouped by the words said:
     [(words said, [names as spelled])]. A name said whole counts; a part of one counts when it holds two words
     that are not the names' short linking words ("de", "la", "of": short and common among them), one of them rare
-    among the names and, when ``proper`` is given (the words the question capitalises), written as a name is.
+    among the names and, when ``proper`` is given (the words the question capitalises), written as a name is; or
+    two such words that follow each other in few names ("LAC USC"). A short word written all in capitals
+    (``shouted``: "LAC", "USC") is an abbreviation, never a linking word.
     Of names sharing words said, those said whole come first; the longest run wins."""
     question = _words(text)
     tokens = {name: _words(name) for name in names}
@@ -69,6 +91,12 @@ def names_said(text: str, names: Sequence[str], proper: set[str] | None = None) 
 
     def telling(w: str) -> bool:
         return used[w] <= RARE and not w.isdigit() and (proper is None or w in proper)
+
+    def rare_run(run: list[str]) -> bool:
+        """Words common among the names alone ("LAC", "USC") that follow each other in few of them, one written
+        as a name is: the run tells its names apart as one rare word does."""
+        within = sum(1 for words in tokens.values() if _longest_run(run, words)[0] == len(run))
+        return within <= RARE and (proper is None or any(w in proper for w in run))
 
     hits: dict[tuple[int, int], list[tuple[bool, str]]] = {}
     for name, words in tokens.items():
@@ -79,8 +107,8 @@ def names_said(text: str, names: Sequence[str], proper: set[str] | None = None) 
             continue
         run = question[start : start + length]
         whole = length == len(words)
-        content = [w for w in run if len(w) > 3 or used[w] <= RARE]
-        if not whole and (len(content) < 2 or not any(telling(w) for w in content)):
+        content = [w for w in run if len(w) > 3 or used[w] <= RARE or w in (shouted or ())]
+        if not whole and (len(content) < 2 or not (any(telling(w) for w in content) or rare_run(run))):
             continue
         hits.setdefault((start, length), []).append((whole, name))
     out: list[tuple[str, list[str]]] = []
@@ -98,6 +126,11 @@ def names_said(text: str, names: Sequence[str], proper: set[str] | None = None) 
 def capitalised(question: str) -> set[str]:
     """The words a question writes with a capital (normalised): how a name is written."""
     return {normalise(w) for w in re.findall(r"\w+", question) if w[0].isupper()}
+
+
+def shouted(question: str) -> set[str]:
+    """The words of two letters or more a question writes all in capitals (normalised): abbreviations."""
+    return {normalise(w) for w in re.findall(r"[^\W\d_]{2,}", question) if w.isupper()}
 
 
 def event_of_names(facts: PrepassFacts, layers: LayerCatalogue | None) -> PrepassFacts:
@@ -134,7 +167,7 @@ def features_named(
                 for name, tags in layers.feature_names(layer.id).items():
                     where.setdefault(name, []).append((layer.id, tags))
     out: list[NamedFeature] = []
-    for said, found in names_said(text, list(where), capitalised(facts.question)):
+    for said, found in names_said(text, list(where), capitalised(facts.question), shouted(facts.question)):
         for layer_id in dict.fromkeys(i for name in found for i, _ in where[name]):
             layer = layers.get(layer_id)
             names = [name for name in found if any(i == layer_id for i, _ in where[name])]
