@@ -44,6 +44,15 @@ def test_the_ranges_are_the_damage_scale_s_spelling():
         ("more than half of the damaged homes", ["affected", "minor", "major", "destroyed"]),
         ("what percent of the homes were destroyed", ["destroyed"]),
         ("dano grave (26-50%)", ["major"]),
+        # a range of the share damaged, in digits or words: the grades that fill it end to end
+        ("homes with light damage only, one to nine percent", ["affected"]),
+        ("buildings damaged between 10 and 25 %", ["minor"]),
+        ("viviendas con daños del 10 al 50 %", ["minor", "major"]),
+        ("maisons endommagées de dix à vingt-cinq pour cent", ["minor"]),
+        ("structures with 51 to 100 percent damage", ["destroyed"]),
+        # a range no run of grades fills says no grade: the damage word's
+        ("homes 5 to 30 percent damaged", ["affected", "minor", "major", "destroyed"]),
+        ("homes destroyed 2 to 3 km from the fire", ["destroyed"]),
     ],
 )
 def test_grades_said_by_comparing(text, classes):

@@ -673,3 +673,38 @@ def test_a_size_the_features_must_have_that_no_step_applies_is_never_the_answer(
     the count of every damaged label (35) is not the answer; the answer is partial and quotes the size."""
     record = ask(store, "How many damaged buildings in Lahaina have a footprint bigger than 500 m²?")
     assert record.status == "partial" and "500 m2" in record.answer, record.answer
+
+
+def test_grades_said_by_a_range_of_percent_are_codes_and_the_percent_is_no_share_asked(store):
+    """ "one to nine percent" is the grade Affected (1-9%) as the data spell it (a closed class code reads), and its
+    percent asks no share: the model's minor grade and share give way. Single-family homes are both single-family
+    types: the model's single-storey one alone is no word of the question, code's kinds stand (46 + 159 = 205)."""
+    read = {"subject": "damage", "grades": ["affected", "minor"], "measure": "share",
+            "share_of": ["affected", "minor", "major"], "kinds": ["Single Family Residence Single Story"]}  # fmt: skip
+    record = ask(store, "Eaton fire: how many single-family homes had light damage only, one to nine percent?", read)
+    assert record.status == "answered", record.answer
+    (value,) = record.structured.totals()
+    assert value.value == 205 and value.unit != "percent", record.answer
+
+
+def test_a_kind_told_apart_by_a_word_said_is_the_models_to_narrow_to(store):
+    """Of the kinds code found, the model may keep some when a word tells them from those it leaves ("mobile"); a
+    narrowing no word tells (the single-storey one of "single-family homes") gives way to code's kinds."""
+    from geofaham_plugin.core.planning.reading.read import unsaid_values_given_way
+    from geofaham_plugin.core.planning.reading.schema import Reading
+
+    sfr = ["Single Family Residence Multi Story", "Single Family Residence Single Story"]
+    code = Reading(subject="damage", grades=["destroyed"], kinds=[*sfr, "Mobile Home Single Wide"])
+    unsaid = "Eaton: how many single-family homes and single-wides were destroyed?"
+    model = Reading(subject="damage", grades=["destroyed"], kinds=sfr[1:])
+    assert unsaid_values_given_way(model, code, unsaid).kinds == code.kinds
+    said = "Eaton: of the single-family homes and mobile single-wides, how many mobile ones were destroyed?"
+    mobile = Reading(subject="damage", grades=["destroyed"], kinds=["Mobile Home Single Wide"])
+    assert unsaid_values_given_way(mobile, code, said).kinds == ["Mobile Home Single Wide"]
+    # a kind code did not keep gives way unless a word of its own is said
+    sfr_code = Reading(subject="damage", grades=["destroyed"], kinds=sfr)
+    assert unsaid_values_given_way(mobile, sfr_code, "single-family homes destroyed").kinds == sfr
+    assert unsaid_values_given_way(mobile, sfr_code, "single-family or mobile homes").kinds == mobile.kinds
+    # kinds set aside are the model's to read
+    aside = Reading(subject="damage", grades=["destroyed"], kinds_out=["Utility Misc Structure"])
+    assert unsaid_values_given_way(aside, sfr_code, "sheds aside, how many destroyed?") == aside

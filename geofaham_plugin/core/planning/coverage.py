@@ -42,11 +42,11 @@ from .prepass import (
     TYPE_WORDS,
     alias_hits,
     blank_spans,
-    damage_bounds,
     damage_values,
     event_spellings,
     excluded_in,
     grade_of,
+    grade_percent_spans,
     normalise,
     user_layer_hits,
 )
@@ -269,7 +269,7 @@ def question_constraints(
         found.append(Constraint(kind="group_by", value="type", phrase=m.group(0)))  # "which types ... of each"
     vocab = constraint_words()
     # "ten percent damage or worse" says which grades (the pre-pass's damage classes), not a share asked for
-    graded = blank_spans(text, [span for span, _, _ in damage_bounds(text)])
+    graded = blank_spans(text, grade_percent_spans(text))
     # "dos kilómetros y medio" is a distance and a half, not a mean asked for
     graded = blank_spans(graded, [m.span() for m in DISTANCE_RE.finditer(graded)])
     for measure, pattern in vocab["measures"].items():

@@ -615,21 +615,54 @@ def _alternative(m: re.Match[str]) -> str:
     return m.lastgroup
 
 
-# The inspection grades by their percentages ("dano grave (26-50%)" is the grade Major, whatever the word says), the
-# ranges as the damage scales spell them (domain.damage.grade_ranges): "1-9 %", "10 to 25 %", "> 50 %", "more than 50 %"
-GRADE_PERCENTS: list[tuple[re.Pattern[str], DamageClass]] = [
-    (
-        re.compile(rf"(?:>|{alternation(COMPARISON_WORDS['>'])})\s*{lo:g}\s*%")
-        if lo_open
-        else re.compile(rf"(?<![\d.]){lo:g}\s*(?:-|to|a)\s*{hi:g}\s*%"),
-        cls,
-    )
-    for cls, lo, hi, lo_open in grade_ranges()
-    if hi > 0
-]
-
-
+# The inspection grades by their percentages ("dano grave (26-50%)" is the grade Major, whatever the word says): an
+# open range as the damage scales spell it ("> 50 %", "more than 50 %"); a range said between two numbers, below
 _PERCENT = r"(?:%|percent|per\s*cent|por\s*ciento|pour\s*cent|por\s*cento)"
+GRADE_PERCENTS: list[tuple[re.Pattern[str], DamageClass]] = [
+    (re.compile(rf"(?:>|{alternation(COMPARISON_WORDS['>'])})\s*{lo:g}\s*%"), cls)
+    for cls, lo, hi, lo_open in grade_ranges()
+    if hi > 0 and lo_open
+]
+_PERCENT_NUMBER = rf"\d+(?:[.,]\d+)?|{_COUNT}"
+#: a range of the share of a structure damaged, two numbers (digits or words) joined: "1-9 %", "one to nine
+#: percent", "between 10 and 25 %", "del 26 al 50 %", "de 10 à 25 %", "de 1 a 9 por cento"
+PERCENT_RANGE = re.compile(
+    rf"(?<![\d.\w])(?P<lo>{_PERCENT_NUMBER})\s*{_PERCENT}?"
+    r"(?:\s*[-–]\s*|\s+(?:to|through|a|al|à|au|and|y|e|et|ate|hasta)\s+(?:(?:the|el|la|le|o|a)\s+)?)"
+    rf"(?P<hi>{_PERCENT_NUMBER})\s*{_PERCENT}"
+)
+
+
+def grades_in_ranges(text: str) -> list[tuple[int, DamageClass]]:
+    """(position, grade) of the grades a (normalised) question says by a range of the share damaged, the ranges as
+    the damage scales spell them (``domain.damage.grade_ranges``): a range is the grades that fill it end to end
+    ("1 to 9 %" Affected, "10 to 50 %" Minor and Major); a range no run of grades fills ("5 to 30 %") says none."""
+    return [(span[0], cls) for span, classes in _ranges(text) for cls in classes]
+
+
+def grade_percent_spans(text: str) -> list[Span]:
+    """Where the (normalised) question says grades by a share of the structure damaged ("ten percent damage or
+    worse", "one to nine percent", "> 50 %"): a percent there says which grades, never a share asked for."""
+    spans = [span for span, _, _ in damage_bounds(text)] + [span for span, _ in _ranges(text)]
+    return spans + [m.span() for pattern, _ in GRADE_PERCENTS for m in pattern.finditer(text)]
+
+
+def _ranges(text: str) -> list[tuple[Span, list[DamageClass]]]:
+    out: list[tuple[Span, list[DamageClass]]] = []
+    for m in PERCENT_RANGE.finditer(text):
+        said_lo, said_hi = _number(m["lo"]), _number(m["hi"])
+        if said_hi <= said_lo:
+            continue
+        inside = [
+            (cls, lo + (1 if lo_open else 0), hi)
+            for cls, lo, hi, lo_open in grade_ranges()
+            if lo + (1 if lo_open else 0) >= said_lo - 0.5 and hi <= said_hi + 0.5
+        ]
+        if inside and min(lo for _, lo, _ in inside) <= said_lo + 1 and max(hi for *_, hi in inside) >= said_hi - 1:
+            out.append((m.span(), [cls for cls, _, _ in inside]))
+    return out
+
+
 _DAMAGE_STEM = r"(?:damag\w*|dan(?:o|os|ad[oa]s?|ificad[oa]s?)|dommages?|degats|endommag\w*)"
 #: a share of the structure damaged, compared: "ten percent damage or worse", "more than a quarter damaged",
 #: "danados en mas del 25 %", "au moins 26 % de dommages"; the damage word before or after it
@@ -696,9 +729,15 @@ def grade_comparisons(text: str) -> list[tuple[Span, list[DamageClass]]]:
 
 
 def grades_compared(text: str) -> bool:
-    """Whether the (normalised) question says its grades by comparing, a share damaged or a grade of the data
-    ("10 % damage or worse", "Minor or worse"): the grades are then read in code from the data's scale."""
-    return bool(damage_bounds(text) or grade_comparisons(text))
+    """Whether the (normalised) question says its grades by comparing or by their percentages, a share damaged or
+    a grade of the data ("10 % damage or worse", "Minor or worse", "one to nine percent", "> 50 %"): the grades are
+    then read in code from the data's scale."""
+    return bool(
+        damage_bounds(text)
+        or grade_comparisons(text)
+        or grades_in_ranges(text)
+        or any(pattern.search(text) for pattern, _ in GRADE_PERCENTS)
+    )
 
 
 _GRADE_NAME = re.compile(rf"(?<!\w)(?:{alternation(graded_names())})(?!\w)")
@@ -714,7 +753,11 @@ def extract_damage_classes(text: str) -> list[DamageClass]:
     bounded += [c for _, classes in grade_comparisons(text) for c in classes]
     if bounded:
         return _unique(c for c in DamageClass if c in bounded)
-    graded = sorted((m.start(), grade) for pattern, grade in GRADE_PERCENTS for m in pattern.finditer(text))
+    graded = sorted(  # by position; a range's grades in the scale's order
+        [(m.start(), grade) for pattern, grade in GRADE_PERCENTS for m in pattern.finditer(text)]
+        + grades_in_ranges(text),
+        key=lambda found: found[0],
+    )
     if graded:
         return _unique(grade for _, grade in graded)
     classes: list[DamageClass] = []

@@ -23,7 +23,7 @@ from ..asks import ASK_OF_MEASURE, question_asks, unanswered
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
 from ..names import features_named, with_named_features
-from ..prepass import grades_compared, normalise, user_entries
+from ..prepass import grade_percent_spans, grades_compared, normalise, user_entries
 from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed, kinds_said
 from ..spec_schema import IMPLIED_RELATIONS, AnalysisSpec, SpecError
@@ -207,6 +207,27 @@ def unsaid_kinds_dropped(r: Reading, question: str) -> Reading:
     return r.model_copy(update=kept) if kept != {"kinds": r.kinds, "kinds_out": r.kinds_out} else r
 
 
+def unsaid_values_given_way(r: Reading, code: Reading, question: str) -> Reading:
+    """``r`` with code's kinds of a damage set when code found kinds named (values of the data: a closed class) and
+    the model's differ by a kind the question gives no word for: one code did not keep, unless a word of its own
+    (not of code's kinds) is said; or one of code's it left out, unless a word of its kinds that the one left out
+    lacks is said ("single-family homes" are both single-family types, not the single-storey one alone)."""
+    if r.subject != "damage" or code.subject != "damage" or not code.kinds or not r.kinds or r.kinds_out:
+        return r  # (kinds set aside are the model's to read: "sheds aside")
+    words = set(_words(question))
+    kept = {w for k in code.kinds for w in _words(k)}
+    chosen = {w for k in r.kinds for w in _words(k)}
+    added_said = all((set(_words(k)) - kept) & words for k in r.kinds if k not in code.kinds)
+    left_said = all((chosen - set(_words(k))) & words for k in code.kinds if k not in r.kinds)
+    if added_said and left_said:
+        return r
+    return r.model_copy(update={"kinds": list(code.kinds), "kinds_out": list(code.kinds_out)})
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", normalise(text))
+
+
 def _kind_field(event_id: int | None, layers: LayerCatalogue) -> str | None:
     domain = damage_domain(event_id, layers)
     return domain[0] if domain else None
@@ -290,7 +311,11 @@ def _reconciled(
     kind_field = _kind_field(event_id, layers)
 
     def normalised(r: Reading) -> Reading:
-        r = effective_kinds(unsaid_kinds_dropped(r, facts.question), candidates, event_id, layers)
+        r = unsaid_values_given_way(unsaid_kinds_dropped(r, facts.question), code, facts.question)
+        r = effective_kinds(r, candidates, event_id, layers)
+        if r.measure == "share" != code.measure and grade_percent_spans(normalise(facts.question)):
+            # the percentages said are grades' ("1 to 9 percent damage"); code read no share asked outside them
+            r = r.model_copy(update={"measure": code.measure, "share_of": code.share_of})
         if r.subject == "damage" and grades_compared(normalise(facts.question)) and facts.damage_classes:
             # a share damaged or a grade compared ("ten percent damage or worse", "Minor or worse") is the grades of
             # the data's scale that meet it: a closed class code reads, the model's grades give way
