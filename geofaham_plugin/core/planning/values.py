@@ -382,6 +382,8 @@ def field_pattern(f: UserField, units: bool = False) -> re.Pattern[str]:
         if units and (unit := _UNIT_OF.get(words[-1])):
             unit_words = "|" + unit  # "more than 5000 litres" of capacity_l
     spelled = "|".join(r"[\s_-]?".join(re.escape(c) for c in spelling) for spelling in spellings) + unit_words
+    if len(words) == 1 and len(words[0]) > 3 and words[0].endswith("s") and not words[0].endswith("ss"):
+        spelled += "|" + re.escape(words[0][:-1])  # "bed count" of BEDS: a plural name said in the singular
     return re.compile(rf"(?<!\w)(?:{spelled})s?(?!\w)")
 
 
