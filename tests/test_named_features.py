@@ -16,6 +16,8 @@ from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.asks import unanswered
 from geofaham_plugin.core.planning.coverage import Constraint, ExecutedStep, check_coverage, unasked_limits
 from geofaham_plugin.core.planning.names import (
+    NamedFeature,
+    _distance_asked,
     capitalised,
     event_of_names,
     features_named,
@@ -28,6 +30,8 @@ from geofaham_plugin.core.planning.prepass import normalise, prepass
 from geofaham_plugin.core.planning.spec_read import spec_from_facts
 from geofaham_plugin.core.planning.spec_schema import IMPLIED_DISTANCE
 
+_point = NamedFeature("la fe", ("HOSPITAL LA FE",), "equipamien", "valencia_health", ("healthcare",), "point")
+_line = NamedFeature("pista de silla", ("Pista de Silla",), "name", "catarroja_osm_lines", ("roads",), "line")
 NAMES = ["HUNTINGTON HOSPITAL", "HUNTINGTON MEMORIAL HOSPITAL D/P APH", "COMMUNITY HOSPITAL OF HUNTINGTON PARK",
          "HOSPITAL UNIVERSITARI I POLITECNIC LA FE (NUEVO HOSPITAL LA FE)", "HOSPITAL CLINICO UNIVERSITARIO",
          "HOSPITAL DE LA MALVARROSA", "Taller de Calafat - Antiguo Motor de Agua", "Avinguda del Sud",
@@ -207,3 +211,23 @@ def test_work_on_your_own_files_names_no_disaster_by_a_feature_name(tmp_path):
     assert event_of_names(facts, catalogue).event_id is None
     facts = prepass("Museo Antonia Mir: how much of its damage value is not covered by the subsidy?")
     assert event_of_names(facts, default_catalogue()).event_id == 6  # no files of the user's: the plan's disaster
+
+
+def test_a_named_road_flooded_is_its_length_inside_and_a_named_school_reached_is_a_yes(tmp_path):
+    """A road named and "how many km flooded": the part of it inside the flood (all 2.69 km of Pista de Silla, from
+    the OSM extract and the EMSR773 flood in EPSG:25830), not its distance; "did the water reach" a school named: a
+    yes or no of it inside (the Els Noguers polygon meets the flood), read alike by code and the model."""
+    road = {"subject": "roads", "relation": "inside", "reference": "hazard", "measure": "length"}
+    record = ask(tmp_path, "La carretera Pista de Silla en Catarroja: ¿cuántos kilómetros quedaron inundados?", road)
+    assert record.status == "answered", record.answer
+    (value,) = record.structured.totals()
+    assert value.unit == "km" and abs(value.value - 2.686) < 0.02, record.answer
+    school = {"subject": "education", "relation": "inside", "reference": "hazard", "measure": "count"}
+    record = ask(tmp_path, "Did the floodwater reach the Els Noguers school in Catarroja?", school)
+    assert record.status == "answered", record.answer
+    assert record.answer.startswith("**Yes.**"), record.answer
+    # a hospital (a point) named, "how many metres": its distance still
+    assert _distance_asked("Hospital La Fe: how many metres from the DANA flood?", [_point])
+    assert not _distance_asked("How many km of Pista de Silla flooded?", [_line])
+    assert _distance_asked("How far is Pista de Silla from the flood?", [_line])
+    assert not _distance_asked("Is Hospital La Fe inside the flood? Did the water reach it?", [_point])

@@ -657,6 +657,10 @@ def _meaning(value: DamageValue | None, raw: Any) -> tuple[str | None, bool | No
 
 
 # -------------------------------------------------------------------------------------- catalogue
+#: words of OGR's geometry type names -> the family ("MultiLineString" is a line)
+_FAMILIES = (("point", "point"), ("line", "line"), ("polygon", "polygon"))
+
+
 class LayerCatalogue:
     """The catalogue file, bound to a data folder."""
 
@@ -673,6 +677,7 @@ class LayerCatalogue:
         self._columns: dict[str, list[str]] = {}
         self._profiles: dict[str, list[UserField]] = {}
         self._names: dict[str, dict[str, dict[str, str]]] = {}
+        self._families: dict[str, str | None] = {}
         self._areas: dict[str, UserLayer] | None = None
         self._rasters: dict[str, UserLayer] | None = None
 
@@ -787,6 +792,20 @@ class LayerCatalogue:
                             names[name] = {k: str(v) for k, v in record.items() if isinstance(v, str) and v}
             self._names[layer_id] = names
         return self._names[layer_id]
+
+    def geometry_family(self, layer_id: str) -> str | None:
+        """A catalogue layer's geometry family as its file declares it ("point", "line", "polygon"), read from the
+        header once per catalogue; None without a file or a declared type."""
+        if layer_id not in self._families:
+            entry = self.get(layer_id)
+            family = None
+            if entry.path is not None and self.file_path(entry).exists():
+                import pyogrio
+
+                declared = str(pyogrio.read_info(self.file_path(entry)).get("geometry_type") or "").lower()
+                family = next((f for w, f in _FAMILIES if w in declared), None)
+            self._families[layer_id] = family
+        return self._families[layer_id]
 
     @property
     def area_layers(self) -> dict[str, UserLayer]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..domain.feature_classes import classes_of_tags
 from ..engines.layers import LayerCatalogue
+from .asks import question_asks
 from .coverage import Constraint, where_blanked
 from .facts import PrepassFacts
 from .prepass import normalise
@@ -36,6 +37,7 @@ class NamedFeature:
     field: str
     layer_id: str
     classes: tuple[str, ...]
+    family: str | None = None  # the layer's geometry family: "point", "line", "polygon"
 
 
 def _words(text: str) -> list[str]:
@@ -175,7 +177,8 @@ def features_named(
             for name in names:
                 tags = next(t for i, t in where[name] if i == layer_id)
                 classes += [c for c in classes_of_tags(tags) if c not in classes]
-            out.append(NamedFeature(said, tuple(names), str(layer.name_field), layer_id, tuple(classes)))
+            family = layers.geometry_family(layer_id)
+            out.append(NamedFeature(said, tuple(names), str(layer.name_field), layer_id, tuple(classes), family))
     return out
 
 
@@ -184,12 +187,16 @@ def name_constraints(named: Sequence[NamedFeature]) -> list[Constraint]:
     return [Constraint(kind="attribute", value=[n.field, *n.names], phrase=n.said) for n in named]
 
 
-def with_named_features(specs: Sequence[AnalysisSpec], named: Sequence[NamedFeature]) -> list[AnalysisSpec]:
+def with_named_features(
+    specs: Sequence[AnalysisSpec], named: Sequence[NamedFeature], question: str = ""
+) -> list[AnalysisSpec]:
     """``specs`` with each named feature's set (the subject or the reference of its class) narrowed to it by name;
     a set no named feature is of stays as it was. A feature named is not one of those in the disaster's hazard
     area: code's implied relation (no relation said) becomes its distance to the hazard area, the nearest of the
     named (each, when several are named), listed with the distance (a count or a length of the features named to the
-    nearest is the distance asked in a unit)."""
+    nearest is the distance asked in a unit) — when the question (its asks, a closed class) asks how far, or asks
+    a figure of named points and no yes or no; a yes/no ("did the water reach the Els Noguers school?") or a
+    length or area of a named road or park ("how many km of Pista de Silla flooded?") is of the part inside."""
     out = []
     for spec in specs:
         subject = _narrowed(spec.subject, named)
@@ -197,7 +204,12 @@ def with_named_features(specs: Sequence[AnalysisSpec], named: Sequence[NamedFeat
         if spec.relation is not None:
             reference = _narrowed(spec.relation.reference, named)
             relation = spec.relation.model_copy(update={"reference": reference})
-            if subject.by_name and relation.kind == "inside" and IMPLIED_INSIDE in spec.implied:
+            if (
+                subject.by_name
+                and relation.kind == "inside"
+                and IMPLIED_INSIDE in spec.implied
+                and _distance_asked(question, [n for n in named if subject.feature_class in n.classes])
+            ):
                 count = max(len(v) for v in subject.filters.values())
                 relation = relation.model_copy(update={"kind": "nearest", "k": count})
                 update["implied"] = [n if n != IMPLIED_INSIDE else IMPLIED_DISTANCE for n in spec.implied]
@@ -208,6 +220,17 @@ def with_named_features(specs: Sequence[AnalysisSpec], named: Sequence[NamedFeat
                 update["measure"] = "list"
         out.append(spec.model_copy(update=update))
     return out
+
+
+def _distance_asked(question: str, named: Sequence[NamedFeature]) -> bool:
+    """Whether a question about features named by name asks their distance to the hazard rather than the part of
+    them inside it: it asks how far; else, asking no yes or no, of points (a point has no part inside)."""
+    asks = {a.kind for a in question_asks(question)} if question else set()
+    if "distance" in asks:
+        return True
+    if "yesno" in asks:
+        return False
+    return not question or all(n.family in (None, "point") for n in named)
 
 
 def _narrowed(ref: SetRef, named: Sequence[NamedFeature]) -> SetRef:

@@ -537,13 +537,13 @@ class Planner:
             else:
                 if draft.gaps:
                     draft, model_called = self._fill_gaps(facts, draft, aoi_artifact_id, step), True
-                draft = draft.model_copy(update={"specs": with_named_features(draft.specs, named)})
+                draft = draft.model_copy(update={"specs": with_named_features(draft.specs, named, facts.question)})
                 read = read_specs(
                     self.llm, facts, draft.specs, self.layers, aoi_artifact_id, step=step, model=self.model_reading
                 )
             model_called = model_called or read.asked
             specs, unavailable = routable(read.specs, self.layers, self.offline)
-            specs = with_named_features(specs, named)  # "Huntington Hospital": it alone
+            specs = with_named_features(specs, named, facts.question)  # "Huntington Hospital": it alone
             unavailable += read.unavailable
             difference = draft.difference and len(specs) == len(draft.specs)
             specs = counted_if_asked(facts.question, specs, difference=difference)

@@ -412,7 +412,7 @@ def _reconciled(
             alternative = overlay(result.specs, reading, fields, distance_m=distance, k=facts.k, kind_field=kind_field)
         except (ValueError, SpecError):
             alternative = []
-        alternative = with_named_features(alternative, features_named(facts, layers))
+        alternative = with_named_features(alternative, features_named(facts, layers), facts.question)
         if alternative and all(a in specs for a in alternative):
             # read two ways that compute the same ("how far is Huntington Hospital": its distance, listed, whether
             # read as a length or a list): one reading
