@@ -37,14 +37,15 @@ PERIMETER = "eaton-2025/eaton_adjusted_fire_perimeter.geojson"
         ("Eaton fire. How many schools sit inside the perimeter; did any of them burn?", ["count", "yesno"]),
         # a French question by inversion (verb-pronoun) asks yes or no
         ("Les écoles de Paiporta étaient-elles toutes sous l'eau ? Combien sont-elles ?", ["yesno", "count"]),
-        # a figure asked by its noun, after words that ask for it ("I need", "give me") or none
+        # a figure asked by its noun, after words that ask for it ("I need", "give me") or none; a total is a count or
+        # a measure (answered by either)
         (
             "I need two figures: the number of hospitals near the fire, and their combined bed count.",
-            ["count", "measure"],
+            ["count", "count"],
         ),
-        ("Number of hospitals within 10 km of the fire and their total beds", ["count", "measure"]),
-        ("Necesito el número de hospitales a menos de 5 km y la suma de camas", ["count", "measure"]),
-        ("Le nombre de maisons détruites et le total des lits", ["count", "measure"]),
+        ("Number of hospitals within 10 km of the fire and their total beds", ["count", "count"]),
+        ("Necesito el número de hospitales a menos de 5 km y la suma de camas", ["count", "count"]),
+        ("Le nombre de maisons détruites et le total des lits", ["count", "count"]),
         ("Give me the total number of destroyed homes", ["count"]),
     ],
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from geofaham_plugin.core.engines.layers import data_dir, default_catalogue
+from geofaham_plugin.core.engines.layers import LayerCatalogue, data_dir, default_catalogue
 from geofaham_plugin.core.llm import LLM, ScriptedModel
 from geofaham_plugin.core.orchestrator.orchestrator import Orchestrator
 from geofaham_plugin.core.planning.prepass import prepass
@@ -252,7 +252,7 @@ def test_a_layer_named_with_punctuation_is_that_layer(store, tmp_path):
     path = tmp_path / "clinics.geojson"
     points = [Point(-118.15, 34.19), Point(-118.30, 34.05), Point(-118.10, 34.20)]
     gpd.GeoDataFrame({"name": ["A", "B", "C"]}, geometry=points, crs=4326).to_file(path)
-    catalogue = default_catalogue()
+    catalogue = LayerCatalogue()  # not the shared default one: a layer of yours added to it stays for other tests
     catalogue.add_user_layer("clinics; west", path)
     record = Orchestrator(store, LLM(ScriptedModel({})), layers=catalogue).run(
         "How many of my clinics; west are inside the Eaton fire perimeter?"
@@ -708,3 +708,15 @@ def test_a_kind_told_apart_by_a_word_said_is_the_models_to_narrow_to(store):
     # kinds set aside are the model's to read
     aside = Reading(subject="damage", grades=["destroyed"], kinds_out=["Utility Misc Structure"])
     assert unsaid_values_given_way(aside, sfr_code, "sheds aside, how many destroyed?") == aside
+
+
+def test_a_share_base_of_grades_no_damage_word_says_is_codes_every_structure(store):
+    """ "what share of homes had 10 to 25 percent damage": the base is every home; the model's base of damaged grades
+    is said by no damage word of the question (a closed class code reads), so it gives way: Minor of all, one figure
+    (Eaton single-family homes: 32 Minor of 4,091, 0.78 %, from the data)."""
+    read = {"subject": "damage", "grades": ["minor"], "measure": "share", "share_of": ["affected", "minor", "major"],
+            "kinds": ["Single Family Residence Multi Story", "Single Family Residence Single Story"]}  # fmt: skip
+    record = ask(store, "Eaton: what share of single-family homes had 10 to 25 percent damage?", read, read)
+    assert record.status == "answered", record.answer
+    (share,) = [v for v in record.structured.totals() if v.unit == "percent"]
+    assert abs(share.value - 100 * 32 / 4091) < 0.01 and "32 of 4,091" in record.answer, record.answer

@@ -313,6 +313,11 @@ def _reconciled(
     def normalised(r: Reading) -> Reading:
         r = unsaid_values_given_way(unsaid_kinds_dropped(r, facts.question), code, facts.question)
         r = effective_kinds(r, candidates, event_id, layers)
+        said_grades = {class_grade(c) for c in facts.damage_classes}
+        if r.measure == "share" and not all_grades(r.share_of) and not set(r.share_of) <= said_grades:
+            # a share's base of grades no damage word of the question says ("what share of homes had minor
+            # damage": of every home): the damage words are a closed class code reads, the base is code's
+            r = r.model_copy(update={"share_of": code.share_of})
         if r.measure == "share" != code.measure and grade_percent_spans(normalise(facts.question)):
             # the percentages said are grades' ("1 to 9 percent damage"); code read no share asked outside them
             r = r.model_copy(update={"measure": code.measure, "share_of": code.share_of})
