@@ -28,6 +28,9 @@ class Known(BaseModel):
     ungraded: bool = Field(
         default=False, description="the disaster's damage data tell damaged from undamaged only, without grades"
     )
+    damage_family: str | None = Field(
+        default=None, description="the geometry family of the disaster's damage layer: point, line or polygon"
+    )
     relation: str | None = Field(
         default=None, description="within / beyond: the side of the distance stated, as code read its comparator"
     )
@@ -83,7 +86,8 @@ def check_reading(r: Reading, known: Known) -> list[str]:
         problems.append(f"the question states a distance ({d}): the relation is 'within' or 'beyond' it")
     if known.k is not None and r.relation != "nearest":
         problems.append(f"the question asks for the {known.k} nearest: the relation is 'nearest'")
-    if r.measure in ("area", "length") and r.subject == "damage":
+    if r.measure in ("area", "length") and r.subject == "damage" and known.damage_family != "polygon":
+        # (outlines of buildings have an area: the footprint of the Lahaina labels)
         problems.append(f"building points have no {r.measure}: measure the hazard or a layer")
     if r.group_by == "damage" and r.subject != "damage" and not r.subject.startswith("layer:"):
         problems.append("a breakdown by damage needs the subject 'damage'")

@@ -141,6 +141,7 @@ def candidates_for(
         has_aoi=aoi_artifact_id is not None,
         has_damage=has_damage,
         ungraded=has_damage and _ungraded(event_id, layers),
+        damage_family=_damage_family(event_id, layers) if has_damage else None,
         grid="grid" in relations,
         kinds=kinds,
     )
@@ -148,6 +149,12 @@ def candidates_for(
     if code is not None and code.relation in ("within", "beyond") and facts.distances_m:
         known = known.model_copy(update={"relation": code.relation, "reference": code.reference})
     return Candidates(sets=sets, references_only=refs, group_fields=group_fields, kinds=kinds), known
+
+
+def _damage_family(event_id: int | None, layers: LayerCatalogue) -> str | None:
+    """The geometry family of the disaster's damage layer ("point" for inspection points, "polygon" for outlines)."""
+    found = layers.find(event_id=event_id, role="damage") if event_id else []
+    return layers.geometry_family(found[0].id) if found else None
 
 
 def _ungraded(event_id: int | None, layers: LayerCatalogue) -> bool:
