@@ -3,7 +3,9 @@
 They are written at run time from the coordinates below (lon/lat, EPSG:4326), never committed as data
 files: the runner writes them into the task's session and registers them as batch mode does (a polygon
 file named like an area becomes the run's AOI), and ``bench/ground_truth_variants.py`` builds the same
-polygons to count the features inside them. Plain shapely/GeoPandas; no GeoFaham import."""
+polygons to count the features inside them. Plain shapely/GeoPandas; no GeoFaham import. The raster split's
+input files (rasters and a districts layer) are written by ``bench.raster_inputs``, which ``write_input_file``
+dispatches to."""
 
 from __future__ import annotations
 
@@ -49,9 +51,15 @@ def aoi_polygon(name: str) -> shapely.Polygon:
 
 
 def write_input_file(name: str, folder: Path) -> Path:
-    """Write the AOI file ``name`` (GeoJSON, EPSG:4326) into ``folder``; returns its path."""
+    """Write the AOI file ``name`` (GeoJSON, EPSG:4326) into ``folder``; returns its path. A name that is no AOI file
+    is a raster input of ``bench.raster_inputs`` (a Hurst sample raster's copy, a generated population grid, the
+    generated districts)."""
     import geopandas as gpd
 
+    if name not in AOI_FILES:
+        from .raster_inputs import write_raster_input
+
+        return write_raster_input(name, folder)
     description, _ = AOI_FILES[name]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name

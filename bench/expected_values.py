@@ -3,8 +3,9 @@ suite's constraint variants (``ground_truth_variants.py``) and of the held-out s
 ``ground_truth_heldout2.py``, ``ground_truth_heldout3.py``, ``ground_truth_heldout4.py``,
 ``ground_truth_heldout5.py``, ``ground_truth_heldout6.py``, ``ground_truth_heldout7.py``,
 ``ground_truth_heldout8.py``, ``ground_truth_heldout9.py``, ``ground_truth_heldout10.py``,
-``ground_truth_heldout11.py``, ``ground_truth_heldout12.py``, ``ground_truth_heldout13.py``), computed from the sample
-data and written in one file.
+``ground_truth_heldout11.py``, ``ground_truth_heldout12.py``, ``ground_truth_heldout13.py``,
+``ground_truth_heldout14.py``) and of the raster split (``ground_truth_raster.py``), computed from the sample data and
+written in one file.
 Derived data: ``python -m bench ground-truth`` regenerates it (the runner and the tests do when it is missing)."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from .ground_truth_heldout10 import heldout10
 from .ground_truth_heldout11 import heldout11
 from .ground_truth_heldout12 import heldout12
 from .ground_truth_heldout13 import heldout13
+from .ground_truth_heldout14 import heldout14
+from .ground_truth_raster import raster
 from .ground_truth_variants import variants
 
 
@@ -54,6 +57,8 @@ def compute(root: Path | None = None) -> dict:
     result.update(heldout11(d.root))  # the eleventh held-out split's values (bench/heldout11.json), under "heldout11"
     result.update(heldout12(d.root))  # the twelfth held-out split's values (bench/heldout12.json), under "heldout12"
     result.update(heldout13(d.root))  # the thirteenth held-out split's values (bench/heldout13.json), under "heldout13"
+    result.update(heldout14(d.root))  # the fourteenth held-out split's values (bench/heldout14.json), under "heldout14"
+    result.update(raster(d.root))  # the raster split's values (bench/raster.json), under "raster"
     return result
 
 

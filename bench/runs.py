@@ -29,6 +29,8 @@ SPLIT_FILES |= {"heldout2": "heldout2.json", "heldout3": "heldout3.json", "heldo
 SPLIT_FILES |= {"heldout5": "heldout5.json", "heldout6": "heldout6.json", "heldout7": "heldout7.json"}
 SPLIT_FILES |= {"heldout8": "heldout8.json", "heldout9": "heldout9.json", "heldout10": "heldout10.json"}
 SPLIT_FILES |= {"heldout11": "heldout11.json", "heldout12": "heldout12.json", "heldout13": "heldout13.json"}
+SPLIT_FILES |= {"heldout14": "heldout14.json"}
+SPLIT_FILES |= {"raster": "raster.json"}
 
 
 class Outcomes(BaseModel):

@@ -189,7 +189,7 @@ class Turn(Strict):
     required_predicates: list[str] = Field(default_factory=list)
 
 
-Split = Literal["original", "paraphrase", "variant", "language", "aoi", "own_layer", "heldout"]
+Split = Literal["original", "paraphrase", "variant", "language", "aoi", "own_layer", "heldout", "raster"]
 Style = Literal["terse", "verbose", "typos", "coordinator"]
 Language = Literal["en", "es", "fr", "pt"]
 
@@ -201,7 +201,7 @@ class TaskSpec(Strict):
         default="original",
         description="which question set the task belongs to: an original task, a paraphrase of one, a constraint "
         "variant of one, one in another language, one with an AOI file, one about a layer the user added (reported "
-        "as separate rows)",
+        "as separate rows), or one about rasters the user has (``raster``)",
     )
     base_task: str | None = Field(
         default=None,
@@ -213,7 +213,8 @@ class TaskSpec(Strict):
     input_files: list[str] = Field(
         default_factory=list,
         description="files the runner writes into the session and registers before the first turn (as batch mode "
-        "does; an area-like polygon becomes the AOI); generated from coordinates in bench/aoi_files.py",
+        "does; an area-like polygon becomes the AOI); generated from coordinates in bench/aoi_files.py, or (rasters "
+        "and a districts layer) by bench/raster_inputs.py",
     )
     persona: Persona
     category: Category
