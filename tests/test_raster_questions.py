@@ -292,3 +292,37 @@ def test_e2e_the_mean_and_the_share_asked_in_four_languages(store, hurst):
         assert record.status == "answered", (question, record.answer)
         (value,) = record.structured.totals()
         assert value.measure == measure and abs(value.value - expected) < tol, (question, value)
+
+
+def test_e2e_hectares_per_class_from_your_dnbr_raster_with_every_class_named(store):
+    """A dNBR raster of yours (not images to compute it from) and the mask: "per class", every class named in a list
+    ("unburned, low, ..., high") is one figure per class, not a range from the first to the last (it raised a
+    TypeError); the values raster is measured inside the mask whichever was named first. Expected from the dNBR
+    file read here (classes by numpy.digitize, geodesic areas per pixel row)."""
+    root = data_dir()
+    with rasterio.open(root / f"{HURST}dnbr.tif") as src:
+        dnbr, transform, height = src.read(1).astype("float64"), src.transform, src.height
+    with rasterio.open(root / f"{HURST}fire_mask.tif") as m:
+        inside = m.read(1) == 1
+    geod = Geod(ellps="WGS84")
+    x0, y0, dx, dy = transform.c, transform.f, transform.a, transform.e
+    row_area = [
+        abs(geod.polygon_area_perimeter([x0, x0 + dx, x0 + dx, x0], [y0 + r * dy] * 2 + [y0 + (r + 1) * dy] * 2)[0])
+        for r in range(height)
+    ]
+    areas = np.broadcast_to(np.array(row_area)[:, None], dnbr.shape)
+    classes = np.digitize(dnbr, BREAKS)
+    catalogue = LayerCatalogue(data_dir())
+    catalogue.add_user_layer("fire mask", root / f"{HURST}fire_mask.tif")
+    catalogue.add_user_layer("dnbr", root / f"{HURST}dnbr.tif")
+    record = _orchestrator(store, catalogue).run(
+        "Break the area inside the fire mask down by USGS burn-severity class (unburned, low, moderate-low, "
+        "moderate-high, high) from the dNBR raster. Hectares per class."
+    )
+    assert record.status == "answered", record.answer
+    assert record.steps[-1].tool == "class_areas"
+    groups = {v.group: v.value for v in record.structured.values if v.group}
+    assert list(groups) == list(LABELS), groups
+    for i, label in enumerate(LABELS):
+        expected = float(areas[inside & (classes == i)].sum()) / 1e6
+        assert abs(groups[label] - expected) <= 0.005 * expected + 0.0005, (label, groups[label], expected)

@@ -86,7 +86,10 @@ def read_terms(text: str) -> RasterTerms:
             terms.index_at = min(hits, default=0)
         if terms.index == c.index:
             terms.classification, terms.classes = name, said
-    if terms.classification and terms.classes:
+    every = set(classification(terms.classification).class_words) if terms.classification else set()
+    if terms.classes and len(terms.classes) > 2 and set(terms.classes) >= every:
+        terms.per_class = True  # every class named ("unburned, low, ..., high"): one figure per class, no range
+    elif terms.classification and terms.classes:
         c = classification(terms.classification)
         first, last = terms.classes[0], terms.classes[-1]
         words = plain(text)
@@ -141,6 +144,8 @@ def read_terms(text: str) -> RasterTerms:
 def _bounds_text(low: float | None, high: float | None) -> str:
     if low is not None and high is not None:
         return f"{low:g} <= value < {high:g}"
+    if low is None and high is None:
+        return "every value"
     return f"value >= {low:g}" if low is not None else f"value < {high:g}"
 
 

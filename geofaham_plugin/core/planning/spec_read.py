@@ -194,6 +194,16 @@ def spec_from_facts(
             named = [n for n in named if n[2] not in images]
         named.insert(0, (-1, None, indexed[0]))  # the values measured: the subject
         implied += indexed[1]
+    elif terms.index is not None:
+        # "from the dNBR raster": a raster of values of yours holding the index the question names is what is
+        # measured, the mask or zones named with it the area (whichever was said first)
+        held = [
+            f"layer:{i}"
+            for i in facts.layers
+            if (e := entries_of.get(i)) is not None and e.role == "values" and e.raster_kind == "values"
+        ]
+        if len(held) == 1 and len([n for n in named if n[2] == held[0]]) == 1:
+            named = [(-1, None, held[0])] + [n for n in named if n[2] != held[0]]
     named_raster = any(getattr(entries_of.get(i), "role", None) == "values" for i in facts.layers)
     if not named_raster and (people := PEOPLE.search(text)):  # "how many people live in ...": your population raster
         populations = [e for e in user_entries(layers) if e.role == "values" and _POPULATION_WORDS & set(e.aliases)]
@@ -378,8 +388,9 @@ def spec_from_facts(
     threshold = None
     threshold_below: float | None = None
     classification: str | None = None
-    if raster and (terms.low is not None or terms.high is not None or terms.per_class) and indexed is not None:
+    if raster and (terms.low is not None or terms.high is not None or terms.per_class) and terms.index is not None:
         # "the area at moderate-low severity or worse", "per USGS severity class": bounds or classes of the values
+        # (of an index computed, or of a raster of yours holding it: "from the dNBR raster")
         threshold, threshold_below = terms.low, terms.high
         classification = terms.classification if terms.per_class else None
         measure = measure if measure in ("share", "area") else "area"
