@@ -326,3 +326,18 @@ def test_e2e_hectares_per_class_from_your_dnbr_raster_with_every_class_named(sto
     for i, label in enumerate(LABELS):
         expected = float(areas[inside & (classes == i)].sum()) / 1e6
         assert abs(groups[label] - expected) <= 0.005 * expected + 0.0005, (label, groups[label], expected)
+
+
+def test_e2e_a_statistic_of_your_raster_with_no_area_said_is_over_the_whole_raster(store):
+    """No mask, zones or hazard said: the median of every pixel of your dNBR raster, as numpy gives it, and the
+    answer says it was taken over the whole raster."""
+    root = data_dir()
+    with rasterio.open(root / f"{HURST}dnbr.tif") as src:
+        expected = float(np.nanmedian(src.read(1).astype("float64")))
+    catalogue = LayerCatalogue(data_dir())
+    catalogue.add_user_layer("dnbr", root / f"{HURST}dnbr.tif")
+    record = _orchestrator(store, catalogue).run("What's the median dNBR over the entire image, every pixel counted?")
+    assert record.status == "answered", record.answer
+    (value,) = record.structured.totals()
+    assert abs(value.value - expected) < 0.0005, (value.value, expected)
+    assert "over the whole raster" in record.answer

@@ -264,8 +264,6 @@ def _compile_raster(b: StepBuilder, spec: AnalysisSpec) -> str:
     elif area is None:
         if aoi:
             area = aoi
-        elif not spec.subject.index:
-            raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
         else:
             where = "the whole raster"
     zones_input = {"zones": area} if area is not None else {}

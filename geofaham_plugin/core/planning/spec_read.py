@@ -410,8 +410,8 @@ def spec_from_facts(
                 reference_what = others[0] if kind is not None else reference_what
         if measure not in ("sum", "mean") and threshold is None:
             raise SpecError(f"a raster of values answers a sum or a mean inside an area, not a {measure}")
-        if kind is None and not aoi_artifact_id and not zones_what and indexed is None:
-            raise SpecError("a raster's sum or mean needs an area: the flood extent, your area, zones of a layer")
+        # no area said: over the whole raster ("the median dNBR of the whole scene"; an area said and not read is
+        # a part of the question coverage finds unapplied)
     if measure == "count" and subject_what.startswith(("features:", "layer:")) and not facts.wants_count:
         measure = "list"
     # the layer whose fields the subject has: a layer of yours, or the local layer its features come from
