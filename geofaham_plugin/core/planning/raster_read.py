@@ -183,6 +183,11 @@ def index_subject(terms: RasterTerms, entries: dict[str, UserLayer], named: list
         return f"{INDEX_PREFIX}{terms.index}|{post[0].id}|", []
     pre = [e for e in pool if e.when == "pre"]
     post = [e for e in pool if e.when == "post"]
+    if (len(pre) != 1 or len(post) != 1) and pool is not _images(own):
+        # one of the two named ("the pre- and post-fire composites" read as the post one): the pair of yours
+        pre = [e for e in _images(own) if e.when == "pre"]
+        post = [e for e in _images(own) if e.when == "post"]
+        pool = _images(own)
     if len(pre) != 1 or len(post) != 1:
         names = ", ".join(e.name for e in pool)
         raise SpecError(
