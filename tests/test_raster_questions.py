@@ -341,3 +341,20 @@ def test_e2e_a_statistic_of_your_raster_with_no_area_said_is_over_the_whole_rast
     (value,) = record.structured.totals()
     assert abs(value.value - expected) < 0.0005, (value.value, expected)
     assert "over the whole raster" in record.answer
+
+
+def test_e2e_the_pair_of_your_images_when_the_question_names_one_of_them(store, hurst):
+    """Files named as they come ("HURST_20250107_s2_pre_fire.tif" ...): "the pre- and post-fire composites" names
+    one of them only; dNBR is computed from the pair of yours, its mean inside the mask as numpy gives it."""
+    dnbr, inside, _ = hurst
+    root = data_dir()
+    catalogue = LayerCatalogue(data_dir())
+    for stem in ("s2_pre_fire", "s2_post_fire", "fire_mask"):
+        catalogue.add_user_layer(f"HURST_20250107_{stem}", root / f"{HURST}{stem}.tif")
+    record = _orchestrator(store, catalogue).run(
+        "All I have are the pre- and post-fire Sentinel-2 composites and the perimeter mask. Work out dNBR from the "
+        "two images, then tell me its average inside the mask."
+    )
+    assert record.status == "answered", record.answer
+    (value,) = record.structured.totals()
+    assert abs(value.value - float(np.nanmean(dnbr[inside]))) < 0.0006, record.answer
