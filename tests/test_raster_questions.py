@@ -358,3 +358,26 @@ def test_e2e_the_pair_of_your_images_when_the_question_names_one_of_them(store, 
     assert record.status == "answered", record.answer
     (value,) = record.structured.totals()
     assert abs(value.value - float(np.nanmean(dnbr[inside]))) < 0.0006, record.answer
+
+
+def test_e2e_a_copy_of_a_sample_raster_given_as_yours_is_yours(store, hurst, tmp_path):
+    """The Hurst dNBR copied and given as a layer of yours, named in the question as the sample is ("the Hurst dNBR
+    raster"): your layer is the one read (the sample it copies is not a second raster named), the answer is not
+    partial, and the share at 0.44 or above inside the mask is numpy's."""
+    import shutil
+
+    _, inside, _ = hurst
+    root = data_dir()
+    copy = tmp_path / "HURST_20250107_dnbr.tif"
+    shutil.copyfile(root / f"{HURST}dnbr.tif", copy)
+    with rasterio.open(copy) as src:
+        values = src.read(1).astype("float64")[inside]
+    catalogue = LayerCatalogue(data_dir())
+    catalogue.add_user_layer("HURST_20250107_dnbr", copy)
+    catalogue.add_user_layer("HURST_20250107_fire_mask", root / f"{HURST}fire_mask.tif")
+    facts = prepass("Hurst dNBR raster: share of the fire mask at 0.44 or above?", layers=catalogue)
+    assert "raster:hurst_dnbr" not in facts.layers and "user:hurst_20250107_dnbr" in facts.layers
+    record = _orchestrator(store, catalogue).run("Hurst dNBR raster: share of the fire mask at 0.44 or above?")
+    assert record.status == "answered", record.answer
+    (value,) = record.structured.totals()
+    assert abs(value.value - 100 * float((values >= 0.44).mean())) < 0.05, record.answer

@@ -15,11 +15,12 @@ are blanked too ("my field clinics" asks for that layer, not for OpenStreetMap c
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import date, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast
 
@@ -939,12 +940,23 @@ def user_entries(layers: LayerCatalogue | Iterable[UserLayer] | None) -> list[Us
         return []
     catalogued = getattr(layers, "user_layers", None)
     if isinstance(catalogued, dict):  # the user's layers, then the catalogue's named areas and sample rasters
-        return (
-            list(catalogued.values())
-            + list(getattr(layers, "area_layers", {}).values())
-            + list(getattr(layers, "raster_layers", {}).values())
-        )
+        # a sample raster whose file is a layer of yours, or a copy of it, is yours (the Hurst dNBR given with
+        # --layer, or copied into a batch's inputs)
+        own = {_file_identity(e.path) for e in catalogued.values() if e.role == "values"}
+        samples = [r for r in getattr(layers, "raster_layers", {}).values() if _file_identity(r.path) not in own]
+        return list(catalogued.values()) + list(getattr(layers, "area_layers", {}).values()) + samples
     return list(cast("Iterable[UserLayer]", layers))
+
+
+@lru_cache(maxsize=256)
+def _file_identity(path: str) -> tuple[int, str] | str:
+    """A file as its size and the hash of its first megabyte (a copy is the same file); the path when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+        return Path(path).stat().st_size, hashlib.sha1(head, usedforsecurity=False).hexdigest()
+    except OSError:
+        return str(path)
 
 
 #: SQL statements and injections typed into a question: code, not words; never read as damage or feature words
