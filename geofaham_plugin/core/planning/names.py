@@ -40,7 +40,8 @@ class NamedFeature:
     family: str | None = None  # the layer's geometry family: "point", "line", "polygon"
 
 
-def _words(text: str) -> list[str]:
+def words_of(text: str) -> list[str]:
+    """The words of ``text`` as names and kinds are compared: normalised, letters and digits."""
     return re.findall(r"[a-z0-9]+", normalise(text))
 
 
@@ -87,8 +88,8 @@ def names_said(
     two such words that follow each other in few names ("LAC USC"). A short word written all in capitals
     (``shouted``: "LAC", "USC") is an abbreviation, never a linking word.
     Of names sharing words said, those said whole come first; the longest run wins."""
-    question = _words(text)
-    tokens = {name: _words(name) for name in names}
+    question = words_of(text)
+    tokens = {name: words_of(name) for name in names}
     used = Counter(w for words in tokens.values() for w in set(words))
 
     def telling(w: str) -> bool:

@@ -22,7 +22,7 @@ from ...llm.base import READER_ROLE
 from ..asks import ASK_OF_MEASURE, question_asks, unanswered
 from ..coverage import Constraint, asks_nearest, question_constraints
 from ..facts import PrepassFacts
-from ..names import features_named, with_named_features
+from ..names import features_named, with_named_features, words_of
 from ..prepass import grade_percent_spans, grades_compared, normalise, user_entries
 from ..roads import Unavailable
 from ..spec_read import damage_domain, kinds_needed, kinds_said
@@ -221,18 +221,14 @@ def unsaid_values_given_way(r: Reading, code: Reading, question: str) -> Reading
     lacks is said ("single-family homes" are both single-family types, not the single-storey one alone)."""
     if r.subject != "damage" or code.subject != "damage" or not code.kinds or not r.kinds or r.kinds_out:
         return r  # (kinds set aside are the model's to read: "sheds aside")
-    words = set(_words(question))
-    kept = {w for k in code.kinds for w in _words(k)}
-    chosen = {w for k in r.kinds for w in _words(k)}
-    added_said = all((set(_words(k)) - kept) & words for k in r.kinds if k not in code.kinds)
-    left_said = all((chosen - set(_words(k))) & words for k in code.kinds if k not in r.kinds)
+    words = set(words_of(question))
+    kept = {w for k in code.kinds for w in words_of(k)}
+    chosen = {w for k in r.kinds for w in words_of(k)}
+    added_said = all((set(words_of(k)) - kept) & words for k in r.kinds if k not in code.kinds)
+    left_said = all((chosen - set(words_of(k))) & words for k in code.kinds if k not in r.kinds)
     if added_said and left_said:
         return r
     return r.model_copy(update={"kinds": list(code.kinds), "kinds_out": list(code.kinds_out)})
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", normalise(text))
 
 
 def _kind_field(event_id: int | None, layers: LayerCatalogue) -> str | None:
